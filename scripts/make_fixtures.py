@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""Reference outputs for imgpu's tests, from the libraries people trust (Debian python3-opencv 4.6,
+python3-skimage 0.19). Run from the repository root with Debian's Python: /usr/bin/python3 scripts/make_fixtures.py
+Inputs are real photographs shipped with scikit-image; outputs are written as lossless PNG/.npy."""
+import os
+import shutil
+
+import cv2
+import numpy as np
+import skimage
+import skimage.data
+
+ROOT = os.path.join(os.path.dirname(__file__), '..', 'test', 'fixtures')
+DATA = os.path.dirname(skimage.data.__file__)
+IMAGES = os.path.join(ROOT, 'images')
+os.makedirs(IMAGES, exist_ok=True)
+os.makedirs(os.path.join(ROOT, 'equalize'), exist_ok=True)
+
+
+def copy_input(name):
+    shutil.copy(os.path.join(DATA, name), os.path.join(IMAGES, name))
+    return os.path.join(IMAGES, name)
+
+
+# Gray photographs: cv2.equalizeHist reference.
+for name in ['camera.png', 'moon.png', 'coins.png']:
+    src = cv2.imread(copy_input(name), cv2.IMREAD_UNCHANGED)
+    assert src.dtype == np.uint8 and src.ndim == 2, name
+    cv2.imwrite(os.path.join(ROOT, 'equalize', name), cv2.equalizeHist(src))
+
+# Colour photograph: OpenCV's RGB->gray (imgpu converts colour this way), and equalizeHist of that gray.
+rgb = cv2.cvtColor(cv2.imread(copy_input('chelsea.png'), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+cv2.imwrite(os.path.join(ROOT, 'images', 'chelsea_gray_cv2.png'), gray)
+cv2.imwrite(os.path.join(ROOT, 'equalize', 'chelsea.png'), cv2.equalizeHist(gray))
+
+# 16-bit: OpenCV has no 16-bit equalizeHist; the reference is OpenCV's formula with 65536 bins, in float32
+# exactly as imgpu documents it (scale = 65535.f / (total - hist[i0]), lut = rint(float32(cumsum) * scale)).
+img16 = (skimage.data.moon().astype(np.uint32) * 257 + (np.arange(512 * 512).reshape(512, 512) % 251)).astype(np.uint16)
+np.save(os.path.join(IMAGES, 'moon16.npy'), img16)
+hist = np.bincount(img16.ravel(), minlength=65536).astype(np.int64)
+i0 = int(np.flatnonzero(hist)[0])
+total = img16.size
+scale = np.float32(65535.0) / np.float32(total - hist[i0])
+cum = np.cumsum(hist) - hist[i0]
+lut = np.rint(cum.astype(np.float32) * scale).clip(0, 65535).astype(np.uint16)
+lut[: i0 + 1] = 0
+np.save(os.path.join(ROOT, 'equalize', 'moon16.npy'), lut[img16])
+cv2.imwrite(os.path.join(IMAGES, 'moon16.png'), img16)
+print('fixtures written to', os.path.normpath(ROOT))

@@ -1,0 +1,43 @@
+import { InvalidArgumentError } from '../core/errors.js';
+import { parseParamValue, type ParamSpec } from '../core/params.js';
+
+export interface ParsedArgs {
+  positional: string[];
+  flags: Map<string, string>;
+}
+
+/** `--name value`, `--name=value` and bare boolean `--name`; `booleans` lists flags that take no value. */
+export function parseArgs(argv: string[], booleans: ReadonlySet<string>): ParsedArgs {
+  const positional: string[] = [];
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--') || a === '--') {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    if (eq >= 0) flags.set(name, a.slice(eq + 1));
+    else if (booleans.has(name)) flags.set(name, 'true');
+    else if (i + 1 < argv.length) flags.set(name, argv[++i]);
+    else throw new InvalidArgumentError(`--${name} needs a value`);
+  }
+  return { positional, flags };
+}
+
+/** Values of an operation's declared parameters taken from the flags. */
+export function paramFlags(specs: readonly ParamSpec[], flags: Map<string, string>): Record<string, number | string | boolean> {
+  const out: Record<string, number | string | boolean> = {};
+  for (const s of specs) {
+    const v = flags.get(s.name);
+    if (v !== undefined) out[s.name] = parseParamValue(s, v);
+  }
+  return out;
+}
+
+/** Rejects flags nobody declared (a typo must not silently fall back to a default). */
+export function rejectUnknown(flags: Map<string, string>, known: Iterable<string>): void {
+  const ok = new Set(known);
+  for (const k of flags.keys()) if (!ok.has(k)) throw new InvalidArgumentError(`unknown option --${k} (see --help)`);
+}

@@ -1,0 +1,25 @@
+import { parseArgs, rejectUnknown } from './args.js';
+import { createNodeGpuContext } from '../node/gpu.js';
+
+/** `imgpu info`: the adapter, its limits and its features. */
+export async function infoCommand(argv: string[]): Promise<number> {
+  const { flags } = parseArgs(argv, new Set(['json']));
+  rejectUnknown(flags, ['adapter', 'backend', 'json']);
+  const ctx = await createNodeGpuContext({ adapter: flags.get('adapter'), backend: flags.get('backend') });
+  try {
+    const info = { adapter: ctx.adapter, node: process.version, timestamps: ctx.timestamps, limits: ctx.limits, features: [...ctx.features].sort() };
+    if (flags.has('json')) {
+      console.log(JSON.stringify(info));
+    } else {
+      const a = ctx.adapter;
+      console.log(`adapter: ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ')}${a.software ? ' (software)' : ''}`);
+      console.log(`node ${process.version}; timestamp queries: ${ctx.timestamps ? 'yes' : 'no'}`);
+      console.log('limits:');
+      for (const [k, v] of Object.entries(ctx.limits)) console.log(`  ${k.padEnd(36)} ${v}`);
+      console.log(`features: ${info.features.join(', ')}`);
+    }
+    return 0;
+  } finally {
+    ctx.destroy();
+  }
+}

@@ -1,0 +1,28 @@
+import type { Image } from './image.js';
+
+export interface Comparison {
+  identical: boolean;
+  /** Elements that differ. */
+  mismatches: number;
+  maxAbsDiff: number;
+  /** Index of the first differing element, or -1. */
+  firstMismatch: number;
+}
+
+/** Element-wise comparison of two images of the same shape (CPU vs GPU agreement, tests, the CLI). */
+export function compareImages(a: Image, b: Image): Comparison {
+  if (a.data.length !== b.data.length || a.dtype !== b.dtype || a.shape.join() !== b.shape.join()) {
+    return { identical: false, mismatches: Math.max(a.data.length, b.data.length), maxAbsDiff: Infinity, firstMismatch: 0 };
+  }
+  let mismatches = 0, maxAbsDiff = 0, firstMismatch = -1;
+  const x = a.data, y = b.data;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i] !== y[i]) {
+      const d = Math.abs(x[i] - y[i]);
+      if (firstMismatch < 0) firstMismatch = i;
+      mismatches++;
+      if (d > maxAbsDiff || Number.isNaN(d)) maxAbsDiff = d;
+    }
+  }
+  return { identical: mismatches === 0, mismatches, maxAbsDiff, firstMismatch };
+}

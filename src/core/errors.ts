@@ -1,0 +1,76 @@
+/**
+ * The one error hierarchy of imgpu. Every error says what went wrong and what the user can do about it;
+ * `exitCode` is what the CLI exits with, `code` a stable machine-readable name.
+ */
+export class ImgpuError extends Error {
+  readonly code: string = 'IMGPU_ERROR';
+  readonly exitCode: number = 1;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A parameter or an image does not meet an operation's requirements (wrong rank, size, dtype, range). */
+export class InvalidArgumentError extends ImgpuError {
+  override readonly code: string = 'INVALID_ARGUMENT';
+  override readonly exitCode: number = 2;
+}
+
+/** The image has no pixels. */
+export class EmptyImageError extends InvalidArgumentError {
+  override readonly code: string = 'EMPTY_IMAGE';
+}
+
+/** The operation does not support this element type or channel count. */
+export class UnsupportedDtypeError extends InvalidArgumentError {
+  override readonly code: string = 'UNSUPPORTED_DTYPE';
+}
+
+/** A file could not be found, read or written. */
+export class FileAccessError extends ImgpuError {
+  override readonly code: string = 'FILE_ACCESS';
+  override readonly exitCode: number = 3;
+}
+
+/** A file exists but is not a readable image of a supported format (or is corrupt). */
+export class UnsupportedFormatError extends ImgpuError {
+  override readonly code: string = 'UNSUPPORTED_FORMAT';
+  override readonly exitCode: number = 3;
+}
+
+/** No WebGPU adapter could be acquired (no GPU, no driver, or the named adapter does not exist). */
+export class NoGpuAdapterError extends ImgpuError {
+  override readonly code: string = 'NO_GPU_ADAPTER';
+  override readonly exitCode: number = 4;
+}
+
+/** The GPU device was lost (driver reset, device destroyed, process-wide GPU failure). */
+export class GpuDeviceLostError extends ImgpuError {
+  override readonly code: string = 'GPU_DEVICE_LOST';
+  override readonly exitCode: number = 5;
+}
+
+/** The GPU could not allocate the memory an operation needs. */
+export class GpuOutOfMemoryError extends ImgpuError {
+  override readonly code: string = 'GPU_OUT_OF_MEMORY';
+  override readonly exitCode: number = 5;
+}
+
+/** A WGSL shader failed to compile: always a bug in imgpu; the message carries the WGSL line. */
+export class ShaderCompileError extends ImgpuError {
+  override readonly code: string = 'SHADER_COMPILE';
+  override readonly exitCode: number = 70;
+}
+
+/** WebGPU reported a validation error for work imgpu submitted: a bug in imgpu; please report it. */
+export class GpuValidationError extends ImgpuError {
+  override readonly code: string = 'GPU_VALIDATION';
+  override readonly exitCode: number = 70;
+}
+
+/** The JavaScript runtime is too old (Dawn crashes under Node < 22). */
+export class RuntimeVersionError extends ImgpuError {
+  override readonly code: string = 'RUNTIME_VERSION';
+  override readonly exitCode: number = 6;
+}

@@ -1,0 +1,239 @@
+import {
+  GpuDeviceLostError, GpuOutOfMemoryError, GpuValidationError, ImgpuError, NoGpuAdapterError, ShaderCompileError,
+} from '../errors.js';
+import { BufferPool } from './buffer-pool.js';
+
+/** What the adapter is, for `imgpu info` and benchmark records. */
+export interface AdapterDescription {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  /** True for CPU (software) adapters such as lavapipe, llvmpipe or SwiftShader. */
+  software: boolean;
+}
+
+export interface GpuContextOptions {
+  /** Ask for timestamp queries when the adapter has them. @default true */
+  timestamps?: boolean;
+  /** Feature level passed to requestAdapter ('compatibility' for OpenGL ES). @default 'core' */
+  featureLevel?: 'core' | 'compatibility';
+  /** Upload/download strategy. 'staging': reused mapped staging buffers; 'writeBuffer': queue.writeBuffer. @default 'staging' */
+  transfer?: 'staging' | 'writeBuffer';
+}
+
+const LIMIT_NAMES = [
+  'maxBufferSize', 'maxStorageBufferBindingSize', 'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ', 'maxComputeWorkgroupsPerDimension', 'maxStorageBuffersPerShaderStage',
+  'minStorageBufferOffsetAlignment', 'minUniformBufferOffsetAlignment',
+] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|softpipe/i;
+
+/**
+ * One WebGPU device and everything that belongs to it: its limits and features, the pipeline cache, the
+ * buffer pool, device-loss state and error scopes. It is a value handed to operations, never a global.
+ */
+export class GpuContext {
+  readonly limits: Record<LimitName, number>;
+  readonly features: ReadonlySet<string>;
+  readonly timestamps: boolean;
+  readonly buffers: BufferPool;
+  readonly transfer: 'staging' | 'writeBuffer';
+  private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
+  private readonly modules = new Map<string, GPUShaderModule>();
+  /** Per-context caches of operation plans (pipelines + scratch buffers), keyed by the op. */
+  readonly plans = new Map<string, unknown>();
+  private lostReason: string | undefined;
+  private readonly uncaptured: string[] = [];
+
+  private constructor(
+    // The GPU (instance) and adapter objects are held for the device's whole life: in Dawn's Node binding a
+    // garbage-collected GPU object destroys the native instance under a live device, and the next event
+    // poll crashes (segfault / futex abort). This was the root cause of the "Dawn crashes when the main
+    // thread is busy" reports: busy JavaScript allocates, which lets the GC run. See docs/device.md.
+    private readonly instance: GPU,
+    private readonly adapterObject: GPUAdapter,
+    readonly device: GPUDevice,
+    readonly adapter: AdapterDescription,
+    opts: GpuContextOptions,
+  ) {
+    const limits = {} as Record<LimitName, number>;
+    for (const name of LIMIT_NAMES) limits[name] = Number((device.limits as unknown as Record<string, number>)[name]);
+    this.limits = limits;
+    this.features = new Set(device.features as unknown as Iterable<string>);
+    this.timestamps = (opts.timestamps ?? true) && this.features.has('timestamp-query');
+    this.transfer = opts.transfer ?? 'staging';
+    this.buffers = new BufferPool(device);
+    device.lost.then((info) => {
+      this.lostReason = info.reason === 'destroyed' ? 'the device was destroyed' : info.message || String(info.reason);
+    });
+    device.addEventListener('uncapturederror', (ev) => {
+      this.uncaptured.push((ev as GPUUncapturedErrorEvent).error.message);
+    });
+  }
+
+  /**
+   * Acquires an adapter and a device from a `GPU` object (Node: the `webgpu` package's `create()`;
+   * browser: `navigator.gpu`), asking for the adapter's own limits rather than the spec defaults.
+   */
+  static async create(gpu: GPU | undefined, opts: GpuContextOptions = {}): Promise<GpuContext> {
+    if (!gpu) throw new NoGpuAdapterError('WebGPU is not available in this environment (no navigator.gpu / Dawn). Use --device cpu.');
+    let adapter: GPUAdapter | null;
+    try {
+      adapter = await gpu.requestAdapter({ powerPreference: 'high-performance', featureLevel: opts.featureLevel ?? 'core' } as GPURequestAdapterOptions);
+    } catch (e) {
+      throw new NoGpuAdapterError(`no WebGPU adapter: ${(e as Error).message}. Use --device cpu, or name another adapter with --adapter / IMGPU_ADAPTER.`, { cause: e });
+    }
+    if (!adapter) throw new NoGpuAdapterError('no WebGPU adapter was found (no GPU or no driver). Use --device cpu, or install a software adapter (Mesa lavapipe).');
+    const requiredLimits: Record<string, number> = {};
+    for (const name of LIMIT_NAMES) {
+      const v = (adapter.limits as unknown as Record<string, number>)[name];
+      if (typeof v === 'number' && !name.startsWith('min')) requiredLimits[name] = v;
+    }
+    const wanted = ['timestamp-query', 'subgroups', 'shader-f16'].filter((f) => adapter!.features.has(f)) as GPUFeatureName[];
+    if (opts.timestamps === false) wanted.splice(wanted.indexOf('timestamp-query' as GPUFeatureName) >>> 0, 1);
+    let device: GPUDevice;
+    try {
+      device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits });
+    } catch (e) {
+      throw new NoGpuAdapterError(`the adapter refused to create a device: ${(e as Error).message}`, { cause: e });
+    }
+    const info = adapter.info ?? ({} as GPUAdapterInfo);
+    const desc: AdapterDescription = {
+      vendor: info.vendor ?? '', architecture: info.architecture ?? '', device: info.device ?? '', description: info.description ?? '',
+      software: SOFTWARE_ADAPTER.test(`${info.vendor} ${info.architecture} ${info.device} ${info.description}`) || (info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true,
+    };
+    return new GpuContext(gpu, adapter, device, desc, opts);
+  }
+
+  get lost(): boolean {
+    return this.lostReason !== undefined;
+  }
+
+  /** Throws GpuDeviceLostError if the device is gone; ops call this before any GPU work. */
+  assertAlive(): void {
+    if (this.lostReason !== undefined) {
+      throw new GpuDeviceLostError(`the GPU device was lost (${this.lostReason}); create a new context, or rerun with --device cpu`);
+    }
+  }
+
+  /** Shader module cache keyed by source text. */
+  private module(code: string, label: string): GPUShaderModule {
+    let m = this.modules.get(code);
+    if (!m) {
+      m = this.device.createShaderModule({ code, label });
+      this.modules.set(code, m);
+    }
+    return m;
+  }
+
+  /**
+   * A compute pipeline, compiled once per (source, entry point, constants) and cached. A compile failure
+   * is a ShaderCompileError that quotes the offending WGSL line.
+   */
+  pipeline(label: string, code: string, entryPoint: string, constants: Record<string, number> = {}): Promise<GPUComputePipeline> {
+    this.assertAlive();
+    const key = `${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
+    let p = this.pipelines.get(key);
+    if (!p) {
+      const module = this.module(code, label);
+      p = this.device
+        .createComputePipelineAsync({ label: `${label}:${entryPoint}`, layout: 'auto', compute: { module, entryPoint, constants } })
+        .catch(async (e: unknown) => {
+          this.pipelines.delete(key);
+          this.assertAlive();
+          throw new ShaderCompileError(`${label}: ${await describeCompileError(module, code, e)}`, { cause: e });
+        });
+      this.pipelines.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * Creates a buffer after checking it against the device limits, so an image too large for the device is a
+   * GpuOutOfMemoryError with sizes in it, not a validation error and zeros.
+   */
+  createBuffer(size: number, usage: GPUBufferUsageFlags, label: string, mappedAtCreation = false): GPUBuffer {
+    this.assertAlive();
+    const padded = alignUp(Math.max(size, 16), 16);
+    if (padded > this.limits.maxBufferSize) {
+      throw new GpuOutOfMemoryError(`${label} needs ${fmtBytes(padded)} but this adapter allows at most ${fmtBytes(this.limits.maxBufferSize)} per buffer`);
+    }
+    try {
+      return this.device.createBuffer({ size: padded, usage, label, mappedAtCreation });
+    } catch (e) {
+      throw new GpuOutOfMemoryError(`could not allocate ${fmtBytes(padded)} for ${label}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /**
+   * Runs `body` inside validation and out-of-memory error scopes and turns anything WebGPU reports into a
+   * typed error (Dawn does not throw on validation errors: results would silently be zeros).
+   */
+  async scoped<T>(what: string, body: () => Promise<T>): Promise<T> {
+    this.assertAlive();
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    let result: T | undefined;
+    let thrown: unknown;
+    try {
+      result = await body();
+    } catch (e) {
+      thrown = e;
+    }
+    const validation = await this.device.popErrorScope().catch(() => null);
+    const oom = await this.device.popErrorScope().catch(() => null);
+    if (thrown instanceof ImgpuError) throw thrown;
+    this.assertAlive();
+    if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or --device cpu.`);
+    if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation.message}`);
+    if (thrown) throw thrown;
+    if (this.uncaptured.length) throw new GpuValidationError(`${what}: ${this.uncaptured.splice(0).join('; ')}`);
+    return result as T;
+  }
+
+  /** Waits until all submitted work has finished (and surfaces device loss). */
+  async finish(): Promise<void> {
+    await this.device.queue.onSubmittedWorkDone();
+    this.assertAlive();
+  }
+
+  /** Releases the device; the context is unusable afterwards. */
+  destroy(): void {
+    this.buffers.clear();
+    this.device.destroy();
+  }
+
+  /** The GPU and adapter objects this context keeps alive (see the constructor). */
+  get keptAlive(): [GPU, GPUAdapter] {
+    return [this.instance, this.adapterObject];
+  }
+}
+
+async function describeCompileError(module: GPUShaderModule, code: string, e: unknown): Promise<string> {
+  const lines = code.split('\n');
+  try {
+    const info = await module.getCompilationInfo();
+    const errs = info.messages.filter((m) => m.type === 'error');
+    if (errs.length) {
+      return errs.map((m) => `WGSL line ${m.lineNum}: ${m.message}\n  ${lines[m.lineNum - 1]?.trim() ?? ''}`).join('\n');
+    }
+  } catch {
+    /* fall through to the pipeline error's own text */
+  }
+  return (e as Error)?.message ?? String(e);
+}
+
+export function alignUp(n: number, a: number): number {
+  return Math.ceil(n / a) * a;
+}
+
+export function fmtBytes(n: number): string {
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(2)} GiB`;
+  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;
+  if (n >= 2 ** 10) return `${(n / 2 ** 10).toFixed(1)} KiB`;
+  return `${n} B`;
+}

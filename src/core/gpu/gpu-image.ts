@@ -1,0 +1,54 @@
+import { InvalidArgumentError } from '../errors.js';
+import { bytesPerElement, createImage, pixelCount, validateImage, type Channels, type Dtype, type Image, type Shape } from '../image.js';
+import type { GpuContext } from './context.js';
+import { download, upload } from './transfer.js';
+
+/**
+ * An image resident in one device's memory. Operations given a GpuImage return a GpuImage and never
+ * download; `toHost()` is the one explicit way back.
+ */
+export class GpuImage {
+  private released = false;
+  constructor(
+    readonly ctx: GpuContext,
+    readonly buffer: GPUBuffer,
+    readonly shape: Shape,
+    readonly channels: Channels,
+    readonly dtype: Dtype,
+  ) {}
+
+  get byteLength(): number {
+    return pixelCount(this.shape) * this.channels * bytesPerElement(this.dtype);
+  }
+
+  /** Uploads a host image (explicit, timed by the caller). */
+  static async upload(ctx: GpuContext, img: Image): Promise<GpuImage> {
+    validateImage(img);
+    const buf = await upload(ctx, img.data);
+    return new GpuImage(ctx, buf, [...img.shape] as Shape, img.channels, img.dtype);
+  }
+
+  /** Downloads into a new host image. */
+  async toHost(): Promise<Image> {
+    this.assertLive();
+    const out = createImage(this.shape, this.dtype, this.channels);
+    await download(this.ctx, this.buffer, out.data);
+    return out;
+  }
+
+  /** Returns the buffer to the context's pool; the GpuImage must not be used afterwards. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.ctx.buffers.release(this.buffer);
+  }
+
+  assertLive(): void {
+    if (this.released) throw new InvalidArgumentError('this GpuImage was released');
+    this.ctx.assertAlive();
+  }
+}
+
+export function isGpuImage(x: unknown): x is GpuImage {
+  return x instanceof GpuImage;
+}

@@ -1,0 +1,63 @@
+import type { GpuContext } from './context.js';
+import type { KernelTimer } from './timer.js';
+import { acquireStorage } from './transfer.js';
+
+/**
+ * One command encoder's worth of GPU work: the encoder, its timer, and the scratch and parameter buffers the
+ * recorded passes use. Scratch buffers go back to the pool only after the work is submitted, so no concurrent
+ * operation can take one while it is still needed; parameters get their own buffer per recording, so two
+ * operations sharing a plan never see each other's parameters.
+ */
+export class Recording {
+  readonly encoder: GPUCommandEncoder;
+  private readonly scratch: GPUBuffer[] = [];
+
+  constructor(readonly ctx: GpuContext, readonly timer: KernelTimer, label: string) {
+    this.encoder = ctx.device.createCommandEncoder({ label });
+  }
+
+  /** A pooled storage buffer that lives until this recording is submitted. */
+  storage(bytes: number, label: string): GPUBuffer {
+    const b = acquireStorage(this.ctx, bytes, label);
+    this.scratch.push(b);
+    return b;
+  }
+
+  /** A uniform buffer holding `values` as u32 words (use f32ToBits for floats). */
+  uniform(values: ArrayLike<number>, label: string): GPUBuffer {
+    const words = Math.max(4, Math.ceil(values.length / 4) * 4);
+    const usage = GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
+    const b = this.ctx.buffers.acquire(words * 4, usage, label, (s) => this.ctx.createBuffer(s, usage, label));
+    const data = new Uint32Array(words);
+    data.set(values);
+    this.ctx.device.queue.writeBuffer(b, 0, data);
+    this.scratch.push(b);
+    return b;
+  }
+
+  /** Records one dispatch as its own (timed) compute pass, binding `buffers` to @group(0) @binding(0..). */
+  dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[], x: number, y = 1, z = 1): void {
+    const group = this.ctx.device.createBindGroup({
+      label: name,
+      layout: pipeline.getBindGroupLayout(0),
+      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+    const pass = this.encoder.beginComputePass(this.timer.pass(name));
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(x, y, z);
+    pass.end();
+  }
+
+  /** Submits the recorded work and recycles its scratch buffers. */
+  submit(): void {
+    this.timer.resolve(this.encoder);
+    this.ctx.device.queue.submit([this.encoder.finish()]);
+    for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);
+  }
+}
+
+/** The bits of an f32, for uniform words. */
+export function f32ToBits(x: number): number {
+  return new Uint32Array(new Float32Array([x]).buffer)[0];
+}

@@ -1,0 +1,124 @@
+import { EmptyImageError, InvalidArgumentError, UnsupportedDtypeError } from './errors.js';
+
+/** Element types imgpu stores. */
+export type Dtype = 'uint8' | 'uint16' | 'float32';
+export type PixelArray = Uint8Array | Uint16Array | Float32Array;
+export type Shape2D = [h: number, w: number];
+export type Shape3D = [d: number, h: number, w: number];
+export type Shape = Shape2D | Shape3D;
+export type Channels = 1 | 3 | 4;
+
+/**
+ * A host image or volume: row-major, x fastest, channels interleaved. 3D volumes are the same type with a
+ * depth axis. `data.length === d·h·w·channels`.
+ */
+export interface Image<A extends PixelArray = PixelArray> {
+  data: A;
+  shape: Shape;
+  channels: Channels;
+  dtype: Dtype;
+}
+
+const CTORS = { uint8: Uint8Array, uint16: Uint16Array, float32: Float32Array } as const;
+const BYTES: Record<Dtype, number> = { uint8: 1, uint16: 2, float32: 4 };
+
+export function bytesPerElement(dtype: Dtype): number {
+  return BYTES[dtype];
+}
+
+export function dtypeOf(data: PixelArray): Dtype {
+  if (data instanceof Uint8Array) return 'uint8';
+  if (data instanceof Uint16Array) return 'uint16';
+  if (data instanceof Float32Array) return 'float32';
+  throw new UnsupportedDtypeError('pixel data must be a Uint8Array, Uint16Array or Float32Array');
+}
+
+/** Number of pixels (not elements): d·h·w. */
+export function pixelCount(shape: Shape): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+/** `[d, h, w]` for any rank (2D images have depth 1). */
+export function asShape3D(shape: Shape): Shape3D {
+  return shape.length === 2 ? [1, shape[0], shape[1]] : shape;
+}
+
+/**
+ * Allocates pixel storage. Uses a SharedArrayBuffer where the platform allows it (Node, cross-origin
+ * isolated pages), so the CPU worker pool can work on it without copies.
+ */
+export function allocPixels(dtype: Dtype, length: number): PixelArray {
+  const Ctor = CTORS[dtype] as unknown as new (b: ArrayBufferLike | number) => PixelArray;
+  const bytes = length * BYTES[dtype];
+  if (typeof SharedArrayBuffer !== 'undefined' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated !== false) {
+    return new Ctor(new SharedArrayBuffer(bytes));
+  }
+  return new Ctor(length);
+}
+
+/** A new zero-filled image. */
+export function createImage(shape: Shape, dtype: Dtype, channels: Channels = 1): Image {
+  return { data: allocPixels(dtype, pixelCount(shape) * channels), shape: [...shape] as Shape, channels, dtype };
+}
+
+/** Wraps existing data as an image after checking that the length matches the shape. */
+export function imageFrom(data: PixelArray, shape: Shape, channels: Channels = 1): Image {
+  const img: Image = { data, shape: [...shape] as Shape, channels, dtype: dtypeOf(data) };
+  validateImage(img);
+  return img;
+}
+
+/** Throws a typed error unless `img` is a well-formed, non-empty image. */
+export function validateImage(img: Image, what = 'image'): void {
+  if (!img || typeof img !== 'object' || !img.shape || !img.data) {
+    throw new InvalidArgumentError(`${what} must be an Image { data, shape, channels, dtype }`);
+  }
+  const shape = img.shape as number[];
+  if (shape.length !== 2 && shape.length !== 3) {
+    throw new InvalidArgumentError(`${what} must have shape [h, w] or [d, h, w], got [${shape.join(', ')}]`);
+  }
+  for (const n of img.shape) {
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${what} has an invalid shape [${img.shape.join(', ')}]`);
+  }
+  if (![1, 3, 4].includes(img.channels)) throw new UnsupportedDtypeError(`${what} has ${img.channels} channels; imgpu supports 1, 3 or 4`);
+  if (dtypeOf(img.data) !== img.dtype) throw new InvalidArgumentError(`${what}: dtype '${img.dtype}' does not match its ${img.data.constructor.name}`);
+  const n = pixelCount(img.shape);
+  if (n === 0) throw new EmptyImageError(`${what} is empty (shape [${img.shape.join(', ')}]): nothing to process`);
+  if (img.data.length !== n * img.channels) {
+    throw new InvalidArgumentError(`${what}: data has ${img.data.length} elements but shape [${img.shape.join(', ')}] × ${img.channels} channels needs ${n * img.channels}`);
+  }
+}
+
+/** Requires one of the listed dtypes. */
+export function requireDtype(img: { dtype: Dtype }, allowed: readonly Dtype[], op: string): void {
+  if (!allowed.includes(img.dtype)) {
+    throw new UnsupportedDtypeError(`${op} supports ${allowed.join(' and ')} images, got ${img.dtype}`);
+  }
+}
+
+// OpenCV's fixed-point RGB→gray coefficients (imgproc/src/color.hpp: R2Y 4899, G2Y 9617, B2Y 1868, shift 14),
+// used for 8- and 16-bit images; float images use 0.299/0.587/0.114 in float32 as cv::cvtColor does.
+const R2Y = 4899, G2Y = 9617, B2Y = 1868, YUV_SHIFT = 14;
+
+/**
+ * Converts a 3- or 4-channel image (RGB or RGBA order; alpha ignored) to one gray channel, bit-identical to
+ * `cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)`. Gray images are returned as they are.
+ */
+export function toGray(img: Image): Image {
+  if (img.channels === 1) return img;
+  const n = pixelCount(img.shape);
+  const out = createImage(img.shape, img.dtype, 1);
+  const src = img.data, dst = out.data, c = img.channels;
+  if (img.dtype === 'float32') {
+    const r = Math.fround(0.299), g = Math.fround(0.587), b = Math.fround(0.114);
+    for (let i = 0, j = 0; i < n; i++, j += c) {
+      dst[i] = Math.fround(Math.fround(Math.fround(src[j] * r) + Math.fround(src[j + 1] * g)) + Math.fround(src[j + 2] * b));
+    }
+  } else {
+    const half = 1 << (YUV_SHIFT - 1);
+    for (let i = 0, j = 0; i < n; i++, j += c) {
+      dst[i] = (src[j] * R2Y + src[j + 1] * G2Y + src[j + 2] * B2Y + half) >>> YUV_SHIFT;
+    }
+  }
+  return out;
+}

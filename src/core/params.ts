@@ -1,0 +1,76 @@
+import { InvalidArgumentError } from './errors.js';
+
+/**
+ * Each operation parameter is declared once — name, kind, range, default, doc — and the CLI flags, the
+ * help text and the validation are derived from that declaration (the libvips VIPS_ARG_* idea).
+ */
+export type ParamSpec =
+  | { name: string; kind: 'int'; default?: number; min?: number; max?: number; doc: string }
+  | { name: string; kind: 'float'; default?: number; min?: number; max?: number; doc: string }
+  | { name: string; kind: 'enum'; default?: string; choices: readonly string[]; doc: string }
+  | { name: string; kind: 'bool'; default?: boolean; doc: string };
+
+export type ParamValues = Record<string, number | string | boolean | undefined>;
+
+/** Checks `values` against `specs`, fills in defaults, and throws InvalidArgumentError naming the parameter. */
+export function resolveParams<T extends ParamValues>(op: string, specs: readonly ParamSpec[], values: Partial<T>): T {
+  const out: ParamValues = {};
+  for (const s of specs) {
+    const v = (values as ParamValues)[s.name] ?? s.default;
+    if (v === undefined) {
+      out[s.name] = undefined;
+      continue;
+    }
+    switch (s.kind) {
+      case 'int':
+      case 'float': {
+        if (typeof v !== 'number' || !Number.isFinite(v) || (s.kind === 'int' && !Number.isInteger(v))) {
+          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${String(v)}`);
+        }
+        if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${s.name} must be ≥ ${s.min}, got ${v}`);
+        if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${s.name} must be ≤ ${s.max}, got ${v}`);
+        break;
+      }
+      case 'enum':
+        if (typeof v !== 'string' || !s.choices.includes(v)) {
+          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}, got ${String(v)}`);
+        }
+        break;
+      case 'bool':
+        if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${s.name} must be true or false`);
+        break;
+    }
+    out[s.name] = v;
+  }
+  return out as T;
+}
+
+/** Parses a CLI string into the parameter's kind (numbers stay strings only when they fail to parse). */
+export function parseParamValue(s: ParamSpec, text: string): number | string | boolean {
+  switch (s.kind) {
+    case 'int':
+    case 'float': {
+      const v = Number(text);
+      if (text.trim() === '' || Number.isNaN(v)) throw new InvalidArgumentError(`--${s.name} expects a number, got '${text}'`);
+      return v;
+    }
+    case 'bool':
+      if (text === 'true' || text === '1' || text === '') return true;
+      if (text === 'false' || text === '0') return false;
+      throw new InvalidArgumentError(`--${s.name} expects true or false, got '${text}'`);
+    default:
+      return text;
+  }
+}
+
+/** One help line per parameter: `--name <kind>  doc (default …)`. */
+export function paramHelp(specs: readonly ParamSpec[]): string {
+  return specs
+    .map((s) => {
+      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : `<${s.kind}>`;
+      const range = 'min' in s && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
+      const def = s.default !== undefined ? ` (default ${s.default})` : '';
+      return `  --${s.name} ${arg}`.padEnd(34) + `${s.doc}${range}${def}`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,47 @@
+/** Where one kernel's time came from. */
+export type KernelTimeSource = 'timestamp' | 'wallclock' | 'cpu';
+
+export interface KernelTime {
+  name: string;
+  ms: number;
+}
+
+/**
+ * The time an operation took, split so that the cost of moving data is never hidden in "GPU time".
+ * host: argument checking, planning, encoding and JS work; upload/download: host↔device transfers
+ * (0 on the CPU path and for data already resident); kernels: per dispatch (GPU timestamp queries where
+ * the adapter has them, else one wall-clock entry for all kernels); total: wall clock of the whole call.
+ */
+export interface Timings {
+  backend: 'cpu' | 'gpu';
+  host: number;
+  upload: number;
+  kernels: KernelTime[];
+  kernelSource: KernelTimeSource;
+  download: number;
+  total: number;
+  /** Number of slabs a volume was split into to fit the device's limits (1 when it fitted whole). */
+  slabs?: number;
+}
+
+export const now: () => number = () => performance.now();
+
+/** Sum of kernel times. */
+export function kernelTotal(t: Timings): number {
+  return t.kernels.reduce((a, k) => a + k.ms, 0);
+}
+
+/**
+ * Builds Timings from phase durations so that total = host + upload + kernels + download: host is what the
+ * wall clock leaves once transfers and kernel times are removed (JS work, encoding, submission and waiting).
+ */
+export function makeTimings(parts: Omit<Timings, 'host'>): Timings {
+  const host = Math.max(0, parts.total - parts.upload - parts.download - kernelTotal(parts as Timings));
+  return { ...parts, host };
+}
+
+/** The result of every operation: its output and the time it took. */
+export interface OpResult<T> {
+  output: T;
+  timings: Timings;
+}

@@ -1,0 +1,12 @@
+// imgpu public API (platform-neutral: nothing here imports Node-only modules; see src/node/ and src/io/).
+export * from './core/errors.js';
+export * from './core/image.js';
+export * from './core/timings.js';
+export type { ParamSpec } from './core/params.js';
+export { GpuContext, type AdapterDescription, type GpuContextOptions } from './core/gpu/context.js';
+export { GpuImage } from './core/gpu/gpu-image.js';
+export type { GpuRunOptions } from './core/gpu/run.js';
+export { InlinePool, type CpuPool } from './core/cpu/pool.js';
+export { compareImages, type Comparison } from './core/compare.js';
+export { equalize, equalizeParams, type EqualizeOptions } from './ops/equalize/index.js';
+export { equalizeLut } from './ops/equalize/lut.js';

@@ -1,0 +1,107 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import sharp from 'sharp';
+import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
+import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
+import { decodeNpy, encodeNpy } from './npy.js';
+
+export { decodeNpy, encodeNpy } from './npy.js';
+
+/** Formats imgpu writes, by file extension. */
+const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy'] as const;
+
+export interface ReadOptions {
+  /** Convert colour to one gray channel (OpenCV's RGB→gray, bit-identical to cv2.cvtColor). @default false */
+  gray?: boolean;
+}
+
+async function readBytes(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new FileAccessError(`no such file: ${path}`);
+    if (code === 'EISDIR') throw new FileAccessError(`${path} is a directory, not an image file`);
+    throw new FileAccessError(`cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Reads PNG (8/16-bit), JPEG, TIFF (8/16-bit) — through sharp/libvips, EXIF orientation applied as cv2.imread
+ * does, ICC profiles ignored — and .npy (uint8/uint16/float32, 2D or 3D). Gray+alpha drops alpha; colour stays RGB(A) unless `gray`.
+ */
+export async function readImage(path: string, opts: ReadOptions = {}): Promise<Image> {
+  const buf = await readBytes(path);
+  let img: Image;
+  if (extname(path).toLowerCase() === '.npy') {
+    img = decodeNpy(buf, path);
+  } else {
+    img = await decodeRaster(buf, path);
+  }
+  validateImage(img, path);
+  return opts.gray ? toGray(img) : img;
+}
+
+async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(buf, { limitInputPixels: false }).metadata();
+  } catch (e) {
+    throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
+  }
+  const sixteen = meta.depth === 'ushort' || meta.depth === 'short';
+  if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
+    throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);
+  }
+  let raw: { data: Buffer; info: sharp.OutputInfo };
+  try {
+    // Pixels as stored, like cv2.imread: no ICC colour management; gray stays one channel (sharp would
+    // otherwise expand it to sRGB); EXIF orientation applied.
+    let pipeline = sharp(buf, { limitInputPixels: false, ignoreIcc: true, autoOrient: true });
+    const gray = (meta.channels ?? 3) <= 2;
+    if (sixteen) pipeline = pipeline.toColourspace(gray ? 'grey16' : 'rgb16');
+    else if (gray) pipeline = pipeline.toColourspace('b-w');
+    raw = await pipeline.raw({ depth: sixteen ? 'ushort' : 'uchar' }).toBuffer({ resolveWithObject: true });
+  } catch (e) {
+    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
+  }
+  const { width: w, height: h, channels: c } = raw.info;
+  const dtype = sixteen ? 'uint16' : 'uint8';
+  const src = sixteen ? new Uint16Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength / 2) : new Uint8Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength);
+  // Gray+alpha keeps gray; everything else keeps its channels (1, 3 or 4).
+  const outC: Channels = c === 2 ? 1 : (c as Channels);
+  const data = allocPixels(dtype, w * h * outC);
+  if (c === 2) {
+    for (let i = 0; i < w * h; i++) data[i] = src[2 * i];
+  } else {
+    data.set(src);
+  }
+  return { data, shape: [h, w], channels: outC, dtype };
+}
+
+/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit) or .npy (any dtype, 2D or 3D), by extension. */
+export async function writeImage(path: string, img: Image): Promise<void> {
+  validateImage(img);
+  const ext = extname(path).toLowerCase();
+  if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
+  let bytes: Uint8Array;
+  if (ext === '.npy') {
+    bytes = encodeNpy(img);
+  } else {
+    if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .npy`);
+    if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy`);
+    if (img.dtype === 'uint16' && (ext === '.jpg' || ext === '.jpeg')) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
+    const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
+    const input = Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+    let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4, ...(img.dtype === 'uint16' ? { depth: 'ushort' } : {}) } as sharp.CreateRaw });
+    if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
+    else if (img.channels === 1) s = s.toColourspace('b-w');
+    s = ext === '.png' ? s.png() : ext === '.jpg' || ext === '.jpeg' ? s.jpeg({ quality: 95 }) : s.tiff({ compression: 'lzw' });
+    bytes = await s.toBuffer();
+  }
+  try {
+    await writeFile(path, bytes);
+  } catch (e) {
+    throw new FileAccessError(`cannot write ${path}: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,5 @@
+// Node entry: the public API plus Dawn device acquisition, the worker-thread pool and file I/O.
+export * from './index.js';
+export { createNodeGpuContext, type NodeGpuOptions } from './node/gpu.js';
+export { NodeWorkerPool } from './node/worker-pool.js';
+export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions } from './io/index.js';

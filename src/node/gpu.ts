@@ -1,0 +1,61 @@
+import { NoGpuAdapterError } from '../core/errors.js';
+import { GpuContext, type GpuContextOptions } from '../core/gpu/context.js';
+import { assertNodeVersion } from './runtime.js';
+
+export interface NodeGpuOptions extends GpuContextOptions {
+  /** Substring of the adapter's name (Dawn's `adapter=` toggle), e.g. 'llvmpipe'. @default env IMGPU_ADAPTER */
+  adapter?: string;
+  /** Dawn backend: vulkan (Linux default), opengles, opengl, null. @default env IMGPU_BACKEND */
+  backend?: string;
+}
+
+interface Dawn {
+  create: (flags: string[]) => GPU;
+  globals: object;
+}
+let dawn: Dawn | undefined;
+const instances = new Map<string, GPU>();
+
+async function loadDawn(): Promise<Dawn> {
+  if (dawn) return dawn;
+  try {
+    const mod = (await import('webgpu')) as unknown as Dawn;
+    Object.assign(globalThis, mod.globals);
+    dawn = mod;
+    return mod;
+  } catch (e) {
+    throw new NoGpuAdapterError(`could not load Dawn (npm package 'webgpu'): ${(e as Error).message}. Use --device cpu.`, { cause: e });
+  }
+}
+
+/** Dawn toggles for the options: real (unquantized) timestamps, adapter and backend choice. */
+export function dawnFlags(opts: NodeGpuOptions): string[] {
+  const flags = ['disable-dawn-features=timestamp_quantization'];
+  const adapter = opts.adapter ?? process.env.IMGPU_ADAPTER;
+  const backend = opts.backend ?? process.env.IMGPU_BACKEND;
+  if (adapter) flags.push(`adapter=${adapter}`);
+  if (backend) flags.push(`backend=${backend}`);
+  return flags;
+}
+
+/**
+ * A GPU context in Node through Dawn. The OpenGL ES backend (llvmpipe without Vulkan) needs the
+ * 'compatibility' feature level and a surfaceless EGL platform; both are set here when it is chosen.
+ */
+export async function createNodeGpuContext(opts: NodeGpuOptions = {}): Promise<GpuContext> {
+  assertNodeVersion();
+  const { create } = await loadDawn();
+  const flags = dawnFlags(opts);
+  const gles = flags.some((f) => f === 'backend=opengles' || f === 'backend=opengl');
+  if (gles) process.env.EGL_PLATFORM ??= 'surfaceless';
+  let gpu: GPU;
+  try {
+    // One Dawn instance per set of flags for the life of the process: it must outlive every device made from it.
+    const key = flags.join(' ');
+    gpu = instances.get(key) ?? create(flags);
+    instances.set(key, gpu);
+  } catch (e) {
+    throw new NoGpuAdapterError(`Dawn could not start: ${(e as Error).message}`, { cause: e });
+  }
+  return GpuContext.create(gpu, { featureLevel: gles ? 'compatibility' : 'core', ...opts });
+}

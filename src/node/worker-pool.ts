@@ -1,0 +1,69 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { runTask, type CpuPool } from '../core/cpu/pool.js';
+import { TASKS } from '../ops/tasks.js';
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * A worker_threads pool over the task table in ops/tasks.ts. Pixel arrays backed by SharedArrayBuffer are
+ * shared, not copied. Idle workers are unref'd so a forgotten pool never keeps the process alive.
+ */
+export class NodeWorkerPool implements CpuPool {
+  readonly size: number;
+  private readonly workers: Worker[] = [];
+  private readonly idle: Worker[] = [];
+  private readonly queue: { task: string; args: unknown[]; p: Pending }[] = [];
+  private readonly pending = new Map<Worker, Pending>();
+
+  constructor(size = Math.min(availableParallelism(), 16)) {
+    this.size = Math.max(1, size);
+    for (let i = 0; i < this.size; i++) {
+      const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
+      w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));
+      w.on('error', (e) => this.done(w, { ok: false, error: e.message }));
+      w.unref();
+      this.workers.push(w);
+      this.idle.push(w);
+    }
+  }
+
+  run<R>(task: string, args: unknown[]): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ task, args, p: { resolve: resolve as (v: unknown) => void, reject } });
+      this.pump();
+    });
+  }
+
+  runLocal<R>(task: string, args: unknown[]): R {
+    return runTask(TASKS, task, args) as R;
+  }
+
+  private pump(): void {
+    while (this.idle.length && this.queue.length) {
+      const w = this.idle.pop()!;
+      const job = this.queue.shift()!;
+      this.pending.set(w, job.p);
+      w.ref();
+      w.postMessage({ task: job.task, args: job.args });
+    }
+  }
+
+  private done(w: Worker, msg: { ok: boolean; value?: unknown; error?: string }): void {
+    const p = this.pending.get(w);
+    this.pending.delete(w);
+    w.unref();
+    this.idle.push(w);
+    if (p) (msg.ok ? p.resolve(msg.value) : p.reject(new Error(msg.error)));
+    this.pump();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.workers.length = 0;
+    this.idle.length = 0;
+  }
+}

@@ -1,0 +1,42 @@
+import type { GpuContext } from '../../core/gpu/context.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
+import type { Recording } from '../../core/gpu/recording.js';
+import { acquireStorage } from '../../core/gpu/transfer.js';
+import { pixelCount } from '../../core/image.js';
+import { HistogramGpuPlan } from '../histogram/gpu.js';
+import { ApplyLutGpuPlan } from '../lut/gpu.js';
+import { equalizeLutWgsl } from './equalize.wgsl.js';
+
+/** Builds the equalization LUT from a histogram buffer on the device (one workgroup). */
+class EqualizeLutGpuPlan {
+  private constructor(private readonly pipeline: GPUComputePipeline) {}
+
+  static async prepare(ctx: GpuContext): Promise<EqualizeLutGpuPlan> {
+    const cached = ctx.plans.get('equalizeLut') as EqualizeLutGpuPlan | undefined;
+    if (cached) return cached;
+    const plan = new EqualizeLutGpuPlan(await ctx.pipeline('equalize-lut', equalizeLutWgsl, 'build_lut'));
+    ctx.plans.set('equalizeLut', plan);
+    return plan;
+  }
+
+  encode(rec: Recording, hist: GPUBuffer, lut: GPUBuffer, bins: number, total: number): void {
+    rec.dispatch('equalize.lut', this.pipeline, [hist, lut, rec.uniform([total, bins, bins / 256, bins - 1], 'equalize-lut params')], 1);
+  }
+}
+
+/** Histogram → LUT → apply, recorded into one command encoder: no host round trip in between. */
+export async function equalizeGpu(input: GpuImage, rec: Recording): Promise<GpuImage> {
+  const ctx = input.ctx;
+  const dtype = input.dtype as 'uint8' | 'uint16';
+  const [hist, lutPlan, apply] = await Promise.all([
+    HistogramGpuPlan.prepare(ctx, dtype), EqualizeLutGpuPlan.prepare(ctx), ApplyLutGpuPlan.prepare(ctx, dtype),
+  ]);
+  const n = pixelCount(input.shape);
+  const histBuf = rec.storage(hist.bins * 4, 'histogram');
+  const lutBuf = rec.storage(hist.bins * 4, 'lut');
+  const out = acquireStorage(ctx, input.byteLength, 'equalized');
+  hist.encode(rec, input.buffer, n, histBuf);
+  lutPlan.encode(rec, histBuf, lutBuf, hist.bins, n);
+  apply.encode(rec, input.buffer, out, lutBuf, n);
+  return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype);
+}

@@ -1,0 +1,28 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Absolute path of a committed fixture (tests run from dist/test, fixtures stay in test/fixtures). */
+export function fixture(...parts: string[]): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test', 'fixtures', ...parts);
+}
+
+/** Deterministic pseudo-random bytes (xorshift32), so failures reproduce. */
+export function randomBytes(n: number, seed = 1, max = 256): Uint8Array {
+  const out = new Uint8Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    out[i] = s % max;
+  }
+  return out;
+}
+
+export function randomU16(n: number, seed = 1, max = 65536): Uint16Array {
+  const out = new Uint16Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    out[i] = s % max;
+  }
+  return out;
+}
