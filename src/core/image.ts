@@ -122,3 +122,11 @@ export function toGray(img: Image): Image {
   }
   return out;
 }
+
+/** Checks that a caller's `out` image can hold a result shaped like `like` (and is not the input itself). */
+export function checkOut(out: Image, like: Image): void {
+  validateImage(out, 'out');
+  if (out.dtype !== like.dtype || out.channels !== like.channels || out.shape.join() !== like.shape.join()) {
+    throw new InvalidArgumentError(`out image is ${out.shape.join('×')}×${out.channels} ${out.dtype}; the result is ${like.shape.join('×')}×${like.channels} ${like.dtype}`);
+  }
+}

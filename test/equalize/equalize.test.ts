@@ -70,7 +70,12 @@ test('worker pool gives the same result as the inline path', async () => {
   const pool = new NodeWorkerPool(2);
   try {
     const img = imageFrom(randomBytes(3 << 20, 9, 200), [1536, 2048]);
-    assertSame((await equalize(img, { pool })).output, (await equalize(img)).output, 'pool vs inline');
+    const expected = (await equalize(img)).output;
+    assertSame((await equalize(img, { pool })).output, expected, 'pool vs inline');
+    const out = imageFrom(new Uint8Array(img.data.length), [1536, 2048]); // not shared memory
+    const r = await equalize(img, { pool, out });
+    assert.equal(r.output, out, 'the caller\'s out image is returned');
+    assertSame(out, expected, 'pool into a non-shared out');
   } finally {
     await pool.close();
   }
@@ -118,6 +123,10 @@ test('a GpuImage stays on the device; a second run allocates no new buffers', as
   const again = await equalize(dev);
   again.output.release();
   assert.equal(gpu.buffers.created, created, 'no new GPU buffers on a repeated run');
+  const out = imageFrom(new Uint8Array(640 * 480), [480, 640]);
+  assert.equal((await equalize(img, { gpu, out })).output, out);
+  assertSame(out, (await equalize(img)).output, 'GPU into out');
+  await assert.rejects(equalize(img, { gpu, out: imageFrom(new Uint8Array(4), [2, 2]) }), /out image is 2×2/);
   const host = await (await equalize(dev)).output.toHost();
   assertSame(host, (await equalize(img)).output, 'resident result');
   dev.release();

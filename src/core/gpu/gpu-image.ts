@@ -28,10 +28,13 @@ export class GpuImage {
     return new GpuImage(ctx, buf, [...img.shape] as Shape, img.channels, img.dtype);
   }
 
-  /** Downloads into a new host image. */
-  async toHost(): Promise<Image> {
+  /** Downloads into `into` (checked to match) or a new host image. */
+  async toHost(into?: Image): Promise<Image> {
     this.assertLive();
-    const out = createImage(this.shape, this.dtype, this.channels);
+    if (into && (into.dtype !== this.dtype || into.channels !== this.channels || into.shape.join() !== this.shape.join())) {
+      throw new InvalidArgumentError(`out image is ${into.shape.join('×')}×${into.channels} ${into.dtype}, the result is ${this.shape.join('×')}×${this.channels} ${this.dtype}`);
+    }
+    const out = into ?? createImage(this.shape, this.dtype, this.channels);
     await download(this.ctx, this.buffer, out.data);
     return out;
   }

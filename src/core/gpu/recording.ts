@@ -11,9 +11,26 @@ import { acquireStorage } from './transfer.js';
 export class Recording {
   readonly encoder: GPUCommandEncoder;
   private readonly scratch: GPUBuffer[] = [];
+  private open?: GPUComputePassEncoder;
 
-  constructor(readonly ctx: GpuContext, readonly timer: KernelTimer, label: string) {
+  /**
+   * @param fuse record consecutive dispatches into one compute pass (one timestamp pair named `label`):
+   *   each pass costs a few microseconds of barriers and timestamps on real GPUs, which dominates small
+   *   kernels. Off, every dispatch is its own pass and gets its own time (profiling).
+   */
+  constructor(readonly ctx: GpuContext, readonly timer: KernelTimer, private readonly label: string, private readonly fuse = false) {
     this.encoder = ctx.device.createCommandEncoder({ label });
+  }
+
+  /** Zeroes a buffer (outside any compute pass). */
+  clear(buffer: GPUBuffer, size?: number): void {
+    this.closePass();
+    this.encoder.clearBuffer(buffer, 0, size);
+  }
+
+  private closePass(): void {
+    this.open?.end();
+    this.open = undefined;
   }
 
   /** A pooled storage buffer that lives until this recording is submitted. */
@@ -42,15 +59,16 @@ export class Recording {
       layout: pipeline.getBindGroupLayout(0),
       entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
-    const pass = this.encoder.beginComputePass(this.timer.pass(name));
+    if (!this.fuse) this.closePass();
+    const pass = (this.open ??= this.encoder.beginComputePass(this.timer.pass(this.fuse ? `${this.label} (fused)` : name)));
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, group);
     pass.dispatchWorkgroups(x, y, z);
-    pass.end();
   }
 
   /** Submits the recorded work and recycles its scratch buffers. */
   submit(): void {
+    this.closePass();
     this.timer.resolve(this.encoder);
     this.ctx.device.queue.submit([this.encoder.finish()]);
     for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);

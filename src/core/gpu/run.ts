@@ -8,11 +8,14 @@ import { KernelTimer } from './timer.js';
 
 export interface GpuRunOptions {
   /**
-   * Wait for the GPU between phases so upload, kernels and download are timed separately. Off, the phases
-   * overlap as they would in production and only `total` (and timestamp kernel times) are exact.
+   * Wait for the GPU between phases so upload, kernels and download are timed separately, and time every
+   * kernel in its own pass. Off, the phases overlap as they would in production, the kernels share one
+   * compute pass (one timestamp pair), and only `total` and the fused kernel time are exact.
    * @default true
    */
   profile?: boolean;
+  /** Host image to download the result into (reused across calls: no fresh allocation per frame). */
+  out?: Image;
 }
 
 /** Records an operation's GPU work for `input` and returns its (pooled) output. */
@@ -42,7 +45,7 @@ export async function runGpu(ctx: GpuContext, src: Image | GpuImage, name: strin
     const timer = new KernelTimer(ctx, true);
     try {
       const tk = now();
-      const rec = new Recording(ctx, timer, name);
+      const rec = new Recording(ctx, timer, name, !profile);
       const out = await body(input, rec);
       rec.submit();
       let kernelWall: number | undefined;
@@ -53,7 +56,7 @@ export async function runGpu(ctx: GpuContext, src: Image | GpuImage, name: strin
       let output: Image | GpuImage = out;
       if (onHost) {
         const td = now();
-        output = await out.toHost();
+        output = await out.toHost(opts.out);
         download = now() - td;
         out.release();
         input.release();

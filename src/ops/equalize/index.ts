@@ -3,7 +3,7 @@ import { UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
+import { checkOut, requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
 import type { ParamSpec } from '../../core/params.js';
 import { makeTimings, now, type OpResult } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
@@ -38,6 +38,7 @@ export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}
   validateImage(src);
   requireDtype(src, ['uint8', 'uint16'], 'equalize');
   const gray = toGray(src);
+  if (opts.out) checkOut(opts.out, gray);
   if (opts.gpu) {
     const r = await runGpu(opts.gpu, gray, 'equalize', opts, equalizeGpu);
     r.timings.host += now() - t0 - r.timings.total;
@@ -45,7 +46,7 @@ export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}
     return r;
   }
   const tk = now();
-  const output = await equalizeCpu(gray, opts.pool ?? inlinePool);
+  const output = await equalizeCpu(gray, opts.pool ?? inlinePool, opts.out);
   const k = now() - tk;
   return { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: 'equalize', ms: k }], kernelSource: 'cpu', total: now() - t0 }) };
 }

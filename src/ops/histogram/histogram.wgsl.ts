@@ -13,12 +13,12 @@ import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 export const histogramWgsl = /* wgsl */ `
 ${gridWgsl}
 override WG: u32 = 256u;
-const COPIES: u32 = 8u;
+override COPIES: u32 = 8u;
 struct Params { n: u32, vecs: u32, _p0: u32, _p1: u32 }
 @group(0) @binding(0) var<storage, read> src: array<vec4u>;
 @group(0) @binding(1) var<storage, read_write> hist: array<atomic<u32>>;
 @group(0) @binding(2) var<uniform> P: Params;
-var<workgroup> local: array<atomic<u32>, 2048>;
+var<workgroup> local: array<atomic<u32>, 256u * COPIES>;
 
 fn count4(w: u32, copy: u32) {
   atomicAdd(&local[((w & 0xffu) * COPIES) + copy], 1u);

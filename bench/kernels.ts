@@ -1,0 +1,55 @@
+/**
+ * Schedule search for the histogram and LUT kernels: `node dist/bench/kernels.js [--size 8k] [--batch 20]`.
+ * Each variant is dispatched `batch` times inside one compute pass with one timestamp pair, so the number is
+ * the steady-state kernel time without per-pass overhead. Runs on a real photograph and on uniform noise
+ * (the two extremes of atomic contention). Prints one JSON line per variant.
+ */
+import type { GpuContext } from '../src/core/gpu/context.js';
+import { Recording } from '../src/core/gpu/recording.js';
+import { KernelTimer } from '../src/core/gpu/timer.js';
+import { acquireStorage, upload } from '../src/core/gpu/transfer.js';
+import { createNodeGpuContext } from '../src/node/gpu.js';
+import { HistogramGpuPlan } from '../src/ops/histogram/gpu.js';
+import { ApplyLutGpuPlan } from '../src/ops/lut/gpu.js';
+import sharp from 'sharp';
+
+const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const [w, h] = arg('size', '8k') === '8k' ? [7680, 4320] : [1920, 1080];
+const batch = Number(arg('batch', '20'));
+
+async function timeBatched(ctx: GpuContext, record: (rec: Recording) => void): Promise<number> {
+  const ts: number[] = [];
+  for (let r = 0; r < 7; r++) {
+    const timer = new KernelTimer(ctx, true);
+    const rec = new Recording(ctx, timer, 'batch', true);
+    for (let i = 0; i < batch; i++) record(rec);
+    rec.submit();
+    await ctx.finish();
+    ts.push((await timer.read()).reduce((a, k) => a + k.ms, 0) / batch);
+    timer.destroy();
+  }
+  return ts.sort((a, b) => a - b)[3];
+}
+
+const ctx = await createNodeGpuContext();
+const photo = (await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer()).subarray(0, w * h);
+const noise = new Uint8Array(w * h);
+for (let i = 0, s = 1; i < noise.length; i++) { s ^= s << 13; s ^= s >>> 17; s ^= s << 5; noise[i] = s & 255; }
+for (const [name, data] of [['photo', new Uint8Array(photo)], ['noise', noise]] as const) {
+  const src = await upload(ctx, data);
+  const hist = acquireStorage(ctx, 1024, 'hist');
+  const out = acquireStorage(ctx, data.length, 'out');
+  for (const copies of [1, 4, 8, 16]) {
+    for (const vecsPerInvocation of [1, 4, 8, 32]) {
+      const plan = await HistogramGpuPlan.prepare(ctx, 'uint8', { wg: 256, vecsPerInvocation, copies });
+      const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, data.length, hist, false));
+      console.log(JSON.stringify({ kernel: 'histogram', data: name, copies, vecsPerInvocation, ms }));
+    }
+  }
+  for (const vecsPerInvocation of [1, 2, 4, 8, 16]) {
+    const plan = await ApplyLutGpuPlan.prepare(ctx, 'uint8', { wg: 256, vecsPerInvocation });
+    const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, out, hist, data.length));
+    console.log(JSON.stringify({ kernel: 'applyLut', data: name, vecsPerInvocation, ms }));
+  }
+}
+ctx.destroy();

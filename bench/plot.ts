@@ -1,0 +1,40 @@
+/** A dependency-free SVG bar chart (log scale) of the median times per size, one bar group per size. */
+interface Row { size: string; [series: string]: unknown }
+
+const SERIES: [key: string, label: string, color: string][] = [
+  ['cpu', 'imgpu CPU', '#8c8c8c'],
+  ['gpuKernels', 'imgpu GPU kernels', '#1f77b4'],
+  ['gpuResident', 'imgpu GPU resident', '#2ca02c'],
+  ['gpuEndToEnd', 'imgpu GPU host→host', '#ff7f0e'],
+  ['anchor', 'OpenCV', '#d62728'],
+];
+
+function median(row: Row, key: string): number | undefined {
+  if (key === 'anchor') {
+    const a = Object.values((row.anchors as Record<string, { median: number }>) ?? {})[0];
+    return a?.median;
+  }
+  return (row[key] as { median?: number } | undefined)?.median;
+}
+
+export function plotSvg(op: string, rows: Row[]): string {
+  const W = 120 + rows.length * 140, H = 320, top = 40, bottom = 260;
+  const vals = rows.flatMap((r) => SERIES.map(([k]) => median(r, k)).filter((v): v is number => v !== undefined && v > 0));
+  const lo = Math.floor(Math.log10(Math.min(...vals, 1))), hi = Math.ceil(Math.log10(Math.max(...vals, 1)));
+  const y = (v: number) => bottom - ((Math.log10(v) - lo) / Math.max(1, hi - lo)) * (bottom - top);
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
+    `<text x="10" y="20" font-size="14">${op}: median time per call (ms, log scale)</text>`];
+  for (let e = lo; e <= hi; e++) parts.push(`<line x1="60" x2="${W - 10}" y1="${y(10 ** e)}" y2="${y(10 ** e)}" stroke="#ddd"/><text x="10" y="${y(10 ** e) + 4}">${10 ** e}</text>`);
+  rows.forEach((r, i) => {
+    const x0 = 80 + i * 140;
+    SERIES.forEach(([k, , c], j) => {
+      const v = median(r, k);
+      if (v === undefined || v <= 0) return;
+      parts.push(`<rect x="${x0 + j * 22}" y="${y(v)}" width="18" height="${bottom - y(v)}" fill="${c}"><title>${k} ${v.toFixed(4)} ms</title></rect>`);
+    });
+    parts.push(`<text x="${x0}" y="${bottom + 16}">${r.size}</text>`);
+  });
+  SERIES.forEach(([, label, c], j) => parts.push(`<rect x="${10 + j * 150}" y="${H - 30}" width="10" height="10" fill="${c}"/><text x="${24 + j * 150}" y="${H - 21}">${label}</text>`));
+  parts.push('</svg>');
+  return parts.join('\n');
+}

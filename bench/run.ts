@@ -1,0 +1,151 @@
+/**
+ * `npm run bench [-- --ops equalize --sizes 512,1080p,4k,8k --reps 10 --json out.json]`
+ * Times each operation per image size on the CPU (worker pool) and the GPU — kernel-only (timestamp queries),
+ * resident (GpuImage in/out, wall clock), end to end (host array → host array) and the bare transfer round
+ * trip — after a warm-up, reporting min and median. Anchors (OpenCV) are timed by bench/anchors.py in the
+ * same run on the same images. Writes bench/results/<op>.json and an SVG plot beside it.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { GpuContext } from '../src/core/gpu/context.js';
+import { GpuImage } from '../src/core/gpu/gpu-image.js';
+import { download, upload } from '../src/core/gpu/transfer.js';
+import { imageFrom, type Image } from '../src/core/image.js';
+import { kernelTotal, now } from '../src/core/timings.js';
+import { encodeNpy, readImage } from '../src/io/index.js';
+import { createNodeGpuContext } from '../src/node/gpu.js';
+import { NodeWorkerPool } from '../src/node/worker-pool.js';
+import { equalize } from '../src/ops/equalize/index.js';
+import { plotSvg } from './plot.js';
+
+const SIZES: Record<string, [number, number]> = {
+  '480p': [640, 480], '512': [512, 512], '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320],
+};
+
+interface Stat { min: number; median: number }
+function stat(xs: number[]): Stat {
+  const s = [...xs].sort((a, b) => a - b);
+  return { min: s[0], median: s[Math.floor(s.length / 2)] };
+}
+async function repeat(reps: number, fn: () => Promise<number>): Promise<Stat> {
+  await fn(); // warm-up: shader compilation, pool start, first-touch allocations
+  const xs: number[] = [];
+  for (let i = 0; i < reps; i++) xs.push(await fn());
+  return stat(xs);
+}
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
+}
+
+/** The bundled photograph resized (Lanczos) to each size: real image statistics at every size. */
+async function photoAt(w: number, h: number): Promise<Image> {
+  const { data } = await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
+  return imageFrom(new Uint8Array(data.buffer, data.byteOffset, w * h).slice(), [h, w]);
+}
+
+async function benchEqualize(img: Image, reps: number, pool: NodeWorkerPool, gpu?: GpuContext, gpuWB?: GpuContext) {
+  const r: Record<string, unknown> = {};
+  r.cpu = await repeat(reps, async () => (await equalize(img, { pool })).timings.total);
+  const cpuOut = imageFrom(new Uint8Array(img.data.length), img.shape as [number, number]);
+  r.cpuReusedOutput = await repeat(reps, async () => (await equalize(img, { pool, out: cpuOut })).timings.total);
+  if (!gpu) return r;
+  const dev = await GpuImage.upload(gpu, img);
+  const kernelTimes: Record<string, number[]> = {};
+  r.gpuKernels = await repeat(reps, async () => {
+    const res = await equalize(dev, { profile: true });
+    for (const k of res.timings.kernels) (kernelTimes[k.name] ??= []).push(k.ms);
+    res.output.release();
+    return kernelTotal(res.timings);
+  });
+  r.gpuKernelsEach = Object.fromEntries(Object.entries(kernelTimes).map(([k, v]) => [k, stat(v.slice(1))]));
+  r.gpuResident = await repeat(reps, async () => {
+    const t0 = now();
+    const res = await equalize(dev, { profile: false });
+    await gpu.finish();
+    res.output.release();
+    return now() - t0;
+  });
+  r.gpuKernelsFused = await repeat(reps, async () => {
+    const res = await equalize(dev, { profile: false });
+    res.output.release();
+    return kernelTotal(res.timings);
+  });
+  dev.release();
+  const out = imageFrom(new Uint8Array(img.data.length), img.shape as [number, number]);
+  r.gpuEndToEnd = await repeat(reps, async () => (await equalize(img, { gpu, profile: false, out })).timings.total);
+  r.gpuEndToEndFreshOutput = await repeat(reps, async () => (await equalize(img, { gpu, profile: false })).timings.total);
+  const split = await equalize(img, { gpu, profile: true });
+  r.gpuSplit = split.timings;
+  for (const [name, ctx] of [['roundTripStaging', gpu], ['roundTripWriteBuffer', gpuWB]] as const) {
+    if (!ctx) continue;
+    const out = new Uint8Array(img.data.length);
+    r[name] = await repeat(reps, async () => {
+      const t0 = now();
+      const buf = await upload(ctx, img.data);
+      await download(ctx, buf, out);
+      ctx.buffers.release(buf);
+      return now() - t0;
+    });
+  }
+  return r;
+}
+
+async function main(): Promise<void> {
+  const ops = arg('ops', 'equalize').split(',');
+  const sizes = arg('sizes', '480p,1080p,4k,8k').split(',');
+  const reps = Number(arg('reps', '10'));
+  const outDir = 'bench/results';
+  mkdirSync(outDir, { recursive: true });
+  const pool = new NodeWorkerPool();
+  let gpu: GpuContext | undefined, gpuWB: GpuContext | undefined;
+  try {
+    gpu = await createNodeGpuContext();
+    gpuWB = await createNodeGpuContext({ transfer: 'writeBuffer' });
+  } catch (e) {
+    console.error(`no GPU (${(e as Error).message}): CPU only`);
+  }
+  const imgDir = mkdtempSync(join(tmpdir(), 'imgpu-bench-'));
+  const images: Record<string, Image> = {};
+  for (const s of sizes) {
+    const [w, h] = SIZES[s] ?? (s.split('x').map(Number) as [number, number]);
+    images[s] = await photoAt(w, h);
+    writeFileSync(join(imgDir, `${s}.npy`), encodeNpy(images[s]));
+  }
+  const anchorsRun = spawnSync('python3', ['bench/anchors.py', imgDir, String(reps)], { encoding: 'utf8' });
+  let anchors: { results?: Record<string, Record<string, Stat>> } & Record<string, unknown> = {};
+  try {
+    anchors = JSON.parse(anchorsRun.stdout);
+  } catch {
+    anchors = { error: `anchors did not run: ${anchorsRun.stderr || anchorsRun.error?.message}` };
+  }
+  const meta = {
+    date: new Date().toISOString(), node: process.version, cpuThreads: pool.size, cores: availableParallelism(),
+    adapter: gpu?.adapter ?? null, timestamps: gpu?.timestamps ?? false, reps, anchors: { ...anchors, results: undefined },
+  };
+  for (const op of ops) {
+    if (op !== 'equalize') throw new Error(`no benchmark for '${op}'`);
+    const rows = [];
+    for (const s of sizes) {
+      const img = images[s];
+      const row = { size: s, shape: img.shape, ...(await benchEqualize(img, reps, pool, gpu, gpuWB)), anchors: anchors.results?.[s] ?? {} };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
+    const file = join(outDir, `${op}.json`);
+    writeFileSync(file, JSON.stringify({ op, ...meta, rows }, null, 2));
+    writeFileSync(join(outDir, `${op}.svg`), plotSvg(op, rows as never));
+    const extra = arg('json', '');
+    if (extra) writeFileSync(extra, JSON.stringify({ op, ...meta, rows }, null, 2));
+    console.error(`wrote ${file}`);
+  }
+  await pool.close();
+  gpu?.destroy();
+  gpuWB?.destroy();
+}
+
+await main();
