@@ -92,8 +92,11 @@ export async function writeImage(path: string, img: Image): Promise<void> {
     if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy`);
     if (img.dtype === 'uint16' && (ext === '.jpg' || ext === '.jpeg')) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
     const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
-    const input = Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
-    let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4, ...(img.dtype === 'uint16' ? { depth: 'ushort' } : {}) } as sharp.CreateRaw });
+    // sharp infers 16-bit raw samples from a Uint16Array input (a Buffer would be read as 8-bit).
+    const input = img.dtype === 'uint16'
+      ? new Uint16Array(img.data.buffer, img.data.byteOffset, img.data.length)
+      : Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+    let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4 } });
     if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
     else if (img.channels === 1) s = s.toColourspace('b-w');
     s = ext === '.png' ? s.png() : ext === '.jpg' || ext === '.jpeg' ? s.jpeg({ quality: 95 }) : s.tiff({ compression: 'lzw' });

@@ -124,7 +124,11 @@ export class GpuContext {
   private module(code: string, label: string): GPUShaderModule {
     let m = this.modules.get(code);
     if (!m) {
+      // Its own scope, so a compile error surfaces through createComputePipelineAsync's rejection (as a
+      // ShaderCompileError) instead of leaking into the next operation's error scope.
+      this.device.pushErrorScope('validation');
       m = this.device.createShaderModule({ code, label });
+      void this.device.popErrorScope().catch(() => undefined);
       this.modules.set(code, m);
     }
     return m;
@@ -144,6 +148,7 @@ export class GpuContext {
         .createComputePipelineAsync({ label: `${label}:${entryPoint}`, layout: 'auto', compute: { module, entryPoint, constants } })
         .catch(async (e: unknown) => {
           this.pipelines.delete(key);
+          this.modules.delete(code);
           this.assertAlive();
           throw new ShaderCompileError(`${label}: ${await describeCompileError(module, code, e)}`, { cause: e });
         });
@@ -175,6 +180,7 @@ export class GpuContext {
    */
   async scoped<T>(what: string, body: () => Promise<T>): Promise<T> {
     this.assertAlive();
+    this.uncaptured.length = 0; // errors raised before this operation are not its errors
     this.device.pushErrorScope('out-of-memory');
     this.device.pushErrorScope('validation');
     let result: T | undefined;

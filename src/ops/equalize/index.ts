@@ -41,8 +41,9 @@ export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}
   if (opts.out) checkOut(opts.out, gray);
   if (opts.gpu) {
     const r = await runGpu(opts.gpu, gray, 'equalize', opts, equalizeGpu);
-    r.timings.host += now() - t0 - r.timings.total;
-    r.timings.total = now() - t0;
+    const total = now() - t0; // validation and gray conversion count as host time
+    r.timings.host += total - r.timings.total;
+    r.timings.total = total;
     return r;
   }
   const tk = now();

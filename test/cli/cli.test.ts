@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { compareImages } from '../../src/core/compare.js';
+import { readImage } from '../../src/io/index.js';
+import { fixture } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-'));
+
+function cli(...args: string[]) {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+}
+
+/** Bad input ends in one line on stderr and a non-zero exit code, never a stack trace. */
+function assertOneLineError(r: ReturnType<typeof cli>, code: number, pattern: RegExp): void {
+  assert.equal(r.status, code, `exit ${r.status}: ${r.stderr}`);
+  const lines = r.stderr.split('\n').filter((l) => l.startsWith('imgpu:'));
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0], pattern);
+  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+}
+
+test('equalize --device both --json: both timings and "identical": true, output equals cv2', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const out = join(tmp, 'coins.png');
+  const r = cli('equalize', fixture('images', 'coins.png'), out, '--device', 'both', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.identical, true);
+  for (const side of ['cpu', 'gpu']) {
+    for (const k of ['host', 'upload', 'kernels', 'download', 'total']) assert.ok(k in j[side], `${side}.${k}`);
+  }
+  assert.ok(j.gpu.kernels.length >= 1);
+  const c = compareImages(await readImage(out), await readImage(fixture('equalize', 'coins.png')));
+  assert.ok(c.identical, `${c.mismatches} pixels differ from cv2.equalizeHist`);
+});
+
+test('equalize --device both prints human timings and agreement', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const r = cli('equalize', fixture('images', 'camera.png'), join(tmp, 'cam.tif'), '--device', 'both');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /cpu +total .* ms = host .* kernels/);
+  assert.match(r.stdout, /gpu +total .* ms = host .* upload .* kernels .* download/);
+  assert.match(r.stdout, /outputs are identical/);
+});
+
+test('equalize on the CPU writes 16-bit TIFF and .npy', async () => {
+  const r = cli('equalize', fixture('images', 'moon16.png'), join(tmp, 'm16.tif'), '--device', 'cpu');
+  assert.equal(r.status, 0, r.stderr);
+  const img = await readImage(join(tmp, 'm16.tif'));
+  assert.equal(img.dtype, 'uint16');
+  const ref = await readImage(fixture('equalize', 'moon16.npy'));
+  assert.ok(compareImages(img, ref).identical);
+  assert.equal(cli('equalize', fixture('images', 'moon16.npy'), join(tmp, 'm16.npy'), '--device', 'cpu').status, 0);
+});
+
+test('info prints the adapter and limits', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const r = cli('info', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.ok(j.limits.maxStorageBufferBindingSize > 0);
+  assert.ok(Array.isArray(j.features));
+});
+
+test('bad input: one-line errors with distinct exit codes', async () => {
+  const corrupt = join(tmp, 'corrupt.png');
+  writeFileSync(corrupt, Buffer.from('\x89PNG\r\n\x1a\nthis is not really a png'));
+  const empty = join(tmp, 'empty.npy');
+  writeFileSync(empty, Buffer.concat([Buffer.from([0x93]), Buffer.from("NUMPY\x01\x00"), Buffer.from([0x46, 0]), Buffer.from("{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4), }".padEnd(69) + '\n')]));
+  const roDir = join(tmp, 'ro');
+  mkdirSync(roDir);
+  chmodSync(roDir, 0o500);
+  const img = fixture('images', 'camera.png');
+  assertOneLineError(cli('equalize', join(tmp, 'missing.png'), join(tmp, 'x.png'), '--device', 'cpu'), 3, /no such file/);
+  assertOneLineError(cli('equalize', corrupt, join(tmp, 'x.png'), '--device', 'cpu'), 3, /not a readable image|corrupt/);
+  assertOneLineError(cli('equalize', empty, join(tmp, 'x.png'), '--device', 'cpu'), 2, /empty/);
+  assertOneLineError(cli('equalize', img, join(tmp, 'x.bmp'), '--device', 'cpu'), 3, /cannot write/);
+  assertOneLineError(cli('equalize', img, join(tmp, 'no', 'such', 'dir', 'x.png'), '--device', 'cpu'), 3, /cannot write/);
+  assertOneLineError(cli('equalize', img, join(tmp, 'x.png'), '--device', 'tpu'), 2, /--device must be one of/);
+  assertOneLineError(cli('equalize', img, join(tmp, 'x.png'), '--devcie', 'cpu'), 2, /unknown option --devcie/);
+  assertOneLineError(cli('equalize', img), 2, /needs <in> and <out>/);
+  assertOneLineError(cli('frobnicate'), 2, /unknown command/);
+  assertOneLineError(cli('equalize', img, join(tmp, 'x.png'), '--device', 'gpu', '--adapter', 'no-such-adapter-xyz'), 4, /adapter/i);
+});
+
+test('--device auto without an adapter falls back to the CPU with one warning', () => {
+  const r = cli('equalize', fixture('images', 'coins.png'), join(tmp, 'auto.png'), '--adapter', 'no-such-adapter-xyz');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('warning:')).length, 1, r.stderr);
+  assert.match(r.stdout, /cpu +total/);
+});

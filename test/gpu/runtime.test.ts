@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { GpuDeviceLostError, GpuOutOfMemoryError, ShaderCompileError } from '../../src/core/errors.js';
+import { imageFrom } from '../../src/core/image.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
+import { equalize } from '../../src/ops/equalize/index.js';
+import { randomBytes } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+const distSrc = new URL('../../src/', import.meta.url).href;
+
+/**
+ * The Dawn hazard: GPU buffers exist, the main thread runs busy (allocating) JavaScript for over a second,
+ * then work is submitted. With the GPU object unreferenced, the GC destroyed Dawn's instance under the live
+ * device and the next event poll crashed (abort, segfault, futex error or a silent exit). Runs in a child
+ * process so a crash fails this test instead of killing the runner; three rounds, as it was intermittent.
+ */
+test('stress: busy main thread between buffer creation and GPU work does not crash Dawn', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-stress-'));
+  const script = join(dir, 'stress.mjs');
+  writeFileSync(script, `
+    import { createNodeGpuContext } from '${distSrc}node/gpu.js';
+    import { GpuImage } from '${distSrc}core/gpu/gpu-image.js';
+    import { equalize } from '${distSrc}ops/equalize/index.js';
+    const ctx = await createNodeGpuContext();
+    const img = { data: new Uint8Array(1920 * 1080).map((_, i) => i * 31), shape: [1080, 1920], channels: 1, dtype: 'uint8' };
+    const dev = await GpuImage.upload(ctx, img);
+    let junk = [];
+    const t0 = Date.now();
+    while (Date.now() - t0 < 1500) { junk.push({ a: Math.random(), b: [1, 2, 3] }); if (junk.length > 1e5) junk = []; }
+    for (let r = 0; r < 5; r++) { const o = await equalize(dev); await o.output.toHost(); o.output.release(); }
+    await equalize(img, { gpu: ctx });
+    ctx.destroy();
+    console.log('stress-ok');
+  `);
+  for (let round = 0; round < 3; round++) {
+    const r = spawnSync(process.execPath, ['--expose-gc', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, `round ${round}: exit ${r.status} signal ${r.signal}\n${r.stderr}`);
+    assert.match(r.stdout, /stress-ok/, `round ${round}: did not finish (silent exit)`);
+  }
+});
+
+test('device loss is a GpuDeviceLostError, not a crash or zeros', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const ctx = await createNodeGpuContext();
+  const img = imageFrom(randomBytes(64 * 64, 3), [64, 64]);
+  await equalize(img, { gpu: ctx });
+  ctx.device.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  await assert.rejects(equalize(img, { gpu: ctx }), GpuDeviceLostError);
+});
+
+test('a WGSL compile failure is a ShaderCompileError quoting the line', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const bad = '@compute @workgroup_size(1)\nfn main() {\n  let x: u32 = 1.5 + undefined_thing;\n}\n';
+  await assert.rejects(ctx.pipeline('broken', bad, 'main'), (e: unknown) => {
+    assert.ok(e instanceof ShaderCompileError);
+    assert.match((e as Error).message, /WGSL line 3/);
+    assert.match((e as Error).message, /undefined_thing/);
+    return true;
+  });
+});
+
+test('an image larger than the device allows is a GpuOutOfMemoryError with sizes', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  assert.throws(() => ctx.createBuffer(ctx.limits.maxBufferSize + 16, GPUBufferUsage.STORAGE, 'huge image'), (e: unknown) => {
+    assert.ok(e instanceof GpuOutOfMemoryError);
+    assert.match((e as Error).message, /huge image needs .* at most/);
+    return true;
+  });
+});
+
+test('timings: total = host + upload + kernels + download, kernels from timestamps where available', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const { timings } = await equalize(imageFrom(randomBytes(300 * 200, 4), [200, 300]), { gpu: ctx });
+  const sum = timings.host + timings.upload + timings.download + timings.kernels.reduce((a, k) => a + k.ms, 0);
+  assert.ok(Math.abs(sum - timings.total) < 1e-6 || timings.host === 0, `${sum} vs ${timings.total}`);
+  assert.equal(timings.backend, 'gpu');
+  if (ctx.timestamps) {
+    assert.equal(timings.kernelSource, 'timestamp');
+    assert.deepEqual(timings.kernels.map((k) => k.name), ['histogram.atomic.uint8', 'equalize.lut', 'applyLut.uint8']);
+  }
+});
