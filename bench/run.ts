@@ -37,6 +37,10 @@ async function repeat(reps: number, fn: () => Promise<number>): Promise<Stat> {
   return stat(xs);
 }
 
+function scale(p: { memcpy: number; wait: number }, n: number) {
+  return { memcpy: p.memcpy / n, wait: p.wait / n };
+}
+
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
@@ -84,13 +88,16 @@ async function benchEqualize(img: Image, reps: number, pool: NodeWorkerPool, gpu
   for (const [name, ctx] of [['roundTripStaging', gpu], ['roundTripWriteBuffer', gpuWB]] as const) {
     if (!ctx) continue;
     const out = new Uint8Array(img.data.length);
+    const up = { memcpy: 0, wait: 0 }, down = { memcpy: 0, wait: 0 };
     r[name] = await repeat(reps, async () => {
       const t0 = now();
-      const buf = await upload(ctx, img.data);
-      await download(ctx, buf, out);
+      const buf = await upload(ctx, img.data, 'bench', up);
+      await download(ctx, buf, out, down);
       ctx.buffers.release(buf);
       return now() - t0;
     });
+    // Mean per round trip (warm-up included): memcpy into/out of mapped staging memory vs. waiting on the GPU.
+    r[`${name}Phases`] = { upload: scale(up, reps + 1), download: scale(down, reps + 1) };
   }
   return r;
 }

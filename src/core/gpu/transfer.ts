@@ -46,8 +46,14 @@ function remapInBackground(ctx: GpuContext, buf: GPUBuffer): void {
   list.push({ buf, ready });
 }
 
-/** Copies host pixels into a (pooled) device storage buffer; `encoder` receives the copy command. */
-export async function upload(ctx: GpuContext, data: PixelArray, label = 'image'): Promise<GPUBuffer> {
+/** Where a transfer's time went: host memcpy to/from mapped staging memory vs. waiting for the GPU copy. */
+export interface TransferPhases {
+  memcpy: number;
+  wait: number;
+}
+
+/** Copies host pixels into a (pooled) device storage buffer (the copy is submitted, not awaited). */
+export async function upload(ctx: GpuContext, data: PixelArray, label = 'image', phases?: TransferPhases): Promise<GPUBuffer> {
   ctx.assertAlive();
   const dst = acquireStorage(ctx, data.byteLength, label);
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
@@ -62,9 +68,15 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image')
     return dst;
   }
   const size = deviceBytes(bytes.byteLength);
+  const t0 = performance.now();
   const staging = await takeWriteStaging(ctx, size);
+  const t1 = performance.now();
   new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
   staging.unmap();
+  if (phases) {
+    phases.wait += t1 - t0;
+    phases.memcpy += performance.now() - t1;
+  }
   const enc = ctx.device.createCommandEncoder({ label: 'upload' });
   enc.copyBufferToBuffer(staging, 0, dst, 0, size);
   ctx.device.queue.submit([enc.finish()]);
@@ -73,7 +85,7 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image')
 }
 
 /** Reads `length` elements of type `Ctor` back from a device buffer into `out` (or a new array). */
-export async function download<A extends PixelArray>(ctx: GpuContext, src: GPUBuffer, out: A): Promise<A> {
+export async function download<A extends PixelArray>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
   ctx.assertAlive();
   const size = deviceBytes(out.byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
@@ -81,13 +93,19 @@ export async function download<A extends PixelArray>(ctx: GpuContext, src: GPUBu
   const enc = ctx.device.createCommandEncoder({ label: 'download' });
   enc.copyBufferToBuffer(src, 0, staging, 0, size);
   ctx.device.queue.submit([enc.finish()]);
+  const t0 = performance.now();
   try {
     await staging.mapAsync(GPUMapMode.READ, 0, size);
   } catch (e) {
     ctx.assertAlive();
     throw e;
   }
+  const t1 = performance.now();
   new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(new Uint8Array(staging.getMappedRange(0, size), 0, out.byteLength));
+  if (phases) {
+    phases.wait += t1 - t0;
+    phases.memcpy += performance.now() - t1;
+  }
   staging.unmap();
   ctx.buffers.release(staging);
   return out;
