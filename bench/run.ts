@@ -13,7 +13,7 @@ import sharp from 'sharp';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
 import { download, upload } from '../src/core/gpu/transfer.js';
-import { imageFrom, type Image } from '../src/core/image.js';
+import { allocPixels, imageFrom, type Image } from '../src/core/image.js';
 import { kernelTotal, now } from '../src/core/timings.js';
 import { encodeNpy, readImage } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
@@ -49,13 +49,16 @@ function arg(name: string, def: string): string {
 /** The bundled photograph resized (Lanczos) to each size: real image statistics at every size. */
 async function photoAt(w: number, h: number): Promise<Image> {
   const { data } = await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
-  return imageFrom(new Uint8Array(data.buffer, data.byteOffset, w * h).slice(), [h, w]);
+  // In shared memory, as readImage() returns it, so the CPU pool's workers share it without a copy.
+  const pixels = allocPixels('uint8', w * h);
+  pixels.set(data.subarray(0, w * h));
+  return imageFrom(pixels, [h, w]);
 }
 
 async function benchEqualize(img: Image, reps: number, pool: NodeWorkerPool, gpu?: GpuContext, gpuWB?: GpuContext) {
   const r: Record<string, unknown> = {};
   r.cpu = await repeat(reps, async () => (await equalize(img, { pool })).timings.total);
-  const cpuOut = imageFrom(new Uint8Array(img.data.length), img.shape as [number, number]);
+  const cpuOut = imageFrom(allocPixels('uint8', img.data.length), img.shape as [number, number]);
   r.cpuReusedOutput = await repeat(reps, async () => (await equalize(img, { pool, out: cpuOut })).timings.total);
   if (!gpu) return r;
   const dev = await GpuImage.upload(gpu, img);

@@ -1,7 +1,6 @@
 import type { CpuPool } from '../core/cpu/pool.js';
 import { ImgpuError, InvalidArgumentError, NoGpuAdapterError } from '../core/errors.js';
 import type { GpuContext } from '../core/gpu/context.js';
-import { releaseStaging } from '../core/gpu/transfer.js';
 import { createNodeGpuContext } from '../node/gpu.js';
 import { NodeWorkerPool } from '../node/worker-pool.js';
 
@@ -37,10 +36,7 @@ export async function acquire(device: string, flags: Map<string, string>): Promi
     cpu, gpu, pool, warnings,
     async close() {
       await pool.close();
-      if (gpu) {
-        releaseStaging(gpu);
-        gpu.destroy();
-      }
+      gpu?.destroy();
     },
   };
 }

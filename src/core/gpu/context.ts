@@ -44,9 +44,9 @@ export class GpuContext {
   readonly transfer: 'staging' | 'writeBuffer';
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
   private readonly modules = new Map<string, GPUShaderModule>();
-  /** Per-context caches of operation plans (pipelines + scratch buffers), keyed by the op. */
-  readonly plans = new Map<string, unknown>();
+  private readonly plans = new Map<string, Promise<unknown>>();
   private lostReason: string | undefined;
+  private readonly cleanups: (() => void)[] = [];
   private readonly uncaptured: string[] = [];
 
   private constructor(
@@ -118,6 +118,17 @@ export class GpuContext {
     if (this.lostReason !== undefined) {
       throw new GpuDeviceLostError(`the GPU device was lost (${this.lostReason}); create a new context, or rerun with --device cpu`);
     }
+  }
+
+  /** An operation's plan (pipelines, constants), made once per context and key by `make`. */
+  plan<T>(key: string, make: () => Promise<T>): Promise<T> {
+    let p = this.plans.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = make();
+      p.catch(() => this.plans.delete(key));
+      this.plans.set(key, p);
+    }
+    return p;
   }
 
   /** Shader module cache keyed by source text. */
@@ -208,7 +219,13 @@ export class GpuContext {
   }
 
   /** Releases the device; the context is unusable afterwards. */
+  /** Registers work to do when the context is destroyed (e.g. releasing staging buffers). */
+  onDestroy(fn: () => void): void {
+    this.cleanups.push(fn);
+  }
+
   destroy(): void {
+    for (const fn of this.cleanups.splice(0)) fn();
     this.buffers.clear();
     this.device.destroy();
   }

@@ -29,7 +29,10 @@ const writers = new WeakMap<GpuContext, Map<number, Staging[]>>();
 
 async function takeWriteStaging(ctx: GpuContext, size: number): Promise<GPUBuffer> {
   let byKey = writers.get(ctx);
-  if (!byKey) writers.set(ctx, (byKey = new Map()));
+  if (!byKey) {
+    writers.set(ctx, (byKey = new Map()));
+    ctx.onDestroy(() => releaseStaging(ctx));
+  }
   const list = byKey.get(size) ?? [];
   byKey.set(size, list);
   while (list.length) {
@@ -111,8 +114,8 @@ export async function download<A extends PixelArray>(ctx: GpuContext, src: GPUBu
   return out;
 }
 
-/** Destroys the staging buffers kept for this context. */
-export function releaseStaging(ctx: GpuContext): void {
+/** Destroys the staging buffers kept for this context (done by GpuContext.destroy). */
+function releaseStaging(ctx: GpuContext): void {
   const byKey = writers.get(ctx);
   if (!byKey) return;
   for (const list of byKey.values()) for (const s of list) s.buf.destroy();

@@ -11,12 +11,8 @@ import { equalizeLutWgsl } from './equalize.wgsl.js';
 class EqualizeLutGpuPlan {
   private constructor(private readonly pipeline: GPUComputePipeline) {}
 
-  static async prepare(ctx: GpuContext): Promise<EqualizeLutGpuPlan> {
-    const cached = ctx.plans.get('equalizeLut') as EqualizeLutGpuPlan | undefined;
-    if (cached) return cached;
-    const plan = new EqualizeLutGpuPlan(await ctx.pipeline('equalize-lut', equalizeLutWgsl, 'build_lut'));
-    ctx.plans.set('equalizeLut', plan);
-    return plan;
+  static prepare(ctx: GpuContext): Promise<EqualizeLutGpuPlan> {
+    return ctx.plan('equalizeLut', async () => new EqualizeLutGpuPlan(await ctx.pipeline('equalize-lut', equalizeLutWgsl, 'build_lut')));
   }
 
   encode(rec: Recording, hist: GPUBuffer, lut: GPUBuffer, bins: number, total: number): void {

@@ -32,14 +32,11 @@ export class HistogramGpuPlan {
   ) {}
 
   static async prepare(ctx: GpuContext, dtype: 'uint8' | 'uint16', schedule = DEFAULT_HISTOGRAM_SCHEDULE): Promise<HistogramGpuPlan> {
-    const key = `histogram:${dtype}:${JSON.stringify(schedule)}`;
-    const cached = ctx.plans.get(key) as HistogramGpuPlan | undefined;
-    if (cached) return cached;
-    const constants: Record<string, number> = dtype === 'uint8' ? { WG: schedule.wg, COPIES: schedule.copies } : { WG: schedule.wg };
-    const pipeline = await ctx.pipeline('histogram', histogramWgsl, dtype === 'uint8' ? 'hist_u8' : 'hist_u16', constants);
-    const plan = new HistogramGpuPlan(ctx, dtype, dtype === 'uint8' ? 256 : 65536, pipeline, schedule);
-    ctx.plans.set(key, plan);
-    return plan;
+    return ctx.plan(`histogram:${dtype}:${JSON.stringify(schedule)}`, async () => {
+      const constants: Record<string, number> = dtype === 'uint8' ? { WG: schedule.wg, COPIES: schedule.copies } : { WG: schedule.wg };
+      const pipeline = await ctx.pipeline('histogram', histogramWgsl, dtype === 'uint8' ? 'hist_u8' : 'hist_u16', constants);
+      return new HistogramGpuPlan(ctx, dtype, dtype === 'uint8' ? 256 : 65536, pipeline, schedule);
+    });
   }
 
   /** Records: zero `hist` (unless `clear` is false: accumulate), then count the `n` pixels of `src` into it. */

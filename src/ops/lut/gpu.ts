@@ -23,13 +23,10 @@ export class ApplyLutGpuPlan {
   ) {}
 
   static async prepare(ctx: GpuContext, dtype: 'uint8' | 'uint16', schedule = DEFAULT_APPLY_LUT_SCHEDULE): Promise<ApplyLutGpuPlan> {
-    const key = `applyLut:${dtype}:${JSON.stringify(schedule)}`;
-    const cached = ctx.plans.get(key) as ApplyLutGpuPlan | undefined;
-    if (cached) return cached;
-    const pipeline = await ctx.pipeline('apply-lut', applyLutWgsl, dtype === 'uint8' ? 'apply_u8' : 'apply_u16', { WG: schedule.wg });
-    const plan = new ApplyLutGpuPlan(ctx, dtype, pipeline, schedule);
-    ctx.plans.set(key, plan);
-    return plan;
+    return ctx.plan(`applyLut:${dtype}:${JSON.stringify(schedule)}`, async () => {
+      const pipeline = await ctx.pipeline('apply-lut', applyLutWgsl, dtype === 'uint8' ? 'apply_u8' : 'apply_u16', { WG: schedule.wg });
+      return new ApplyLutGpuPlan(ctx, dtype, pipeline, schedule);
+    });
   }
 
   /** Records dst[i] = lut[src[i]] over the `n` pixels (whole 16-byte vectors). */
