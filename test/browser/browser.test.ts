@@ -32,7 +32,7 @@ window.ready = true;
  */
 test('browser: equalize on WebGPU in headless Chromium equals the CPU path', async (t) => {
   if (!existsSync(CHROMIUM)) {
-    if (process.env.IMGPU_REQUIRE_GPU === '1') throw new Error(`IMGPU_REQUIRE_GPU=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
+    if (process.env.IMGPU_REQUIRE_BROWSER === '1') throw new Error(`IMGPU_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
     t.skip(`no Chromium at ${CHROMIUM}`);
     return;
   }

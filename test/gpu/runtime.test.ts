@@ -9,6 +9,7 @@ import { imageFrom } from '../../src/core/image.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { randomBytes } from '../helpers/fixtures.js';
+import { download, upload } from '../../src/core/gpu/transfer.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
 const distSrc = new URL('../../src/', import.meta.url).href;
@@ -87,5 +88,26 @@ test('timings: total = host + upload + kernels + download, kernels from timestam
   if (ctx.timestamps) {
     assert.equal(timings.kernelSource, 'timestamp');
     assert.deepEqual(timings.kernels.map((k) => k.name), ['histogram.atomic.uint8', 'equalize.lut', 'applyLut.uint8']);
+  }
+});
+
+test('both transfer strategies round-trip shared and plain arrays, odd lengths included', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  for (const transfer of ['staging', 'writeBuffer'] as const) {
+    const ctx = await createNodeGpuContext({ transfer });
+    try {
+      for (const n of [1, 3, 17, 1001]) {
+        const shared = new Uint8Array(new SharedArrayBuffer(n));
+        shared.set(randomBytes(n, n));
+        for (const data of [shared, randomBytes(n, n + 1)]) {
+          const buf = await upload(ctx, data);
+          const back = await download(ctx, buf, new Uint8Array(n));
+          ctx.buffers.release(buf);
+          assert.deepEqual(back, data, `${transfer}, ${n} bytes, ${data.buffer.constructor.name}`);
+        }
+      }
+    } finally {
+      ctx.destroy();
+    }
   }
 });

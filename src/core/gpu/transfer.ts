@@ -62,7 +62,8 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   if (ctx.transfer === 'writeBuffer') {
     const main = bytes.byteLength & ~3;
-    if (main) ctx.device.queue.writeBuffer(dst, 0, bytes.buffer, bytes.byteOffset, main);
+    // A view, not (ArrayBuffer, offset): Dawn's binding refuses a SharedArrayBuffer passed as a buffer.
+    if (main) ctx.device.queue.writeBuffer(dst, 0, bytes as Uint8Array<ArrayBuffer>, 0, main);
     if (main < bytes.byteLength) {
       const tail = new Uint8Array(4);
       tail.set(bytes.subarray(main));
