@@ -93,8 +93,8 @@ export class GpuContext {
       const v = (adapter.limits as unknown as Record<string, number>)[name];
       if (typeof v === 'number' && !name.startsWith('min')) requiredLimits[name] = v;
     }
-    const wanted = ['timestamp-query', 'subgroups', 'shader-f16'].filter((f) => adapter!.features.has(f)) as GPUFeatureName[];
-    if (opts.timestamps === false) wanted.splice(wanted.indexOf('timestamp-query' as GPUFeatureName) >>> 0, 1);
+    const optional = opts.timestamps === false ? ['subgroups', 'shader-f16'] : ['timestamp-query', 'subgroups', 'shader-f16'];
+    const wanted = optional.filter((f) => adapter!.features.has(f)) as GPUFeatureName[];
     let device: GPUDevice;
     try {
       device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits });
@@ -230,10 +230,6 @@ export class GpuContext {
     this.device.destroy();
   }
 
-  /** The GPU and adapter objects this context keeps alive (see the constructor). */
-  get keptAlive(): [GPU, GPUAdapter] {
-    return [this.instance, this.adapterObject];
-  }
 }
 
 async function describeCompileError(module: GPUShaderModule, code: string, e: unknown): Promise<string> {
