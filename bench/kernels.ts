@@ -41,8 +41,8 @@ for (const [name, data] of [['photo', new Uint8Array(photo)], ['noise', noise]] 
   const out = acquireStorage(ctx, data.length, 'out');
   for (const copies of [1, 4, 8, 16]) {
     for (const vecsPerInvocation of [1, 4, 8, 32]) {
-      const plan = await HistogramGpuPlan.prepare(ctx, 'uint8', { wg: 256, vecsPerInvocation, copies });
-      const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, data.length, hist, false));
+      const plan = await HistogramGpuPlan.prepare(ctx, { dtype: 'uint8', bins: 256, masked: false, method: 'atomic' }, { wg: 256, vecsPerInvocation, copies });
+      const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, data.length, hist, undefined, false));
       console.log(JSON.stringify({ kernel: 'histogram', data: name, copies, vecsPerInvocation, ms }));
     }
   }

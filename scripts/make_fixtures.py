@@ -48,3 +48,48 @@ lut[: i0 + 1] = 0
 np.save(os.path.join(ROOT, 'equalize', 'moon16.npy'), lut[img16])
 cv2.imwrite(os.path.join(IMAGES, 'moon16.png'), img16)
 print('fixtures written to', os.path.normpath(ROOT))
+
+# ---- Histograms (issue 3): numpy.bincount / np.histogram(range=(0, 2^bits)) / cv2.calcHist with a mask.
+import json  # noqa: E402
+
+HIST = os.path.join(ROOT, 'histogram')
+os.makedirs(HIST, exist_ok=True)
+
+
+def sparse(counts):
+    return {str(i): int(c) for i, c in enumerate(counts) if c}
+
+
+hist_ref = {}
+for name in ['camera', 'moon', 'coins']:
+    img = cv2.imread(os.path.join(IMAGES, f'{name}.png'), cv2.IMREAD_UNCHANGED)
+    hist_ref[name] = {'bincount': sparse(np.bincount(img.ravel(), minlength=256)),
+                      'bins64': sparse(np.histogram(img, bins=64, range=(0, 256))[0]),
+                      'bins100': sparse(np.histogram(img, bins=100, range=(0, 256))[0])}
+hist_ref['moon16'] = {'bincount': sparse(np.bincount(img16.ravel(), minlength=65536)),
+                      'bins1000': sparse(np.histogram(img16, bins=1000, range=(0, 65536))[0])}
+coins = cv2.imread(os.path.join(IMAGES, 'coins.png'), cv2.IMREAD_UNCHANGED)
+mask = np.zeros_like(coins)
+cv2.circle(mask, (190, 150), 110, 255, -1)
+cv2.imwrite(os.path.join(IMAGES, 'coins_mask.png'), mask)
+hist_ref['coins']['masked'] = sparse(cv2.calcHist([coins], [0], mask, [256], [0, 256]).ravel().astype(np.int64))
+with open(os.path.join(HIST, 'histograms.json'), 'w') as f:
+    json.dump(hist_ref, f)
+
+# ---- Global thresholds (issue 3): cv2.threshold(THRESH_OTSU) value and output; skimage threshold_isodata.
+import skimage.filters  # noqa: E402
+
+copy_input('page.png')
+THR = os.path.join(ROOT, 'threshold')
+os.makedirs(THR, exist_ok=True)
+thr_ref = {}
+for name in ['camera', 'coins', 'page', 'moon']:
+    img = cv2.imread(os.path.join(IMAGES, f'{name}.png'), cv2.IMREAD_UNCHANGED)
+    t, out = cv2.threshold(img, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    cv2.imwrite(os.path.join(THR, f'{name}_otsu.png'), out)
+    iso = skimage.filters.threshold_isodata(img)
+    iso_all = skimage.filters.threshold_isodata(img, return_all=True)
+    thr_ref[name] = {'otsu': float(t), 'isodata': int(iso), 'isodata_all': [int(x) for x in iso_all]}
+with open(os.path.join(THR, 'thresholds.json'), 'w') as f:
+    json.dump(thr_ref, f, indent=1)
+print('histogram and threshold fixtures written')

@@ -10,3 +10,4 @@ export { InlinePool, type CpuPool } from './core/cpu/pool.js';
 export { compareImages, type Comparison } from './core/compare.js';
 export { equalize, equalizeParams, type EqualizeOptions } from './ops/equalize/index.js';
 export { equalizeLut } from './ops/equalize/lut.js';
+export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';

@@ -18,27 +18,50 @@ export interface GpuRunOptions {
   out?: Image;
 }
 
-/** Records an operation's GPU work for `input` and returns its (pooled) output. */
-export type GpuBody = (input: GpuImage, rec: Recording) => Promise<GpuImage>;
+/** A device-resident result that can be brought back to the host (GpuImage, GpuCounts). */
+export interface DeviceResult<H> {
+  toHost(into?: H): Promise<H>;
+  release(): void;
+}
+
+/** Records an operation's GPU work for `input` (and any extra inputs) and returns its (pooled) output. */
+export type GpuBody<R> = (input: GpuImage, rec: Recording, extra: GpuImage[]) => Promise<R>;
+
+export interface RunSpec {
+  /** Further host or device images the operation reads (e.g. a mask); host ones are uploaded and timed. */
+  extra?: (Image | GpuImage)[];
+  /** Bring the result to the host even when the input was resident (small results such as histograms). */
+  alwaysDownload?: boolean;
+}
 
 /**
  * Runs one GPU operation on a host image (upload → kernels → download, each timed) or on a resident GpuImage
  * (kernels only, the output stays on the device), inside error scopes that turn WebGPU errors into typed ones.
  */
-export async function runGpu(ctx: GpuContext, src: Image | GpuImage, name: string, opts: GpuRunOptions, body: GpuBody): Promise<OpResult<Image | GpuImage>> {
+export async function runGpu<H, R extends DeviceResult<H>>(
+  ctx: GpuContext, src: Image | GpuImage, name: string, opts: GpuRunOptions & { out?: H }, body: GpuBody<R>, spec: RunSpec = {},
+): Promise<OpResult<H | R>> {
   const profile = opts.profile ?? true;
   const t0 = now();
-  if (src instanceof GpuImage && src.ctx !== ctx) throw new InvalidArgumentError(`${name}: the GpuImage belongs to another GPU context`);
+  for (const x of [src, ...(spec.extra ?? [])]) {
+    if (x instanceof GpuImage && x.ctx !== ctx) throw new InvalidArgumentError(`${name}: a GpuImage belongs to another GPU context`);
+  }
   return ctx.scoped(name, async () => {
     let upload = 0, download = 0;
-    const onHost = !(src instanceof GpuImage);
-    let input: GpuImage;
-    if (src instanceof GpuImage) {
-      src.assertLive();
-      input = src;
-    } else {
-      const tu = now();
-      input = await GpuImage.upload(ctx, src);
+    const uploaded: GpuImage[] = [];
+    const toDevice = async (x: Image | GpuImage): Promise<GpuImage> => {
+      if (x instanceof GpuImage) {
+        x.assertLive();
+        return x;
+      }
+      const g = await GpuImage.upload(ctx, x);
+      uploaded.push(g);
+      return g;
+    };
+    const tu = now();
+    const input = await toDevice(src);
+    const extra = await Promise.all((spec.extra ?? []).map(toDevice));
+    if (uploaded.length) {
       if (profile) await ctx.finish();
       upload = now() - tu;
     }
@@ -46,21 +69,21 @@ export async function runGpu(ctx: GpuContext, src: Image | GpuImage, name: strin
     try {
       const tk = now();
       const rec = new Recording(ctx, timer, name, !profile);
-      const out = await body(input, rec);
+      const out = await body(input, rec, extra);
       rec.submit();
       let kernelWall: number | undefined;
       if (profile || !timer.enabled) {
         await ctx.finish();
         kernelWall = now() - tk;
       }
-      let output: Image | GpuImage = out;
-      if (onHost) {
+      let output: H | R = out;
+      if (!(src instanceof GpuImage) || spec.alwaysDownload) {
         const td = now();
         output = await out.toHost(opts.out);
         download = now() - td;
         out.release();
-        input.release();
       }
+      for (const g of uploaded) g.release();
       const stamped = await timer.read();
       const kernels = stamped.length ? stamped : [{ name: `${name} (all kernels, wall clock)`, ms: kernelWall ?? 0 }];
       const timings = makeTimings({

@@ -89,7 +89,7 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
 }
 
 /** Reads `length` elements of type `Ctor` back from a device buffer into `out` (or a new array). */
-export async function download<A extends PixelArray>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
+export async function download<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
   ctx.assertAlive();
   const size = deviceBytes(out.byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;

@@ -25,7 +25,7 @@ export async function equalizeGpu(input: GpuImage, rec: Recording): Promise<GpuI
   const ctx = input.ctx;
   const dtype = input.dtype as 'uint8' | 'uint16';
   const [hist, lutPlan, apply] = await Promise.all([
-    HistogramGpuPlan.prepare(ctx, dtype), EqualizeLutGpuPlan.prepare(ctx), ApplyLutGpuPlan.prepare(ctx, dtype),
+    HistogramGpuPlan.prepare(ctx, { dtype, bins: dtype === 'uint8' ? 256 : 65536, masked: false, method: 'atomic' }), EqualizeLutGpuPlan.prepare(ctx), ApplyLutGpuPlan.prepare(ctx, dtype),
   ]);
   const n = pixelCount(input.shape);
   const histBuf = rec.storage(hist.bins * 4, 'histogram');

@@ -32,7 +32,7 @@ export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}
   if (src instanceof GpuImage) {
     if (src.channels !== 1) throw new UnsupportedDtypeError('equalize on a GpuImage needs one gray channel; convert with toGray() before upload');
     requireDtype(src, ['uint8', 'uint16'], 'equalize');
-    return runGpu(src.ctx, src, 'equalize', opts, equalizeGpu);
+    return runGpu(src.ctx, src, 'equalize', opts, equalizeGpu) as Promise<OpResult<GpuImage>>;
   }
   const t0 = now();
   validateImage(src);
@@ -40,7 +40,7 @@ export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}
   const gray = toGray(src);
   if (opts.out) checkOut(opts.out, gray);
   if (opts.gpu) {
-    const r = await runGpu(opts.gpu, gray, 'equalize', opts, equalizeGpu);
+    const r = (await runGpu(opts.gpu, gray, 'equalize', opts, equalizeGpu)) as OpResult<Image>;
     const total = now() - t0; // validation and gray conversion count as host time
     r.timings.host += total - r.timings.total;
     r.timings.total = total;

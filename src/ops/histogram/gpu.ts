@@ -2,12 +2,22 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { deviceBytes } from '../../core/gpu/transfer.js';
-import type { Dtype } from '../../core/image.js';
-import { histogramWgsl } from './histogram.wgsl.js';
+import { PIXELS_PER_VEC, SUB_BINS, atomicHistogramWgsl, subHistogramWgsl, sumPartialsWgsl } from './histogram.wgsl.js';
+
+/** The two GPU histogram algorithms (see histogram.wgsl.ts). */
+export type HistogramMethod = 'atomic' | 'subhist';
+export const HISTOGRAM_METHODS: readonly HistogramMethod[] = ['atomic', 'subhist'];
+
+export interface HistogramGpuConfig {
+  dtype: 'uint8' | 'uint16';
+  bins: number;
+  masked: boolean;
+  method: HistogramMethod;
+}
 
 /**
  * Schedule, kept apart from the algorithm (Halide-style): invocations per workgroup, 16-byte vectors each
- * invocation reads, and replicated workgroup histograms (atomic contention vs. merge cost).
+ * invocation reads, replicated workgroup histograms (atomic contention vs. merge cost) for "atomic".
  */
 export interface HistogramSchedule {
   wg: number;
@@ -17,35 +27,70 @@ export interface HistogramSchedule {
 // Measured on the H100, 7680×4320 (bench/kernels.ts, steady state): 1 copy and 32 vectors per invocation
 // was fastest on a photograph (14.3 µs) and close to the best on noise (18.9 µs, best 17.6 µs).
 export const DEFAULT_HISTOGRAM_SCHEDULE: HistogramSchedule = { wg: 256, vecsPerInvocation: 32, copies: 1 };
+/** "subhist": 64 invocations, 16 vectors each (256 8-bit pixels into one private histogram). */
+export const SUBHIST_SCHEDULE: HistogramSchedule = { wg: 64, vecsPerInvocation: 16, copies: 1 };
+/** Upper bound for subhist's per-workgroup partial histograms (chunks grow to stay under it). */
+const MAX_PARTIAL_BYTES = 64 << 20;
 
-/**
- * Plan for full-range GPU histograms of one dtype on one device: pipeline and parameter buffer are made
- * once per device (prepare), `encode` only records work.
- */
+/** Plan for GPU histograms of one configuration on one device: pipelines made once, `encode` records work. */
 export class HistogramGpuPlan {
   private constructor(
     private readonly ctx: GpuContext,
-    readonly dtype: Dtype,
-    readonly bins: number,
-    private readonly pipeline: GPUComputePipeline,
+    readonly config: HistogramGpuConfig,
     private readonly schedule: HistogramSchedule,
+    private readonly main: GPUComputePipeline,
+    private readonly sum?: GPUComputePipeline,
   ) {}
 
-  static async prepare(ctx: GpuContext, dtype: 'uint8' | 'uint16', schedule = DEFAULT_HISTOGRAM_SCHEDULE): Promise<HistogramGpuPlan> {
-    return ctx.plan(`histogram:${dtype}:${JSON.stringify(schedule)}`, async () => {
-      const constants: Record<string, number> = dtype === 'uint8' ? { WG: schedule.wg, COPIES: schedule.copies } : { WG: schedule.wg };
-      const pipeline = await ctx.pipeline('histogram', histogramWgsl, dtype === 'uint8' ? 'hist_u8' : 'hist_u16', constants);
-      return new HistogramGpuPlan(ctx, dtype, dtype === 'uint8' ? 256 : 65536, pipeline, schedule);
+  get bins(): number {
+    return this.config.bins;
+  }
+
+  static prepare(ctx: GpuContext, config: HistogramGpuConfig, schedule?: HistogramSchedule): Promise<HistogramGpuPlan> {
+    const s = schedule ?? (config.method === 'atomic' ? DEFAULT_HISTOGRAM_SCHEDULE : SUBHIST_SCHEDULE);
+    return ctx.plan(`histogram:${JSON.stringify(config)}:${JSON.stringify(s)}`, async () => {
+      const spec = { dtype: config.dtype, masked: config.masked };
+      if (config.method === 'subhist') {
+        const [main, sum] = await Promise.all([
+          ctx.pipeline('histogram.subhist', subHistogramWgsl(spec), 'main', { WG: s.wg }),
+          ctx.pipeline('histogram.sum-partials', sumPartialsWgsl, 'main'),
+        ]);
+        return new HistogramGpuPlan(ctx, config, s, main, sum);
+      }
+      // Privatize in workgroup memory when the bins fit (always for 8-bit), else count globally.
+      const localBins = config.dtype === 'uint8' ? 256 : config.bins;
+      const fits = localBins * s.copies * 4 <= ctx.limits.maxComputeWorkgroupStorageSize;
+      const main = await ctx.pipeline('histogram.atomic', atomicHistogramWgsl(spec, fits ? localBins : 0, s.copies), 'main', { WG: s.wg });
+      return new HistogramGpuPlan(ctx, config, s, main);
     });
   }
 
-  /** Records: zero `hist` (unless `clear` is false: accumulate), then count the `n` pixels of `src` into it. */
-  encode(rec: Recording, src: GPUBuffer, n: number, hist: GPUBuffer, clear = true): void {
-    const bytes = n * (this.dtype === 'uint8' ? 1 : 2);
-    const vecs = deviceBytes(bytes) / 16;
-    if (clear) rec.clear(hist, this.bins * 4);
-    const groups = Math.max(1, Math.ceil(vecs / (this.schedule.wg * this.schedule.vecsPerInvocation)));
-    const [x, y] = grid1d(this.ctx, groups);
-    rec.dispatch(`histogram.atomic.${this.dtype}`, this.pipeline, [src, hist, rec.uniform([n, vecs], 'histogram params')], x, y);
+  /**
+   * Records: zero `hist` (unless `clear` is false: accumulate; "atomic" only), then count the `n` pixels of
+   * `src` (where `mask` is non-zero, if the plan is masked) into it.
+   */
+  encode(rec: Recording, src: GPUBuffer, n: number, hist: GPUBuffer, mask?: GPUBuffer, clear = true): void {
+    const { dtype, bins, method } = this.config;
+    const vecs = deviceBytes(n * (dtype === 'uint8' ? 1 : 2)) / 16;
+    const extra = this.config.masked ? [mask!] : [];
+    const name = `histogram.${method}.${dtype}`;
+    if (method === 'atomic') {
+      if (clear) rec.clear(hist, bins * 4);
+      const per = this.schedule.vecsPerInvocation;
+      const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * per))));
+      rec.dispatch(name, this.main, [src, hist, rec.uniform([n, vecs, bins, per, 1], 'histogram params'), ...extra], x, y);
+      return;
+    }
+    const binGroups = Math.ceil(bins / SUB_BINS);
+    let per = this.schedule.vecsPerInvocation;
+    while (Math.ceil(vecs / (this.schedule.wg * per)) * bins * 4 > MAX_PARTIAL_BYTES) per *= 2;
+    const chunks = Math.ceil(vecs / (this.schedule.wg * per));
+    const partials = rec.storage(chunks * bins * 4, 'histogram partials');
+    const [x, y] = grid1d(this.ctx, chunks * binGroups);
+    rec.dispatch(name, this.main, [src, partials, rec.uniform([n, vecs, bins, per, binGroups], 'histogram params'), ...extra], x, y);
+    const [sx, sy] = grid1d(this.ctx, Math.ceil(bins / 256));
+    rec.dispatch(`${name}.sum`, this.sum!, [partials, hist, rec.uniform([bins, chunks], 'sum params')], sx, sy);
   }
 }
+
+export { PIXELS_PER_VEC };

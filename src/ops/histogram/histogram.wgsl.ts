@@ -1,74 +1,171 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 
 /**
- * Histogram kernels, method "atomic" (privatized workgroup histograms; OpenCV CUDA hist.cu, cuda-samples
- * histogram256): every workgroup counts its pixels into COPIES replicated 256-bin histograms in workgroup
- * memory — replication spreads the atomics of neighbouring invocations, which in real photographs often
- * see the same value, over different addresses — then adds each non-zero bin to the global histogram
- * with one atomic. Pixels are read 16 (8-bit) per vec4<u32> load; the buffer is padded to 16 bytes and the
- * last partial vector is counted pixel by pixel so padding never counts.
- * 16-bit images: 65536 bins do not fit workgroup memory (16 KiB guaranteed), so they count straight into
- * the global histogram; natural 16-bit data spreads over many bins, which keeps contention low.
+ * Histogram kernels, generated per variant (dtype, mask, where the counters live) so every variant is
+ * straight-line code: pixels are read 16 (8-bit) or 8 (16-bit) per vec4<u32> load, unrolled below.
+ * Binning over the dtype's range: bin = (v · bins) >> bits, i.e. np.histogram(img, bins, range=(0, 2^bits)).
+ * The buffers are padded to 16 bytes; the last partial vector is counted pixel by pixel so padding never counts.
+ * A mask (8-bit, same pixel count; non-zero = counted, as cv2.calcHist) is read in step with the pixels.
  */
-export const histogramWgsl = /* wgsl */ `
-${gridWgsl}
-override WG: u32 = 256u;
-override COPIES: u32 = 8u;
-struct Params { n: u32, vecs: u32, _p0: u32, _p1: u32 }
-@group(0) @binding(0) var<storage, read> src: array<vec4u>;
-@group(0) @binding(1) var<storage, read_write> hist: array<atomic<u32>>;
-@group(0) @binding(2) var<uniform> P: Params;
-var<workgroup> local: array<atomic<u32>, 256u * COPIES>;
-
-fn count4(w: u32, copy: u32) {
-  atomicAdd(&local[((w & 0xffu) * COPIES) + copy], 1u);
-  atomicAdd(&local[(((w >> 8u) & 0xffu) * COPIES) + copy], 1u);
-  atomicAdd(&local[(((w >> 16u) & 0xffu) * COPIES) + copy], 1u);
-  atomicAdd(&local[((w >> 24u) * COPIES) + copy], 1u);
+export interface HistogramKernelSpec {
+  dtype: 'uint8' | 'uint16';
+  masked: boolean;
 }
 
+const BITS = { uint8: 8, uint16: 16 } as const;
+/** Pixels per vec4<u32>. */
+export const PIXELS_PER_VEC = { uint8: 16, uint16: 8 } as const;
+
+/** Shared declarations: parameters, pixel/mask extraction, binning. */
+function common(spec: HistogramKernelSpec, maskBinding: number): string {
+  const ppv = PIXELS_PER_VEC[spec.dtype];
+  const pixel = spec.dtype === 'uint8'
+    ? 'return (v[k / 4u] >> ((k % 4u) * 8u)) & 0xffu;'
+    : 'return (v[k / 2u] >> ((k % 2u) * 16u)) & 0xffffu;';
+  // The mask is 8-bit: for 16-bit data, two data vectors share one mask vector.
+  const maskFns = !spec.masked
+    ? 'fn mask_vec(i: u32) -> vec4u { return vec4u(0u); }\nfn counted(m: vec4u, i: u32, k: u32) -> bool { return true; }'
+    : spec.dtype === 'uint8'
+      ? 'fn mask_vec(i: u32) -> vec4u { return mask[i]; }\nfn counted(m: vec4u, i: u32, k: u32) -> bool { return ((m[k / 4u] >> ((k % 4u) * 8u)) & 0xffu) != 0u; }'
+      : 'fn mask_vec(i: u32) -> vec4u { return mask[i / 2u]; }\nfn counted(m: vec4u, i: u32, k: u32) -> bool { let kk = (i % 2u) * 8u + k; return ((m[kk / 4u] >> ((kk % 4u) * 8u)) & 0xffu) != 0u; }';
+  return `
+${gridWgsl}
+const PPV: u32 = ${ppv}u;
+struct Params { n: u32, vecs: u32, bins: u32, per_invocation: u32, bin_groups: u32, _p0: u32, _p1: u32, _p2: u32 }
+@group(0) @binding(0) var<storage, read> src: array<vec4u>;
+${spec.masked ? `@group(0) @binding(${maskBinding}) var<storage, read> mask: array<vec4u>;` : ''}
+fn pixel(v: vec4u, k: u32) -> u32 { ${pixel} }
+${maskFns}
+fn bin_of(v: u32) -> u32 { return (v * P.bins) >> ${BITS[spec.dtype]}u; }
+`;
+}
+
+/** Unrolled "for each pixel k of vector v (index i) that the mask keeps: BODY(bin)". */
+function eachPixel(body: (bin: string) => string, ppv: number): string {
+  let s = '';
+  for (let k = 0; k < ppv; k++) s += `    if (counted(m, i, ${k}u)) { ${body(`bin_of(pixel(v, ${k}u))`)} }\n`;
+  return s;
+}
+
+/**
+ * Method "atomic" (privatized histograms; OpenCV CUDA hist.cu, cuda-samples histogram256): each workgroup
+ * counts into `copies` replicated histograms in workgroup memory, then adds its non-zero bins to the global
+ * histogram with one atomic each. With `localBins` = 0 (bins too many for workgroup memory, e.g. 65536)
+ * pixels count straight into the global histogram.
+ */
+export function atomicHistogramWgsl(spec: HistogramKernelSpec, localBins: number, copies: number): string {
+  const ppv = PIXELS_PER_VEC[spec.dtype];
+  const local = localBins > 0;
+  const count = (bin: string) => (local ? `atomicAdd(&local[(${bin}) * COPIES + copy], 1u);` : `atomicAdd(&hist[${bin}], 1u);`);
+  return `${common(spec, 3)}
+override WG: u32 = 256u;
+const COPIES: u32 = ${copies}u;
+@group(0) @binding(1) var<storage, read_write> hist: array<atomic<u32>>;
+@group(0) @binding(2) var<uniform> P: Params;
+${local ? `var<workgroup> local: array<atomic<u32>, ${localBins * copies}u>;` : ''}
+
 @compute @workgroup_size(WG)
-fn hist_u8(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  for (var b = li; b < 256u * COPIES; b += WG) { atomicStore(&local[b], 0u); }
-  workgroupBarrier();
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  ${local ? 'for (var b = li; b < P.bins * COPIES; b += WG) { atomicStore(&local[b], 0u); }\n  workgroupBarrier();' : ''}
   let copy = li % COPIES;
-  let full = P.n / 16u;
+  let full = P.n / PPV;
   let stride = linear_group_count(nwg) * WG;
   for (var i = linear_group_id(wid, nwg) * WG + li; i < full; i += stride) {
     let v = src[i];
-    count4(v.x, copy); count4(v.y, copy); count4(v.z, copy); count4(v.w, copy);
-  }
-  if (linear_group_id(wid, nwg) == 0u && li == 0u) {
-    let v = src[min(full, P.vecs - 1u)];
-    for (var k = 0u; k < P.n % 16u; k++) {
-      let byte = (v[k / 4u] >> ((k % 4u) * 8u)) & 0xffu;
-      atomicAdd(&local[byte * COPIES + copy], 1u);
+    let m = mask_vec(i);
+${eachPixel(count, ppv)}  }
+  if (linear_group_id(wid, nwg) == 0u && li == 0u && P.n % PPV != 0u) {
+    let i = full;
+    let v = src[i];
+    let m = mask_vec(i);
+    for (var k = 0u; k < P.n % PPV; k++) {
+      if (counted(m, i, k)) { ${count('bin_of(pixel(v, k))')} }
     }
   }
-  workgroupBarrier();
-  for (var b = li; b < 256u; b += WG) {
+  ${local ? `workgroupBarrier();
+  for (var b = li; b < P.bins; b += WG) {
     var c = 0u;
     for (var k = 0u; k < COPIES; k++) { c += atomicLoad(&local[b * COPIES + k]); }
     if (c != 0u) { atomicAdd(&hist[b], c); }
-  }
+  }` : ''}
+}
+`;
 }
 
+/**
+ * Method "subhist" (no atomics anywhere; clEsperanto histogram.cl): every invocation counts its own pixels
+ * (vectors li, li + WG, … of its workgroup's chunk, so loads stay coalesced) into a private SUB-bin
+ * histogram; the workgroup sums the invocations' histograms CHUNK bins at a time through workgroup memory
+ * (a reduction tree would need as many barriers; a column sum per bin is conflict-free) and writes one
+ * partial histogram per workgroup. A second kernel (sum_partials) adds the partials per bin. More bins than
+ * SUB (16-bit full range) are split into bin groups, each a workgroup that reads the chunk again: the
+ * private histogram must stay small, so data is re-read instead — the price of avoiding atomics.
+ */
+export const SUB_BINS = 256;
+const CHUNK = 32;
+export function subHistogramWgsl(spec: HistogramKernelSpec): string {
+  const ppv = PIXELS_PER_VEC[spec.dtype];
+  const count = (bin: string) => `let b = ${bin} - base; if (b < SUB) { h[b] += 1u; }`;
+  return `${common(spec, 3)}
+override WG: u32 = 64u;
+const SUB: u32 = ${SUB_BINS}u;
+const CHUNK: u32 = ${CHUNK}u;
+@group(0) @binding(1) var<storage, read_write> partials: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+var<workgroup> stage: array<u32, ${CHUNK}u * 64u>;
+
 @compute @workgroup_size(WG)
-fn hist_u16(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let full = P.n / 8u;
-  let stride = linear_group_count(nwg) * WG;
-  for (var i = linear_group_id(wid, nwg) * WG + li; i < full; i += stride) {
-    let v = src[i];
-    for (var k = 0u; k < 4u; k++) {
-      atomicAdd(&hist[v[k] & 0xffffu], 1u);
-      atomicAdd(&hist[v[k] >> 16u], 1u);
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let g = linear_group_id(wid, nwg);
+  let chunk = g / P.bin_groups;
+  let base = (g % P.bin_groups) * SUB;
+  let full = P.n / PPV;
+  var h: array<u32, SUB>;
+  let first = chunk * P.per_invocation * WG;
+  for (var j = 0u; j < P.per_invocation; j++) {
+    let i = first + j * WG + li;
+    if (i < full) {
+      let v = src[i];
+      let m = mask_vec(i);
+${eachPixel(count, ppv)}    } else if (i == full && P.n % PPV != 0u) {
+      let v = src[i];
+      let m = mask_vec(i);
+      for (var k = 0u; k < P.n % PPV; k++) {
+        if (counted(m, i, k)) { ${count('bin_of(pixel(v, k))')} }
+      }
     }
   }
-  if (linear_group_id(wid, nwg) == 0u && li == 0u) {
-    let v = src[min(full, P.vecs - 1u)];
-    for (var k = 0u; k < P.n % 8u; k++) {
-      atomicAdd(&hist[(v[k / 2u] >> ((k % 2u) * 16u)) & 0xffffu], 1u);
+  let chunks = (P.vecs + P.per_invocation * WG - 1u) / (P.per_invocation * WG);
+  if (chunk >= chunks) { return; }
+  for (var r = 0u; r < SUB / CHUNK; r++) {
+    for (var k = 0u; k < CHUNK; k++) { stage[k * WG + li] = h[r * CHUNK + k]; }
+    workgroupBarrier();
+    if (li < CHUNK) {
+      var s = 0u;
+      for (var t = 0u; t < WG; t++) { s += stage[li * WG + t]; }
+      let bin = base + r * CHUNK + li;
+      if (bin < P.bins) { partials[chunk * P.bins + bin] = s; }
     }
+    workgroupBarrier();
   }
+}
+`;
+}
+
+/** Sums the per-workgroup partial histograms of "subhist", one invocation per bin (coalesced, no atomics). */
+export const sumPartialsWgsl = /* wgsl */ `
+${gridWgsl}
+struct SumParams { bins: u32, chunks: u32, _p0: u32, _p1: u32 }
+@group(0) @binding(0) var<storage, read> partials: array<u32>;
+@group(0) @binding(1) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(2) var<uniform> S: SumParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let b = linear_group_id(wid, nwg) * 256u + li;
+  if (b >= S.bins) { return; }
+  var s = 0u;
+  for (var c = 0u; c < S.chunks; c++) { s += partials[c * S.bins + b]; }
+  hist[b] = s;
 }
 `;

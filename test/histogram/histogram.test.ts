@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { EmptyImageError, InvalidArgumentError } from '../../src/core/errors.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { imageFrom, type Image } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { NodeWorkerPool } from '../../src/node/worker-pool.js';
+import { histogram, HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
+import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+type Sparse = Record<string, number>;
+const REF = JSON.parse(readFileSync(fixture('histogram', 'histograms.json'), 'utf8')) as Record<string, Record<string, Sparse>>;
+
+function dense(s: Sparse, n: number): number[] {
+  const out = new Array<number>(n).fill(0);
+  for (const [k, v] of Object.entries(s)) out[Number(k)] = v;
+  return out;
+}
+
+/** Reference counts computed the obvious way, for random inputs. */
+function naive(img: Image, bins: number, mask?: Uint8Array): number[] {
+  const bits = img.dtype === 'uint8' ? 8 : 16;
+  const out = new Array<number>(bins).fill(0);
+  img.data.forEach((v, i) => {
+    if (!mask || mask[i]) out[Math.floor((v * bins) / 2 ** bits)]++;
+  });
+  return out;
+}
+
+const CASES: [file: string, key: string, bins?: number][] = [
+  ['camera.png', 'camera'], ['moon.png', 'moon'], ['coins.png', 'coins'], ['moon16.npy', 'moon16'],
+];
+
+for (const [file, key] of CASES) {
+  test(`histogram of ${file} equals numpy.bincount (CPU, GPU atomic, GPU subhist)`, async (t) => {
+    const img = await readImage(fixture('images', file));
+    const n = img.dtype === 'uint8' ? 256 : 65536;
+    const ref = dense(REF[key].bincount, n);
+    assert.deepEqual([...(await histogram(img)).output], ref, 'cpu');
+    const gpu = await gpuOrSkip(t);
+    if (!gpu) return;
+    for (const method of HISTOGRAM_METHODS) assert.deepEqual([...(await histogram(img, { gpu, method })).output], ref, method);
+  });
+}
+
+test('--bins equals np.histogram(range=(0, 2^bits)) for 8- and 16-bit, CPU and GPU', async (t) => {
+  const cam = await readImage(fixture('images', 'camera.png'));
+  const m16 = await readImage(fixture('images', 'moon16.npy'));
+  const gpu = await gpuOrSkip(t);
+  for (const [img, key, bins] of [[cam, 'bins64', 64], [cam, 'bins100', 100], [m16, 'bins1000', 1000]] as const) {
+    const ref = dense(REF[img === cam ? 'camera' : 'moon16'][key], bins);
+    assert.deepEqual([...(await histogram(img, { bins })).output], ref, `cpu ${key}`);
+    if (!gpu) continue;
+    for (const method of HISTOGRAM_METHODS) assert.deepEqual([...(await histogram(img, { gpu, method, bins })).output], ref, `${method} ${key}`);
+  }
+});
+
+test('a mask counts only its non-zero pixels, as cv2.calcHist', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const mask = await readImage(fixture('images', 'coins_mask.png'));
+  const ref = dense(REF.coins.masked, 256);
+  assert.deepEqual([...(await histogram(img, { mask })).output], ref, 'cpu');
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (const method of HISTOGRAM_METHODS) assert.deepEqual([...(await histogram(img, { gpu, method, mask })).output], ref, method);
+});
+
+test('GPU equals the naive count on odd sizes, masks and bin counts, 8- and 16-bit', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const shapes: [number, number][] = [[1, 1], [1, 7], [3, 5], [17, 31], [129, 257]];
+  for (const [i, shape] of shapes.entries()) {
+    const n = shape[0] * shape[1];
+    const u8 = imageFrom(randomBytes(n, i + 1, 200), shape);
+    const u16 = imageFrom(randomU16(n, i + 2), shape);
+    const mask = imageFrom(randomBytes(n, i + 3, 2), shape);
+    for (const img of [u8, u16]) {
+      for (const bins of [img.dtype === 'uint8' ? 256 : 65536, 10, 1]) {
+        for (const m of [undefined, mask]) {
+          const ref = naive(img, bins, m?.data as Uint8Array | undefined);
+          assert.deepEqual([...(await histogram(img, { bins, mask: m })).output], ref, `cpu ${shape} ${img.dtype} ${bins} ${!!m}`);
+          for (const method of HISTOGRAM_METHODS) {
+            assert.deepEqual([...(await histogram(img, { gpu, method, bins, mask: m })).output], ref, `${method} ${shape} ${img.dtype} ${bins} ${!!m}`);
+          }
+        }
+      }
+    }
+  }
+});
+
+test('worker pool, 3D volumes and resident GpuImages give the same counts', async (t) => {
+  const vol = imageFrom(randomBytes(4 * 300 * 1000, 5), [4, 300, 1000] as never);
+  const ref = naive(vol, 256);
+  const pool = new NodeWorkerPool(2);
+  try {
+    assert.deepEqual([...(await histogram(vol, { pool })).output], ref);
+  } finally {
+    await pool.close();
+  }
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const dev = await GpuImage.upload(gpu, vol);
+  for (const method of HISTOGRAM_METHODS) {
+    const r = await histogram(dev, { method });
+    assert.deepEqual([...r.output], ref, method);
+    assert.equal(r.timings.upload, 0);
+  }
+  dev.release();
+});
+
+test('bad input: bins 0 or too many, mask of the wrong size or type, empty image', async () => {
+  const img = imageFrom(randomBytes(12, 1), [3, 4]);
+  await assert.rejects(histogram(img, { bins: 0 }), /bins must be ≥ 1/);
+  await assert.rejects(histogram(img, { bins: 257 }), /257 bins exceed the 256 values/);
+  await assert.rejects(histogram(img, { bins: 2.5 }), InvalidArgumentError);
+  await assert.rejects(histogram(img, { mask: imageFrom(new Uint8Array(6), [2, 3]) }), /mask is 2×3 but the image is 3×4/);
+  await assert.rejects(histogram(img, { mask: imageFrom(new Uint16Array(12), [3, 4]) }), /mask must be one 8-bit channel/);
+  await assert.rejects(histogram(img, { method: 'magic' as never }), /hist must be one of atomic\|subhist/);
+  await assert.rejects(histogram({ data: new Uint8Array(0), shape: [0, 3], channels: 1, dtype: 'uint8' }), EmptyImageError);
+});
