@@ -1,30 +1,14 @@
-import { compareImages } from '../core/compare.js';
 import { ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image } from '../core/image.js';
-import { paramHelp, resolveParams, type ParamSpec } from '../core/params.js';
+import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
-import { readImage, writeImage } from '../io/index.js';
+import { readImage } from '../io/index.js';
 import { assertNodeVersion } from '../node/runtime.js';
-import { equalize, equalizeParams } from '../ops/equalize/index.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
-import { acquire, type Execution } from './context.js';
+import { COMMANDS, type OpCommand } from './commands.js';
+import { acquire } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
-
-/** An image → image operation as the CLI sees it: declared parameters and a runner for either path. */
-interface ImageOpCommand {
-  summary: string;
-  params: readonly ParamSpec[];
-  run(img: Image, params: Record<string, unknown>, on: { gpu?: Execution['gpu']; pool: Execution['pool'] }): Promise<OpResult<Image>>;
-}
-
-const OPS: Record<string, ImageOpCommand> = {
-  equalize: {
-    summary: 'global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)',
-    params: equalizeParams,
-    run: (img, _p, on) => equalize(img, { gpu: on.gpu, pool: on.pool }),
-  },
-};
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: GPU if an adapter exists, else CPU with a warning)
@@ -36,7 +20,7 @@ const COMMON = `Common options:
 const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help'];
 
 function usage(): string {
-  const ops = Object.entries(OPS).map(([n, c]) => `  imgpu ${n} <in> <out> [options]`.padEnd(44) + c.summary).join('\n');
+  const ops = Object.entries(COMMANDS).map(([n, c]) => `  ${synopsis(n, c)}`.padEnd(44) + c.summary).join('\n');
   return `imgpu — image processing on the GPU (WebGPU) with a CPU path beside every GPU path
 
 Usage:
@@ -47,35 +31,45 @@ Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D). Colour i
 ${COMMON}`;
 }
 
-async function runImageOp(name: string, cmd: ImageOpCommand, argv: string[]): Promise<number> {
+function synopsis(name: string, cmd: OpCommand<unknown>): string {
+  return `imgpu ${name} ${cmd.positional.map((p) => `<${p}>`).join(' ')} [options]`;
+}
+
+async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set(['json', 'help']));
   if (flags.has('help')) {
-    console.log(`imgpu ${name} <in> <out> [options]\n  ${cmd.summary}\n${paramHelp(cmd.params)}\n${COMMON}`);
+    const imageFlags = (cmd.imageFlags ?? []).map((f) => `  --${f} <path>`.padEnd(34) + `${f} image (8-bit, same size)`).join('\n');
+    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params)}\n${imageFlags}\n${COMMON}`);
     return 0;
   }
-  rejectUnknown(flags, [...COMMON_FLAGS, ...cmd.params.map((p) => p.name)]);
-  if (positional.length !== 2) throw new InvalidArgumentError(`imgpu ${name} needs <in> and <out> (got ${positional.length} paths)`);
+  rejectUnknown(flags, [...COMMON_FLAGS, ...cmd.params.map((p) => p.name), ...(cmd.imageFlags ?? [])]);
+  if (positional.length !== cmd.positional.length) {
+    throw new InvalidArgumentError(`imgpu ${name} needs ${cmd.positional.map((p) => `<${p}>`).join(' and ')} (got ${positional.length} paths)`);
+  }
   const [inPath, outPath] = positional;
   const params = resolveParams(name, cmd.params, paramFlags(cmd.params, flags));
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
   const img = await readImage(inPath, { gray: true });
+  const images: Record<string, Image | undefined> = {};
+  for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   try {
     for (const w of exec.warnings) console.error(w);
-    const results: Record<string, OpResult<Image>> = {};
+    const results: Record<string, OpResult<unknown>> = {};
     for (let r = 0; r < repeat; r++) {
-      if (exec.cpu) results.cpu = await cmd.run(img, params, { pool: exec.pool });
-      if (exec.gpu) results.gpu = await cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool });
+      if (exec.cpu) results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
+      if (exec.gpu) results.gpu = await cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images);
     }
-    const cmp = results.cpu && results.gpu ? compareImages(results.cpu.output, results.gpu.output) : undefined;
+    const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
-    await writeImage(outPath, output);
+    if (outPath && cmd.write) await cmd.write(outPath, output);
+    const extra = cmd.report(output, params);
     const adapter = exec.gpu?.adapter;
     if (json) {
       console.log(JSON.stringify({
-        op: name, input: { path: inPath, shape: img.shape, dtype: img.dtype }, output: outPath, params,
+        op: name, input: { path: inPath, shape: img.shape, dtype: img.dtype }, output: outPath ?? null, params, ...extra.json,
         adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null,
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
         identical: cmp ? cmp.identical : null, ...(cmp && !cmp.identical ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff } : {}),
@@ -84,8 +78,9 @@ async function runImageOp(name: string, cmd: ImageOpCommand, argv: string[]): Pr
       console.log(`${name} ${inPath} (${img.shape.join('×')} ${img.dtype})${repeat > 1 ? `, run ${repeat} of ${repeat}` : ''}`);
       if (results.cpu) console.log(formatTimings('cpu', results.cpu.timings) + ` [${exec.pool.size} threads]`);
       if (results.gpu) console.log(formatTimings('gpu', results.gpu.timings) + ` [${adapter?.description || adapter?.vendor}]`);
+      for (const line of extra.text) console.log(line);
       if (cmp) console.log(cmp.identical ? '  CPU and GPU outputs are identical' : `  CPU and GPU outputs DIFFER: ${cmp.mismatches} elements, max |diff| ${cmp.maxAbsDiff}`);
-      console.log(`wrote ${outPath}`);
+      if (outPath) console.log(`wrote ${outPath}`);
     }
     return cmp && !cmp.identical ? 8 : 0;
   } finally {
@@ -101,9 +96,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   assertNodeVersion();
   if (command === 'info') return infoCommand(rest);
-  const op = OPS[command];
+  const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
-  return runImageOp(command, op, rest);
+  return runOp(command, op, rest);
 }
 
 try {

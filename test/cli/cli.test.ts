@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -95,4 +95,21 @@ test('--device auto without an adapter falls back to the CPU with one warning', 
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('warning:')).length, 1, r.stderr);
   assert.match(r.stdout, /cpu +total/);
+});
+
+test('histogram --device both --json: counts equal numpy.bincount, CPU and GPU identical (both methods, mask)', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const ref = JSON.parse(readFileSync(fixture('histogram', 'histograms.json'), 'utf8'));
+  for (const method of ['atomic', 'subhist']) {
+    const r = cli('histogram', fixture('images', 'coins.png'), '--device', 'both', '--hist', method, '--json', '--mask', fixture('images', 'coins_mask.png'));
+    assert.equal(r.status, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.equal(j.identical, true);
+    assert.ok(j.gpu.kernels.some((k: { name: string }) => k.name.includes(method)), JSON.stringify(j.gpu.kernels));
+    const expected = new Array(256).fill(0);
+    for (const [k, v] of Object.entries(ref.coins.masked)) expected[Number(k)] = v;
+    assert.deepEqual(j.counts, expected);
+  }
+  assertOneLineError(cli('histogram', fixture('images', 'coins.png'), '--bins', '0', '--device', 'cpu'), 2, /bins must be ≥ 1/);
+  assertOneLineError(cli('histogram', fixture('images', 'coins.png'), '--mask', fixture('images', 'camera.png'), '--device', 'cpu'), 2, /mask is 512×512 but the image is 303×384/);
 });

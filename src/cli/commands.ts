@@ -1,0 +1,79 @@
+import { compareImages, type Comparison } from '../core/compare.js';
+import type { CpuPool } from '../core/cpu/pool.js';
+import type { GpuContext } from '../core/gpu/context.js';
+import type { Image } from '../core/image.js';
+import type { ParamSpec } from '../core/params.js';
+import type { OpResult } from '../core/timings.js';
+import { writeImage } from '../io/index.js';
+import { equalize, equalizeParams } from '../ops/equalize/index.js';
+import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
+
+export interface RunOn {
+  gpu?: GpuContext;
+  pool: CpuPool;
+}
+
+/**
+ * One CLI operation: its positional arguments, its declared parameters (flags, help and validation come from
+ * them), extra image inputs given as paths (e.g. --mask), how to run it on either path, how to compare the
+ * two results, how to write the output, and what to report besides timings.
+ */
+export interface OpCommand<T> {
+  summary: string;
+  positional: readonly string[];
+  params: readonly ParamSpec[];
+  imageFlags?: readonly string[];
+  run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
+  compare(a: T, b: T): Comparison;
+  write?(path: string, out: T): Promise<void>;
+  report(out: T, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
+}
+
+function compareCounts(a: Uint32Array, b: Uint32Array): Comparison {
+  let mismatches = 0, maxAbsDiff = 0, firstMismatch = -1;
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const d = Math.abs((a[i] ?? 0) - (b[i] ?? 0));
+    if (d) {
+      mismatches++;
+      maxAbsDiff = Math.max(maxAbsDiff, d);
+      if (firstMismatch < 0) firstMismatch = i;
+    }
+  }
+  return { identical: mismatches === 0, mismatches, maxAbsDiff, firstMismatch };
+}
+
+function summarizeCounts(h: Uint32Array): string[] {
+  let total = 0, nonzero = 0, mode = 0, lo = -1, hi = -1;
+  for (let i = 0; i < h.length; i++) {
+    total += h[i];
+    if (h[i]) {
+      nonzero++;
+      if (lo < 0) lo = i;
+      hi = i;
+      if (h[i] > h[mode]) mode = i;
+    }
+  }
+  return [`  ${h.length} bins, ${total} pixels counted, ${nonzero} non-zero bins in [${lo}, ${hi}], mode bin ${mode} (${h[mode]})`];
+}
+
+const imageOp = (summary: string, params: readonly ParamSpec[], run: OpCommand<Image>['run']): OpCommand<Image> => ({
+  summary, positional: ['in', 'out'], params, run,
+  compare: compareImages,
+  write: writeImage,
+  report: () => ({ json: {}, text: [] }),
+});
+
+export const COMMANDS: Record<string, OpCommand<any>> = {
+  equalize: imageOp('global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)', equalizeParams,
+    (img, _p, on) => equalize(img, on)),
+  histogram: {
+    summary: 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',
+    positional: ['in'],
+    params: histogramParams,
+    imageFlags: ['mask'],
+    run: (img, p, on, images) => histogram(img, { ...on, method: p.hist as HistogramMethod, bins: p.bins as number | undefined, mask: images.mask }),
+    compare: compareCounts,
+    report: (counts) => ({ json: { counts: Array.from(counts) }, text: summarizeCounts(counts) }),
+  } satisfies OpCommand<Uint32Array>,
+};
