@@ -11,3 +11,6 @@ export { compareImages, type Comparison } from './core/compare.js';
 export { equalize, equalizeParams, type EqualizeOptions } from './ops/equalize/index.js';
 export { equalizeLut } from './ops/equalize/lut.js';
 export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';
+export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
+export { threshold, thresholdParams, THRESHOLD_METHODS, type ThresholdMethod, type ThresholdOptions, type ThresholdResult } from './ops/threshold/index.js';
+export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';

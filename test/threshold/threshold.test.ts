@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { compareImages } from '../../src/core/compare.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { imageFrom, type Image } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
+import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
+import { threshold } from '../../src/ops/threshold/index.js';
+import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+const REF = JSON.parse(readFileSync(fixture('threshold', 'thresholds.json'), 'utf8')) as Record<string, { otsu: number; isodata: number; isodata_all: number[] }>;
+const PHOTOS = ['camera', 'coins', 'page', 'moon'];
+
+function assertSame(a: Image, b: Image, what: string): void {
+  const c = compareImages(a, b);
+  assert.ok(c.identical, `${what}: ${c.mismatches} pixels differ (first at ${c.firstMismatch})`);
+}
+
+test('hand-computed: bimodal histogram, constant image, isodata tie rule', () => {
+  const h = new Uint32Array(256);
+  h[10] = 50; h[200] = 50;
+  assert.equal(otsuThreshold(h), 10, 'OpenCV keeps the first maximum: every t in [10, 199] separates equally');
+  // isodata: mean_low(t) = 10, mean_high = 200 for t in [10, 199]; (10 + 200) / 2 = 105 → the only fixed point.
+  assert.equal(isodataThreshold(h), 105);
+  const c = new Uint32Array(256);
+  c[77] = 9;
+  assert.equal(otsuThreshold(c), 0, 'constant image: no valid split, OpenCV returns 0');
+  assert.equal(isodataThreshold(c), 77, 'constant image: skimage returns the value');
+});
+
+for (const name of PHOTOS) {
+  test(`${name}: Otsu equals cv2 THRESH_OTSU (value and image), isodata equals skimage — CPU and GPU`, async (t) => {
+    const img = await readImage(fixture('images', `${name}.png`));
+    const refImg = await readImage(fixture('threshold', `${name}_otsu.png`));
+    const cpu = await threshold(img, { method: 'otsu' });
+    assert.equal(cpu.threshold, REF[name].otsu);
+    assertSame(cpu.output, refImg, 'cpu otsu');
+    const iso = await threshold(img, { method: 'isodata' });
+    assert.equal(iso.threshold, REF[name].isodata);
+    assert.equal(iso.output.data.filter((v) => v === 255).length, img.data.filter((v) => v > REF[name].isodata).length);
+    const gpu = await gpuOrSkip(t);
+    if (!gpu) return;
+    for (const hist of HISTOGRAM_METHODS) {
+      const g: { threshold: number; output: Image } = await threshold(img, { method: 'otsu', gpu, hist });
+      assert.equal(g.threshold, REF[name].otsu, `gpu otsu (${hist})`);
+      assertSame(g.output, refImg, `gpu otsu (${hist})`);
+      const gi: { threshold: number; output: Image } = await threshold(img, { method: 'isodata', gpu, hist });
+      assert.equal(gi.threshold, REF[name].isodata, `gpu isodata (${hist})`);
+      assertSame(gi.output, iso.output, `gpu isodata (${hist})`);
+    }
+  });
+}
+
+test('GPU Otsu (f32 scan on the device) equals the CPU (OpenCV double) on random and skewed images, 8- and 16-bit', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (let s = 1; s <= 12; s++) {
+    const [h, w] = [17 + s * 13, 29 + s * 7];
+    const data = randomBytes(h * w, s, 40 + s * 17);
+    if (s % 3 === 0) for (let i = 0; i < data.length; i += 3) data[i] = 250; // a second mode: a plateau of equal σ
+    const img = imageFrom(data, [h, w]);
+    const cpu = await threshold(img);
+    const g: { threshold: number; output: Image } = await threshold(img, { gpu });
+    assert.equal(g.threshold, cpu.threshold, `seed ${s}`);
+    assertSame(g.output, cpu.output, `seed ${s}`);
+  }
+  const u16 = imageFrom(randomU16(300 * 200, 9, 50000), [300, 200]);
+  const c16 = await threshold(u16);
+  const g16 = await threshold(u16, { gpu });
+  assert.equal(g16.threshold, c16.threshold, '16-bit otsu');
+  assertSame(g16.output, c16.output, '16-bit otsu');
+  assert.ok(g16.output.data.every((v) => v === 0 || v === 65535));
+  const gi16 = await threshold(u16, { gpu, method: 'isodata' });
+  assert.equal(gi16.threshold, (await threshold(u16, { method: 'isodata' })).threshold, '16-bit isodata');
+});
+
+test('a resident GpuImage is thresholded on the device and stays there', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img = await readImage(fixture('images', 'coins.png'));
+  const dev = await GpuImage.upload(gpu, img);
+  for (const method of ['otsu', 'isodata'] as const) {
+    const r = await threshold(dev, { method });
+    assert.ok(r.output instanceof GpuImage);
+    assert.equal(r.threshold, REF.coins[method]);
+    assertSame(await r.output.toHost(), (await threshold(img, { method })).output, method);
+    r.output.release();
+  }
+  dev.release();
+});
+
+test('bad input: float images and unknown methods are typed errors', async () => {
+  await assert.rejects(threshold(imageFrom(new Float32Array(4), [2, 2])), /supports uint8 and uint16/);
+  await assert.rejects(threshold(imageFrom(new Uint8Array(4), [2, 2]), { method: 'magic' as never }), /method must be one of/);
+});
