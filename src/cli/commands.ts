@@ -7,6 +7,7 @@ import type { OpResult } from '../core/timings.js';
 import { writeImage } from '../io/index.js';
 import { equalize, equalizeParams } from '../ops/equalize/index.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
+import { threshold, thresholdParams, type ThresholdMethod, type ThresholdResult } from '../ops/threshold/index.js';
 
 export interface RunOn {
   gpu?: GpuContext;
@@ -26,7 +27,8 @@ export interface OpCommand<T> {
   run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
   compare(a: T, b: T): Comparison;
   write?(path: string, out: T): Promise<void>;
-  report(out: T, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
+  /** What to print besides timings, from the result of the path that produced the output. */
+  report(result: OpResult<T>, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
 }
 
 function compareCounts(a: Uint32Array, b: Uint32Array): Comparison {
@@ -74,6 +76,14 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     imageFlags: ['mask'],
     run: (img, p, on, images) => histogram(img, { ...on, method: p.hist as HistogramMethod, bins: p.bins as number | undefined, mask: images.mask }),
     compare: compareCounts,
-    report: (counts) => ({ json: { counts: Array.from(counts) }, text: summarizeCounts(counts) }),
+    report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
   } satisfies OpCommand<Uint32Array>,
+  threshold: {
+    ...imageOp('binary segmentation by a global threshold: otsu (cv2 THRESH_OTSU) or isodata (skimage)', thresholdParams,
+      (img, p, on) => threshold(img, { ...on, method: p.method as ThresholdMethod, hist: p.hist as HistogramMethod })),
+    report: (r) => {
+      const t = (r as ThresholdResult<Image>).threshold;
+      return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
+    },
+  },
 };

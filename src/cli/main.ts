@@ -65,7 +65,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[]): Pro
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
     if (outPath && cmd.write) await cmd.write(outPath, output);
-    const extra = cmd.report(output, params);
+    const extra = cmd.report(results.gpu ?? results.cpu, params);
     const adapter = exec.gpu?.adapter;
     if (json) {
       console.log(JSON.stringify({

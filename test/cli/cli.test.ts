@@ -113,3 +113,17 @@ test('histogram --device both --json: counts equal numpy.bincount, CPU and GPU i
   assertOneLineError(cli('histogram', fixture('images', 'coins.png'), '--bins', '0', '--device', 'cpu'), 2, /bins must be ≥ 1/);
   assertOneLineError(cli('histogram', fixture('images', 'coins.png'), '--mask', fixture('images', 'camera.png'), '--device', 'cpu'), 2, /mask is 512×512 but the image is 303×384/);
 });
+
+test('threshold --json: numeric threshold equal to cv2/skimage, image equal to cv2 THRESH_OTSU', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const ref = JSON.parse(readFileSync(fixture('threshold', 'thresholds.json'), 'utf8'));
+  const out = join(tmp, 'page-otsu.png');
+  const r = cli('threshold', fixture('images', 'page.png'), out, '--method', 'otsu', '--device', 'both', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.threshold, ref.page.otsu);
+  assert.equal(j.identical, true);
+  assert.ok(compareImages(await readImage(out), await readImage(fixture('threshold', 'page_otsu.png'))).identical);
+  const iso = JSON.parse(cli('threshold', fixture('images', 'moon.png'), join(tmp, 'moon-iso.png'), '--method', 'isodata', '--json', '--device', 'gpu').stdout);
+  assert.equal(iso.threshold, ref.moon.isodata);
+});
