@@ -93,3 +93,12 @@ for name in ['camera', 'coins', 'page', 'moon']:
 with open(os.path.join(THR, 'thresholds.json'), 'w') as f:
     json.dump(thr_ref, f, indent=1)
 print('histogram and threshold fixtures written')
+
+# ---- Local thresholds (issue 3): cv2.adaptiveThreshold, MEAN_C and GAUSSIAN_C, THRESH_BINARY.
+LOCAL = {}
+for name, block, c in [('page', 11, 2), ('page', 25, 5), ('camera', 15, 3), ('coins', 31, -4)]:
+    img = cv2.imread(os.path.join(IMAGES, f'{name}.png'), cv2.IMREAD_UNCHANGED)
+    for mname, m in [('mean', cv2.ADAPTIVE_THRESH_MEAN_C), ('gaussian', cv2.ADAPTIVE_THRESH_GAUSSIAN_C)]:
+        out = cv2.adaptiveThreshold(img, 255, m, cv2.THRESH_BINARY, block, c)
+        cv2.imwrite(os.path.join(THR, f'{name}_{mname}_{block}_{c}.png'), out)
+print('local threshold fixtures written')

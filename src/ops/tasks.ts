@@ -2,11 +2,16 @@ import type { TaskTable } from '../core/cpu/pool.js';
 import { InlinePool } from '../core/cpu/pool.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
+import { boxColsBinarize, boxRowSums, gaussColsBinarize, gaussRows } from './threshold/local-kernels.js';
 
 /** Every CPU task a worker can run: pure functions over (shared) typed arrays. */
 export const TASKS: TaskTable = {
   histogram: histogramRange,
   applyLut: applyLutRange,
+  boxRowSums,
+  boxColsBinarize,
+  gaussRows,
+  gaussColsBinarize,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

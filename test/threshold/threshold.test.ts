@@ -44,10 +44,10 @@ for (const name of PHOTOS) {
     const gpu = await gpuOrSkip(t);
     if (!gpu) return;
     for (const hist of HISTOGRAM_METHODS) {
-      const g: { threshold: number; output: Image } = await threshold(img, { method: 'otsu', gpu, hist });
+      const g: { threshold?: number; output: Image } = await threshold(img, { method: 'otsu', gpu, hist });
       assert.equal(g.threshold, REF[name].otsu, `gpu otsu (${hist})`);
       assertSame(g.output, refImg, `gpu otsu (${hist})`);
-      const gi: { threshold: number; output: Image } = await threshold(img, { method: 'isodata', gpu, hist });
+      const gi: { threshold?: number; output: Image } = await threshold(img, { method: 'isodata', gpu, hist });
       assert.equal(gi.threshold, REF[name].isodata, `gpu isodata (${hist})`);
       assertSame(gi.output, iso.output, `gpu isodata (${hist})`);
     }
@@ -63,7 +63,7 @@ test('GPU Otsu (f32 scan on the device) equals the CPU (OpenCV double) on random
     if (s % 3 === 0) for (let i = 0; i < data.length; i += 3) data[i] = 250; // a second mode: a plateau of equal σ
     const img = imageFrom(data, [h, w]);
     const cpu = await threshold(img);
-    const g: { threshold: number; output: Image } = await threshold(img, { gpu });
+    const g: { threshold?: number; output: Image } = await threshold(img, { gpu });
     assert.equal(g.threshold, cpu.threshold, `seed ${s}`);
     assertSame(g.output, cpu.output, `seed ${s}`);
   }
@@ -95,4 +95,37 @@ test('a resident GpuImage is thresholded on the device and stays there', async (
 test('bad input: float images and unknown methods are typed errors', async () => {
   await assert.rejects(threshold(imageFrom(new Float32Array(4), [2, 2])), /supports uint8 and uint16/);
   await assert.rejects(threshold(imageFrom(new Uint8Array(4), [2, 2]), { method: 'magic' as never }), /method must be one of/);
+});
+
+const LOCAL_CASES: [name: string, window: number, offset: number][] = [['page', 11, 2], ['page', 25, 5], ['camera', 15, 3], ['coins', 31, -4]];
+for (const method of ['mean', 'gaussian'] as const) {
+  test(`${method}: equals cv2.adaptiveThreshold(ADAPTIVE_THRESH_${method.toUpperCase()}_C) on real images, CPU and GPU`, async (t) => {
+    const gpu = await gpuOrSkip(t);
+    for (const [name, window, offset] of LOCAL_CASES) {
+      const img = await readImage(fixture('images', `${name}.png`));
+      const ref = await readImage(fixture('threshold', `${name}_${method}_${window}_${offset}.png`));
+      const cpu = await threshold(img, { method, window, offset });
+      assert.equal(cpu.threshold, undefined);
+      assertSame(cpu.output, ref, `cpu ${name} ${window} ${offset}`);
+      if (gpu) assertSame((await threshold(img, { method, window, offset, gpu })).output, ref, `gpu ${name} ${window} ${offset}`);
+    }
+  });
+}
+
+test('local thresholds: GPU equals CPU on odd sizes, windows larger than the image; bad windows are typed errors', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  for (const [i, shape] of ([[1, 1], [3, 7], [13, 29], [70, 33]] as [number, number][]).entries()) {
+    const img = imageFrom(randomBytes(shape[0] * shape[1], i + 7), shape);
+    for (const method of ['mean', 'gaussian'] as const) {
+      for (const window of [3, 9, 15, 101]) {
+        const cpu = await threshold(img, { method, window, offset: 1.5 });
+        if (gpu) assertSame((await threshold(img, { method, window, offset: 1.5, gpu })).output, cpu.output, `${method} ${shape} ${window}`);
+      }
+    }
+  }
+  const img = imageFrom(randomBytes(100, 3), [10, 10]);
+  await assert.rejects(threshold(img, { method: 'mean', window: 10 }), /window must be odd/);
+  await assert.rejects(threshold(img, { method: 'mean', window: 1 }), /window must be ≥ 3/);
+  await assert.rejects(threshold(imageFrom(new Uint16Array(100), [10, 10]), { method: 'gaussian' }), /8-bit/);
+  await assert.rejects(threshold(imageFrom(new Uint8Array(200), [2, 10, 10] as never), { method: 'mean' }), /2D images/);
 });

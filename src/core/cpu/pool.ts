@@ -58,7 +58,7 @@ export function isShared(a: ArrayBufferView): boolean {
  * Returns `a` itself if it lives in shared memory or the pool is inline, else a shared copy (one copy, instead
  * of each worker receiving a structured clone of the whole underlying buffer).
  */
-export function shareable<A extends Uint8Array | Uint16Array | Float32Array>(pool: CpuPool, a: A): A {
+export function shareable<A extends Uint8Array | Uint16Array | Uint32Array | Float32Array>(pool: CpuPool, a: A): A {
   if (pool.size <= 1 || isShared(a) || typeof SharedArrayBuffer === 'undefined') return a;
   const Ctor = a.constructor as new (b: SharedArrayBuffer) => A;
   const copy = new Ctor(new SharedArrayBuffer(a.byteLength));

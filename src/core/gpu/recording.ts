@@ -52,12 +52,15 @@ export class Recording {
     return b;
   }
 
-  /** Records one dispatch as its own (timed) compute pass, binding `buffers` to @group(0) @binding(0..). */
-  dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[], x: number, y = 1, z = 1): void {
+  /**
+   * Records one dispatch (its own timed pass unless fused), binding `buffers` to @group(0): an array binds
+   * @binding(0..n−1); an object binds the numbers it names (entry points that use some of a module's bindings).
+   */
+  dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>, x: number, y = 1, z = 1): void {
     const group = this.ctx.device.createBindGroup({
       label: name,
       layout: pipeline.getBindGroupLayout(0),
-      entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      entries: Object.entries(buffers).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } })),
     });
     if (!this.fuse) this.closePass();
     const pass = (this.open ??= this.encoder.beginComputePass(this.timer.pass(this.fuse ? `${this.label} (fused)` : name)));

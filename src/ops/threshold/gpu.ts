@@ -6,6 +6,9 @@ import { pixelCount } from '../../core/image.js';
 import { HistogramGpuPlan, type HistogramMethod } from '../histogram/gpu.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
 import { otsuWgsl } from './otsu.wgsl.js';
+import { gaussianKernel } from './local-kernels.js';
+import { localThresholdWgsl } from './local.wgsl.js';
+import { grid1d } from '../../core/gpu/dispatch.js';
 
 /**
  * Otsu on the GPU: histogram → Otsu scan/reduction writing the binarization LUT → LUT application, recorded
@@ -30,4 +33,35 @@ export async function otsuGpu(input: GpuImage, rec: Recording, method: Histogram
   rec.dispatch('threshold.otsu', otsu, [histBuf, lut, threshold, rec.uniform([n, bins, bins / 256, bins - 1], 'otsu params')], 1);
   apply.encode(rec, input.buffer, out, lut, n);
   return { image: new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype), threshold };
+}
+
+/**
+ * cv2.adaptiveThreshold on the GPU: two separable window passes (box: sliding sums; gaussian: float taps),
+ * then the packed binarization. Window means go through a u32 buffer per pixel.
+ */
+export async function localThresholdGpu(
+  input: GpuImage, rec: Recording, [h, w]: [number, number], method: 'mean' | 'gaussian', window: number, offset: number,
+): Promise<GpuImage> {
+  const ctx = input.ctx;
+  const entries = method === 'mean' ? ['box_rows', 'box_cols', 'binarize'] : ['gauss_rows', 'gauss_cols', 'binarize'];
+  const [first, second, binarize] = await Promise.all(entries.map((e) => ctx.plan(`local:${e}`, () => ctx.pipeline('threshold.local', localThresholdWgsl, e))));
+  const n = w * h;
+  const r = (window - 1) / 2;
+  const params = rec.uniform([w, h, r, Math.ceil(offset) >>> 0, n], 'local params');
+  const means = rec.storage(n * 4, 'local means');
+  const out = acquireStorage(ctx, n, 'local binary');
+  const groups = (items: number) => grid1d(ctx, Math.ceil(items / 256));
+  if (method === 'mean') {
+    const sums = rec.storage(n * 4, 'row sums');
+    rec.dispatch('threshold.mean.rows', first, ({ 0: input.buffer, 1: params, 2: sums }), ...groups(Math.ceil(w / 64) * h));
+    rec.dispatch('threshold.mean.cols', second, ({ 1: params, 2: sums, 3: means }), ...groups(Math.ceil(h / 64) * w));
+  } else {
+    const taps = rec.storage(window * 4, 'gaussian taps');
+    ctx.device.queue.writeBuffer(taps, 0, gaussianKernel(window) as Float32Array<ArrayBuffer>);
+    const rows = rec.storage(n * 4, 'gaussian rows');
+    rec.dispatch('threshold.gaussian.rows', first, ({ 0: input.buffer, 1: params, 4: taps, 5: rows }), ...groups(n));
+    rec.dispatch('threshold.gaussian.cols', second, ({ 1: params, 3: means, 4: taps, 5: rows }), ...groups(n));
+  }
+  rec.dispatch('threshold.binarize', binarize, ({ 0: input.buffer, 1: params, 3: means, 6: out }), ...groups(Math.ceil(n / 4)));
+  return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
 }

@@ -1,5 +1,5 @@
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { UnsupportedDtypeError } from '../../core/errors.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
@@ -13,28 +13,35 @@ import { applyLutCpu } from '../lut/cpu.js';
 import { applyLut } from '../lut/index.js';
 import { inlinePool } from '../tasks.js';
 import { binaryLut, isodataThreshold, otsuThreshold } from './global.js';
-import { otsuGpu } from './gpu.js';
+import { localThresholdGpu, otsuGpu } from './gpu.js';
+import { localThresholdCpu, type LocalMethod } from './local-cpu.js';
 
-export const THRESHOLD_METHODS = ['otsu', 'isodata'] as const;
+export const THRESHOLD_METHODS = ['otsu', 'isodata', 'mean', 'gaussian'] as const;
 export type ThresholdMethod = (typeof THRESHOLD_METHODS)[number];
 
 /** Declared once: CLI flags, help and validation come from here. */
 export const thresholdParams: readonly ParamSpec[] = [
-  { name: 'method', kind: 'enum', choices: THRESHOLD_METHODS, default: 'otsu', doc: 'otsu (cv2 THRESH_OTSU) or isodata (skimage threshold_isodata)' },
+  { name: 'method', kind: 'enum', choices: THRESHOLD_METHODS, default: 'otsu', doc: 'global: otsu (cv2 THRESH_OTSU), isodata (skimage); local: mean, gaussian (cv2.adaptiveThreshold)' },
   { name: 'hist', kind: 'enum', choices: HISTOGRAM_METHODS, default: 'atomic', doc: 'GPU histogram algorithm used by the global methods' },
+  { name: 'window', kind: 'int', min: 3, max: 2047, default: 11, doc: 'local methods: odd window side (cv2 blockSize); larger than the image is allowed (replicated borders)' },
+  { name: 'offset', kind: 'float', default: 2, doc: 'local methods: C, subtracted from the local mean (foreground: src − mean > −ceil(C))' },
 ];
 
 export interface ThresholdOptions extends GpuRunOptions {
   /** @default 'otsu' */
   method?: ThresholdMethod;
-  /** GPU histogram algorithm. @default 'atomic' */
+  /** GPU histogram algorithm (global methods). @default 'atomic' */
   hist?: HistogramMethod;
+  /** Local methods: odd window side. @default 11 */
+  window?: number;
+  /** Local methods: the constant C of cv2.adaptiveThreshold. @default 2 */
+  offset?: number;
   gpu?: GpuContext;
   pool?: CpuPool;
 }
 
-/** A binary image (0 / dtype maximum: pixels strictly above the threshold are set) and the global threshold. */
-export type ThresholdResult<T> = OpResult<T> & { threshold: number };
+/** A binary image (0 / dtype maximum) and, for the global methods, the threshold (pixels > it are set). */
+export type ThresholdResult<T> = OpResult<T> & { threshold?: number };
 
 /** Sets total to the wall clock since t0 and host to what the measured phases leave of it. */
 function closeTimings(t: Timings, t0: number): Timings {
@@ -63,7 +70,9 @@ export async function threshold(src: Image, opts?: ThresholdOptions): Promise<Th
 export async function threshold(src: GpuImage, opts?: ThresholdOptions): Promise<ThresholdResult<GpuImage>>;
 export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = {}): Promise<ThresholdResult<Image | GpuImage>> {
   const t0 = now();
-  const p = resolveParams<{ method: ThresholdMethod; hist: HistogramMethod }>('threshold', thresholdParams, { method: opts.method, hist: opts.hist });
+  const p = resolveParams<{ method: ThresholdMethod; hist: HistogramMethod; window: number; offset: number }>('threshold', thresholdParams, {
+    method: opts.method, hist: opts.hist, window: opts.window, offset: opts.offset,
+  });
   let img: Image | GpuImage = src;
   if (!(src instanceof GpuImage)) {
     validateImage(src);
@@ -74,6 +83,7 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   requireDtype(img, ['uint8', 'uint16'], 'threshold');
   const maxv = img.dtype === 'uint8' ? 255 : 65535;
   const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
+  if (p.method === 'mean' || p.method === 'gaussian') return localThreshold(img, p.method, p.window, p.offset, gpu, opts, t0);
 
   // 8-bit Otsu runs entirely on the device. For 16-bit, 65536 bins make σ so flat that f32 picks a different
   // bin than OpenCV's double arithmetic (measured: 24970 vs 24962 on uniform noise), so the threshold is taken
@@ -105,4 +115,21 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   const output = await applyLutCpu(img as Image, lut, opts.pool ?? inlinePool);
   const kernels = [...h.timings.kernels, { name: 'binarize', ms: now() - tk }];
   return { output, threshold: t, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
+}
+
+/** The cv2.adaptiveThreshold-compatible methods (8-bit, 2D), on the CPU pool or the GPU. */
+async function localThreshold(
+  img: Image | GpuImage, method: LocalMethod, window: number, offset: number, gpu: GpuContext | undefined, opts: ThresholdOptions, t0: number,
+): Promise<ThresholdResult<Image | GpuImage>> {
+  if (window % 2 !== 1) throw new InvalidArgumentError(`threshold: window must be odd (cv2.adaptiveThreshold's blockSize), got ${window}`);
+  requireDtype(img, ['uint8'], `threshold --method ${method} (cv2.adaptiveThreshold is defined on 8-bit images)`);
+  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`threshold --method ${method} works on 2D images, got a ${img.shape.join('×')} volume`);
+  const shape2d = (img.shape.length === 3 ? img.shape.slice(1) : img.shape) as [number, number];
+  if (gpu) {
+    return runGpu(gpu, img, `threshold.${method}`, opts, (input, rec) => localThresholdGpu(input, rec, shape2d, method, window, offset)) as Promise<ThresholdResult<Image | GpuImage>>;
+  }
+  const tk = now();
+  const out = await localThresholdCpu({ ...(img as Image), shape: shape2d }, method, window, offset, opts.pool ?? inlinePool);
+  const output = { ...out, shape: [...img.shape] as Image['shape'] };
+  return { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: `threshold.${method}`, ms: now() - tk }], kernelSource: 'cpu', total: now() - t0 }) };
 }
