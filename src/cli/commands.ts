@@ -7,7 +7,7 @@ import type { OpResult } from '../core/timings.js';
 import { writeImage } from '../io/index.js';
 import { equalize, equalizeParams } from '../ops/equalize/index.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
-import { threshold, thresholdParams, type ThresholdMethod, type ThresholdResult } from '../ops/threshold/index.js';
+import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from '../ops/threshold/index.js';
 
 export interface RunOn {
   gpu?: GpuContext;
@@ -79,11 +79,13 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
   } satisfies OpCommand<Uint32Array>,
   threshold: {
-    ...imageOp('binary segmentation by a global threshold: otsu (cv2 THRESH_OTSU) or isodata (skimage)', thresholdParams,
-      (img, p, on) => threshold(img, { ...on, method: p.method as ThresholdMethod, hist: p.hist as HistogramMethod })),
+    ...imageOp('binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)', thresholdParams,
+      (img, p, on) => threshold(img, { ...on, ...p } as ThresholdOptions)),
     report: (r) => {
-      const t = (r as ThresholdResult<Image>).threshold;
-      return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
+      const { threshold: t, fallback } = r as ThresholdResult<Image>;
+      if (t !== undefined) return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
+      if (fallback !== undefined) return { json: { fallback }, text: [`  global isodata fallback ${fallback} (used in windows too uniform to split)`] };
+      return { json: {}, text: [] };
     },
   },
 };

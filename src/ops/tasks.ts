@@ -2,6 +2,7 @@ import type { TaskTable } from '../core/cpu/pool.js';
 import { InlinePool } from '../core/cpu/pool.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
+import { adaptiveIsodataRows } from './threshold/adaptive-kernels.js';
 import { boxColsBinarize, boxRowSums, gaussColsBinarize, gaussRows } from './threshold/local-kernels.js';
 
 /** Every CPU task a worker can run: pure functions over (shared) typed arrays. */
@@ -12,6 +13,7 @@ export const TASKS: TaskTable = {
   boxColsBinarize,
   gaussRows,
   gaussColsBinarize,
+  adaptiveIsodataRows,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

@@ -6,6 +6,7 @@ import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
+import { isodataOfWindow } from '../../src/ops/threshold/adaptive-kernels.js';
 import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
@@ -128,4 +129,66 @@ test('local thresholds: GPU equals CPU on odd sizes, windows larger than the ima
   await assert.rejects(threshold(img, { method: 'mean', window: 1 }), /window must be ≥ 3/);
   await assert.rejects(threshold(imageFrom(new Uint16Array(100), [10, 10]), { method: 'gaussian' }), /8-bit/);
   await assert.rejects(threshold(imageFrom(new Uint8Array(200), [2, 10, 10] as never), { method: 'mean' }), /2D images/);
+});
+
+/** Per-pixel reference: the window histogram rebuilt from scratch (clipped window). */
+function adaptiveReference(img: Image, window: number, contrast: number, fallback: number): Uint8Array {
+  const [h, w] = img.shape as [number, number];
+  const r = (window - 1) / 2;
+  const out = new Uint8Array(w * h);
+  const hist = new Uint32Array(256);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      hist.fill(0);
+      for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) {
+        for (let xx = Math.max(0, x - r); xx <= Math.min(w - 1, x + r); xx++) hist[img.data[yy * w + xx]]++;
+      }
+      out[y * w + x] = img.data[y * w + x] > isodataOfWindow(hist, contrast, fallback) ? 255 : 0;
+    }
+  }
+  return out;
+}
+
+test('adaptive: the exact window rule reproduces skimage isodata on whole-image histograms', async () => {
+  for (const name of PHOTOS) {
+    const img = await readImage(fixture('images', `${name}.png`));
+    const hist = new Uint32Array(256);
+    for (const v of img.data) hist[v]++;
+    assert.equal(isodataOfWindow(hist, 0, -1), REF[name].isodata, name);
+  }
+});
+
+test('adaptive: CPU (sliding histogram) and GPU (sliding and naive) equal the per-pixel reference', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  const coins = await readImage(fixture('images', 'coins.png'));
+  const crop = imageFrom(coins.data.slice(0, 120 * 384), [120, 384]);
+  const cases: [Image, number, number][] = [
+    [crop, 15, 15], [crop, 31, 40], [imageFrom(randomBytes(23 * 41, 4), [23, 41]), 7, 0], [imageFrom(randomBytes(9 * 5, 6, 30), [9, 5]), 21, 10],
+  ];
+  for (const [img, window, contrast] of cases) {
+    const cpu = await threshold(img, { method: 'adaptive', window, contrast });
+    const ref = adaptiveReference(img, window, contrast, cpu.fallback!);
+    assert.deepEqual(cpu.output.data, ref, `cpu ${img.shape} ${window}`);
+    if (!gpu) continue;
+    for (const scheme of ['sliding', 'naive'] as const) {
+      const g: { output: Image; fallback?: number } = await threshold(img, { method: 'adaptive', window, contrast, gpu, scheme });
+      assert.equal(g.fallback, cpu.fallback);
+      assertSame(g.output, cpu.output, `gpu ${scheme} ${img.shape} ${window}`);
+    }
+  }
+});
+
+test('adaptive: uniform windows fall back to the global threshold; bad windows are typed errors', async () => {
+  const flat = imageFrom(new Uint8Array(400).fill(90), [20, 20]);
+  const r = await threshold(flat, { method: 'adaptive', window: 5 });
+  assert.equal(r.fallback, 90);
+  assert.ok(r.output.data.every((v) => v === 0), 'a constant image has no foreground');
+  // Two flat halves, a step between: far from the step the windows are flat and follow the global threshold.
+  const step = imageFrom(new Uint8Array(400).map((_, i) => (i % 20 < 10 ? 40 : 200)), [20, 20]);
+  const s = await threshold(step, { method: 'adaptive', window: 5 });
+  assert.equal(s.fallback, 120);
+  assert.equal(s.output.data[0], 0);
+  assert.equal(s.output.data[19], 255);
+  await assert.rejects(threshold(step, { method: 'adaptive', window: 257 }), /window must be ≤ 255|≤ 2047/);
+  await assert.rejects(threshold(step, { method: 'adaptive', window: 4 }), /window must be odd/);
 });

@@ -8,6 +8,7 @@ import { ApplyLutGpuPlan } from '../lut/gpu.js';
 import { otsuWgsl } from './otsu.wgsl.js';
 import { gaussianKernel } from './local-kernels.js';
 import { localThresholdWgsl } from './local.wgsl.js';
+import { adaptiveWgsl } from './adaptive.wgsl.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 
 /**
@@ -63,5 +64,27 @@ export async function localThresholdGpu(
     rec.dispatch('threshold.gaussian.cols', second, ({ 1: params, 3: means, 4: taps, 5: rows }), ...groups(n));
   }
   rec.dispatch('threshold.binarize', binarize, ({ 0: input.buffer, 1: params, 3: means, 6: out }), ...groups(Math.ceil(n / 4)));
+  return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
+}
+
+/** Adaptive isodata on the GPU: per-pixel window thresholds (naive or sliding scheme), then binarize. */
+export async function adaptiveGpu(
+  input: GpuImage, rec: Recording, [h, w]: [number, number], window: number, contrast: number, fallback: number, scheme: 'sliding' | 'naive',
+): Promise<GpuImage> {
+  const ctx = input.ctx;
+  const [main, binarize] = await Promise.all([
+    ctx.plan(`adaptive:${scheme}`, () => ctx.pipeline('threshold.adaptive', adaptiveWgsl, `adaptive_${scheme}`)),
+    ctx.plan('local:binarize', () => ctx.pipeline('threshold.local', localThresholdWgsl, 'binarize')),
+  ]);
+  const n = w * h;
+  const r = (window - 1) / 2;
+  const thresholds = rec.storage(n * 4, 'adaptive thresholds');
+  const out = acquireStorage(ctx, n, 'adaptive binary');
+  const items = scheme === 'naive' ? n : Math.ceil(w / 32) * h;
+  rec.dispatch(`threshold.adaptive.${scheme}`, main, { 0: input.buffer, 1: rec.uniform([w, h, r, contrast, fallback, n], 'adaptive params'), 2: thresholds },
+    ...grid1d(ctx, Math.ceil(items / 64)));
+  // src − t(p) > 0 ⇔ src > t(p): the local binarize kernel with C = 0.
+  rec.dispatch('threshold.binarize', binarize, { 0: input.buffer, 1: rec.uniform([w, h, r, 0, n], 'binarize params'), 3: thresholds, 6: out },
+    ...grid1d(ctx, Math.ceil(n / 4 / 256)));
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
 }

@@ -13,17 +13,20 @@ import { applyLutCpu } from '../lut/cpu.js';
 import { applyLut } from '../lut/index.js';
 import { inlinePool } from '../tasks.js';
 import { binaryLut, isodataThreshold, otsuThreshold } from './global.js';
-import { localThresholdGpu, otsuGpu } from './gpu.js';
-import { localThresholdCpu, type LocalMethod } from './local-cpu.js';
+import { adaptiveGpu, localThresholdGpu, otsuGpu } from './gpu.js';
+import { adaptiveCpu, localThresholdCpu, type LocalMethod } from './local-cpu.js';
 
-export const THRESHOLD_METHODS = ['otsu', 'isodata', 'mean', 'gaussian'] as const;
+export const THRESHOLD_METHODS = ['otsu', 'isodata', 'adaptive', 'mean', 'gaussian'] as const;
+export const ADAPTIVE_SCHEMES = ['sliding', 'naive'] as const;
 export type ThresholdMethod = (typeof THRESHOLD_METHODS)[number];
 
 /** Declared once: CLI flags, help and validation come from here. */
 export const thresholdParams: readonly ParamSpec[] = [
-  { name: 'method', kind: 'enum', choices: THRESHOLD_METHODS, default: 'otsu', doc: 'global: otsu (cv2 THRESH_OTSU), isodata (skimage); local: mean, gaussian (cv2.adaptiveThreshold)' },
+  { name: 'method', kind: 'enum', choices: THRESHOLD_METHODS, default: 'otsu', doc: 'global: otsu (cv2 THRESH_OTSU), isodata (skimage); local: adaptive (isodata per window), mean, gaussian (cv2.adaptiveThreshold)' },
   { name: 'hist', kind: 'enum', choices: HISTOGRAM_METHODS, default: 'atomic', doc: 'GPU histogram algorithm used by the global methods' },
   { name: 'window', kind: 'int', min: 3, max: 2047, default: 11, doc: 'local methods: odd window side (cv2 blockSize); larger than the image is allowed (replicated borders)' },
+  { name: 'contrast', kind: 'int', min: 0, max: 255, default: 15, doc: 'adaptive: windows whose value range is below this use the global isodata threshold' },
+  { name: 'scheme', kind: 'enum', choices: ADAPTIVE_SCHEMES, default: 'sliding', doc: 'adaptive, GPU: sliding window histogram per row run, or naive (rebuilt per pixel)' },
   { name: 'offset', kind: 'float', default: 2, doc: 'local methods: C, subtracted from the local mean (foreground: src − mean > −ceil(C))' },
 ];
 
@@ -36,12 +39,19 @@ export interface ThresholdOptions extends GpuRunOptions {
   window?: number;
   /** Local methods: the constant C of cv2.adaptiveThreshold. @default 2 */
   offset?: number;
+  /** adaptive: minimum window value range to threshold locally (else the global isodata threshold). @default 15 */
+  contrast?: number;
+  /** adaptive, GPU: window histogram scheme. @default 'sliding' */
+  scheme?: (typeof ADAPTIVE_SCHEMES)[number];
   gpu?: GpuContext;
   pool?: CpuPool;
 }
 
-/** A binary image (0 / dtype maximum) and, for the global methods, the threshold (pixels > it are set). */
-export type ThresholdResult<T> = OpResult<T> & { threshold?: number };
+/**
+ * A binary image (0 / dtype maximum) and, for the global methods, the threshold (pixels > it are set); for
+ * adaptive, `fallback` is the global isodata threshold used in windows too uniform to split.
+ */
+export type ThresholdResult<T> = OpResult<T> & { threshold?: number; fallback?: number };
 
 /** Sets total to the wall clock since t0 and host to what the measured phases leave of it. */
 function closeTimings(t: Timings, t0: number): Timings {
@@ -70,9 +80,9 @@ export async function threshold(src: Image, opts?: ThresholdOptions): Promise<Th
 export async function threshold(src: GpuImage, opts?: ThresholdOptions): Promise<ThresholdResult<GpuImage>>;
 export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = {}): Promise<ThresholdResult<Image | GpuImage>> {
   const t0 = now();
-  const p = resolveParams<{ method: ThresholdMethod; hist: HistogramMethod; window: number; offset: number }>('threshold', thresholdParams, {
-    method: opts.method, hist: opts.hist, window: opts.window, offset: opts.offset,
-  });
+  const p = resolveParams<{ method: ThresholdMethod; hist: HistogramMethod; window: number; offset: number; contrast: number; scheme: 'sliding' | 'naive' }>(
+    'threshold', thresholdParams, { method: opts.method, hist: opts.hist, window: opts.window, offset: opts.offset, contrast: opts.contrast, scheme: opts.scheme },
+  );
   let img: Image | GpuImage = src;
   if (!(src instanceof GpuImage)) {
     validateImage(src);
@@ -84,6 +94,7 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   const maxv = img.dtype === 'uint8' ? 255 : 65535;
   const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
   if (p.method === 'mean' || p.method === 'gaussian') return localThreshold(img, p.method, p.window, p.offset, gpu, opts, t0);
+  if (p.method === 'adaptive') return adaptiveThreshold(img, p.window, p.contrast, p.scheme, gpu, opts, t0);
 
   // 8-bit Otsu runs entirely on the device. For 16-bit, 65536 bins make σ so flat that f32 picks a different
   // bin than OpenCV's double arithmetic (measured: 24970 vs 24962 on uniform noise), so the threshold is taken
@@ -117,14 +128,40 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   return { output, threshold: t, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
 }
 
+/** Checks a local method's window and input; returns the 2D shape. */
+function localShape(img: Image | GpuImage, method: string, window: number): [number, number] {
+  if (window % 2 !== 1) throw new InvalidArgumentError(`threshold: window must be odd (cv2.adaptiveThreshold's blockSize), got ${window}`);
+  requireDtype(img, ['uint8'], `threshold --method ${method} (defined on 8-bit images, as cv2.adaptiveThreshold)`);
+  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`threshold --method ${method} works on 2D images, got a ${img.shape.join('×')} volume`);
+  return (img.shape.length === 3 ? img.shape.slice(1) : img.shape) as [number, number];
+}
+
+/**
+ * Adaptive isodata segmentation (8-bit, 2D): the isodata rule on every pixel's window histogram, with the
+ * global isodata threshold as the fallback for windows too uniform to split (adaptive-kernels.ts).
+ */
+async function adaptiveThreshold(
+  img: Image | GpuImage, window: number, contrast: number, scheme: 'sliding' | 'naive', gpu: GpuContext | undefined, opts: ThresholdOptions, t0: number,
+): Promise<ThresholdResult<Image | GpuImage>> {
+  const shape2d = localShape(img, 'adaptive', window);
+  if (window > 255) throw new InvalidArgumentError(`threshold --method adaptive: window must be ≤ 255 (exact 64-bit window sums), got ${window}`);
+  const h = await histogram(img, { gpu, pool: opts.pool, profile: opts.profile });
+  const fallback = isodataThreshold(h.output) ?? 0;
+  if (gpu) {
+    const r = (await runGpu(gpu, img, 'threshold.adaptive', opts, (input, rec) => adaptiveGpu(input, rec, shape2d, window, contrast, fallback, scheme))) as OpResult<Image | GpuImage>;
+    return { ...r, timings: closeTimings(addTimings(h.timings, r.timings), t0), fallback };
+  }
+  const tk = now();
+  const out = await adaptiveCpu({ ...(img as Image), shape: shape2d }, window, contrast, fallback, opts.pool ?? inlinePool);
+  const kernels = [...h.timings.kernels, { name: 'threshold.adaptive', ms: now() - tk }];
+  return { output: { ...out, shape: [...img.shape] as Image['shape'] }, fallback, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
+}
+
 /** The cv2.adaptiveThreshold-compatible methods (8-bit, 2D), on the CPU pool or the GPU. */
 async function localThreshold(
   img: Image | GpuImage, method: LocalMethod, window: number, offset: number, gpu: GpuContext | undefined, opts: ThresholdOptions, t0: number,
 ): Promise<ThresholdResult<Image | GpuImage>> {
-  if (window % 2 !== 1) throw new InvalidArgumentError(`threshold: window must be odd (cv2.adaptiveThreshold's blockSize), got ${window}`);
-  requireDtype(img, ['uint8'], `threshold --method ${method} (cv2.adaptiveThreshold is defined on 8-bit images)`);
-  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`threshold --method ${method} works on 2D images, got a ${img.shape.join('×')} volume`);
-  const shape2d = (img.shape.length === 3 ? img.shape.slice(1) : img.shape) as [number, number];
+  const shape2d = localShape(img, method, window);
   if (gpu) {
     return runGpu(gpu, img, `threshold.${method}`, opts, (input, rec) => localThresholdGpu(input, rec, shape2d, method, window, offset)) as Promise<ThresholdResult<Image | GpuImage>>;
   }

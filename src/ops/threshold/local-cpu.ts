@@ -30,3 +30,13 @@ export async function localThresholdCpu(img: Image, method: LocalMethod, window:
   }
   return { data: dst, shape: [h, w], channels: 1, dtype: 'uint8' };
 }
+
+/** Adaptive isodata segmentation on the CPU, row bands on the worker pool (see adaptive-kernels.ts). */
+export async function adaptiveCpu(img: Image, window: number, contrast: number, fallback: number, pool: CpuPool): Promise<Image> {
+  const [h, w] = img.shape as [number, number];
+  const src = shareable(pool, img.data as Uint8Array);
+  const dst = allocPixels('uint8', src.length) as Uint8Array;
+  const band = Math.max(1, Math.ceil((1 << 16) / w));
+  await forChunks(pool, h, band, 'adaptiveIsodataRows', (y0, y1) => [src, w, h, (window - 1) / 2, contrast, fallback, dst, y0, y1]);
+  return { data: dst, shape: [h, w], channels: 1, dtype: 'uint8' };
+}

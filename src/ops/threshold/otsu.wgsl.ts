@@ -1,3 +1,5 @@
+import { u64Wgsl } from '../../core/gpu/wgsl/u64.js';
+
 /**
  * Otsu's threshold on the GPU from a histogram buffer, then the binarization LUT, in one workgroup of 256
  * invocations (bins = 256·K; invocation t owns bins [t·K, (t+1)·K)):
@@ -14,6 +16,7 @@
  * 65536 bins does, so threshold() uses this kernel for 8-bit images only (it is written for any 256·K bins).
  */
 export const otsuWgsl = /* wgsl */ `
+${u64Wgsl}
 struct Params { total: u32, bins: u32, per_thread: u32, maxv: u32 }
 @group(0) @binding(0) var<storage, read> hist: array<u32>;
 @group(0) @binding(1) var<storage, read_write> lut: array<u32>;
@@ -25,21 +28,6 @@ var<workgroup> best_sigma: array<f32, 256>;
 var<workgroup> best_bin: array<u32, 256>;
 
 const FLT_EPSILON: f32 = 1.1920928955078125e-7;
-
-fn add64(a: vec2u, b: vec2u) -> vec2u {
-  let lo = a.x + b.x;
-  return vec2u(lo, a.y + b.y + select(0u, 1u, lo < a.x));
-}
-fn sub64(a: vec2u, b: vec2u) -> vec2u {
-  return vec2u(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
-}
-// a · b for a < 2^16 (a bin index), any u32 b, as 64 bits.
-fn mul64(a: u32, b: u32) -> vec2u {
-  let lo = a * (b & 0xffffu);
-  let hi = a * (b >> 16u);
-  return add64(vec2u(lo, 0u), vec2u(hi << 16u, hi >> 16u));
-}
-fn f32_of(a: vec2u) -> f32 { return f32(a.y) * 4294967296.0 + f32(a.x); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) li: u32) {
