@@ -68,7 +68,7 @@ const imageOp = (summary: string, params: readonly ParamSpec[], run: OpCommand<I
 
 export const COMMANDS: Record<string, OpCommand<any>> = {
   equalize: imageOp('global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)', equalizeParams,
-    (img, _p, on) => equalize(img, on)),
+    (img, p, on) => equalize(img, { ...on, hist: p.hist as HistogramMethod })),
   histogram: {
     summary: 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',
     positional: ['in'],

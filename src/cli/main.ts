@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ImgpuError, InvalidArgumentError } from '../core/errors.js';
+import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
@@ -25,6 +29,7 @@ function usage(): string {
 
 Usage:
 ${ops}
+  imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
 
 Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D). Colour is converted to gray (OpenCV's RGB→gray).
@@ -35,7 +40,7 @@ function synopsis(name: string, cmd: OpCommand<unknown>): string {
   return `imgpu ${name} ${cmd.positional.map((p) => `<${p}>`).join(' ')} [options]`;
 }
 
-async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[]): Promise<number> {
+async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set(['json', 'help']));
   if (flags.has('help')) {
     const imageFlags = (cmd.imageFlags ?? []).map((f) => `  --${f} <path>`.padEnd(34) + `${f} image (8-bit, same size)`).join('\n');
@@ -80,11 +85,39 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[]): Pro
       if (results.gpu) console.log(formatTimings('gpu', results.gpu.timings) + ` [${adapter?.description || adapter?.vendor}]`);
       for (const line of extra.text) console.log(line);
       if (cmp) console.log(cmp.identical ? '  CPU and GPU outputs are identical' : `  CPU and GPU outputs DIFFER: ${cmp.mismatches} elements, max |diff| ${cmp.maxAbsDiff}`);
-      if (outPath) console.log(`wrote ${outPath}`);
+      if (outPath && !quietOutput) console.log(`wrote ${outPath}`);
     }
     return cmp && !cmp.identical ? 8 : 0;
   } finally {
     await exec.close();
+  }
+}
+
+const GMU_METHODS: Record<string, { command: string; flags: string[] }> = {
+  equalize: { command: 'equalize', flags: [] },
+  otsu: { command: 'threshold', flags: ['--method', 'otsu'] },
+  segmentation: { command: 'threshold', flags: ['--method', 'adaptive'] },
+};
+
+/**
+ * The classic form of the GMU project's tool: `imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>`
+ * runs the method on the CPU and on the GPU with the chosen histogram algorithm and prints both times (and
+ * whether they agree). Other options pass through (e.g. --window, --json, --out PATH to keep the result).
+ */
+async function gmuCommand(argv: string[]): Promise<number> {
+  const [hist, method, image, ...rest] = argv;
+  if (!HISTOGRAM_METHODS.includes(hist as never) || !GMU_METHODS[method] || !image) {
+    throw new InvalidArgumentError(`usage: imgpu gmu <${HISTOGRAM_METHODS.join('|')}> <${Object.keys(GMU_METHODS).join('|')}> <image> [options]`);
+  }
+  const o = rest.indexOf('--out');
+  const keep = o >= 0 ? rest.splice(o, 2)[1] : undefined;
+  const dir = keep ? undefined : mkdtempSync(join(tmpdir(), 'imgpu-gmu-'));
+  const out = keep ?? join(dir!, 'result.png');
+  const { command, flags } = GMU_METHODS[method];
+  try {
+    return await runOp(command, COMMANDS[command], [image, out, '--device', 'both', '--hist', hist, ...flags, ...rest], !keep);
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -96,6 +129,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   assertNodeVersion();
   if (command === 'info') return infoCommand(rest);
+  if (command === 'gmu') return gmuCommand(rest);
   const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
   return runOp(command, op, rest);

@@ -127,3 +127,16 @@ test('threshold --json: numeric threshold equal to cv2/skimage, image equal to c
   const iso = JSON.parse(cli('threshold', fixture('images', 'moon.png'), join(tmp, 'moon-iso.png'), '--method', 'isodata', '--json', '--device', 'gpu').stdout);
   assert.equal(iso.threshold, ref.moon.isodata);
 });
+
+test('gmu <atomic|subhist> <equalize|otsu|segmentation> <image>: both paths, both times, identical', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  for (const [hist, method] of [['atomic', 'equalize'], ['subhist', 'otsu'], ['subhist', 'segmentation']]) {
+    const r = cli('gmu', hist, method, fixture('images', 'coins.png'));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /cpu +total .* ms/);
+    assert.match(r.stdout, /gpu +total .* ms/);
+    assert.match(r.stdout, new RegExp(`histogram\\.${hist}`));
+    assert.match(r.stdout, /outputs are identical/);
+  }
+  assertOneLineError(cli('gmu', 'atomic', 'blur', fixture('images', 'coins.png')), 2, /usage: imgpu gmu/);
+});

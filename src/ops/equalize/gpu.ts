@@ -3,7 +3,7 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { pixelCount } from '../../core/image.js';
-import { HistogramGpuPlan } from '../histogram/gpu.js';
+import { HistogramGpuPlan, type HistogramMethod } from '../histogram/gpu.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
 import { equalizeLutWgsl } from './equalize.wgsl.js';
 
@@ -21,11 +21,11 @@ class EqualizeLutGpuPlan {
 }
 
 /** Histogram → LUT → apply, recorded into one command encoder: no host round trip in between. */
-export async function equalizeGpu(input: GpuImage, rec: Recording): Promise<GpuImage> {
+export async function equalizeGpu(input: GpuImage, rec: Recording, method: HistogramMethod = 'atomic'): Promise<GpuImage> {
   const ctx = input.ctx;
   const dtype = input.dtype as 'uint8' | 'uint16';
   const [hist, lutPlan, apply] = await Promise.all([
-    HistogramGpuPlan.prepare(ctx, { dtype, bins: dtype === 'uint8' ? 256 : 65536, masked: false, method: 'atomic' }), EqualizeLutGpuPlan.prepare(ctx), ApplyLutGpuPlan.prepare(ctx, dtype),
+    HistogramGpuPlan.prepare(ctx, { dtype, bins: dtype === 'uint8' ? 256 : 65536, masked: false, method }), EqualizeLutGpuPlan.prepare(ctx), ApplyLutGpuPlan.prepare(ctx, dtype),
   ]);
   const n = pixelCount(input.shape);
   const histBuf = rec.storage(hist.bins * 4, 'histogram');

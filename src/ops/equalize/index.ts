@@ -2,22 +2,28 @@ import type { CpuPool } from '../../core/cpu/pool.js';
 import { UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
+import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { checkOut, requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
-import type { ParamSpec } from '../../core/params.js';
+import { resolveParams, type ParamSpec } from '../../core/params.js';
+import { HISTOGRAM_METHODS, type HistogramMethod } from '../histogram/gpu.js';
 import { makeTimings, now, type OpResult } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
 import { equalizeCpu } from './cpu.js';
 import { equalizeGpu } from './gpu.js';
 
-/** equalize has no parameters of its own; declared for the CLI like every op. */
-export const equalizeParams: readonly ParamSpec[] = [];
+/** Declared once: CLI flags, help and validation come from here. */
+export const equalizeParams: readonly ParamSpec[] = [
+  { name: 'hist', kind: 'enum', choices: HISTOGRAM_METHODS, default: 'atomic', doc: 'GPU histogram algorithm' },
+];
 
 export interface EqualizeOptions extends GpuRunOptions {
   /** Run on this GPU context (host images are uploaded and the result downloaded). Omit for the CPU path. */
   gpu?: GpuContext;
   /** Worker pool for the CPU path. @default single-threaded */
   pool?: CpuPool;
+  /** GPU histogram algorithm. @default 'atomic' */
+  hist?: HistogramMethod;
 }
 
 /**
@@ -29,10 +35,12 @@ export interface EqualizeOptions extends GpuRunOptions {
 export async function equalize(src: Image, opts?: EqualizeOptions): Promise<OpResult<Image>>;
 export async function equalize(src: GpuImage, opts?: EqualizeOptions): Promise<OpResult<GpuImage>>;
 export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}): Promise<OpResult<Image | GpuImage>> {
+  const { hist } = resolveParams<{ hist: HistogramMethod }>('equalize', equalizeParams, { hist: opts.hist });
+  const body = (input: GpuImage, rec: Recording) => equalizeGpu(input, rec, hist);
   if (src instanceof GpuImage) {
     if (src.channels !== 1) throw new UnsupportedDtypeError('equalize on a GpuImage needs one gray channel; convert with toGray() before upload');
     requireDtype(src, ['uint8', 'uint16'], 'equalize');
-    return runGpu(src.ctx, src, 'equalize', opts, equalizeGpu) as Promise<OpResult<GpuImage>>;
+    return runGpu(src.ctx, src, 'equalize', opts, body) as Promise<OpResult<GpuImage>>;
   }
   const t0 = now();
   validateImage(src);
@@ -40,7 +48,7 @@ export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}
   const gray = toGray(src);
   if (opts.out) checkOut(opts.out, gray);
   if (opts.gpu) {
-    const r = (await runGpu(opts.gpu, gray, 'equalize', opts, equalizeGpu)) as OpResult<Image>;
+    const r = (await runGpu(opts.gpu, gray, 'equalize', opts, body)) as OpResult<Image>;
     const total = now() - t0; // validation and gray conversion count as host time
     r.timings.host += total - r.timings.total;
     r.timings.total = total;

@@ -94,7 +94,7 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   const maxv = img.dtype === 'uint8' ? 255 : 65535;
   const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
   if (p.method === 'mean' || p.method === 'gaussian') return localThreshold(img, p.method, p.window, p.offset, gpu, opts, t0);
-  if (p.method === 'adaptive') return adaptiveThreshold(img, p.window, p.contrast, p.scheme, gpu, opts, t0);
+  if (p.method === 'adaptive') return adaptiveThreshold(img, p.window, p.contrast, p.scheme, gpu, { ...opts, hist: p.hist }, t0);
 
   // 8-bit Otsu runs entirely on the device. For 16-bit, 65536 bins make σ so flat that f32 picks a different
   // bin than OpenCV's double arithmetic (measured: 24970 vs 24962 on uniform noise), so the threshold is taken
@@ -145,7 +145,7 @@ async function adaptiveThreshold(
 ): Promise<ThresholdResult<Image | GpuImage>> {
   const shape2d = localShape(img, 'adaptive', window);
   if (window > 255) throw new InvalidArgumentError(`threshold --method adaptive: window must be ≤ 255 (exact 64-bit window sums), got ${window}`);
-  const h = await histogram(img, { gpu, pool: opts.pool, profile: opts.profile });
+  const h = await histogram(img, { gpu, pool: opts.pool, profile: opts.profile, method: opts.hist });
   const fallback = isodataThreshold(h.output) ?? 0;
   if (gpu) {
     const r = (await runGpu(gpu, img, 'threshold.adaptive', opts, (input, rec) => adaptiveGpu(input, rec, shape2d, window, contrast, fallback, scheme))) as OpResult<Image | GpuImage>;
