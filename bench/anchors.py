@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times the reference libraries on the same images as `npm run bench`, in the same run.
 Usage: python3 bench/anchors.py <dir with NAME.npy images> [reps]  → JSON on stdout:
-{ "opencv": version, "threads": n, "results": { NAME: { "equalizeHist": {"min": ms, "median": ms} } } }"""
+{ "opencv": version, "threads": n, "results": { NAME: { "cv2.equalizeHist": {"min": ms, "median": ms}, ... } } }
+(CuPy is timed when importable: device-resident input, with a synchronize, kernel + launch time.)"""
 import json
 import os
 import statistics
@@ -15,6 +16,16 @@ try:
 except ImportError:  # no OpenCV on this machine: say so, don't fail the benchmark
     print(json.dumps({"error": "python3 cannot import cv2"}))
     sys.exit(0)
+
+
+try:
+    from skimage import filters
+except ImportError:
+    filters = None
+try:
+    import cupy as cp
+except ImportError:
+    cp = None
 
 
 def timeit(fn, reps):
@@ -38,6 +49,16 @@ def main():
         r = {}
         if img.dtype == np.uint8:
             r["cv2.equalizeHist"] = timeit(lambda: cv2.equalizeHist(img), reps)
+            r["cv2.calcHist"] = timeit(lambda: cv2.calcHist([img], [0], None, [256], [0, 256]), reps)
+            r["np.bincount"] = timeit(lambda: np.bincount(img.ravel(), minlength=256), reps)
+            r["cv2.threshold.otsu"] = timeit(lambda: cv2.threshold(img, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU), reps)
+            r["cv2.adaptiveThreshold.mean"] = timeit(lambda: cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 11, 2), reps)
+            r["cv2.adaptiveThreshold.gaussian"] = timeit(lambda: cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_GAUSSIAN_C, cv2.THRESH_BINARY, 11, 2), reps)
+            if filters is not None:
+                r["skimage.threshold_isodata"] = timeit(lambda: img > filters.threshold_isodata(img), reps)
+            if cp is not None:
+                dimg = cp.asarray(img)
+                r["cupy.bincount"] = timeit(lambda: (cp.bincount(dimg.ravel(), minlength=256), cp.cuda.Device().synchronize()), reps)
         out["results"][f[:-4]] = r
     print(json.dumps(out))
 

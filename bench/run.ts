@@ -14,7 +14,9 @@ import type { GpuContext } from '../src/core/gpu/context.js';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
 import { download, upload } from '../src/core/gpu/transfer.js';
 import { allocPixels, imageFrom, type Image } from '../src/core/image.js';
-import { kernelTotal, now } from '../src/core/timings.js';
+import { kernelTotal, now, type Timings } from '../src/core/timings.js';
+import { histogram } from '../src/ops/histogram/index.js';
+import { threshold } from '../src/ops/threshold/index.js';
 import { encodeNpy, readImage } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
@@ -105,8 +107,62 @@ async function benchEqualize(img: Image, reps: number, pool: NodeWorkerPool, gpu
   return r;
 }
 
+/** How to run one benchmarked operation (variant) on a host image or a resident GpuImage. */
+interface OpSpec {
+  /** Runs on the CPU pool, on the GPU from host memory, or on a resident GpuImage (then `gpu` is unset). */
+  run(img: Image | GpuImage, on: { pool?: NodeWorkerPool; gpu?: GpuContext; profile?: boolean }): Promise<{ output: unknown; timings: Timings }>;
+  /** Anchor keys (bench/anchors.py) reported beside it. */
+  anchors: string[];
+}
+
+const released = (o: unknown) => (o instanceof GpuImage ? o.release() : undefined);
+
+/** The operations of issue 3 (and equalize's variants), each with its CPU/GPU variants and anchors. */
+const OPS: Record<string, OpSpec> = {
+  'histogram.atomic': { run: (img, on) => histogram(img, { ...on, method: 'atomic' }), anchors: ['cv2.calcHist', 'np.bincount', 'cupy.bincount'] },
+  'histogram.subhist': { run: (img, on) => histogram(img, { ...on, method: 'subhist' }), anchors: ['cv2.calcHist', 'np.bincount', 'cupy.bincount'] },
+  'equalize.subhist': { run: (img, on) => equalize(img as Image, { ...on, hist: 'subhist' }), anchors: ['cv2.equalizeHist'] },
+  'threshold.otsu': { run: (img, on) => threshold(img as Image, { ...on, method: 'otsu' }), anchors: ['cv2.threshold.otsu'] },
+  'threshold.isodata': { run: (img, on) => threshold(img as Image, { ...on, method: 'isodata' }), anchors: ['skimage.threshold_isodata'] },
+  'threshold.adaptive.sliding': { run: (img, on) => threshold(img as Image, { ...on, method: 'adaptive', window: 15, scheme: 'sliding' }), anchors: [] },
+  'threshold.adaptive.naive': { run: (img, on) => threshold(img as Image, { ...on, method: 'adaptive', window: 15, scheme: 'naive' }), anchors: [] },
+  'threshold.mean': { run: (img, on) => threshold(img as Image, { ...on, method: 'mean', window: 11, offset: 2 }), anchors: ['cv2.adaptiveThreshold.mean'] },
+  'threshold.gaussian': { run: (img, on) => threshold(img as Image, { ...on, method: 'gaussian', window: 11, offset: 2 }), anchors: ['cv2.adaptiveThreshold.gaussian'] },
+};
+
+/** CPU, GPU host→host, GPU resident (wall and fused kernels) for one operation at one size. */
+async function benchOp(spec: OpSpec, img: Image, reps: number, pool: NodeWorkerPool, gpu?: GpuContext) {
+  const r: Record<string, unknown> = {};
+  // Adaptive on the CPU costs seconds at 8K: fewer repetitions there.
+  const cpuReps = img.data.length > 1e7 && spec.anchors.length === 0 ? Math.min(reps, 3) : reps;
+  r.cpu = await repeat(cpuReps, async () => (await spec.run(img, { pool })).timings.total);
+  if (!gpu) return r;
+  r.gpuEndToEnd = await repeat(reps, async () => {
+    const res = await spec.run(img, { gpu, profile: false });
+    return res.timings.total;
+  });
+  const dev = await GpuImage.upload(gpu, img);
+  r.gpuResident = await repeat(reps, async () => {
+    const t0 = now();
+    const res = await spec.run(dev, { profile: false });
+    await gpu.finish();
+    released(res.output);
+    return now() - t0;
+  });
+  r.gpuKernelsFused = await repeat(reps, async () => {
+    const res = await spec.run(dev, { profile: false });
+    released(res.output);
+    return kernelTotal(res.timings);
+  });
+  const each = await spec.run(dev, { profile: true });
+  released(each.output);
+  r.gpuKernelsEach = each.timings.kernels;
+  dev.release();
+  return r;
+}
+
 async function main(): Promise<void> {
-  const ops = arg('ops', 'equalize').split(',');
+  const ops = arg('ops', ['equalize', ...Object.keys(OPS)].join(',')).split(',');
   const sizes = arg('sizes', '480p,1080p,4k,8k').split(',');
   const reps = Number(arg('reps', '10'));
   const outDir = 'bench/results';
@@ -138,11 +194,14 @@ async function main(): Promise<void> {
     adapter: gpu?.adapter ?? null, timestamps: gpu?.timestamps ?? false, reps, anchors: { ...anchors, results: undefined },
   };
   for (const op of ops) {
-    if (op !== 'equalize') throw new Error(`no benchmark for '${op}'`);
+    if (op !== 'equalize' && !OPS[op]) throw new Error(`no benchmark for '${op}' (have: equalize, ${Object.keys(OPS).join(', ')})`);
     const rows = [];
     for (const s of sizes) {
       const img = images[s];
-      const row = { size: s, shape: img.shape, ...(await benchEqualize(img, reps, pool, gpu, gpuWB)), anchors: anchors.results?.[s] ?? {} };
+      const measured = op === 'equalize' ? await benchEqualize(img, reps, pool, gpu, gpuWB) : await benchOp(OPS[op], img, reps, pool, gpu);
+      const wanted = op === 'equalize' ? ['cv2.equalizeHist'] : OPS[op].anchors;
+      const anchorRow = Object.fromEntries(Object.entries(anchors.results?.[s] ?? {}).filter(([k]) => wanted.includes(k)));
+      const row = { size: s, shape: img.shape, ...measured, anchors: anchorRow };
       rows.push(row);
       console.log(JSON.stringify(row));
     }
