@@ -192,3 +192,18 @@ test('adaptive: uniform windows fall back to the global threshold; bad windows a
   await assert.rejects(threshold(step, { method: 'adaptive', window: 257 }), /window must be ≤ 255|≤ 2047/);
   await assert.rejects(threshold(step, { method: 'adaptive', window: 4 }), /window must be odd/);
 });
+
+test('every method honours a caller\'s out image on the CPU and the GPU', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  const img = await readImage(fixture('images', 'coins.png'));
+  for (const method of ['otsu', 'isodata', 'adaptive', 'mean', 'gaussian'] as const) {
+    const expected = (await threshold(img, { method })).output;
+    for (const on of gpu ? [{}, { gpu }] : [{}]) {
+      const out = imageFrom(new Uint8Array(img.data.length), img.shape as [number, number]);
+      const r = await threshold(img, { method, out, ...on });
+      assert.equal(r.output, out, `${method} returns out`);
+      assertSame(out, expected, `${method} ${'gpu' in on ? 'gpu' : 'cpu'}`);
+    }
+  }
+  await assert.rejects(threshold(img, { out: imageFrom(new Uint8Array(4), [2, 2]) }), /out image is 2×2/);
+});

@@ -11,8 +11,8 @@ export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, o
   const dst = (direct ? out.data : allocPixels(img.dtype, src.length)) as Uint8Array | Uint16Array;
   const table = img.dtype === 'uint8' ? Uint8Array.from(lut) : Uint16Array.from(lut);
   await forChunks(pool, src.length, MIN_CHUNK, 'applyLut', (s, e) => [src, dst, table, s, e]);
-  if (out && !direct) {
-    out.data.set(dst);
+  if (out) {
+    if (!direct) out.data.set(dst);
     return out;
   }
   return { data: dst, shape: [...img.shape] as Image['shape'], channels: img.channels, dtype: img.dtype };

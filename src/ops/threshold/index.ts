@@ -4,7 +4,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { download } from '../../core/gpu/transfer.js';
-import { requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
+import { checkOut, requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { kernelTotal, makeTimings, now, type OpResult, type Timings } from '../../core/timings.js';
 import { histogram } from '../histogram/index.js';
@@ -53,6 +53,53 @@ export interface ThresholdOptions extends GpuRunOptions {
  */
 export type ThresholdResult<T> = OpResult<T> & { threshold?: number; fallback?: number };
 
+/** The caller's `out` image filled with `result`'s pixels (or `result` itself when there is none). */
+function intoOut(result: Image, out?: Image): Image {
+  if (!out) return result;
+  out.data.set(result.data);
+  return out;
+}
+
+function globalThreshold(method: ThresholdMethod, hist: Uint32Array): number {
+  const t = method === 'otsu' ? otsuThreshold(hist) : isodataThreshold(hist);
+  if (t === undefined) throw new UnsupportedDtypeError('isodata: no threshold satisfies the isodata criterion for this image');
+  return t;
+}
+
+/**
+ * Runs a GPU pipeline made of several operations with one upload and one download: a host image goes to the
+ * device once, `steps` run on the resident copy, and the result comes back into `opts.out` or a new image.
+ */
+async function onDevice(
+  gpu: GpuContext, img: Image | GpuImage, opts: ThresholdOptions, t0: number,
+  steps: (dev: GpuImage) => Promise<{ output: GpuImage; steps: Timings[]; extra: { threshold?: number; fallback?: number } }>,
+): Promise<ThresholdResult<Image | GpuImage>> {
+  let upload = 0, download = 0;
+  let dev: GpuImage;
+  if (img instanceof GpuImage) {
+    dev = img;
+  } else {
+    const tu = now();
+    dev = await GpuImage.upload(gpu, img);
+    if (opts.profile ?? true) await gpu.finish();
+    upload = now() - tu;
+  }
+  try {
+    const r = await steps(dev);
+    let output: Image | GpuImage = r.output;
+    if (!(img instanceof GpuImage)) {
+      const td = now();
+      output = await r.output.toHost(opts.out);
+      r.output.release();
+      download = now() - td;
+    }
+    const timings = r.steps.reduce(addTimings, { backend: 'gpu', host: 0, upload, download, kernels: [], kernelSource: r.steps[0].kernelSource, total: 0 } as Timings);
+    return { output, timings: closeTimings(timings, t0), ...r.extra };
+  } finally {
+    if (!(img instanceof GpuImage)) dev.release();
+  }
+}
+
 /** Sets total to the wall clock since t0 and host to what the measured phases leave of it. */
 function closeTimings(t: Timings, t0: number): Timings {
   const total = now() - t0;
@@ -93,6 +140,7 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   requireDtype(img, ['uint8', 'uint16'], 'threshold');
   const maxv = img.dtype === 'uint8' ? 255 : 65535;
   const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
+  if (opts.out && !(img instanceof GpuImage)) checkOut(opts.out, img);
   if (p.method === 'mean' || p.method === 'gaussian') return localThreshold(img, p.method, p.window, p.offset, gpu, opts, t0);
   if (p.method === 'adaptive') return adaptiveThreshold(img, p.window, p.contrast, p.scheme, gpu, { ...opts, hist: p.hist }, t0);
 
@@ -113,17 +161,20 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
     return { ...r, timings: closeTimings(r.timings, t0), threshold: t };
   }
 
-  // Histogram (CPU or GPU), threshold from it on the host, then binarize through a LUT where the data is.
-  const h = await histogram(img, { gpu, pool: opts.pool, method: p.hist, profile: opts.profile });
-  const t = p.method === 'otsu' ? otsuThreshold(h.output) : isodataThreshold(h.output);
-  if (t === undefined) throw new UnsupportedDtypeError('isodata: no threshold satisfies the isodata criterion for this image');
-  const lut = binaryLut(h.output.length, t, maxv);
+  // Histogram, threshold from it on the host, then binarize through a LUT where the data is.
   if (gpu) {
-    const b = await applyLut(img, lut, { gpu, profile: opts.profile });
-    return { output: b.output, timings: closeTimings(addTimings(h.timings, b.timings), t0), threshold: t };
+    return onDevice(gpu, img, opts, t0, async (dev) => {
+      const h = await histogram(dev, { method: p.hist, profile: opts.profile });
+      const t = globalThreshold(p.method, h.output);
+      const b = (await applyLut(dev, binaryLut(h.output.length, t, maxv), { profile: opts.profile })) as OpResult<GpuImage>;
+      return { output: b.output, steps: [h.timings, b.timings], extra: { threshold: t } };
+    });
   }
+  const h = await histogram(img, { pool: opts.pool, method: p.hist });
+  const t = globalThreshold(p.method, h.output);
+  const lut = binaryLut(h.output.length, t, maxv);
   const tk = now();
-  const output = await applyLutCpu(img as Image, lut, opts.pool ?? inlinePool);
+  const output = await applyLutCpu(img as Image, lut, opts.pool ?? inlinePool, opts.out);
   const kernels = [...h.timings.kernels, { name: 'binarize', ms: now() - tk }];
   return { output, threshold: t, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
 }
@@ -145,16 +196,20 @@ async function adaptiveThreshold(
 ): Promise<ThresholdResult<Image | GpuImage>> {
   const shape2d = localShape(img, 'adaptive', window);
   if (window > 255) throw new InvalidArgumentError(`threshold --method adaptive: window must be ≤ 255 (exact 64-bit window sums), got ${window}`);
-  const h = await histogram(img, { gpu, pool: opts.pool, profile: opts.profile, method: opts.hist });
-  const fallback = isodataThreshold(h.output) ?? 0;
   if (gpu) {
-    const r = (await runGpu(gpu, img, 'threshold.adaptive', opts, (input, rec) => adaptiveGpu(input, rec, shape2d, window, contrast, fallback, scheme))) as OpResult<Image | GpuImage>;
-    return { ...r, timings: closeTimings(addTimings(h.timings, r.timings), t0), fallback };
+    return onDevice(gpu, img, opts, t0, async (dev) => {
+      const h = await histogram(dev, { method: opts.hist, profile: opts.profile });
+      const fallback = isodataThreshold(h.output) ?? 0;
+      const r = (await runGpu(gpu, dev, 'threshold.adaptive', opts, (input, rec) => adaptiveGpu(input, rec, shape2d, window, contrast, fallback, scheme))) as OpResult<GpuImage>;
+      return { output: r.output, steps: [h.timings, r.timings], extra: { fallback } };
+    });
   }
+  const h = await histogram(img, { pool: opts.pool, method: opts.hist });
+  const fallback = isodataThreshold(h.output) ?? 0;
   const tk = now();
-  const out = await adaptiveCpu({ ...(img as Image), shape: shape2d }, window, contrast, fallback, opts.pool ?? inlinePool);
+  const out = intoOut(await adaptiveCpu({ ...(img as Image), shape: shape2d }, window, contrast, fallback, opts.pool ?? inlinePool), opts.out);
   const kernels = [...h.timings.kernels, { name: 'threshold.adaptive', ms: now() - tk }];
-  return { output: { ...out, shape: [...img.shape] as Image['shape'] }, fallback, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
+  return { output: opts.out ?? { ...out, shape: [...img.shape] as Image['shape'] }, fallback, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
 }
 
 /** The cv2.adaptiveThreshold-compatible methods (8-bit, 2D), on the CPU pool or the GPU. */
@@ -166,7 +221,7 @@ async function localThreshold(
     return runGpu(gpu, img, `threshold.${method}`, opts, (input, rec) => localThresholdGpu(input, rec, shape2d, method, window, offset)) as Promise<ThresholdResult<Image | GpuImage>>;
   }
   const tk = now();
-  const out = await localThresholdCpu({ ...(img as Image), shape: shape2d }, method, window, offset, opts.pool ?? inlinePool);
-  const output = { ...out, shape: [...img.shape] as Image['shape'] };
+  const out = intoOut(await localThresholdCpu({ ...(img as Image), shape: shape2d }, method, window, offset, opts.pool ?? inlinePool), opts.out);
+  const output = opts.out ?? { ...out, shape: [...img.shape] as Image['shape'] };
   return { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: `threshold.${method}`, ms: now() - tk }], kernelSource: 'cpu', total: now() - t0 }) };
 }
