@@ -46,6 +46,11 @@ for (const [name, data] of [['photo', new Uint8Array(photo)], ['noise', noise]] 
       console.log(JSON.stringify({ kernel: 'histogram', data: name, copies, vecsPerInvocation, ms }));
     }
   }
+  for (const vecsPerInvocation of [4, 16, 64]) {
+    const plan = await HistogramGpuPlan.prepare(ctx, { dtype: 'uint8', bins: 256, masked: false, method: 'subhist' }, { wg: 64, vecsPerInvocation, copies: 1 });
+    const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, data.length, hist));
+    console.log(JSON.stringify({ kernel: 'histogram.subhist', data: name, vecsPerInvocation, ms }));
+  }
   for (const vecsPerInvocation of [1, 2, 4, 8, 16]) {
     const plan = await ApplyLutGpuPlan.prepare(ctx, 'uint8', { wg: 256, vecsPerInvocation });
     const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, out, hist, data.length));
