@@ -17,7 +17,7 @@ import { allocPixels, imageFrom, type Image } from '../src/core/image.js';
 import { kernelTotal, now, type Timings } from '../src/core/timings.js';
 import { histogram } from '../src/ops/histogram/index.js';
 import { threshold } from '../src/ops/threshold/index.js';
-import { encodeNpy, readImage } from '../src/io/index.js';
+import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';

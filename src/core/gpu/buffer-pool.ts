@@ -9,13 +9,11 @@ export class BufferPool {
   /** Free buffers beyond this many bytes are destroyed instead of kept. */
   maxFreeBytes = 1 << 30;
 
-  constructor(private readonly device: GPUDevice) {}
-
   private key(size: number, usage: number): string {
     return `${usage}:${size}`;
   }
 
-  acquire(size: number, usage: GPUBufferUsageFlags, label: string, create: (size: number) => GPUBuffer): GPUBuffer {
+  acquire(size: number, usage: GPUBufferUsageFlags, create: (size: number) => GPUBuffer): GPUBuffer {
     const list = this.free.get(this.key(size, usage));
     const buf = list?.pop();
     if (buf) {
@@ -23,7 +21,6 @@ export class BufferPool {
       return buf;
     }
     this.created++;
-    void label;
     return create(size);
   }
 

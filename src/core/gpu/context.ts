@@ -66,7 +66,7 @@ export class GpuContext {
     this.features = new Set(device.features as unknown as Iterable<string>);
     this.timestamps = (opts.timestamps ?? true) && this.features.has('timestamp-query');
     this.transfer = opts.transfer ?? 'staging';
-    this.buffers = new BufferPool(device);
+    this.buffers = new BufferPool();
     device.lost.then((info) => {
       this.lostReason = info.reason === 'destroyed' ? 'the device was destroyed' : info.message || String(info.reason);
     });

@@ -44,7 +44,7 @@ export class Recording {
   uniform(values: ArrayLike<number>, label: string): GPUBuffer {
     const words = Math.max(4, Math.ceil(values.length / 4) * 4);
     const usage = GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
-    const b = this.ctx.buffers.acquire(words * 4, usage, label, (s) => this.ctx.createBuffer(s, usage, label));
+    const b = this.ctx.buffers.acquire(words * 4, usage, (s) => this.ctx.createBuffer(s, usage, label));
     const data = new Uint32Array(words);
     data.set(values);
     this.ctx.device.queue.writeBuffer(b, 0, data);

@@ -14,7 +14,7 @@ export class KernelTimer {
   private resolveBuf?: GPUBuffer;
   private readBuf?: GPUBuffer;
 
-  constructor(private readonly ctx: GpuContext, want: boolean, private readonly capacity = 32) {
+  constructor(ctx: GpuContext, want: boolean, private readonly capacity = 32) {
     this.enabled = want && ctx.timestamps;
     if (this.enabled) {
       this.querySet = ctx.device.createQuerySet({ type: 'timestamp', count: capacity * 2 });

@@ -18,7 +18,7 @@ export function deviceBytes(n: number): number {
 /** A storage buffer from the pool, big enough for `bytes` bytes (padded). */
 export function acquireStorage(ctx: GpuContext, bytes: number, label: string): GPUBuffer {
   const size = deviceBytes(bytes);
-  return ctx.buffers.acquire(size, STORAGE(), label, (s) => ctx.createBuffer(s, STORAGE(), label));
+  return ctx.buffers.acquire(size, STORAGE(), (s) => ctx.createBuffer(s, STORAGE(), label));
 }
 
 interface Staging {
@@ -93,7 +93,7 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
   ctx.assertAlive();
   const size = deviceBytes(out.byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
-  const staging = ctx.buffers.acquire(size, usage, 'download staging', (s) => ctx.createBuffer(s, usage, 'download staging'));
+  const staging = ctx.buffers.acquire(size, usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
   const enc = ctx.device.createCommandEncoder({ label: 'download' });
   enc.copyBufferToBuffer(src, 0, staging, 0, size);
   ctx.device.queue.submit([enc.finish()]);

@@ -1,13 +1,14 @@
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type DeviceResult, type GpuRunOptions } from '../../core/gpu/run.js';
 import { acquireStorage, download } from '../../core/gpu/transfer.js';
-import { pixelCount, requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
+import { pixelCount, validateImage, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { makeTimings, now, type OpResult } from '../../core/timings.js';
+import { grayInput } from '../input.js';
 import { inlinePool } from '../tasks.js';
 import { histogramCpu } from './cpu.js';
 import { HISTOGRAM_METHODS, HistogramGpuPlan, type HistogramMethod } from './gpu.js';
@@ -57,14 +58,7 @@ function validateMask(mask: Image | undefined, like: { shape: Image['shape'] }):
 export async function histogram(src: Image | GpuImage, opts: HistogramOptions = {}): Promise<OpResult<Uint32Array>> {
   const t0 = now();
   const { hist: method, bins: binsOpt } = resolveParams<{ hist: HistogramMethod; bins?: number }>('histogram', histogramParams, { hist: opts.method, bins: opts.bins });
-  let img: Image | GpuImage = src;
-  if (!(src instanceof GpuImage)) {
-    validateImage(src);
-    img = toGray(src);
-  } else if (src.channels !== 1) {
-    throw new UnsupportedDtypeError('histogram of a GpuImage needs one gray channel; convert with toGray() before upload');
-  }
-  requireDtype(img, ['uint8', 'uint16'], 'histogram');
+  const img = grayInput(src, 'histogram', ['uint8', 'uint16']);
   const dtype = img.dtype as 'uint8' | 'uint16';
   const bits = dtype === 'uint8' ? 8 : 16;
   const bins = binsOpt ?? 1 << bits;

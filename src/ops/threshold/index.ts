@@ -4,13 +4,14 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { download } from '../../core/gpu/transfer.js';
-import { checkOut, requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
+import { checkOut, requireDtype, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { kernelTotal, makeTimings, now, type OpResult, type Timings } from '../../core/timings.js';
 import { histogram } from '../histogram/index.js';
 import { HISTOGRAM_METHODS, type HistogramMethod } from '../histogram/gpu.js';
 import { applyLutCpu } from '../lut/cpu.js';
 import { applyLut } from '../lut/index.js';
+import { grayInput } from '../input.js';
 import { inlinePool } from '../tasks.js';
 import { binaryLut, isodataThreshold, otsuThreshold } from './global.js';
 import { adaptiveGpu, localThresholdGpu, otsuGpu } from './gpu.js';
@@ -130,14 +131,7 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   const p = resolveParams<{ method: ThresholdMethod; hist: HistogramMethod; window: number; offset: number; contrast: number; scheme: 'sliding' | 'naive' }>(
     'threshold', thresholdParams, { method: opts.method, hist: opts.hist, window: opts.window, offset: opts.offset, contrast: opts.contrast, scheme: opts.scheme },
   );
-  let img: Image | GpuImage = src;
-  if (!(src instanceof GpuImage)) {
-    validateImage(src);
-    img = toGray(src);
-  } else if (src.channels !== 1) {
-    throw new UnsupportedDtypeError('threshold of a GpuImage needs one gray channel; convert with toGray() before upload');
-  }
-  requireDtype(img, ['uint8', 'uint16'], 'threshold');
+  const img = grayInput(src, 'threshold', ['uint8', 'uint16']);
   const maxv = img.dtype === 'uint8' ? 255 : 65535;
   const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
   if (opts.out && !(img instanceof GpuImage)) checkOut(opts.out, img);
