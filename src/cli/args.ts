@@ -27,8 +27,8 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed
 }
 
 /** Values of an operation's declared parameters taken from the flags. */
-export function paramFlags(specs: readonly ParamSpec[], flags: Map<string, string>): Record<string, number | string | boolean> {
-  const out: Record<string, number | string | boolean> = {};
+export function paramFlags(specs: readonly ParamSpec[], flags: Map<string, string>): Record<string, ReturnType<typeof parseParamValue>> {
+  const out: Record<string, ReturnType<typeof parseParamValue>> = {};
   for (const s of specs) {
     const v = flags.get(s.name);
     if (v !== undefined) out[s.name] = parseParamValue(s, v);

@@ -2,7 +2,7 @@ import { compareImages, type Comparison } from '../core/compare.js';
 import type { CpuPool } from '../core/cpu/pool.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import type { Image } from '../core/image.js';
-import type { ParamSpec } from '../core/params.js';
+import type { ParamSpec, Rect } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
 import { writeImage } from '../io/index.js';
 import { equalize, equalizeParams } from '../ops/equalize/index.js';
@@ -74,7 +74,7 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     positional: ['in'],
     params: histogramParams,
     imageFlags: ['mask'],
-    run: (img, p, on, images) => histogram(img, { ...on, method: p.hist as HistogramMethod, bins: p.bins as number | undefined, mask: images.mask }),
+    run: (img, p, on, images) => histogram(img, { ...on, method: p.hist as HistogramMethod, bins: p.bins as number | undefined, roi: p.roi as Rect | undefined, mask: images.mask }),
     compare: compareCounts,
     report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
   } satisfies OpCommand<Uint32Array>,

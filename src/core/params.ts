@@ -8,9 +8,18 @@ export type ParamSpec =
   | { name: string; kind: 'int'; default?: number; min?: number; max?: number; doc: string }
   | { name: string; kind: 'float'; default?: number; min?: number; max?: number; doc: string }
   | { name: string; kind: 'enum'; default?: string; choices: readonly string[]; doc: string }
-  | { name: string; kind: 'bool'; default?: boolean; doc: string };
+  | { name: string; kind: 'bool'; default?: boolean; doc: string }
+  | { name: string; kind: 'rect'; default?: undefined; doc: string };
 
-export type ParamValues = Record<string, number | string | boolean | undefined>;
+/** A rectangle in pixels: x, y of the top-left corner, width, height. */
+export interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export type ParamValues = Record<string, number | string | boolean | Rect | undefined>;
 
 /** Checks `values` against `specs`, fills in defaults, and throws InvalidArgumentError naming the parameter. */
 export function resolveParams<T extends ParamValues>(op: string, specs: readonly ParamSpec[], values: Partial<T>): T {
@@ -39,6 +48,13 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       case 'bool':
         if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${s.name} must be true or false`);
         break;
+      case 'rect': {
+        const r = v as Rect;
+        if (![r.x, r.y, r.width, r.height].every((n) => Number.isInteger(n) && n >= 0) || r.width < 1 || r.height < 1) {
+          throw new InvalidArgumentError(`${op}: ${s.name} must be non-negative integers x,y,width,height with width, height ≥ 1`);
+        }
+        break;
+      }
     }
     out[s.name] = v;
   }
@@ -46,8 +62,13 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
 }
 
 /** Parses a CLI string into the parameter's kind (numbers stay strings only when they fail to parse). */
-export function parseParamValue(s: ParamSpec, text: string): number | string | boolean {
+export function parseParamValue(s: ParamSpec, text: string): number | string | boolean | Rect {
   switch (s.kind) {
+    case 'rect': {
+      const n = text.split(',').map(Number);
+      if (n.length !== 4 || n.some(Number.isNaN)) throw new InvalidArgumentError(`--${s.name} expects x,y,width,height, got '${text}'`);
+      return { x: n[0], y: n[1], width: n[2], height: n[3] };
+    }
     case 'int':
     case 'float': {
       const v = Number(text);
@@ -67,7 +88,7 @@ export function parseParamValue(s: ParamSpec, text: string): number | string | b
 export function paramHelp(specs: readonly ParamSpec[]): string {
   return specs
     .map((s) => {
-      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : `<${s.kind}>`;
+      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : `<${s.kind}>`;
       const range = 'min' in s && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
       const def = s.default !== undefined ? ` (default ${s.default})` : '';
       return `  --${s.name} ${arg}`.padEnd(34) + `${s.doc}${range}${def}`;

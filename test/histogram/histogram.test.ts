@@ -120,3 +120,17 @@ test('bad input: bins 0 or too many, mask of the wrong size or type, empty image
   await assert.rejects(histogram(img, { method: 'magic' as never }), /hist must be one of atomic\|subhist/);
   await assert.rejects(histogram({ data: new Uint8Array(0), shape: [0, 3], channels: 1, dtype: 'uint8' }), EmptyImageError);
 });
+
+test('roi counts one rectangle (and ANDs with a mask), CPU and GPU', async (t) => {
+  const img = imageFrom(randomBytes(30 * 40, 8), [30, 40]);
+  const roi = { x: 5, y: 7, width: 13, height: 11 };
+  const inRoi = new Uint8Array(30 * 40).map((_, i) => (i % 40 >= 5 && i % 40 < 18 && Math.floor(i / 40) >= 7 && Math.floor(i / 40) < 18 ? 1 : 0));
+  const mask = imageFrom(randomBytes(30 * 40, 9, 2), [30, 40]);
+  const both = inRoi.map((v, i) => v & (mask.data[i] ? 1 : 0));
+  assert.deepEqual([...(await histogram(img, { roi })).output], naive(img, 256, inRoi));
+  assert.deepEqual([...(await histogram(img, { roi, mask })).output], naive(img, 256, both));
+  const gpu = await gpuOrSkip(t);
+  if (gpu) for (const method of HISTOGRAM_METHODS) assert.deepEqual([...(await histogram(img, { roi, mask, gpu, method })).output], naive(img, 256, both), method);
+  await assert.rejects(histogram(img, { roi: { x: 30, y: 0, width: 11, height: 1 } }), /lies outside the 40×30 image/);
+  await assert.rejects(histogram(img, { roi: { x: 0, y: 0, width: 0, height: 1 } }), /width, height ≥ 1/);
+});
