@@ -1,4 +1,4 @@
-import { compareImages, type Comparison } from '../core/compare.js';
+import { compareArrays, compareImages, type Comparison } from '../core/compare.js';
 import type { CpuPool } from '../core/cpu/pool.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import type { Image } from '../core/image.js';
@@ -31,20 +31,6 @@ export interface OpCommand<T> {
   report(result: OpResult<T>, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
 }
 
-function compareCounts(a: Uint32Array, b: Uint32Array): Comparison {
-  let mismatches = 0, maxAbsDiff = 0, firstMismatch = -1;
-  const n = Math.max(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const d = Math.abs((a[i] ?? 0) - (b[i] ?? 0));
-    if (d) {
-      mismatches++;
-      maxAbsDiff = Math.max(maxAbsDiff, d);
-      if (firstMismatch < 0) firstMismatch = i;
-    }
-  }
-  return { identical: mismatches === 0, mismatches, maxAbsDiff, firstMismatch };
-}
-
 function summarizeCounts(h: Uint32Array): string[] {
   let total = 0, nonzero = 0, mode = 0, lo = -1, hi = -1;
   for (let i = 0; i < h.length; i++) {
@@ -75,7 +61,7 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     params: histogramParams,
     imageFlags: ['mask'],
     run: (img, p, on, images) => histogram(img, { ...on, method: p.hist as HistogramMethod, bins: p.bins as number | undefined, roi: p.roi as Rect | undefined, mask: images.mask }),
-    compare: compareCounts,
+    compare: compareArrays,
     report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
   } satisfies OpCommand<Uint32Array>,
   threshold: {

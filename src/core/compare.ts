@@ -11,11 +11,16 @@ export interface Comparison {
 
 /** Element-wise comparison of two images of the same shape (CPU vs GPU agreement, tests, the CLI). */
 export function compareImages(a: Image, b: Image): Comparison {
-  if (a.data.length !== b.data.length || a.dtype !== b.dtype || a.shape.join() !== b.shape.join()) {
+  if (a.dtype !== b.dtype || a.shape.join() !== b.shape.join()) {
     return { identical: false, mismatches: Math.max(a.data.length, b.data.length), maxAbsDiff: Infinity, firstMismatch: 0 };
   }
+  return compareArrays(a.data, b.data);
+}
+
+/** Element-wise comparison of two numeric arrays (images' pixels, histogram counts). */
+export function compareArrays(x: ArrayLike<number>, y: ArrayLike<number>): Comparison {
+  if (x.length !== y.length) return { identical: false, mismatches: Math.max(x.length, y.length), maxAbsDiff: Infinity, firstMismatch: 0 };
   let mismatches = 0, maxAbsDiff = 0, firstMismatch = -1;
-  const x = a.data, y = b.data;
   for (let i = 0; i < x.length; i++) {
     if (x[i] !== y[i]) {
       const d = Math.abs(x[i] - y[i]);

@@ -40,6 +40,15 @@ export function makeTimings(parts: Omit<Timings, 'host'>): Timings {
   return { ...parts, host };
 }
 
+/**
+ * Sets total to the wall clock since `t0` and host to what the measured phases leave of it — for operations
+ * that wrap other timed work (validation, gray conversion, composed steps count as host time).
+ */
+export function closeTimings(t: Timings, t0: number): Timings {
+  const total = now() - t0;
+  return { ...t, total, host: Math.max(0, total - t.upload - t.download - kernelTotal(t)) };
+}
+
 /** The result of every operation: its output and the time it took. */
 export interface OpResult<T> {
   output: T;

@@ -1,13 +1,13 @@
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { checkOut, requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
+import { checkOut, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { HISTOGRAM_METHODS, type HistogramMethod } from '../histogram/gpu.js';
-import { makeTimings, now, type OpResult } from '../../core/timings.js';
+import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
+import { grayInput } from '../input.js';
 import { inlinePool } from '../tasks.js';
 import { equalizeCpu } from './cpu.js';
 import { equalizeGpu } from './gpu.js';
@@ -37,22 +37,13 @@ export async function equalize(src: GpuImage, opts?: EqualizeOptions): Promise<O
 export async function equalize(src: Image | GpuImage, opts: EqualizeOptions = {}): Promise<OpResult<Image | GpuImage>> {
   const { hist } = resolveParams<{ hist: HistogramMethod }>('equalize', equalizeParams, { hist: opts.hist });
   const body = (input: GpuImage, rec: Recording) => equalizeGpu(input, rec, hist);
-  if (src instanceof GpuImage) {
-    if (src.channels !== 1) throw new UnsupportedDtypeError('equalize on a GpuImage needs one gray channel; convert with toGray() before upload');
-    requireDtype(src, ['uint8', 'uint16'], 'equalize');
-    return runGpu(src.ctx, src, 'equalize', opts, body) as Promise<OpResult<GpuImage>>;
-  }
   const t0 = now();
-  validateImage(src);
-  requireDtype(src, ['uint8', 'uint16'], 'equalize');
-  const gray = toGray(src);
+  const gray = grayInput(src, 'equalize', ['uint8', 'uint16']);
+  if (gray instanceof GpuImage) return runGpu(gray.ctx, gray, 'equalize', opts, body) as Promise<OpResult<GpuImage>>;
   if (opts.out) checkOut(opts.out, gray);
   if (opts.gpu) {
     const r = (await runGpu(opts.gpu, gray, 'equalize', opts, body)) as OpResult<Image>;
-    const total = now() - t0; // validation and gray conversion count as host time
-    r.timings.host += total - r.timings.total;
-    r.timings.total = total;
-    return r;
+    return { ...r, timings: closeTimings(r.timings, t0) }; // validation and gray conversion count as host time
   }
   const tk = now();
   const output = await equalizeCpu(gray, opts.pool ?? inlinePool, opts.out);

@@ -7,7 +7,7 @@ import { runGpu, type DeviceResult, type GpuRunOptions } from '../../core/gpu/ru
 import { acquireStorage, download } from '../../core/gpu/transfer.js';
 import { createImage, pixelCount, validateImage, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec, type Rect } from '../../core/params.js';
-import { makeTimings, now, type OpResult } from '../../core/timings.js';
+import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
 import { grayInput } from '../input.js';
 import { inlinePool } from '../tasks.js';
 import { histogramCpu } from './cpu.js';
@@ -96,10 +96,7 @@ export async function histogram(src: Image | GpuImage, opts: HistogramOptions = 
     const r = (await runGpu<Uint32Array, GpuCounts>(gpu, img, 'histogram', { profile: opts.profile }, body, {
       extra: mask ? [mask] : [], alwaysDownload: true,
     })) as OpResult<Uint32Array>;
-    const total = now() - t0;
-    r.timings.host += total - r.timings.total;
-    r.timings.total = total;
-    return r;
+    return { ...r, timings: closeTimings(r.timings, t0) };
   }
   const tk = now();
   const counts = await histogramCpu(img as Image, opts.pool ?? inlinePool, bins, mask?.data as Uint8Array | undefined);

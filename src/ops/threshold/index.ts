@@ -6,7 +6,7 @@ import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { download } from '../../core/gpu/transfer.js';
 import { checkOut, requireDtype, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
-import { kernelTotal, makeTimings, now, type OpResult, type Timings } from '../../core/timings.js';
+import { closeTimings, makeTimings, now, type OpResult, type Timings } from '../../core/timings.js';
 import { histogram } from '../histogram/index.js';
 import { HISTOGRAM_METHODS, type HistogramMethod } from '../histogram/gpu.js';
 import { applyLutCpu } from '../lut/cpu.js';
@@ -99,12 +99,6 @@ async function onDevice(
   } finally {
     if (!(img instanceof GpuImage)) dev.release();
   }
-}
-
-/** Sets total to the wall clock since t0 and host to what the measured phases leave of it. */
-function closeTimings(t: Timings, t0: number): Timings {
-  const total = now() - t0;
-  return { ...t, total, host: Math.max(0, total - t.upload - t.download - kernelTotal(t)) };
 }
 
 /** Adds one step's timings to another's (operations composed of operations). */
