@@ -5,6 +5,7 @@ import type { Image } from '../core/image.js';
 import type { ParamSpec, Rect } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
 import { writeImage } from '../io/index.js';
+import { clahe, claheParams, type ClaheOptions } from '../ops/clahe/index.js';
 import { equalize, equalizeParams } from '../ops/equalize/index.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
 import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from '../ops/threshold/index.js';
@@ -24,6 +25,8 @@ export interface OpCommand<T> {
   positional: readonly string[];
   params: readonly ParamSpec[];
   imageFlags?: readonly string[];
+  /** The operation takes colour input as it is (e.g. CLAHE of the lightness); others get OpenCV's gray. */
+  colour?: boolean;
   run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
   compare(a: T, b: T): Comparison;
   write?(path: string, out: T): Promise<void>;
@@ -55,6 +58,11 @@ const imageOp = (summary: string, params: readonly ParamSpec[], run: OpCommand<I
 export const COMMANDS: Record<string, OpCommand<any>> = {
   equalize: imageOp('global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)', equalizeParams,
     (img, p, on) => equalize(img, { ...on, hist: p.hist as HistogramMethod })),
+  clahe: {
+    ...imageOp('contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
+      (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions)),
+    colour: true,
+  },
   histogram: {
     summary: 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',
     positional: ['in'],

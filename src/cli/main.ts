@@ -56,7 +56,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
-  const img = await readImage(inPath, { gray: true });
+  const img = await readImage(inPath, { gray: !cmd.colour });
   const images: Record<string, Image | undefined> = {};
   for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });
   const exec = await acquire(flags.get('device') ?? 'auto', flags);

@@ -9,7 +9,14 @@ export type ParamSpec =
   | { name: string; kind: 'float'; default?: number; min?: number; max?: number; doc: string }
   | { name: string; kind: 'enum'; default?: string; choices: readonly string[]; doc: string }
   | { name: string; kind: 'bool'; default?: boolean; doc: string }
-  | { name: string; kind: 'rect'; default?: undefined; doc: string };
+  | { name: string; kind: 'rect'; default?: undefined; doc: string }
+  | { name: string; kind: 'size'; default?: Size; min?: number; doc: string };
+
+/** A width × height pair (tile grids, kernel sizes), written `WxH` on the command line. */
+export interface Size {
+  width: number;
+  height: number;
+}
 
 /** A rectangle in pixels: x, y of the top-left corner, width, height. */
 export interface Rect {
@@ -19,7 +26,7 @@ export interface Rect {
   height: number;
 }
 
-export type ParamValues = Record<string, number | string | boolean | Rect | undefined>;
+export type ParamValues = Record<string, number | string | boolean | Rect | Size | undefined>;
 
 /** Checks `values` against `specs`, fills in defaults, and throws InvalidArgumentError naming the parameter. */
 export function resolveParams<T extends ParamValues>(op: string, specs: readonly ParamSpec[], values: Partial<T>): T {
@@ -55,6 +62,14 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
         }
         break;
       }
+      case 'size': {
+        const z = v as Size;
+        const lo = s.min ?? 1;
+        if (typeof z !== 'object' || ![z.width, z.height].every((n) => Number.isInteger(n) && n >= lo)) {
+          throw new InvalidArgumentError(`${op}: ${s.name} must be WxH with integers ≥ ${lo}, got ${typeof z === 'object' ? `${z.width}x${z.height}` : String(z)}`);
+        }
+        break;
+      }
     }
     out[s.name] = v;
   }
@@ -62,8 +77,13 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
 }
 
 /** Parses a CLI string into the parameter's kind (numbers stay strings only when they fail to parse). */
-export function parseParamValue(s: ParamSpec, text: string): number | string | boolean | Rect {
+export function parseParamValue(s: ParamSpec, text: string): number | string | boolean | Rect | Size {
   switch (s.kind) {
+    case 'size': {
+      const m = /^\s*(\d+)\s*[x×]\s*(\d+)\s*$/i.exec(text);
+      if (!m) throw new InvalidArgumentError(`--${s.name} expects WxH (e.g. 8x8), got '${text}'`);
+      return { width: Number(m[1]), height: Number(m[2]) };
+    }
     case 'rect': {
       const n = text.split(',').map(Number);
       if (n.length !== 4 || n.some(Number.isNaN)) throw new InvalidArgumentError(`--${s.name} expects x,y,width,height, got '${text}'`);
@@ -88,9 +108,10 @@ export function parseParamValue(s: ParamSpec, text: string): number | string | b
 export function paramHelp(specs: readonly ParamSpec[]): string {
   return specs
     .map((s) => {
-      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : `<${s.kind}>`;
-      const range = 'min' in s && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
-      const def = s.default !== undefined ? ` (default ${s.default})` : '';
+      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : `<${s.kind}>`;
+      const range = (s.kind === 'int' || s.kind === 'float') && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
+      const d = s.default;
+      const def = d === undefined ? '' : ` (default ${typeof d === 'object' ? `${d.width}x${d.height}` : d})`;
       return `  --${s.name} ${arg}`.padEnd(34) + `${s.doc}${range}${def}`;
     })
     .join('\n');

@@ -2,6 +2,7 @@ import type { TaskTable } from '../core/cpu/pool.js';
 import { InlinePool } from '../core/cpu/pool.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
+import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
 import { adaptiveIsodataRows } from './threshold/adaptive-kernels.js';
 import { boxColsBinarize, boxRowSums, gaussColsBinarize, gaussRows } from './threshold/local-kernels.js';
 
@@ -14,6 +15,9 @@ export const TASKS: TaskTable = {
   gaussRows,
   gaussColsBinarize,
   adaptiveIsodataRows,
+  claheTileLuts,
+  claheInterpolateRows,
+  claheWindowRows,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

@@ -54,6 +54,11 @@ export function isShared(a: ArrayBufferView): boolean {
   return typeof SharedArrayBuffer !== 'undefined' && a.buffer instanceof SharedArrayBuffer;
 }
 
+/** True when workers of `pool` can write their results straight into `a` (shared memory, or no workers). */
+export function writableByWorkers(pool: CpuPool, a: ArrayBufferView): boolean {
+  return pool.size <= 1 || isShared(a);
+}
+
 /**
  * Returns `a` itself if it lives in shared memory or the pool is inline, else a shared copy (one copy, instead
  * of each worker receiving a structured clone of the whole underlying buffer).

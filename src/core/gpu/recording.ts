@@ -40,6 +40,13 @@ export class Recording {
     return b;
   }
 
+  /** A pooled storage buffer holding a copy of `data` (small per-call tables), alive until submission. */
+  storageFrom(data: Uint32Array | Float32Array, label: string): GPUBuffer {
+    const b = this.storage(data.byteLength, label);
+    this.ctx.device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>);
+    return b;
+  }
+
   /** A uniform buffer holding `values` as u32 words (use f32ToBits for floats). */
   uniform(values: ArrayLike<number>, label: string): GPUBuffer {
     const words = Math.max(4, Math.ceil(values.length / 4) * 4);

@@ -1,4 +1,4 @@
-import { forChunks, isShared, shareable, type CpuPool } from '../../core/cpu/pool.js';
+import { forChunks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, type Image } from '../../core/image.js';
 
 const MIN_CHUNK = 1 << 20;
@@ -7,7 +7,7 @@ const MIN_CHUNK = 1 << 20;
 export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, out?: Image): Promise<Image> {
   const src = shareable(pool, img.data as Uint8Array | Uint16Array);
   // Workers can only write into shared memory: a caller's non-shared `out` gets the result copied in.
-  const direct = out && (pool.size <= 1 || isShared(out.data));
+  const direct = out && writableByWorkers(pool, out.data);
   const dst = (direct ? out.data : allocPixels(img.dtype, src.length)) as Uint8Array | Uint16Array;
   const table = img.dtype === 'uint8' ? Uint8Array.from(lut) : Uint16Array.from(lut);
   await forChunks(pool, src.length, MIN_CHUNK, 'applyLut', (s, e) => [src, dst, table, s, e]);

@@ -1,0 +1,55 @@
+import type { Image } from './image.js';
+import { allocPixels, pixelCount } from './image.js';
+
+/**
+ * OpenCV's integer RGB ↔ YCrCb conversion (imgproc color_yuv: RGB2YCrCb_i / YCrCb2RGB_i, 14-bit fixed point),
+ * bit-identical to `cv2.cvtColor(img, COLOR_RGB2YCrCb)` and back for 8- and 16-bit images. Operations defined on
+ * lightness (CLAHE) work on Y and keep the chroma: Y is exactly the gray of `toGray`.
+ */
+const SHIFT = 14;
+const R2Y = 4899, G2Y = 9617, B2Y = 1868, Y2CR = 11682, Y2CB = 9241;
+const CR2R = 22987, CR2G = -11698, CB2G = -5636, CB2B = 29049;
+const descale = (x: number): number => (x + (1 << (SHIFT - 1))) >> SHIFT;
+
+/** Y plane and packed (Cr, Cb) planes of an RGB(A) 8/16-bit image; alpha is left in the source. */
+export interface YCrCb {
+  y: Image;
+  cr: Uint8Array | Uint16Array;
+  cb: Uint8Array | Uint16Array;
+}
+
+export function rgbToYCrCb(img: Image): YCrCb {
+  const n = pixelCount(img.shape), c = img.channels, src = img.data;
+  const max = img.dtype === 'uint8' ? 255 : 65535;
+  const delta = ((max + 1) >> 1) << SHIFT;
+  const y = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
+  const cr = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
+  const cb = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
+  const clamp = (v: number): number => (v < 0 ? 0 : v > max ? max : v);
+  for (let i = 0, j = 0; i < n; i++, j += c) {
+    const r = src[j], g = src[j + 1], b = src[j + 2];
+    const Y = descale(r * R2Y + g * G2Y + b * B2Y);
+    y[i] = Y;
+    cr[i] = clamp(descale((r - Y) * Y2CR + delta));
+    cb[i] = clamp(descale((b - Y) * Y2CB + delta));
+  }
+  return { y: { data: y, shape: [...img.shape] as Image['shape'], channels: 1, dtype: img.dtype }, cr, cb };
+}
+
+/** Recombines a (processed) Y plane with the chroma of `like` into a new image with like's channels (alpha copied). */
+export function yCrCbToRgb(y: Image, chroma: YCrCb, like: Image): Image {
+  const n = pixelCount(like.shape), c = like.channels;
+  const max = like.dtype === 'uint8' ? 255 : 65535;
+  const half = (max + 1) >> 1;
+  const out = allocPixels(like.dtype, n * c);
+  const Y = y.data, { cr, cb } = chroma;
+  const clamp = (v: number): number => (v < 0 ? 0 : v > max ? max : v);
+  for (let i = 0, j = 0; i < n; i++, j += c) {
+    const yy = Y[i], dr = cr[i] - half, db = cb[i] - half;
+    out[j] = clamp(yy + descale(dr * CR2R));
+    out[j + 1] = clamp(yy + descale(db * CB2G + dr * CR2G));
+    out[j + 2] = clamp(yy + descale(db * CB2B));
+    if (c === 4) out[j + 3] = like.data[j + 3];
+  }
+  return { data: out, shape: [...like.shape] as Image['shape'], channels: like.channels, dtype: like.dtype };
+}

@@ -1,0 +1,352 @@
+import { exactFloatWgsl } from '../../core/gpu/wgsl/exact-float.js';
+import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import type { ClaheBorder, ClaheDtype } from './plan.js';
+
+/**
+ * CLAHE kernels, generated per variant. They mirror cpu-kernels.ts operation for operation:
+ *
+ * Tiled (OpenCV semantics):
+ * - tile_lut: one workgroup per tile. Histogram of the tile over the REFLECT_101-padded image (8-bit: 256
+ *   workgroup atomics; 16-bit: 65536 bins per tile in a global buffer), OpenCV's clip / batch / residual
+ *   redistribution, a workgroup scan, LUT = round(f32(cumsum) · scale) — all without a host round trip.
+ * - interpolate: one invocation per output word (4 u8 or 2 u16 pixels, so stores never race), bilinear
+ *   between the 4 nearest tiles' LUTs with OpenCV's float32 expression and order. Weights come from the host
+ *   tables of plan.ts; every product that feeds an addition is multiplied by a uniform `one`, so a compiler
+ *   that contracts a·b + c into an FMA can only form fma(p, 1, c) = p + c: the result stays bit-identical.
+ *
+ * Sliding window (8-bit; a window of radius R centred on every pixel, mirrored borders):
+ * - window_naive: one invocation per pixel recounts its (2R+1)² window into a private histogram of packed
+ *   16-bit counts (the CUDA project's form) — O(R²) per pixel.
+ * - window_columns: Perreault–Hébert column histograms, bin-parallel. A workgroup of 64 invocations owns an
+ *   output tile TW columns wide and TH rows high; invocation t owns bins 4t…4t+3. Workgroup memory holds the
+ *   histogram of each of the TW + 2R columns over the current 2R+1 rows (u8 counts, 4 per word: one word per
+ *   column and invocation). Going down a row changes each column by one pixel out and one in (O(1)); going
+ *   right changes invocation t's 4 window counts by one column in, one column out (O(1), two word reads);
+ *   each pixel's clipped sums S and P reduce 64 packed partials. Per pixel the work is independent of R; only
+ *   the per-row restart (2R+1 column reads per invocation) and the per-tile column build grow with it.
+ * Both evaluate the LUT value at the centre pixel with windowLutValue's closed form (cpu-kernels.ts).
+ */
+
+const f32Bits = (x: number): string => `bitcast<f32>(${new Uint32Array(new Float32Array([x]).buffer)[0]}u)`;
+
+const pixelReaders = (dtype: ClaheDtype): string => dtype === 'uint8'
+  ? 'fn px(p: u32) -> u32 { return (src[p >> 2u] >> ((p & 3u) * 8u)) & 0xffu; }'
+  : 'fn px(p: u32) -> u32 { return (src[p >> 1u] >> ((p & 1u) * 16u)) & 0xffffu; }';
+
+// OpenCV borderInterpolate(BORDER_REFLECT_101), any number of reflections (tiles may be wider than the image).
+const reflect101Wgsl = /* wgsl */ `
+fn reflect101(p: u32, n: u32) -> u32 {
+  if (n == 1u) { return 0u; }
+  let period = 2u * (n - 1u);
+  let q = p % period;
+  return select(period - q, q, q < n);
+}`;
+
+export interface TileLutParams {
+  dtype: ClaheDtype;
+  wg: number;
+}
+
+export function tileLutWgsl({ dtype, wg }: TileLutParams): string {
+  const bins = dtype === 'uint8' ? 256 : 65536;
+  const per = bins / wg;
+  // 8-bit: the histogram lives in workgroup memory; 16-bit: 256 KiB per tile do not fit, so it is a zeroed
+  // global buffer of tiles × 65536 counters.
+  const histDecl = dtype === 'uint8'
+    ? 'var<workgroup> hist: array<atomic<u32>, 256>;\nfn hist_at(t: u32, b: u32) -> u32 { return atomicLoad(&hist[b]); }\nfn hist_add(t: u32, b: u32) { atomicAdd(&hist[b], 1u); }'
+    : '@group(0) @binding(3) var<storage, read_write> hist: array<atomic<u32>>;\nfn hist_at(t: u32, b: u32) -> u32 { return atomicLoad(&hist[t * 65536u + b]); }\nfn hist_add(t: u32, b: u32) { atomicAdd(&hist[t * 65536u + b], 1u); }';
+  return /* wgsl */ `
+${gridWgsl}
+${exactFloatWgsl}
+${reflect101Wgsl}
+const WG: u32 = ${wg}u;
+const BINS: u32 = ${bins}u;
+const PER: u32 = ${per}u;
+struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> lut: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+${histDecl}
+var<workgroup> part: array<u32, WG>;
+${pixelReaders(dtype)}
+
+// Inclusive sum of part[] over the workgroup (Hillis–Steele); every invocation returns its own prefix.
+fn scan(li: u32, v: u32) -> u32 {
+  part[li] = v;
+  workgroupBarrier();
+  for (var off = 1u; off < WG; off <<= 1u) {
+    var add = 0u;
+    if (li >= off) { add = part[li - off]; }
+    workgroupBarrier();
+    part[li] += add;
+    workgroupBarrier();
+  }
+  return part[li];
+}
+
+@compute @workgroup_size(WG)
+fn tile_lut(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let t = linear_group_id(wid, nwg);
+  if (t >= P.tiles) { return; }
+  let ty = t / P.tiles_x;
+  let x0 = (t - ty * P.tiles_x) * P.tile_w;
+  let y0 = ty * P.tile_h;
+  let area = P.tile_w * P.tile_h;
+  for (var i = li; i < area; i += WG) {
+    let r = i / P.tile_w;
+    let x = reflect101(x0 + i - r * P.tile_w, P.width);
+    let y = reflect101(y0 + r, P.height);
+    hist_add(t, px(y * P.width + x));
+  }
+  workgroupBarrier();
+  // Invocation li owns bins [li·PER, (li+1)·PER). Clip and total the excess.
+  let b0 = li * PER;
+  var excess = 0u;
+  if (P.clip > 0u) {
+    for (var k = 0u; k < PER; k++) { excess += max(hist_at(t, b0 + k), P.clip) - P.clip; }
+  }
+  _ = scan(li, excess);
+  let total = part[WG - 1u];
+  let batch = total / BINS;
+  let residual = total - batch * BINS;
+  let step = max(BINS / max(residual, 1u), 1u);
+  // Redistributed counts of the owned bins, their sum, then the workgroup prefix of the sums.
+  var own = 0u;
+  for (var k = 0u; k < PER; k++) { own += redistributed(t, b0 + k, batch, residual, step); }
+  workgroupBarrier();
+  var cum = scan(li, own) - own;
+  for (var k = 0u; k < PER; k++) {
+    let b = b0 + k;
+    cum += redistributed(t, b, batch, residual, step);
+    lut[t * BINS + b] = min(u32(round(u32_to_f32_rn(cum) * P.scale)), BINS - 1u);
+  }
+}
+
+fn redistributed(t: u32, b: u32, batch: u32, residual: u32, step: u32) -> u32 {
+  let h = hist_at(t, b);
+  if (P.clip == 0u) { return h; }
+  let extra = select(0u, 1u, residual > 0u && b % step == 0u && b / step < residual);
+  return min(h, P.clip) + batch + extra;
+}
+`;
+}
+
+export function interpolateWgsl(dtype: ClaheDtype): string {
+  const per = dtype === 'uint8' ? 4 : 2;
+  const bits = 32 / per;
+  return /* wgsl */ `
+${gridWgsl}
+const WG: u32 = 256u;
+const BINS: u32 = ${dtype === 'uint8' ? 256 : 65536}u;
+struct Params { width: u32, n: u32, tiles_x: u32, words: u32, one: f32, _p0: u32, _p1: u32, _p2: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<storage, read> lut: array<u32>;
+@group(0) @binding(3) var<storage, read> xw: array<f32>;
+@group(0) @binding(4) var<storage, read> xt: array<u32>;
+@group(0) @binding(5) var<storage, read> yw: array<f32>;
+@group(0) @binding(6) var<storage, read> yt: array<u32>;
+@group(0) @binding(7) var<uniform> P: Params;
+
+fn interp(p: u32, v: u32) -> u32 {
+  let y = p / P.width;
+  let x = p - y * P.width;
+  let xa = xw[2u * x];
+  let xa1 = xw[2u * x + 1u];
+  let ya = yw[2u * y];
+  let ya1 = yw[2u * y + 1u];
+  let r1 = yt[2u * y] * P.tiles_x;
+  let r2 = yt[2u * y + 1u] * P.tiles_x;
+  let c1 = xt[2u * x];
+  let c2 = xt[2u * x + 1u];
+  let one = P.one;
+  let top = (f32(lut[(r1 + c1) * BINS + v]) * xa1) * one + (f32(lut[(r1 + c2) * BINS + v]) * xa) * one;
+  let bottom = (f32(lut[(r2 + c1) * BINS + v]) * xa1) * one + (f32(lut[(r2 + c2) * BINS + v]) * xa) * one;
+  let res = (top * ya1) * one + (bottom * ya) * one;
+  return u32(clamp(round(res), 0.0, f32(BINS - 1u)));
+}
+
+@compute @workgroup_size(WG)
+fn interpolate(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let w = linear_group_id(wid, nwg) * WG + li;
+  if (w >= P.words) { return; }
+  let word = src[w];
+  var out = 0u;
+  for (var j = 0u; j < ${per}u; j++) {
+    let p = w * ${per}u + j;
+    if (p < P.n) { out |= interp(p, (word >> (j * ${bits}u)) & ${(1 << bits) - 1}u) << (j * ${bits}u); }
+  }
+  dst[w] = out;
+}
+`;
+}
+
+export interface WindowKernelParams {
+  radius: number;
+  border: ClaheBorder;
+  clipLimit: number;
+  area: number;
+  lutScale: number;
+}
+
+/** What both window kernels share: bindings, mirrored indexing, the closed-form LUT value, packed stores. */
+function windowCommon(g: WindowKernelParams): string {
+  const mirror = g.border === 'reflect'
+    ? 'if (p < 0i) { return u32(-p - 1i); } if (p >= i32(n)) { return 2u * n - 1u - u32(p); } return u32(p);'
+    : 'if (p < 0i) { return u32(-p); } if (p >= i32(n)) { return 2u * n - 2u - u32(p); } return u32(p);';
+  return /* wgsl */ `
+const R: i32 = ${g.radius}i;
+const LIMIT: u32 = ${g.clipLimit}u;
+const AREA: u32 = ${g.area}u;
+const SCALE: f32 = ${f32Bits(g.lutScale)};
+struct Params { width: u32, height: u32, _p0: u32, _p1: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<atomic<u32>>;
+@group(0) @binding(2) var<uniform> P: Params;
+${pixelReaders('uint8')}
+fn mirror(p: i32, n: u32) -> u32 { ${mirror} }
+
+// OpenCV's tile rule at v for a window with clipped sums p (bins ≤ v) and s (all bins): windowLutValue.
+fn lut_value(p: u32, s: u32, v: u32) -> u32 {
+  let excess = AREA - s;
+  let batch = excess / 256u;
+  let residual = excess - batch * 256u;
+  var cum = p + batch * (v + 1u);
+  if (residual > 0u) { cum += min(residual, v / max(256u / residual, 1u) + 1u); }
+  return min(u32(round(f32(cum) * SCALE)), 255u);
+}
+
+// dst is zeroed before the dispatch; neighbouring pixels of one word may come from different invocations.
+fn store(p: u32, v: u32) { atomicOr(&dst[p >> 2u], v << ((p & 3u) * 8u)); }
+`;
+}
+
+export function windowNaiveWgsl(g: WindowKernelParams): string {
+  return /* wgsl */ `
+${windowCommon(g)}
+@compute @workgroup_size(16, 16)
+fn window_naive(@builtin(global_invocation_id) gid: vec3u) {
+  let x = gid.x;
+  let y = gid.y;
+  if (x >= P.width || y >= P.height) { return; }
+  var h: array<u32, 128>;  // 256 counts, two 16-bit counts per word ((2R+1)² ≤ 65025)
+  for (var dy = -R; dy <= R; dy++) {
+    let row = mirror(i32(y) + dy, P.height) * P.width;
+    for (var dx = -R; dx <= R; dx++) {
+      let v = px(row + mirror(i32(x) + dx, P.width));
+      h[v >> 1u] += 1u << ((v & 1u) * 16u);
+    }
+  }
+  let v = px(y * P.width + x);
+  var s = 0u;
+  var p = 0u;
+  for (var b = 0u; b < 256u; b++) {
+    let m = min((h[b >> 1u] >> ((b & 1u) * 16u)) & 0xffffu, LIMIT);
+    s += m;
+    if (b <= v) { p += m; }
+  }
+  store(y * P.width + x, lut_value(p, s, v));
+}
+`;
+}
+
+export interface ColumnsSchedule {
+  /** Output columns per workgroup tile. */
+  tileW: number;
+  /** Output rows per workgroup tile (the column histograms are built once per tile, then slide down). */
+  tileH: number;
+}
+
+/** Pixels whose partial sums are reduced together (one barrier pair per batch). */
+export const COLUMNS_BATCH = 32;
+
+/** Workgroup memory of window_columns: one word per (column, invocation) plus the batch's partial sums. */
+export function columnsWorkgroupBytes(radius: number, tileW: number): number {
+  return (tileW + 2 * radius) * 64 * 4 + COLUMNS_BATCH * 64 * 4;
+}
+
+export function windowColumnsWgsl(g: WindowKernelParams, s: ColumnsSchedule): string {
+  const nc = s.tileW + 2 * g.radius;
+  return /* wgsl */ `
+${windowCommon(g)}
+const TW: u32 = ${s.tileW}u;
+const TH: u32 = ${s.tileH}u;
+const K: u32 = ${COLUMNS_BATCH}u;
+const D: u32 = ${2 * g.radius}u;
+const LO: u32 = 0x00ff00ffu;
+var<workgroup> col: array<u32, ${nc * 64}>;
+var<workgroup> part: array<u32, ${COLUMNS_BATCH * 64}>;
+
+// Column c of the tile (image column x0 − R + c) gains pixel value vin and loses vout (byte counts).
+fn col_add(c: u32, v: u32) { col[c * 64u + (v >> 2u)] += 1u << ((v & 3u) * 8u); }
+fn col_sub(c: u32, v: u32) { col[c * 64u + (v >> 2u)] -= 1u << ((v & 3u) * 8u); }
+
+// Invocation t's clipped sum over its 4 bins, and the part of it at bins ≤ v, packed as s | p << 16.
+fn partial(t: u32, ha: u32, hb: u32, v: u32) -> u32 {
+  let m = min(vec4u(ha & 0xffffu, hb & 0xffffu, ha >> 16u, hb >> 16u), vec4u(LIMIT));
+  let b = vec4u(4u * t) + vec4u(0u, 1u, 2u, 3u);
+  let below = select(vec4u(0u), m, b <= vec4u(v));
+  return (m.x + m.y + m.z + m.w) | ((below.x + below.y + below.z + below.w) << 16u);
+}
+
+@compute @workgroup_size(64)
+fn window_columns(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u) {
+  let x0 = wid.x * TW;
+  let y0 = wid.y * TH;
+  if (x0 >= P.width || y0 >= P.height) { return; }
+  let tw = min(TW, P.width - x0);
+  let nc = tw + D;
+  let y1 = min(y0 + TH, P.height);
+  for (var i = t; i < nc * 64u; i += 64u) { col[i] = 0u; }
+  workgroupBarrier();
+  // Each invocation builds whole columns, so the byte updates of a word never race.
+  for (var c = t; c < nc; c += 64u) {
+    let xc = mirror(i32(x0 + c) - R, P.width);
+    for (var dy = -R; dy <= R; dy++) { col_add(c, px(mirror(i32(y0) + dy, P.height) * P.width + xc)); }
+  }
+  workgroupBarrier();
+  for (var y = y0; y < y1; y++) {
+    if (y > y0) {
+      let rin = mirror(i32(y) + R, P.height) * P.width;
+      let rout = mirror(i32(y) - R - 1i, P.height) * P.width;
+      for (var c = t; c < nc; c += 64u) {
+        let xc = mirror(i32(x0 + c) - R, P.width);
+        col_add(c, px(rin + xc));
+        col_sub(c, px(rout + xc));
+      }
+      workgroupBarrier();
+    }
+    // Window counts of bins 4t, 4t+2 (ha) and 4t+1, 4t+3 (hb) as 16-bit lanes.
+    var ha = 0u;
+    var hb = 0u;
+    for (var c = 0u; c <= D; c++) {
+      let w = col[c * 64u + t];
+      ha += w & LO;
+      hb += (w >> 8u) & LO;
+    }
+    let row = y * P.width + x0;
+    for (var xb = 0u; xb < tw; xb += K) {
+      let kn = min(K, tw - xb);
+      for (var k = 0u; k < kn; k++) {
+        let x = xb + k;
+        if (x > 0u) {
+          let win = col[(x + D) * 64u + t];
+          let wout = col[(x - 1u) * 64u + t];
+          ha = ha + (win & LO) - (wout & LO);
+          hb = hb + ((win >> 8u) & LO) - ((wout >> 8u) & LO);
+        }
+        part[k * 64u + t] = partial(t, ha, hb, px(row + x));
+      }
+      workgroupBarrier();
+      if (t < kn) {
+        var sum = 0u;
+        for (var j = 0u; j < 64u; j++) { sum += part[t * 64u + j]; }
+        let p = row + xb + t;
+        store(p, lut_value(sum >> 16u, sum & 0xffffu, px(p)));
+      }
+      workgroupBarrier();
+    }
+  }
+}
+`;
+}

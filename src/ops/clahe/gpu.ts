@@ -1,0 +1,110 @@
+import type { GpuContext } from '../../core/gpu/context.js';
+import { fmtBytes } from '../../core/gpu/context.js';
+import { grid1d } from '../../core/gpu/dispatch.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
+import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
+import { acquireStorage } from '../../core/gpu/transfer.js';
+import { GpuOutOfMemoryError } from '../../core/errors.js';
+import { pixelCount } from '../../core/image.js';
+import {
+  columnsWorkgroupBytes, interpolateWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
+} from './clahe.wgsl.js';
+import { axisTable, type ClaheBorder, type ClaheDtype, type TiledGeometry, type WindowGeometry } from './plan.js';
+
+export const CLAHE_SCHEMES = ['columns', 'naive'] as const;
+/** GPU algorithm of sliding-window CLAHE: column histograms (cost independent of R) or a naive recount per pixel. */
+export type ClaheScheme = (typeof CLAHE_SCHEMES)[number];
+
+// Tile histograms: 256 invocations per tile (one bin each for 8-bit, 256 bins each for 16-bit).
+const TILE_WG = 256;
+
+function checkBinding(ctx: GpuContext, bytes: number, what: string): void {
+  if (bytes > ctx.limits.maxStorageBufferBindingSize) {
+    throw new GpuOutOfMemoryError(`clahe: ${what} needs ${fmtBytes(bytes)}, more than this adapter binds (${fmtBytes(ctx.limits.maxStorageBufferBindingSize)}); use fewer tiles or --device cpu`);
+  }
+}
+
+/** Tiled CLAHE: tile_lut (one workgroup per tile) then interpolate, recorded back to back. */
+export class ClaheTiledGpuPlan {
+  private constructor(private readonly ctx: GpuContext, private readonly dtype: ClaheDtype, private readonly lut: GPUComputePipeline, private readonly interp: GPUComputePipeline) {}
+
+  static prepare(ctx: GpuContext, dtype: ClaheDtype): Promise<ClaheTiledGpuPlan> {
+    return ctx.plan(`claheTiled:${dtype}`, async () => {
+      const [lut, interp] = await Promise.all([
+        ctx.pipeline(`clahe-tile-lut-${dtype}`, tileLutWgsl({ dtype, wg: TILE_WG }), 'tile_lut'),
+        ctx.pipeline(`clahe-interpolate-${dtype}`, interpolateWgsl(dtype), 'interpolate'),
+      ]);
+      return new ClaheTiledGpuPlan(ctx, dtype, lut, interp);
+    });
+  }
+
+  encode(rec: Recording, input: GpuImage, g: TiledGeometry): GpuImage {
+    const tiles = g.tilesX * g.tilesY;
+    const lutBytes = tiles * g.bins * 4;
+    checkBinding(this.ctx, lutBytes, `${tiles} tile LUTs of ${g.bins} entries`);
+    const lut = rec.storage(lutBytes, 'clahe luts');
+    const params = rec.uniform([g.width, g.height, g.tilesX, g.tileW, g.tileH, g.clipLimit, f32ToBits(g.lutScale), tiles], 'clahe tile params');
+    const [tx, ty] = grid1d(this.ctx, tiles);
+    const buffers = [input.buffer, lut, params];
+    if (this.dtype === 'uint16') {
+      const hist = rec.storage(lutBytes, 'clahe tile histograms');
+      rec.clear(hist, lutBytes);
+      buffers.push(hist);
+    }
+    rec.dispatch('clahe.tileLut', this.lut, buffers, tx, ty);
+    const xs = axisTable(g.width, g.tileW, g.tilesX), ys = axisTable(g.height, g.tileH, g.tilesY);
+    const n = g.width * g.height;
+    const per = this.dtype === 'uint8' ? 4 : 2;
+    const words = Math.ceil(n / per);
+    const out = acquireStorage(this.ctx, input.byteLength, 'clahe output');
+    const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
+    rec.dispatch('clahe.interpolate', this.interp, [
+      input.buffer, out, lut, rec.storageFrom(xs.weights, 'clahe x weights'), rec.storageFrom(xs.tiles, 'clahe x tiles'),
+      rec.storageFrom(ys.weights, 'clahe y weights'), rec.storageFrom(ys.tiles, 'clahe y tiles'),
+      rec.uniform([g.width, n, g.tilesX, words, f32ToBits(1)], 'clahe interpolate params'),
+    ], ix, iy);
+    return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, this.dtype);
+  }
+}
+
+/** The widest column tile that fits the adapter's workgroup memory at radius r (0: the scheme cannot run). */
+export function columnsSchedule(ctx: GpuContext, radius: number): ColumnsSchedule | undefined {
+  const budget = ctx.limits.maxComputeWorkgroupStorageSize;
+  let tileW = 128;
+  while (tileW >= 8 && columnsWorkgroupBytes(radius, tileW) > budget) tileW -= 8;
+  // Counts are bytes: a column holds at most 2r + 1 ≤ 255 pixels.
+  if (tileW < 8 || radius > 127) return undefined;
+  return { tileW, tileH: 32 };
+}
+
+/** Sliding-window CLAHE (8-bit): one kernel, naive or column histograms; `scheme` says which ran. */
+export class ClaheWindowGpuPlan {
+  private constructor(
+    private readonly ctx: GpuContext, readonly scheme: ClaheScheme, private readonly pipeline: GPUComputePipeline, private readonly schedule?: ColumnsSchedule,
+  ) {}
+
+  static prepare(ctx: GpuContext, g: WindowGeometry, border: ClaheBorder, wanted: ClaheScheme): Promise<ClaheWindowGpuPlan> {
+    // Beyond the workgroup memory of the adapter the column scheme cannot hold its tile: the naive form runs.
+    const schedule = wanted === 'columns' ? columnsSchedule(ctx, g.radius) : undefined;
+    const scheme: ClaheScheme = schedule ? 'columns' : 'naive';
+    const k = { radius: g.radius, border, clipLimit: g.clipLimit, area: g.area, lutScale: g.lutScale };
+    return ctx.plan(`claheWindow:${scheme}:${JSON.stringify(k)}`, async () => {
+      const pipeline = schedule
+        ? await ctx.pipeline('clahe-window-columns', windowColumnsWgsl(k, schedule), 'window_columns')
+        : await ctx.pipeline('clahe-window-naive', windowNaiveWgsl(k), 'window_naive');
+      return new ClaheWindowGpuPlan(ctx, scheme, pipeline, schedule);
+    });
+  }
+
+  encode(rec: Recording, input: GpuImage): GpuImage {
+    const [h, w] = input.shape.length === 2 ? input.shape : [input.shape[1], input.shape[2]];
+    const out = acquireStorage(this.ctx, pixelCount(input.shape), 'clahe window output');
+    rec.clear(out);
+    const params = rec.uniform([w, h], 'clahe window params');
+    const [gx, gy] = this.schedule
+      ? [Math.ceil(w / this.schedule.tileW), Math.ceil(h / this.schedule.tileH)]
+      : [Math.ceil(w / 16), Math.ceil(h / 16)];
+    rec.dispatch(`clahe.window.${this.scheme}`, this.pipeline, [input.buffer, out, params], gx, gy);
+    return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
+  }
+}

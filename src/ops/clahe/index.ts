@@ -1,0 +1,128 @@
+import { yCrCbToRgb, rgbToYCrCb } from '../../core/colour.js';
+import type { CpuPool } from '../../core/cpu/pool.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
+import type { GpuContext } from '../../core/gpu/context.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
+import type { Recording } from '../../core/gpu/recording.js';
+import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
+import { checkOut, requireDtype, validateImage, type Image } from '../../core/image.js';
+import { resolveParams, type ParamSpec, type Size } from '../../core/params.js';
+import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
+import { inlinePool } from '../tasks.js';
+import { claheTiledCpu, claheWindowCpu } from './cpu.js';
+import { CLAHE_SCHEMES, ClaheTiledGpuPlan, ClaheWindowGpuPlan, type ClaheScheme } from './gpu.js';
+import { CLAHE_BORDERS, tiledGeometry, windowGeometry, type ClaheBorder, type ClaheDtype } from './plan.js';
+
+export { CLAHE_SCHEMES, type ClaheScheme } from './gpu.js';
+export { CLAHE_BORDERS, type ClaheBorder } from './plan.js';
+
+/** Declared once: CLI flags, help and validation come from here. */
+export const claheParams: readonly ParamSpec[] = [
+  { name: 'tiles', kind: 'size', default: { width: 8, height: 8 }, doc: 'tiled CLAHE: tile grid columns x rows (OpenCV tileGridSize)' },
+  { name: 'clip', kind: 'float', default: 2, doc: 'clip limit, relative to a uniform histogram (OpenCV clipLimit); must be > 0' },
+  { name: 'window', kind: 'int', min: 1, doc: 'sliding-window CLAHE instead of tiles: radius R of the (2R+1)² window centred on every pixel' },
+  { name: 'border', kind: 'enum', choices: CLAHE_BORDERS, default: 'reflect101', doc: 'sliding window: mirror without (reflect101, dcb|abcd) or with (reflect, dcba|abcd) the edge pixel' },
+  { name: 'scheme', kind: 'enum', choices: CLAHE_SCHEMES, default: 'columns', doc: 'sliding window, GPU: column histograms (cost independent of R) or naive recount' },
+];
+
+export interface ClaheOptions extends GpuRunOptions {
+  /** Tile grid (columns × rows) of tiled CLAHE. @default { width: 8, height: 8 } */
+  tiles?: Size;
+  /** Clip limit relative to a uniform histogram, as OpenCV's clipLimit; must be > 0. @default 2 */
+  clip?: number;
+  /** Radius of the sliding window; when given, sliding-window CLAHE runs instead of tiled. */
+  window?: number;
+  /** Sliding window: mirrored border without or with the edge pixel repeated. @default 'reflect101' */
+  border?: ClaheBorder;
+  /** Sliding window, GPU: algorithm. @default 'columns' */
+  scheme?: ClaheScheme;
+  /** Run on this GPU context (host images are uploaded and the result downloaded). Omit for the CPU path. */
+  gpu?: GpuContext;
+  /** Worker pool for the CPU path. @default single-threaded */
+  pool?: CpuPool;
+}
+
+interface Resolved {
+  tiles: Size;
+  clip: number;
+  window?: number;
+  border: ClaheBorder;
+  scheme: ClaheScheme;
+}
+
+/** The 2D gray plane's [h, w] (a volume of depth 1 counts as 2D), or a typed error. */
+function plane(shape: readonly number[]): [number, number] {
+  if (shape.length === 3 && shape[0] !== 1) throw new InvalidArgumentError(`clahe works on 2D images, got a ${shape.join('×')} volume`);
+  return shape.length === 3 ? [shape[1], shape[2]] : [shape[0], shape[1]];
+}
+
+/** Checks the parameters against the image before any work starts. */
+function checkFor(p: Resolved, h: number, w: number, dtype: string): void {
+  if (!(p.clip > 0)) throw new InvalidArgumentError(`clahe: clip must be > 0, got ${p.clip}`);
+  if (p.window !== undefined) {
+    if (dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (--tiles) for ${dtype}`);
+    if (p.window >= Math.min(h, w)) throw new InvalidArgumentError(`clahe: window radius ${p.window} must be smaller than the image (${w}×${h}): at most ${Math.min(h, w) - 1}`);
+  } else if (p.tiles.width > w || p.tiles.height > h) {
+    throw new InvalidArgumentError(`clahe: a ${p.tiles.width}x${p.tiles.height} tile grid does not fit a ${w}×${h} image (at most one tile per pixel)`);
+  }
+}
+
+/**
+ * Contrast-limited adaptive histogram equalization of an 8/16-bit image.
+ * - Tiled (default): bit-identical to `cv2.createCLAHE(clip, tiles).apply()` — OpenCV's REFLECT_101 padding
+ *   to a multiple of the grid, clip limit max((int)(clip·area/bins), 1), excess redistribution with its
+ *   residual rule, per-tile LUTs and float32 bilinear interpolation; 16-bit with 65536 bins, as OpenCV.
+ * - Sliding window (`window: R`, 8-bit): every pixel gets the LUT value at its own value of OpenCV's tile rule
+ *   applied to the (2R+1)² window centred on it, mirrored at the borders (`border`). CPU == GPU bit for bit.
+ * Colour host images are processed on the Y of OpenCV's YCrCb (cv2.COLOR_RGB2YCrCb) and converted back with
+ * their chroma (alpha kept); 16-bit stays 16-bit. A GpuImage input stays on its device (gray only).
+ */
+export async function clahe(src: Image, opts?: ClaheOptions): Promise<OpResult<Image>>;
+export async function clahe(src: GpuImage, opts?: ClaheOptions): Promise<OpResult<GpuImage>>;
+export async function clahe(src: Image | GpuImage, opts: ClaheOptions = {}): Promise<OpResult<Image | GpuImage>> {
+  const t0 = now();
+  const p = resolveParams<Resolved & Record<string, never>>('clahe', claheParams, {
+    tiles: opts.tiles, clip: opts.clip, window: opts.window, border: opts.border, scheme: opts.scheme,
+  } as never) as Resolved;
+  if (!(src instanceof GpuImage)) validateImage(src);
+  requireDtype(src, ['uint8', 'uint16'], 'clahe');
+  const [h, w] = plane(src.shape);
+  checkFor(p, h, w, src.dtype);
+  const dtype = src.dtype as ClaheDtype;
+  const body = async (input: GpuImage, rec: Recording): Promise<GpuImage> => {
+    if (p.window !== undefined) {
+      const g = windowGeometry(p.window, p.clip);
+      return (await ClaheWindowGpuPlan.prepare(input.ctx, g, p.border, p.scheme)).encode(rec, input);
+    }
+    return (await ClaheTiledGpuPlan.prepare(input.ctx, dtype)).encode(rec, input, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype));
+  };
+  if (src instanceof GpuImage) {
+    if (src.channels !== 1) throw new UnsupportedDtypeError('clahe of a GpuImage needs one gray channel (colour CLAHE runs on host images)');
+    return runGpu(src.ctx, src, 'clahe', opts, body) as Promise<OpResult<GpuImage>>;
+  }
+  if (opts.out) checkOut(opts.out, src);
+  const colour = src.channels !== 1 ? rgbToYCrCb(src) : undefined;
+  const gray = colour ? colour.y : src;
+  const grayOut = colour ? undefined : opts.out;
+  let r: OpResult<Image>;
+  if (opts.gpu) {
+    r = (await runGpu(opts.gpu, gray, 'clahe', { ...opts, out: grayOut }, body)) as OpResult<Image>;
+  } else {
+    const tk = now();
+    const pool = opts.pool ?? inlinePool;
+    const output = p.window !== undefined
+      ? await claheWindowCpu(gray, windowGeometry(p.window, p.clip), p.border, pool, grayOut)
+      : await claheTiledCpu(gray, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), pool, grayOut);
+    r = { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: p.window !== undefined ? 'clahe.window' : 'clahe.tiled', ms: now() - tk }], kernelSource: 'cpu', total: 0 }) };
+  }
+  let output = r.output;
+  if (colour) {
+    output = yCrCbToRgb(r.output, colour, src);
+    if (opts.out) {
+      opts.out.data.set(output.data);
+      output = opts.out;
+    }
+  }
+  // Validation and colour conversion count as host time.
+  return { output, timings: closeTimings(r.timings, t0) };
+}

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { compareImages } from '../../src/core/compare.js';
+import { rgbToYCrCb } from '../../src/core/colour.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { imageFrom, toGray, type Image } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { NodeWorkerPool } from '../../src/node/worker-pool.js';
+import { clahe } from '../../src/ops/clahe/index.js';
+import { tileLut, windowLutValue } from '../../src/ops/clahe/cpu-kernels.js';
+import { mirror, reflect101, windowGeometry } from '../../src/ops/clahe/plan.js';
+import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+function assertSame(a: Image, b: Image, what: string): void {
+  const c = compareImages(a, b);
+  assert.ok(c.identical, `${what}: ${c.mismatches} elements differ (max |diff| ${c.maxAbsDiff}, first at ${c.firstMismatch})`);
+}
+
+// Inputs and the cv2.createCLAHE outputs made by scripts/make_clahe_fixtures.py.
+const OPENCV_CASES: { input: string; ref: string; clip: number; tiles: [number, number] }[] = [
+  { input: 'camera.png', ref: 'camera-8x8-2.png', clip: 2, tiles: [8, 8] },
+  { input: 'moon.png', ref: 'moon-7x5-3.png', clip: 3, tiles: [7, 5] },
+  { input: 'coins.png', ref: 'coins-8x8-2.png', clip: 2, tiles: [8, 8] },
+  { input: 'coins.png', ref: 'coins-16x16-40.png', clip: 40, tiles: [16, 16] },
+  { input: 'page.png', ref: 'page-4x3-1.png', clip: 1, tiles: [4, 3] },
+  { input: 'camera_301x256.png', ref: 'camera_301x256-8x8-2.png', clip: 2, tiles: [8, 8] },
+  { input: 'moon16.png', ref: 'moon16-8x8-2.png', clip: 2, tiles: [8, 8] },
+  { input: 'moon16.png', ref: 'moon16-5x3-4.png', clip: 4, tiles: [5, 3] },
+  { input: 'chelsea.png', ref: 'chelsea-8x8-2.png', clip: 2, tiles: [8, 8] },
+  { input: 'chelsea16.png', ref: 'chelsea16-8x8-2.png', clip: 2, tiles: [8, 8] },
+];
+
+for (const c of OPENCV_CASES) {
+  const tiles = { width: c.tiles[0], height: c.tiles[1] };
+  test(`tiled CLAHE equals cv2.createCLAHE(${c.clip}, ${c.tiles.join('x')}) on ${c.input}: CPU and GPU`, async (t) => {
+    const img = await readImage(fixture('images', c.input));
+    const ref = await readImage(fixture('clahe', c.ref));
+    assertSame((await clahe(img, { tiles, clip: c.clip })).output, ref, 'cpu');
+    const gpu = await gpuOrSkip(t);
+    if (gpu) assertSame((await clahe(img, { tiles, clip: c.clip, gpu })).output, ref, 'gpu');
+  });
+}
+
+test('RGB → YCrCb Y is the OpenCV gray; colour keeps its channels and dtype', async () => {
+  const img = await readImage(fixture('images', 'chelsea.png'));
+  assertSame(rgbToYCrCb(img).y, toGray(img), 'Y vs gray');
+  const out = (await clahe(img)).output;
+  assert.equal(out.channels, 3);
+  const img16 = await readImage(fixture('images', 'chelsea16.png'));
+  assert.equal((await clahe(img16)).output.dtype, 'uint16');
+});
+
+/** OpenCV's rule applied to a whole window histogram, the value at v (the definition windowLutValue shortcuts). */
+function ruleValue(hist: Uint32Array, limit: number, area: number, scale: number, v: number): number {
+  const lut = new Uint8Array(256);
+  tileLut(hist.slice(), limit, scale, lut, 0);
+  return lut[v];
+}
+
+test("windowLutValue equals OpenCV's tile rule on random windows and clip limits", () => {
+  let seed = 7;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed % n;
+  };
+  for (let trial = 0; trial < 3000; trial++) {
+    const r = 1 + rnd(20);
+    const clip = [0.5, 1, 2, 4, 40, 1e6][rnd(6)];
+    const g = windowGeometry(r, clip);
+    const hist = new Uint32Array(256);
+    // Concentrated histograms (few distinct values) exercise clipping; spread ones the residual rule.
+    const distinct = 1 + rnd(trial % 2 ? 6 : 256);
+    const base = rnd(256);
+    for (let i = 0; i < g.area; i++) hist[(base + rnd(distinct) * (1 + rnd(3))) & 255]++;
+    const v = rnd(256);
+    let p = 0, s = 0;
+    for (let b = 0; b < 256; b++) {
+      const m = Math.min(hist[b], g.clipLimit);
+      s += m;
+      if (b <= v) p += m;
+    }
+    assert.equal(windowLutValue(p, s, v, g.area, g.lutScale), ruleValue(hist, g.clipLimit, g.area, g.lutScale, v), `trial ${trial}, r ${r}, clip ${clip}, v ${v}`);
+  }
+});
+
+test('mirror modes: reflect repeats the edge pixel, reflect101 does not', () => {
+  assert.deepEqual([-3, -2, -1, 0, 4, 5, 6].map((p) => mirror(p, 5, 'reflect')), [2, 1, 0, 0, 4, 4, 3]);
+  assert.deepEqual([-3, -2, -1, 0, 4, 5, 6].map((p) => mirror(p, 5, 'reflect101')), [3, 2, 1, 0, 4, 3, 2]);
+  assert.deepEqual([3, 4, 5, 6, 7, 8, -1, -4].map((p) => reflect101(p, 3)), [1, 0, 1, 2, 1, 0, 1, 0]);
+});
+
+/** Brute force: every pixel's window histogram, OpenCV's rule, its value. */
+function windowReference(img: Image, r: number, clip: number, border: 'reflect' | 'reflect101'): Image {
+  const [h, w] = img.shape as [number, number];
+  const g = windowGeometry(r, clip);
+  const out = imageFrom(new Uint8Array(w * h), [h, w]);
+  const hist = new Uint32Array(256);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      hist.fill(0);
+      for (let dy = -r; dy <= r; dy++) for (let dx = -r; dx <= r; dx++) hist[img.data[mirror(y + dy, h, border) * w + mirror(x + dx, w, border)]]++;
+      out.data[y * w + x] = ruleValue(hist, g.clipLimit, g.area, g.lutScale, img.data[y * w + x]);
+    }
+  }
+  return out;
+}
+
+for (const border of ['reflect101', 'reflect'] as const) {
+  test(`sliding-window CLAHE (${border}): CPU equals the per-pixel rule; GPU naive and columns equal the CPU`, async (t) => {
+    const photo = await readImage(fixture('images', 'camera.png'));
+    // A real crop with odd sizes (not multiples of the GPU tiles), and random noise.
+    const crop = imageFrom(new Uint8Array(61 * 43), [43, 61]);
+    for (let y = 0; y < 43; y++) for (let x = 0; x < 61; x++) crop.data[y * 61 + x] = photo.data[(200 + y) * 512 + 150 + x];
+    const noise = imageFrom(randomBytes(37 * 53, 3, 256), [37, 53]);
+    const gpu = await gpuOrSkip(t);
+    for (const [img, r, clip] of [[crop, 5, 2], [crop, 10, 4], [noise, 3, 1], [noise, 17, 40]] as const) {
+      const ref = windowReference(img, r, clip, border);
+      const cpu = (await clahe(img, { window: r, clip, border })).output;
+      assertSame(cpu, ref, `cpu r=${r}`);
+      if (!gpu) continue;
+      for (const scheme of ['naive', 'columns'] as const) {
+        const res = await clahe(img, { window: r, clip, border, scheme, gpu });
+        assert.ok(res.timings.kernels.some((k) => k.name === `clahe.window.${scheme}`), `the ${scheme} kernel ran`);
+        assertSame(res.output, cpu, `gpu ${scheme} r=${r}`);
+      }
+    }
+  });
+}
+
+test('GPU equals CPU on odd sizes, 8 and 16-bit, and on a resident GpuImage', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (const [h, w, tx, ty] of [[1, 1, 1, 1], [7, 5, 3, 2], [97, 131, 8, 8], [256, 333, 16, 5]]) {
+    for (const img of [imageFrom(randomBytes(w * h, h * w, 256), [h, w]), imageFrom(randomU16(w * h, h + w, 4096), [h, w])]) {
+      const opts = { tiles: { width: tx, height: ty }, clip: 2 };
+      const cpu = (await clahe(img, opts)).output;
+      assertSame((await clahe(img, { ...opts, gpu })).output, cpu, `${img.dtype} ${w}×${h} tiles ${tx}x${ty}`);
+    }
+  }
+  const img = await readImage(fixture('images', 'coins.png'));
+  const dev = await GpuImage.upload(gpu, img);
+  const tiled = await clahe(dev);
+  const window = await clahe(dev, { window: 7 });
+  assert.ok(tiled.output instanceof GpuImage && window.output instanceof GpuImage);
+  assertSame(await tiled.output.toHost(), (await clahe(img)).output, 'resident tiled');
+  assertSame(await window.output.toHost(), (await clahe(img, { window: 7 })).output, 'resident window');
+  for (const g of [dev, tiled.output, window.output]) g.release();
+});
+
+test('worker pool gives the same result as the inline path', async () => {
+  const pool = new NodeWorkerPool(2);
+  try {
+    const img = await readImage(fixture('images', 'moon.png'));
+    assertSame((await clahe(img, { pool })).output, (await clahe(img)).output, 'tiled');
+    assertSame((await clahe(img, { pool, window: 6 })).output, (await clahe(img, { window: 6 })).output, 'window');
+    const m16 = await readImage(fixture('images', 'moon16.png'));
+    assertSame((await clahe(m16, { pool, tiles: { width: 5, height: 3 } })).output, (await clahe(m16, { tiles: { width: 5, height: 3 } })).output, '16-bit');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('bad input: typed errors before any work', async () => {
+  const img = imageFrom(randomBytes(20 * 30), [20, 30]);
+  await assert.rejects(clahe(img, { clip: 0 }), InvalidArgumentError);
+  await assert.rejects(clahe(img, { clip: -1 }), InvalidArgumentError);
+  await assert.rejects(clahe(img, { clip: Number.NaN }), InvalidArgumentError);
+  await assert.rejects(clahe(img, { tiles: { width: 0, height: 8 } }), InvalidArgumentError);
+  await assert.rejects(clahe(img, { tiles: { width: 31, height: 8 } }), InvalidArgumentError);
+  await assert.rejects(clahe(img, { window: 0 }), InvalidArgumentError);
+  await assert.rejects(clahe(img, { window: 20 }), InvalidArgumentError);
+  await assert.rejects(clahe(imageFrom(new Float32Array(600), [20, 30])), UnsupportedDtypeError);
+  await assert.rejects(clahe(imageFrom(randomU16(600), [20, 30]), { window: 3 }), UnsupportedDtypeError);
+  await assert.rejects(clahe(imageFrom(randomBytes(1200), [2, 20, 30])), InvalidArgumentError);
+});
