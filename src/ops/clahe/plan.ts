@@ -27,8 +27,7 @@ export function lutScale(bins: number, area: number): number {
 export function reflect101(p: number, n: number): number {
   if (n === 1) return 0;
   const period = 2 * (n - 1);
-  let q = p % period;
-  if (q < 0) q += period;
+  const q = ((p % period) + period) % period;
   return q < n ? q : period - q;
 }
 
