@@ -19,9 +19,9 @@ except ImportError:  # no OpenCV on this machine: say so, don't fail the benchma
 
 
 try:
-    from skimage import filters
+    from skimage import exposure, filters
 except ImportError:
-    filters = None
+    exposure = filters = None
 try:
     import cupy as cp
 except ImportError:
@@ -56,6 +56,19 @@ def main():
             r["cv2.adaptiveThreshold.gaussian"] = timeit(lambda: cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_GAUSSIAN_C, cv2.THRESH_BINARY, 11, 2), reps)
             if filters is not None:
                 r["skimage.threshold_isodata"] = timeit(lambda: img > filters.threshold_isodata(img), reps)
+            h, w = img.shape
+            for g in (8, 16):
+                clahe = cv2.createCLAHE(2.0, (g, g))
+                r[f"cv2.createCLAHE.{g}x{g}"] = timeit(lambda: clahe.apply(img), reps)
+                cuda = getattr(cv2, 'cuda', None)
+                if cuda is not None and hasattr(cuda, 'createCLAHE') and cuda.getCudaEnabledDeviceCount() > 0:
+                    cclahe = cuda.createCLAHE(2.0, (g, g))
+                    dimg = cuda.GpuMat()
+                    dimg.upload(img)
+                    r[f"cv2.cuda.createCLAHE.{g}x{g}"] = timeit(lambda: (cclahe.apply(dimg, cuda.Stream_Null()), cuda.Stream_Null().waitForCompletion()), reps)
+                # scikit-image's CLAHE (a different algorithm: float, 14-bit internal range) takes seconds at 8K.
+                if exposure is not None and img.size <= 3840 * 2160:
+                    r[f"skimage.equalize_adapthist.{g}x{g}"] = timeit(lambda: exposure.equalize_adapthist(img, kernel_size=(h // g, w // g), clip_limit=0.01), min(reps, 3))
             if cp is not None:
                 dimg = cp.asarray(img)
                 r["cupy.bincount"] = timeit(lambda: (cp.bincount(dimg.ravel(), minlength=256), cp.cuda.Device().synchronize()), reps)

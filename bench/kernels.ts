@@ -4,9 +4,7 @@
  * the steady-state kernel time without per-pass overhead. Runs on a real photograph and on uniform noise
  * (the two extremes of atomic contention). Prints one JSON line per variant.
  */
-import type { GpuContext } from '../src/core/gpu/context.js';
-import { Recording } from '../src/core/gpu/recording.js';
-import { KernelTimer } from '../src/core/gpu/timer.js';
+import { timeBatched } from './batched.js';
 import { acquireStorage, upload } from '../src/core/gpu/transfer.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { HistogramGpuPlan } from '../src/ops/histogram/gpu.js';
@@ -16,20 +14,6 @@ import sharp from 'sharp';
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const [w, h] = arg('size', '8k') === '8k' ? [7680, 4320] : [1920, 1080];
 const batch = Number(arg('batch', '20'));
-
-async function timeBatched(ctx: GpuContext, record: (rec: Recording) => void): Promise<number> {
-  const ts: number[] = [];
-  for (let r = 0; r < 7; r++) {
-    const timer = new KernelTimer(ctx, true);
-    const rec = new Recording(ctx, timer, 'batch', true);
-    for (let i = 0; i < batch; i++) record(rec);
-    rec.submit();
-    await ctx.finish();
-    ts.push((await timer.read()).reduce((a, k) => a + k.ms, 0) / batch);
-    timer.destroy();
-  }
-  return ts.sort((a, b) => a - b)[3];
-}
 
 const ctx = await createNodeGpuContext();
 const photo = (await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer()).subarray(0, w * h);
@@ -42,18 +26,18 @@ for (const [name, data] of [['photo', new Uint8Array(photo)], ['noise', noise]] 
   for (const copies of [1, 4, 8, 16]) {
     for (const vecsPerInvocation of [1, 4, 8, 32]) {
       const plan = await HistogramGpuPlan.prepare(ctx, { dtype: 'uint8', bins: 256, masked: false, method: 'atomic' }, { wg: 256, vecsPerInvocation, copies });
-      const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, data.length, hist, undefined, false));
+      const ms = await timeBatched(ctx, batch, (rec) => plan.encode(rec, src, data.length, hist, undefined, false));
       console.log(JSON.stringify({ kernel: 'histogram', data: name, copies, vecsPerInvocation, ms }));
     }
   }
   for (const vecsPerInvocation of [4, 16, 64]) {
     const plan = await HistogramGpuPlan.prepare(ctx, { dtype: 'uint8', bins: 256, masked: false, method: 'subhist' }, { wg: 64, vecsPerInvocation, copies: 1 });
-    const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, data.length, hist));
+    const ms = await timeBatched(ctx, batch, (rec) => plan.encode(rec, src, data.length, hist));
     console.log(JSON.stringify({ kernel: 'histogram.subhist', data: name, vecsPerInvocation, ms }));
   }
   for (const vecsPerInvocation of [1, 2, 4, 8, 16]) {
     const plan = await ApplyLutGpuPlan.prepare(ctx, 'uint8', { wg: 256, vecsPerInvocation });
-    const ms = await timeBatched(ctx, (rec) => plan.encode(rec, src, out, hist, data.length));
+    const ms = await timeBatched(ctx, batch, (rec) => plan.encode(rec, src, out, hist, data.length));
     console.log(JSON.stringify({ kernel: 'applyLut', data: name, vecsPerInvocation, ms }));
   }
 }

@@ -21,6 +21,7 @@ import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
+import { clahe } from '../src/ops/clahe/index.js';
 import { plotSvg } from './plot.js';
 
 const SIZES: Record<string, [number, number]> = {
@@ -113,6 +114,10 @@ interface OpSpec {
   run(img: Image | GpuImage, on: { pool?: NodeWorkerPool; gpu?: GpuContext; profile?: boolean; out?: Image }): Promise<{ output: unknown; timings: Timings }>;
   /** Anchor keys (bench/anchors.py) reported beside it. */
   anchors: string[];
+  /** Larger images are skipped (work that grows with the window: a few sizes tell the story). */
+  maxPixels?: number;
+  /** Slow on the CPU (seconds per call): 3 repetitions there. */
+  slowCpu?: boolean;
 }
 
 const released = (o: unknown) => (o instanceof GpuImage ? o.release() : undefined);
@@ -128,13 +133,34 @@ const OPS: Record<string, OpSpec> = {
   'threshold.adaptive.naive': { run: (img, on) => threshold(img as Image, { ...on, method: 'adaptive', window: 15, scheme: 'naive' }), anchors: [] },
   'threshold.mean': { run: (img, on) => threshold(img as Image, { ...on, method: 'mean', window: 11, offset: 2 }), anchors: ['cv2.adaptiveThreshold.mean'] },
   'threshold.gaussian': { run: (img, on) => threshold(img as Image, { ...on, method: 'gaussian', window: 11, offset: 2 }), anchors: ['cv2.adaptiveThreshold.gaussian'] },
+  ...claheOps(),
 };
+
+/** CLAHE: tiled with two grids (OpenCV, scikit-image anchors), sliding window per radius and GPU scheme. */
+function claheOps(): Record<string, OpSpec> {
+  const ops: Record<string, OpSpec> = {};
+  for (const g of [8, 16]) {
+    ops[`clahe.tiled.${g}x${g}`] = {
+      run: (img, on) => clahe(img as Image, { ...on, tiles: { width: g, height: g }, clip: 2 }),
+      anchors: [`cv2.createCLAHE.${g}x${g}`, `cv2.cuda.createCLAHE.${g}x${g}`, `skimage.equalize_adapthist.${g}x${g}`],
+    };
+  }
+  for (const scheme of ['columns', 'naive'] as const) {
+    for (const r of [5, 10, 20, 50]) {
+      ops[`clahe.window.${scheme}.r${r}`] = {
+        run: (img, on) => clahe(img as Image, { ...on, window: r, clip: 4, scheme }),
+        anchors: [], slowCpu: true, maxPixels: scheme === 'naive' ? 1920 * 1080 : 3840 * 2160,
+      };
+    }
+  }
+  return ops;
+}
 
 /** CPU, GPU host→host, GPU resident (wall and fused kernels) for one operation at one size. */
 async function benchOp(spec: OpSpec, img: Image, reps: number, pool: NodeWorkerPool, gpu?: GpuContext) {
   const r: Record<string, unknown> = {};
   // Adaptive on the CPU costs seconds at 8K: fewer repetitions there.
-  const cpuReps = img.data.length > 1e7 && spec.anchors.length === 0 ? Math.min(reps, 3) : reps;
+  const cpuReps = (img.data.length > 1e7 && spec.anchors.length === 0) || spec.slowCpu ? Math.min(reps, 3) : reps;
   r.cpu = await repeat(cpuReps, async () => (await spec.run(img, { pool })).timings.total);
   if (!gpu) return r;
   // Image outputs go into one reused output image, as a frame loop would (a fresh 33 MB allocation per call
@@ -201,6 +227,7 @@ async function main(): Promise<void> {
     const rows = [];
     for (const s of sizes) {
       const img = images[s];
+      if (op !== 'equalize' && img.data.length > (OPS[op].maxPixels ?? Infinity)) continue;
       const measured = op === 'equalize' ? await benchEqualize(img, reps, pool, gpu, gpuWB) : await benchOp(OPS[op], img, reps, pool, gpu);
       const wanted = op === 'equalize' ? ['cv2.equalizeHist'] : OPS[op].anchors;
       const anchorRow = Object.fromEntries(Object.entries(anchors.results?.[s] ?? {}).filter(([k]) => wanted.includes(k)));

@@ -62,6 +62,9 @@ ${reflect101Wgsl}
 const WG: u32 = ${wg}u;
 const BINS: u32 = ${bins}u;
 const PER: u32 = ${per}u;
+const PPW: u32 = ${dtype === 'uint8' ? 4 : 2}u;
+const BITS: u32 = ${dtype === 'uint8' ? 8 : 16}u;
+const MASK: u32 = ${dtype === 'uint8' ? '0xffu' : '0xffffu'};
 struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> lut: array<u32>;
@@ -91,12 +94,28 @@ fn tile_lut(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid
   let ty = t / P.tiles_x;
   let x0 = (t - ty * P.tiles_x) * P.tile_w;
   let y0 = ty * P.tile_h;
-  let area = P.tile_w * P.tile_h;
-  for (var i = li; i < area; i += WG) {
-    let r = i / P.tile_w;
-    let x = reflect101(x0 + i - r * P.tile_w, P.width);
-    let y = reflect101(y0 + r, P.height);
-    hist_add(t, px(y * P.width + x));
+  if (x0 + P.tile_w <= P.width && y0 + P.tile_h <= P.height) {
+    // Interior tile: whole words, every invocation busy even when a tile row is only a few words long
+    // (the (row, word) pairs are flattened; a row spans at most SPAN words whatever its alignment).
+    let span = (P.tile_w + PPW - 1u) / PPW + 1u;
+    for (var i = li; i < span * P.tile_h; i += WG) {
+      let r = i / span;
+      let start = (y0 + r) * P.width + x0;
+      let wi = start / PPW + (i - r * span);
+      let word = src[wi];
+      for (var j = 0u; j < PPW; j++) {
+        let p = wi * PPW + j;
+        if (p >= start && p < start + P.tile_w) { hist_add(t, (word >> (j * BITS)) & MASK); }
+      }
+    }
+  } else {
+    // Edge tile: pixels of the REFLECT_101 padding map back into the image one by one.
+    for (var i = li; i < P.tile_w * P.tile_h; i += WG) {
+      let r = i / P.tile_w;
+      let x = reflect101(x0 + i - r * P.tile_w, P.width);
+      let y = reflect101(y0 + r, P.height);
+      hist_add(t, px(y * P.width + x));
+    }
   }
   workgroupBarrier();
   // Invocation li owns bins [li·PER, (li+1)·PER). Clip and total the excess.
@@ -148,9 +167,7 @@ struct Params { width: u32, n: u32, tiles_x: u32, words: u32, one: f32, _p0: u32
 @group(0) @binding(6) var<storage, read> yt: array<u32>;
 @group(0) @binding(7) var<uniform> P: Params;
 
-fn interp(p: u32, v: u32) -> u32 {
-  let y = p / P.width;
-  let x = p - y * P.width;
+fn interp(x: u32, y: u32, v: u32) -> u32 {
   let xa = xw[2u * x];
   let xa1 = xw[2u * x + 1u];
   let ya = yw[2u * y];
@@ -171,10 +188,14 @@ fn interpolate(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) 
   let w = linear_group_id(wid, nwg) * WG + li;
   if (w >= P.words) { return; }
   let word = src[w];
+  let p0 = w * ${per}u;
+  var y = p0 / P.width;
+  var x = p0 - y * P.width;
   var out = 0u;
   for (var j = 0u; j < ${per}u; j++) {
-    let p = w * ${per}u + j;
-    if (p < P.n) { out |= interp(p, (word >> (j * ${bits}u)) & ${(1 << bits) - 1}u) << (j * ${bits}u); }
+    if (p0 + j < P.n) { out |= interp(x, y, (word >> (j * ${bits}u)) & ${(1 << bits) - 1}u) << (j * ${bits}u); }
+    x += 1u;
+    if (x == P.width) { x = 0u; y += 1u; }
   }
   dst[w] = out;
 }

@@ -39,6 +39,11 @@ export class ClaheTiledGpuPlan {
   }
 
   encode(rec: Recording, input: GpuImage, g: TiledGeometry): GpuImage {
+    return this.encodeInterpolate(rec, input, g, this.encodeLuts(rec, input, g));
+  }
+
+  /** Records tile_lut: tilesX·tilesY LUTs of `bins` u32 entries in a scratch buffer of the recording. */
+  encodeLuts(rec: Recording, input: GpuImage, g: TiledGeometry): GPUBuffer {
     const tiles = g.tilesX * g.tilesY;
     const lutBytes = tiles * g.bins * 4;
     checkBinding(this.ctx, lutBytes, `${tiles} tile LUTs of ${g.bins} entries`);
@@ -52,6 +57,11 @@ export class ClaheTiledGpuPlan {
       buffers.push(hist);
     }
     rec.dispatch('clahe.tileLut', this.lut, buffers, tx, ty);
+    return lut;
+  }
+
+  /** Records interpolate from the LUTs into a new pooled output image. */
+  encodeInterpolate(rec: Recording, input: GpuImage, g: TiledGeometry, lut: GPUBuffer): GpuImage {
     const xs = axisTable(g.width, g.tileW, g.tilesX), ys = axisTable(g.height, g.tileH, g.tilesY);
     const n = g.width * g.height;
     const per = this.dtype === 'uint8' ? 4 : 2;
@@ -83,12 +93,13 @@ export class ClaheWindowGpuPlan {
     private readonly ctx: GpuContext, readonly scheme: ClaheScheme, private readonly pipeline: GPUComputePipeline, private readonly schedule?: ColumnsSchedule,
   ) {}
 
-  static prepare(ctx: GpuContext, g: WindowGeometry, border: ClaheBorder, wanted: ClaheScheme): Promise<ClaheWindowGpuPlan> {
+  /** `tile` overrides the column scheme's tile (schedule search); it must fit the workgroup memory. */
+  static prepare(ctx: GpuContext, g: WindowGeometry, border: ClaheBorder, wanted: ClaheScheme, tile?: ColumnsSchedule): Promise<ClaheWindowGpuPlan> {
     // Beyond the workgroup memory of the adapter the column scheme cannot hold its tile: the naive form runs.
-    const schedule = wanted === 'columns' ? columnsSchedule(ctx, g.radius) : undefined;
+    const schedule = wanted === 'columns' ? tile ?? columnsSchedule(ctx, g.radius) : undefined;
     const scheme: ClaheScheme = schedule ? 'columns' : 'naive';
     const k = { radius: g.radius, border, clipLimit: g.clipLimit, area: g.area, lutScale: g.lutScale };
-    return ctx.plan(`claheWindow:${scheme}:${JSON.stringify(k)}`, async () => {
+    return ctx.plan(`claheWindow:${scheme}:${JSON.stringify(k)}:${JSON.stringify(schedule)}`, async () => {
       const pipeline = schedule
         ? await ctx.pipeline('clahe-window-columns', windowColumnsWgsl(k, schedule), 'window_columns')
         : await ctx.pipeline('clahe-window-naive', windowNaiveWgsl(k), 'window_naive');

@@ -1,0 +1,56 @@
+/**
+ * CLAHE kernels back to back and the column scheme's schedule search: `node dist/bench/clahe-kernels.js [--batch 20]`.
+ * Each variant is recorded `batch` times in one submission (bench/batched.ts), so the number is the steady-state
+ * time per call without idle gaps; the isolated (one call, GPU idle before) times come from bench/run.ts.
+ * Inputs: the bundled photograph resized to each size. Prints one JSON line per variant.
+ */
+import sharp from 'sharp';
+import { GpuImage } from '../src/core/gpu/gpu-image.js';
+import { imageFrom } from '../src/core/image.js';
+import { createNodeGpuContext } from '../src/node/gpu.js';
+import { columnsWorkgroupBytes } from '../src/ops/clahe/clahe.wgsl.js';
+import { ClaheTiledGpuPlan, ClaheWindowGpuPlan, columnsSchedule } from '../src/ops/clahe/gpu.js';
+import { tiledGeometry, windowGeometry } from '../src/ops/clahe/plan.js';
+import { timeBatched } from './batched.js';
+
+const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const batch = Number(arg('batch', '20'));
+const ctx = await createNodeGpuContext();
+
+async function photo(w: number, h: number): Promise<GpuImage> {
+  const data = (await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer()).subarray(0, w * h);
+  return GpuImage.upload(ctx, imageFrom(new Uint8Array(data), [h, w]));
+}
+const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
+
+// Tiled: tile_lut and interpolate alone, and both, at every size.
+for (const [name, w, h] of [['1080p', 1920, 1080], ['4k', 3840, 2160], ['8k', 7680, 4320]] as const) {
+  const img = await photo(w, h);
+  const plan = await ClaheTiledGpuPlan.prepare(ctx, 'uint8');
+  for (const grid of [8, 16]) {
+    const g = tiledGeometry(h, w, grid, grid, 2, 'uint8');
+    const lutOnly = await timeBatched(ctx, batch, (rec) => void plan.encodeLuts(rec, img, g));
+    const both = await timeBatched(ctx, batch, (rec) => plan.encode(rec, img, g).release());
+    out({ kernel: 'clahe.tiled', size: name, grid, tileLutMs: lutOnly, interpolateMs: both - lutOnly, bothMs: both });
+  }
+  img.release();
+}
+
+// Sliding window at 1080p: the column scheme over tile shapes (the default first), and the naive form.
+const img = await photo(1920, 1080);
+const budget = ctx.limits.maxComputeWorkgroupStorageSize;
+for (const r of [5, 10, 20, 50]) {
+  const g = windowGeometry(r, 4);
+  const def = columnsSchedule(ctx, r);
+  const tiles = [def, ...[32, 64, 96, 128].flatMap((tileW) => [16, 32, 64].map((tileH) => ({ tileW, tileH })))]
+    .filter((t) => t && columnsWorkgroupBytes(r, t.tileW) <= budget);
+  for (const tile of tiles) {
+    const plan = await ClaheWindowGpuPlan.prepare(ctx, g, 'reflect101', 'columns', tile);
+    const ms = await timeBatched(ctx, batch, (rec) => plan.encode(rec, img).release());
+    out({ kernel: 'clahe.window.columns', size: '1080p', r, tile, default: tile === def, ms });
+  }
+  const naive = await ClaheWindowGpuPlan.prepare(ctx, g, 'reflect101', 'naive');
+  out({ kernel: 'clahe.window.naive', size: '1080p', r, ms: await timeBatched(ctx, Math.max(1, Math.round(batch / 10)), (rec) => naive.encode(rec, img).release()) });
+}
+img.release();
+ctx.destroy();
