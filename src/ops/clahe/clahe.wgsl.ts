@@ -5,14 +5,15 @@ import type { ClaheBorder, ClaheDtype } from './plan.js';
 /**
  * CLAHE kernels, generated per variant. They mirror cpu-kernels.ts operation for operation:
  *
- * Tiled (OpenCV semantics):
- * - tile_lut: one workgroup per tile. Histogram of the tile over the REFLECT_101-padded image (8-bit: 256
- *   workgroup atomics; 16-bit: 65536 bins per tile in a global buffer), OpenCV's clip / batch / residual
- *   redistribution, a workgroup scan, LUT = round(f32(cumsum) · scale) — all without a host round trip.
+ * Tiled (OpenCV semantics), three kernels recorded back to back, no host round trip:
+ * - tile_hist: tile histograms over the REFLECT_101-padded image, each tile cut into row slices so that
+ *   even an 8×8 grid gives the GPU ~1000 workgroups;
+ * - tile_lut: one workgroup per tile: OpenCV's clip / batch / residual redistribution, a workgroup scan,
+ *   LUT = round(f32(cumsum) · scale), packed 4 u8 (2 u16) entries per word;
  * - interpolate: one invocation per output word (4 u8 or 2 u16 pixels, so stores never race), bilinear
  *   between the 4 nearest tiles' LUTs with OpenCV's float32 expression and order. Weights come from the host
- *   tables of plan.ts; every product that feeds an addition is multiplied by a uniform `one`, so a compiler
- *   that contracts a·b + c into an FMA can only form fma(p, 1, c) = p + c: the result stays bit-identical.
+ *   tables of plan.ts; every product passes through `rounded()` before its addition, so no compiler can
+ *   contract it into an FMA (the H100's driver did, by 1 LSB in a few pixels, with a plainer guard).
  *
  * Sliding window (8-bit; a window of radius R centred on every pixel, mirrored borders):
  * - window_naive: one invocation per pixel recounts its (2R+1)² window into a private histogram of packed
@@ -42,36 +43,106 @@ fn reflect101(p: u32, n: u32) -> u32 {
   return select(period - q, q, q < n);
 }`;
 
-export interface TileLutParams {
-  dtype: ClaheDtype;
-  wg: number;
+/** Pixels (or LUT entries) per u32 word, and their width, for each dtype. */
+function packing(dtype: ClaheDtype): { bins: number; epw: number; bits: number; mask: string } {
+  return dtype === 'uint8' ? { bins: 256, epw: 4, bits: 8, mask: '0xffu' } : { bins: 65536, epw: 2, bits: 16, mask: '0xffffu' };
 }
 
-export function tileLutWgsl({ dtype, wg }: TileLutParams): string {
-  const bins = dtype === 'uint8' ? 256 : 65536;
-  const per = bins / wg;
-  // 8-bit: the histogram lives in workgroup memory; 16-bit: 256 KiB per tile do not fit, so it is a zeroed
-  // global buffer of tiles × 65536 counters.
-  const histDecl = dtype === 'uint8'
-    ? 'var<workgroup> hist: array<atomic<u32>, 256>;\nfn hist_at(t: u32, b: u32) -> u32 { return atomicLoad(&hist[b]); }\nfn hist_add(t: u32, b: u32) { atomicAdd(&hist[b], 1u); }'
-    : '@group(0) @binding(3) var<storage, read_write> hist: array<atomic<u32>>;\nfn hist_at(t: u32, b: u32) -> u32 { return atomicLoad(&hist[t * 65536u + b]); }\nfn hist_add(t: u32, b: u32) { atomicAdd(&hist[t * 65536u + b], 1u); }';
+const tileParams = /* wgsl */ `
+struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32, slices: u32, slice_rows: u32, _p0: u32, _p1: u32 }`;
+
+/**
+ * tile_hist: histograms of all tiles, each tile split into `slices` row slices with a workgroup each (a few
+ * tiles alone cannot fill a large GPU: 64 workgroups for an 8×8 grid). 8-bit slices count in workgroup
+ * atomics and add their non-zero bins to the tile's global histogram; 16-bit slices count in it directly.
+ */
+export function tileHistWgsl(dtype: ClaheDtype): string {
+  const { bins, epw, bits, mask } = packing(dtype);
+  const counting = dtype === 'uint8'
+    ? `var<workgroup> local: array<atomic<u32>, 256>;
+fn count(t: u32, v: u32) { atomicAdd(&local[v], 1u); }
+fn flush(t: u32, li: u32) {
+  workgroupBarrier();
+  for (var b = li; b < 256u; b += WG) {
+    let c = atomicLoad(&local[b]);
+    if (c != 0u) { atomicAdd(&hist[t * 256u + b], c); }
+  }
+}`
+    : `fn count(t: u32, v: u32) { atomicAdd(&hist[t * BINS + v], 1u); }
+fn flush(t: u32, li: u32) {}`;
+  return /* wgsl */ `
+${gridWgsl}
+${reflect101Wgsl}
+${tileParams}
+const WG: u32 = 256u;
+const BINS: u32 = ${bins}u;
+const PPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> hist: array<atomic<u32>>;
+@group(0) @binding(2) var<uniform> P: Params;
+${pixelReaders(dtype)}
+${counting}
+
+@compute @workgroup_size(WG)
+fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let id = linear_group_id(wid, nwg);
+  if (id >= P.tiles * P.slices) { return; }
+  let t = id / P.slices;
+  let r0 = (id - t * P.slices) * P.slice_rows;
+  let rows = min(P.slice_rows, P.tile_h - min(r0, P.tile_h));
+  let ty = t / P.tiles_x;
+  let x0 = (t - ty * P.tiles_x) * P.tile_w;
+  let y0 = ty * P.tile_h + r0;
+  if (x0 + P.tile_w <= P.width && y0 + rows <= P.height) {
+    // Inside the image: whole words, every invocation busy even when a tile row is only a few words long
+    // (the (row, word) pairs are flattened; a row spans at most SPAN words whatever its alignment).
+    let span = (P.tile_w + PPW - 1u) / PPW + 1u;
+    for (var i = li; i < span * rows; i += WG) {
+      let r = i / span;
+      let start = (y0 + r) * P.width + x0;
+      let wi = start / PPW + (i - r * span);
+      let word = src[wi];
+      for (var j = 0u; j < PPW; j++) {
+        let p = wi * PPW + j;
+        if (p >= start && p < start + P.tile_w) { count(t, (word >> (j * BITS)) & ${mask}); }
+      }
+    }
+  } else {
+    // Touches the REFLECT_101 padding: pixels map back into the image one by one.
+    for (var i = li; i < P.tile_w * rows; i += WG) {
+      let r = i / P.tile_w;
+      let x = reflect101(x0 + i - r * P.tile_w, P.width);
+      let y = reflect101(y0 + r, P.height);
+      count(t, px(y * P.width + x));
+    }
+  }
+  flush(t, li);
+}
+`;
+}
+
+/**
+ * tile_lut: one workgroup per tile, from its histogram: OpenCV's clip, batch and residual redistribution, a
+ * workgroup scan, LUT = round(f32(cumsum) · scale). Invocation i owns PER consecutive bins and writes them
+ * packed (4 u8 or 2 u16 entries per word) so that interpolate's gathers touch few cache lines.
+ */
+export function tileLutWgsl(dtype: ClaheDtype): string {
+  const { bins, epw, bits } = packing(dtype);
+  const wg = dtype === 'uint8' ? 64 : 256;
   return /* wgsl */ `
 ${gridWgsl}
 ${exactFloatWgsl}
-${reflect101Wgsl}
+${tileParams}
 const WG: u32 = ${wg}u;
 const BINS: u32 = ${bins}u;
-const PER: u32 = ${per}u;
-const PPW: u32 = ${dtype === 'uint8' ? 4 : 2}u;
-const BITS: u32 = ${dtype === 'uint8' ? 8 : 16}u;
-const MASK: u32 = ${dtype === 'uint8' ? '0xffu' : '0xffffu'};
-struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32 }
-@group(0) @binding(0) var<storage, read> src: array<u32>;
+const PER: u32 = ${bins / wg}u;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+@group(0) @binding(0) var<storage, read> hist: array<u32>;
 @group(0) @binding(1) var<storage, read_write> lut: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
-${histDecl}
 var<workgroup> part: array<u32, WG>;
-${pixelReaders(dtype)}
 
 // Inclusive sum of part[] over the workgroup (Hillis–Steele); every invocation returns its own prefix.
 fn scan(li: u32, v: u32) -> u32 {
@@ -87,77 +158,54 @@ fn scan(li: u32, v: u32) -> u32 {
   return part[li];
 }
 
+fn redistributed(h: u32, b: u32, batch: u32, residual: u32, step: u32) -> u32 {
+  if (P.clip == 0u) { return h; }
+  let extra = select(0u, 1u, residual > 0u && b % step == 0u && b / step < residual);
+  return min(h, P.clip) + batch + extra;
+}
+
 @compute @workgroup_size(WG)
 fn tile_lut(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let t = linear_group_id(wid, nwg);
   if (t >= P.tiles) { return; }
-  let ty = t / P.tiles_x;
-  let x0 = (t - ty * P.tiles_x) * P.tile_w;
-  let y0 = ty * P.tile_h;
-  if (x0 + P.tile_w <= P.width && y0 + P.tile_h <= P.height) {
-    // Interior tile: whole words, every invocation busy even when a tile row is only a few words long
-    // (the (row, word) pairs are flattened; a row spans at most SPAN words whatever its alignment).
-    let span = (P.tile_w + PPW - 1u) / PPW + 1u;
-    for (var i = li; i < span * P.tile_h; i += WG) {
-      let r = i / span;
-      let start = (y0 + r) * P.width + x0;
-      let wi = start / PPW + (i - r * span);
-      let word = src[wi];
-      for (var j = 0u; j < PPW; j++) {
-        let p = wi * PPW + j;
-        if (p >= start && p < start + P.tile_w) { hist_add(t, (word >> (j * BITS)) & MASK); }
-      }
-    }
-  } else {
-    // Edge tile: pixels of the REFLECT_101 padding map back into the image one by one.
-    for (var i = li; i < P.tile_w * P.tile_h; i += WG) {
-      let r = i / P.tile_w;
-      let x = reflect101(x0 + i - r * P.tile_w, P.width);
-      let y = reflect101(y0 + r, P.height);
-      hist_add(t, px(y * P.width + x));
-    }
-  }
-  workgroupBarrier();
-  // Invocation li owns bins [li·PER, (li+1)·PER). Clip and total the excess.
   let b0 = li * PER;
+  let h0 = t * BINS + b0;
   var excess = 0u;
   if (P.clip > 0u) {
-    for (var k = 0u; k < PER; k++) { excess += max(hist_at(t, b0 + k), P.clip) - P.clip; }
+    for (var k = 0u; k < PER; k++) { excess += max(hist[h0 + k], P.clip) - P.clip; }
   }
   _ = scan(li, excess);
   let total = part[WG - 1u];
   let batch = total / BINS;
   let residual = total - batch * BINS;
   let step = max(BINS / max(residual, 1u), 1u);
-  // Redistributed counts of the owned bins, their sum, then the workgroup prefix of the sums.
   var own = 0u;
-  for (var k = 0u; k < PER; k++) { own += redistributed(t, b0 + k, batch, residual, step); }
+  for (var k = 0u; k < PER; k++) { own += redistributed(hist[h0 + k], b0 + k, batch, residual, step); }
   workgroupBarrier();
   var cum = scan(li, own) - own;
+  var word = 0u;
   for (var k = 0u; k < PER; k++) {
-    let b = b0 + k;
-    cum += redistributed(t, b, batch, residual, step);
-    lut[t * BINS + b] = min(u32(round(u32_to_f32_rn(cum) * P.scale)), BINS - 1u);
+    cum += redistributed(hist[h0 + k], b0 + k, batch, residual, step);
+    let v = min(u32(round(u32_to_f32_rn(cum) * P.scale)), BINS - 1u);
+    word |= v << ((k % EPW) * BITS);
+    if (k % EPW == EPW - 1u) {
+      lut[(h0 + k) / EPW] = word;
+      word = 0u;
+    }
   }
-}
-
-fn redistributed(t: u32, b: u32, batch: u32, residual: u32, step: u32) -> u32 {
-  let h = hist_at(t, b);
-  if (P.clip == 0u) { return h; }
-  let extra = select(0u, 1u, residual > 0u && b % step == 0u && b / step < residual);
-  return min(h, P.clip) + batch + extra;
 }
 `;
 }
 
 export function interpolateWgsl(dtype: ClaheDtype): string {
-  const per = dtype === 'uint8' ? 4 : 2;
-  const bits = 32 / per;
+  const { bins, epw, bits, mask } = packing(dtype);
   return /* wgsl */ `
 ${gridWgsl}
 const WG: u32 = 256u;
-const BINS: u32 = ${dtype === 'uint8' ? 256 : 65536}u;
-struct Params { width: u32, n: u32, tiles_x: u32, words: u32, one: f32, _p0: u32, _p1: u32, _p2: u32 }
+const BINS: u32 = ${bins}u;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+struct Params { width: u32, n: u32, tiles_x: u32, words: u32, zero: u32, _p0: u32, _p1: u32, _p2: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>;
@@ -166,6 +214,15 @@ struct Params { width: u32, n: u32, tiles_x: u32, words: u32, one: f32, _p0: u32
 @group(0) @binding(5) var<storage, read> yw: array<f32>;
 @group(0) @binding(6) var<storage, read> yt: array<u32>;
 @group(0) @binding(7) var<uniform> P: Params;
+
+// The rounded float32 value of x, opaque to the compiler (XOR with a uniform zero): a product passed through
+// it cannot be contracted into an FMA with the addition that follows, nor factored with its neighbour.
+fn rounded(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ P.zero); }
+
+fn entry(tile: u32, v: u32) -> f32 {
+  let i = tile * BINS + v;
+  return f32((lut[i / EPW] >> ((i % EPW) * BITS)) & ${mask});
+}
 
 fn interp(x: u32, y: u32, v: u32) -> u32 {
   let xa = xw[2u * x];
@@ -176,10 +233,9 @@ fn interp(x: u32, y: u32, v: u32) -> u32 {
   let r2 = yt[2u * y + 1u] * P.tiles_x;
   let c1 = xt[2u * x];
   let c2 = xt[2u * x + 1u];
-  let one = P.one;
-  let top = (f32(lut[(r1 + c1) * BINS + v]) * xa1) * one + (f32(lut[(r1 + c2) * BINS + v]) * xa) * one;
-  let bottom = (f32(lut[(r2 + c1) * BINS + v]) * xa1) * one + (f32(lut[(r2 + c2) * BINS + v]) * xa) * one;
-  let res = (top * ya1) * one + (bottom * ya) * one;
+  let top = rounded(entry(r1 + c1, v) * xa1) + rounded(entry(r1 + c2, v) * xa);
+  let bottom = rounded(entry(r2 + c1, v) * xa1) + rounded(entry(r2 + c2, v) * xa);
+  let res = rounded(top * ya1) + rounded(bottom * ya);
   return u32(clamp(round(res), 0.0, f32(BINS - 1u)));
 }
 
@@ -188,12 +244,12 @@ fn interpolate(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) 
   let w = linear_group_id(wid, nwg) * WG + li;
   if (w >= P.words) { return; }
   let word = src[w];
-  let p0 = w * ${per}u;
+  let p0 = w * EPW;
   var y = p0 / P.width;
   var x = p0 - y * P.width;
   var out = 0u;
-  for (var j = 0u; j < ${per}u; j++) {
-    if (p0 + j < P.n) { out |= interp(x, y, (word >> (j * ${bits}u)) & ${(1 << bits) - 1}u) << (j * ${bits}u); }
+  for (var j = 0u; j < EPW; j++) {
+    if (p0 + j < P.n) { out |= interp(x, y, (word >> (j * BITS)) & ${mask}) << (j * BITS); }
     x += 1u;
     if (x == P.width) { x = 0u; y += 1u; }
   }
@@ -281,9 +337,10 @@ export interface ColumnsSchedule {
 /** Pixels whose partial sums are reduced together (one barrier pair per batch). */
 export const COLUMNS_BATCH = 32;
 
-/** Workgroup memory of window_columns: one word per (column, invocation) plus the batch's partial sums. */
+/** Workgroup memory of window_columns: one word per (column, invocation), the batch's partial sums (rows
+ *  padded by one word against bank conflicts) and the tile row's centre pixels. */
 export function columnsWorkgroupBytes(radius: number, tileW: number): number {
-  return (tileW + 2 * radius) * 64 * 4 + COLUMNS_BATCH * 64 * 4;
+  return (tileW + 2 * radius) * 64 * 4 + (COLUMNS_BATCH + 1) * 64 * 4 + tileW * 4;
 }
 
 export function windowColumnsWgsl(g: WindowKernelParams, s: ColumnsSchedule): string {
@@ -296,7 +353,10 @@ const K: u32 = ${COLUMNS_BATCH}u;
 const D: u32 = ${2 * g.radius}u;
 const LO: u32 = 0x00ff00ffu;
 var<workgroup> col: array<u32, ${nc * 64}>;
-var<workgroup> part: array<u32, ${COLUMNS_BATCH * 64}>;
+// part[t·(K+1) + k]: invocation t's partial for pixel k. The padding puts a batch's 64 writes (fixed k) and
+// a pixel's 64 reads (fixed k, all t) in distinct banks; with rows of K words the reads were a 32-way conflict.
+var<workgroup> part: array<u32, ${(COLUMNS_BATCH + 1) * 64}>;
+var<workgroup> centre: array<u32, ${s.tileW}>;
 
 // Column c of the tile (image column x0 − R + c) gains pixel value vin and loses vout (byte counts).
 fn col_add(c: u32, v: u32) { col[c * 64u + (v >> 2u)] += 1u << ((v & 3u) * 8u); }
@@ -335,8 +395,9 @@ fn window_columns(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id
         col_add(c, px(rin + xc));
         col_sub(c, px(rout + xc));
       }
-      workgroupBarrier();
     }
+    for (var x = t; x < tw; x += 64u) { centre[x] = px(y * P.width + x0 + x); }
+    workgroupBarrier();
     // Window counts of bins 4t, 4t+2 (ha) and 4t+1, 4t+3 (hb) as 16-bit lanes.
     var ha = 0u;
     var hb = 0u;
@@ -356,14 +417,13 @@ fn window_columns(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id
           ha = ha + (win & LO) - (wout & LO);
           hb = hb + ((win >> 8u) & LO) - ((wout >> 8u) & LO);
         }
-        part[k * 64u + t] = partial(t, ha, hb, px(row + x));
+        part[t * (K + 1u) + k] = partial(t, ha, hb, centre[x]);
       }
       workgroupBarrier();
       if (t < kn) {
         var sum = 0u;
-        for (var j = 0u; j < 64u; j++) { sum += part[t * 64u + j]; }
-        let p = row + xb + t;
-        store(p, lut_value(sum >> 16u, sum & 0xffffu, px(p)));
+        for (var j = 0u; j < 64u; j++) { sum += part[j * (K + 1u) + t]; }
+        store(row + xb + t, lut_value(sum >> 16u, sum & 0xffffu, centre[xb + t]));
       }
       workgroupBarrier();
     }

@@ -7,7 +7,7 @@ import { acquireStorage } from '../../core/gpu/transfer.js';
 import { GpuOutOfMemoryError } from '../../core/errors.js';
 import { pixelCount } from '../../core/image.js';
 import {
-  columnsWorkgroupBytes, interpolateWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
+  columnsWorkgroupBytes, interpolateWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
 } from './clahe.wgsl.js';
 import { axisTable, type ClaheBorder, type ClaheDtype, type TiledGeometry, type WindowGeometry } from './plan.js';
 
@@ -15,26 +15,34 @@ export const CLAHE_SCHEMES = ['columns', 'naive'] as const;
 /** GPU algorithm of sliding-window CLAHE: column histograms (cost independent of R) or a naive recount per pixel. */
 export type ClaheScheme = (typeof CLAHE_SCHEMES)[number];
 
-// Tile histograms: 256 invocations per tile (one bin each for 8-bit, 256 bins each for 16-bit).
-const TILE_WG = 256;
-
 function checkBinding(ctx: GpuContext, bytes: number, what: string): void {
   if (bytes > ctx.limits.maxStorageBufferBindingSize) {
     throw new GpuOutOfMemoryError(`clahe: ${what} needs ${fmtBytes(bytes)}, more than this adapter binds (${fmtBytes(ctx.limits.maxStorageBufferBindingSize)}); use fewer tiles or --device cpu`);
   }
 }
 
-/** Tiled CLAHE: tile_lut (one workgroup per tile) then interpolate, recorded back to back. */
+/** Row slices per tile for tile_hist: about 1024 workgroups in all, whatever the grid. */
+export function tileSlices(g: TiledGeometry): { slices: number; sliceRows: number } {
+  const slices = Math.min(g.tileH, Math.max(1, Math.ceil(1024 / (g.tilesX * g.tilesY))));
+  const sliceRows = Math.ceil(g.tileH / slices);
+  return { slices: Math.ceil(g.tileH / sliceRows), sliceRows };
+}
+
+/** Tiled CLAHE: tile_hist → tile_lut → interpolate, recorded back to back. */
 export class ClaheTiledGpuPlan {
-  private constructor(private readonly ctx: GpuContext, private readonly dtype: ClaheDtype, private readonly lut: GPUComputePipeline, private readonly interp: GPUComputePipeline) {}
+  private constructor(
+    private readonly ctx: GpuContext, private readonly dtype: ClaheDtype,
+    private readonly hist: GPUComputePipeline, private readonly lut: GPUComputePipeline, private readonly interp: GPUComputePipeline,
+  ) {}
 
   static prepare(ctx: GpuContext, dtype: ClaheDtype): Promise<ClaheTiledGpuPlan> {
     return ctx.plan(`claheTiled:${dtype}`, async () => {
-      const [lut, interp] = await Promise.all([
-        ctx.pipeline(`clahe-tile-lut-${dtype}`, tileLutWgsl({ dtype, wg: TILE_WG }), 'tile_lut'),
+      const [hist, lut, interp] = await Promise.all([
+        ctx.pipeline(`clahe-tile-hist-${dtype}`, tileHistWgsl(dtype), 'tile_hist'),
+        ctx.pipeline(`clahe-tile-lut-${dtype}`, tileLutWgsl(dtype), 'tile_lut'),
         ctx.pipeline(`clahe-interpolate-${dtype}`, interpolateWgsl(dtype), 'interpolate'),
       ]);
-      return new ClaheTiledGpuPlan(ctx, dtype, lut, interp);
+      return new ClaheTiledGpuPlan(ctx, dtype, hist, lut, interp);
     });
   }
 
@@ -42,21 +50,20 @@ export class ClaheTiledGpuPlan {
     return this.encodeInterpolate(rec, input, g, this.encodeLuts(rec, input, g));
   }
 
-  /** Records tile_lut: tilesX·tilesY LUTs of `bins` u32 entries in a scratch buffer of the recording. */
+  /** Records tile_hist and tile_lut: tilesX·tilesY packed LUTs in a scratch buffer of the recording. */
   encodeLuts(rec: Recording, input: GpuImage, g: TiledGeometry): GPUBuffer {
     const tiles = g.tilesX * g.tilesY;
-    const lutBytes = tiles * g.bins * 4;
-    checkBinding(this.ctx, lutBytes, `${tiles} tile LUTs of ${g.bins} entries`);
-    const lut = rec.storage(lutBytes, 'clahe luts');
-    const params = rec.uniform([g.width, g.height, g.tilesX, g.tileW, g.tileH, g.clipLimit, f32ToBits(g.lutScale), tiles], 'clahe tile params');
+    const histBytes = tiles * g.bins * 4;
+    checkBinding(this.ctx, histBytes, `${tiles} tile histograms of ${g.bins} bins`);
+    const { slices, sliceRows } = tileSlices(g);
+    const params = rec.uniform([g.width, g.height, g.tilesX, g.tileW, g.tileH, g.clipLimit, f32ToBits(g.lutScale), tiles, slices, sliceRows], 'clahe tile params');
+    const hist = rec.storage(histBytes, 'clahe tile histograms');
+    rec.clear(hist, histBytes);
+    const [hx, hy] = grid1d(this.ctx, tiles * slices);
+    rec.dispatch('clahe.tileHist', this.hist, [input.buffer, hist, params], hx, hy);
+    const lut = rec.storage(tiles * g.bins * (this.dtype === 'uint8' ? 1 : 2), 'clahe luts');
     const [tx, ty] = grid1d(this.ctx, tiles);
-    const buffers = [input.buffer, lut, params];
-    if (this.dtype === 'uint16') {
-      const hist = rec.storage(lutBytes, 'clahe tile histograms');
-      rec.clear(hist, lutBytes);
-      buffers.push(hist);
-    }
-    rec.dispatch('clahe.tileLut', this.lut, buffers, tx, ty);
+    rec.dispatch('clahe.tileLut', this.lut, [hist, lut, params], tx, ty);
     return lut;
   }
 
@@ -71,7 +78,7 @@ export class ClaheTiledGpuPlan {
     rec.dispatch('clahe.interpolate', this.interp, [
       input.buffer, out, lut, rec.storageFrom(xs.weights, 'clahe x weights'), rec.storageFrom(xs.tiles, 'clahe x tiles'),
       rec.storageFrom(ys.weights, 'clahe y weights'), rec.storageFrom(ys.tiles, 'clahe y tiles'),
-      rec.uniform([g.width, n, g.tilesX, words, f32ToBits(1)], 'clahe interpolate params'),
+      rec.uniform([g.width, n, g.tilesX, words, 0], 'clahe interpolate params'),
     ], ix, iy);
     return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, this.dtype);
   }
