@@ -114,8 +114,11 @@ for (const border of ['reflect101', 'reflect'] as const) {
     const crop = imageFrom(new Uint8Array(61 * 43), [43, 61]);
     for (let y = 0; y < 43; y++) for (let x = 0; x < 61; x++) crop.data[y * 61 + x] = photo.data[(200 + y) * 512 + 150 + x];
     const noise = imageFrom(randomBytes(37 * 53, 3, 256), [37, 53]);
+    // Taller and wider than one GPU column tile (64 rows, ≥ 32 columns): several tiles in both directions.
+    const tall = imageFrom(new Uint8Array(150 * 90), [150, 90]);
+    for (let y = 0; y < 150; y++) for (let x = 0; x < 90; x++) tall.data[y * 90 + x] = photo.data[(300 + y) * 512 + 40 + x];
     const gpu = await gpuOrSkip(t);
-    for (const [img, r, clip] of [[crop, 5, 2], [crop, 10, 4], [noise, 3, 1], [noise, 17, 40]] as const) {
+    for (const [img, r, clip] of [[crop, 5, 2], [crop, 10, 4], [noise, 3, 1], [noise, 17, 40], [tall, 12, 3]] as const) {
       const ref = windowReference(img, r, clip, border);
       const cpu = (await clahe(img, { window: r, clip, border })).output;
       assertSame(cpu, ref, `cpu r=${r}`);

@@ -23,8 +23,9 @@ import type { ClaheBorder, ClaheDtype } from './plan.js';
  *   histogram of each of the TW + 2R columns over the current 2R+1 rows (u8 counts, 4 per word: one word per
  *   column and invocation). Going down a row changes each column by one pixel out and one in (O(1)); going
  *   right changes invocation t's 4 window counts by one column in, one column out (O(1), two word reads);
- *   each pixel's clipped sums S and P reduce 64 packed partials. Per pixel the work is independent of R; only
- *   the per-row restart (2R+1 column reads per invocation) and the per-tile column build grow with it.
+ *   the window at the start of each row moves down with the histogram of its 2R+1 entering and leaving
+ *   pixels (workgroup atomics, spread over the invocations); each pixel's clipped sums S and P reduce 64
+ *   packed partials. Per pixel the work is independent of R; only the per-tile column build grows with it.
  * Both evaluate the LUT value at the centre pixel with windowLutValue's closed form (cpu-kernels.ts).
  */
 
@@ -209,11 +210,10 @@ struct Params { width: u32, n: u32, tiles_x: u32, words: u32, zero: u32, _p0: u3
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>;
-@group(0) @binding(3) var<storage, read> xw: array<f32>;
-@group(0) @binding(4) var<storage, read> xt: array<u32>;
-@group(0) @binding(5) var<storage, read> yw: array<f32>;
-@group(0) @binding(6) var<storage, read> yt: array<u32>;
-@group(0) @binding(7) var<uniform> P: Params;
+// Per column x and per row y: (bits of a, bits of 1 − a, first tile, second tile), from plan.ts's axis tables.
+@group(0) @binding(3) var<storage, read> xtab: array<vec4u>;
+@group(0) @binding(4) var<storage, read> ytab: array<vec4u>;
+@group(0) @binding(5) var<uniform> P: Params;
 
 // The rounded float32 value of x, opaque to the compiler (XOR with a uniform zero): a product passed through
 // it cannot be contracted into an FMA with the addition that follows, nor factored with its neighbour.
@@ -224,18 +224,14 @@ fn entry(tile: u32, v: u32) -> f32 {
   return f32((lut[i / EPW] >> ((i % EPW) * BITS)) & ${mask});
 }
 
-fn interp(x: u32, y: u32, v: u32) -> u32 {
-  let xa = xw[2u * x];
-  let xa1 = xw[2u * x + 1u];
-  let ya = yw[2u * y];
-  let ya1 = yw[2u * y + 1u];
-  let r1 = yt[2u * y] * P.tiles_x;
-  let r2 = yt[2u * y + 1u] * P.tiles_x;
-  let c1 = xt[2u * x];
-  let c2 = xt[2u * x + 1u];
-  let top = rounded(entry(r1 + c1, v) * xa1) + rounded(entry(r1 + c2, v) * xa);
-  let bottom = rounded(entry(r2 + c1, v) * xa1) + rounded(entry(r2 + c2, v) * xa);
-  let res = rounded(top * ya1) + rounded(bottom * ya);
+fn interp(xv: vec4u, yv: vec4u, v: u32) -> u32 {
+  let xa = bitcast<f32>(xv.x);
+  let xa1 = bitcast<f32>(xv.y);
+  let r1 = yv.z * P.tiles_x;
+  let r2 = yv.w * P.tiles_x;
+  let top = rounded(entry(r1 + xv.z, v) * xa1) + rounded(entry(r1 + xv.w, v) * xa);
+  let bottom = rounded(entry(r2 + xv.z, v) * xa1) + rounded(entry(r2 + xv.w, v) * xa);
+  let res = rounded(top * bitcast<f32>(yv.y)) + rounded(bottom * bitcast<f32>(yv.x));
   return u32(clamp(round(res), 0.0, f32(BINS - 1u)));
 }
 
@@ -247,11 +243,17 @@ fn interpolate(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) 
   let p0 = w * EPW;
   var y = p0 / P.width;
   var x = p0 - y * P.width;
+  var yv = ytab[y];
   var out = 0u;
   for (var j = 0u; j < EPW; j++) {
-    if (p0 + j < P.n) { out |= interp(x, y, (word >> (j * BITS)) & ${mask}) << (j * BITS); }
+    if (p0 + j >= P.n) { break; }
+    out |= interp(xtab[x], yv, (word >> (j * BITS)) & ${mask}) << (j * BITS);
     x += 1u;
-    if (x == P.width) { x = 0u; y += 1u; }
+    if (x == P.width && p0 + j + 1u < P.n) {
+      x = 0u;
+      y += 1u;
+      yv = ytab[y];
+    }
   }
   dst[w] = out;
 }
@@ -340,7 +342,7 @@ export const COLUMNS_BATCH = 32;
 /** Workgroup memory of window_columns: one word per (column, invocation), the batch's partial sums (rows
  *  padded by one word against bank conflicts) and the tile row's centre pixels. */
 export function columnsWorkgroupBytes(radius: number, tileW: number): number {
-  return (tileW + 2 * radius) * 64 * 4 + (COLUMNS_BATCH + 1) * 64 * 4 + tileW * 4;
+  return (tileW + 2 * radius) * 64 * 4 + (COLUMNS_BATCH + 1) * 64 * 4 + tileW * 4 + 2 * 256 * 4;
 }
 
 export function windowColumnsWgsl(g: WindowKernelParams, s: ColumnsSchedule): string {
@@ -357,6 +359,9 @@ var<workgroup> col: array<u32, ${nc * 64}>;
 // a pixel's 64 reads (fixed k, all t) in distinct banks; with rows of K words the reads were a 32-way conflict.
 var<workgroup> part: array<u32, ${(COLUMNS_BATCH + 1) * 64}>;
 var<workgroup> centre: array<u32, ${s.tileW}>;
+// Histogram of the pixels entering / leaving the first window of the row when it moves down one row.
+var<workgroup> din: array<atomic<u32>, 256>;
+var<workgroup> dout: array<atomic<u32>, 256>;
 
 // Column c of the tile (image column x0 − R + c) gains pixel value vin and loses vout (byte counts).
 fn col_add(c: u32, v: u32) { col[c * 64u + (v >> 2u)] += 1u << ((v & 3u) * 8u); }
@@ -386,26 +391,43 @@ fn window_columns(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id
     for (var dy = -R; dy <= R; dy++) { col_add(c, px(mirror(i32(y0) + dy, P.height) * P.width + xc)); }
   }
   workgroupBarrier();
+  var ha0 = 0u;
+  var hb0 = 0u;
   for (var y = y0; y < y1; y++) {
     if (y > y0) {
       let rin = mirror(i32(y) + R, P.height) * P.width;
       let rout = mirror(i32(y) - R - 1i, P.height) * P.width;
       for (var c = t; c < nc; c += 64u) {
         let xc = mirror(i32(x0 + c) - R, P.width);
-        col_add(c, px(rin + xc));
-        col_sub(c, px(rout + xc));
+        let vin = px(rin + xc);
+        let vout = px(rout + xc);
+        col_add(c, vin);
+        col_sub(c, vout);
+        if (c <= D) {
+          atomicAdd(&din[vin], 1u);
+          atomicAdd(&dout[vout], 1u);
+        }
       }
     }
     for (var x = t; x < tw; x += 64u) { centre[x] = px(y * P.width + x0 + x); }
     workgroupBarrier();
-    // Window counts of bins 4t, 4t+2 (ha) and 4t+1, 4t+3 (hb) as 16-bit lanes.
-    var ha = 0u;
-    var hb = 0u;
-    for (var c = 0u; c <= D; c++) {
-      let w = col[c * 64u + t];
-      ha += w & LO;
-      hb += (w >> 8u) & LO;
+    // Window counts of bins 4t, 4t+2 (ha0) and 4t+1, 4t+3 (hb0) as 16-bit lanes at the row's first pixel: summed
+    // from the 2R+1 columns once per tile, then moved down a row with the entering/leaving counts (O(1) in R).
+    if (y == y0) {
+      for (var c = 0u; c <= D; c++) {
+        let w = col[c * 64u + t];
+        ha0 += w & LO;
+        hb0 += (w >> 8u) & LO;
+      }
+    } else {
+      let b = 4u * t;
+      ha0 = ha0 + (atomicExchange(&din[b], 0u) | (atomicExchange(&din[b + 2u], 0u) << 16u))
+                - (atomicExchange(&dout[b], 0u) | (atomicExchange(&dout[b + 2u], 0u) << 16u));
+      hb0 = hb0 + (atomicExchange(&din[b + 1u], 0u) | (atomicExchange(&din[b + 3u], 0u) << 16u))
+                - (atomicExchange(&dout[b + 1u], 0u) | (atomicExchange(&dout[b + 3u], 0u) << 16u));
     }
+    var ha = ha0;
+    var hb = hb0;
     let row = y * P.width + x0;
     for (var xb = 0u; xb < tw; xb += K) {
       let kn = min(K, tw - xb);

@@ -9,7 +9,7 @@ import { pixelCount } from '../../core/image.js';
 import {
   columnsWorkgroupBytes, interpolateWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
 } from './clahe.wgsl.js';
-import { axisTable, type ClaheBorder, type ClaheDtype, type TiledGeometry, type WindowGeometry } from './plan.js';
+import { axisTable, type AxisTable, type ClaheBorder, type ClaheDtype, type TiledGeometry, type WindowGeometry } from './plan.js';
 
 export const CLAHE_SCHEMES = ['columns', 'naive'] as const;
 /** GPU algorithm of sliding-window CLAHE: column histograms (cost independent of R) or a naive recount per pixel. */
@@ -69,29 +69,40 @@ export class ClaheTiledGpuPlan {
 
   /** Records interpolate from the LUTs into a new pooled output image. */
   encodeInterpolate(rec: Recording, input: GpuImage, g: TiledGeometry, lut: GPUBuffer): GpuImage {
-    const xs = axisTable(g.width, g.tileW, g.tilesX), ys = axisTable(g.height, g.tileH, g.tilesY);
     const n = g.width * g.height;
-    const per = this.dtype === 'uint8' ? 4 : 2;
-    const words = Math.ceil(n / per);
+    const words = Math.ceil(n / (this.dtype === 'uint8' ? 4 : 2));
     const out = acquireStorage(this.ctx, input.byteLength, 'clahe output');
     const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
     rec.dispatch('clahe.interpolate', this.interp, [
-      input.buffer, out, lut, rec.storageFrom(xs.weights, 'clahe x weights'), rec.storageFrom(xs.tiles, 'clahe x tiles'),
-      rec.storageFrom(ys.weights, 'clahe y weights'), rec.storageFrom(ys.tiles, 'clahe y tiles'),
+      input.buffer, out, lut,
+      rec.storageFrom(packedAxis(axisTable(g.width, g.tileW, g.tilesX)), 'clahe x table'),
+      rec.storageFrom(packedAxis(axisTable(g.height, g.tileH, g.tilesY)), 'clahe y table'),
       rec.uniform([g.width, n, g.tilesX, words, 0], 'clahe interpolate params'),
     ], ix, iy);
     return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, this.dtype);
   }
 }
 
-/** The widest column tile that fits the adapter's workgroup memory at radius r (0: the scheme cannot run). */
+/** An axis table as one vec4<u32> per position: bits of a, bits of 1 − a, first tile, second tile. */
+function packedAxis(t: AxisTable): Uint32Array {
+  const bits = new Uint32Array(t.weights.buffer, t.weights.byteOffset, t.weights.length);
+  const out = new Uint32Array(2 * t.weights.length);
+  for (let i = 0; i < t.weights.length / 2; i++) out.set([bits[2 * i], bits[2 * i + 1], t.tiles[2 * i], t.tiles[2 * i + 1]], 4 * i);
+  return out;
+}
+
+/**
+ * The column scheme's tile for radius r: about 4r columns wide (the 2r halo columns are updated every row, so a
+ * wider tile amortizes them) but at least 32 and at most what the workgroup memory holds; 64 rows. Chosen from
+ * the H100 search (bench/clahe-kernels.ts): narrow tiles win at small r (more workgroups per SM), wide at large.
+ * undefined: the scheme cannot run (r > 127: byte counts; or no 8-column tile fits the workgroup memory).
+ */
 export function columnsSchedule(ctx: GpuContext, radius: number): ColumnsSchedule | undefined {
   const budget = ctx.limits.maxComputeWorkgroupStorageSize;
-  let tileW = 128;
+  let tileW = Math.max(32, Math.min(128, Math.ceil((4 * radius) / 8) * 8));
   while (tileW >= 8 && columnsWorkgroupBytes(radius, tileW) > budget) tileW -= 8;
-  // Counts are bytes: a column holds at most 2r + 1 ≤ 255 pixels.
   if (tileW < 8 || radius > 127) return undefined;
-  return { tileW, tileH: 32 };
+  return { tileW, tileH: 64 };
 }
 
 /** Sliding-window CLAHE (8-bit): one kernel, naive or column histograms; `scheme` says which ran. */
