@@ -43,7 +43,7 @@ for (const r of [5, 10, 20, 50]) {
   const g = windowGeometry(r, 4);
   const def = columnsSchedule(ctx, r);
   const tiles = [def, ...[32, 64, 96, 128].flatMap((tileW) => [16, 32, 64].map((tileH) => ({ tileW, tileH })))]
-    .filter((t) => t && columnsWorkgroupBytes(r, t.tileW) <= budget);
+    .filter((t) => t && columnsWorkgroupBytes(r, t.tileW, ctx.features.has('subgroups')) <= budget);
   for (const tile of tiles) {
     const plan = await ClaheWindowGpuPlan.prepare(ctx, g, 'reflect101', 'columns', tile);
     const ms = await timeBatched(ctx, batch, (rec) => plan.encode(rec, img).release());

@@ -149,7 +149,7 @@ function claheOps(): Record<string, OpSpec> {
     for (const r of [5, 10, 20, 50]) {
       ops[`clahe.window.${scheme}.r${r}`] = {
         run: (img, on) => clahe(img as Image, { ...on, window: r, clip: 4, scheme }),
-        anchors: [], slowCpu: true, maxPixels: scheme === 'naive' ? 1920 * 1080 : 3840 * 2160,
+        anchors: [], slowCpu: true, maxPixels: scheme === 'naive' ? 1920 * 1080 : undefined,
       };
     }
   }

@@ -6,6 +6,7 @@ import { InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/erro
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { imageFrom, toGray, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { clahe } from '../../src/ops/clahe/index.js';
 import { tileLut, windowLutValue } from '../../src/ops/clahe/cpu-kernels.js';
@@ -131,6 +132,21 @@ for (const border of ['reflect101', 'reflect'] as const) {
     }
   });
 }
+
+test('the column kernel without subgroups (its other reduction) equals the CPU', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const gpu = await createNodeGpuContext({ withoutFeatures: ['subgroups'] });
+  try {
+    const photo = await readImage(fixture('images', 'coins.png'));
+    for (const r of [4, 15]) {
+      const res = await clahe(photo, { window: r, clip: 3, gpu });
+      assert.ok(res.timings.kernels.some((k) => k.name === 'clahe.window.columns'));
+      assertSame(res.output, (await clahe(photo, { window: r, clip: 3 })).output, `r=${r}`);
+    }
+  } finally {
+    gpu.destroy();
+  }
+});
 
 test('GPU equals CPU on odd sizes, 8 and 16-bit, and on a resident GpuImage', async (t) => {
   const gpu = await gpuOrSkip(t);

@@ -18,6 +18,8 @@ export interface GpuContextOptions {
   timestamps?: boolean;
   /** Feature level passed to requestAdapter ('compatibility' for OpenGL ES). @default 'core' */
   featureLevel?: 'core' | 'compatibility';
+  /** Optional features not to request even where the adapter has them (to test fallback kernels). @default [] */
+  withoutFeatures?: readonly string[];
   /** Upload/download strategy. 'staging': reused mapped staging buffers; 'writeBuffer': queue.writeBuffer. @default 'staging' */
   transfer?: 'staging' | 'writeBuffer';
 }
@@ -94,7 +96,7 @@ export class GpuContext {
       if (typeof v === 'number' && !name.startsWith('min')) requiredLimits[name] = v;
     }
     const optional = opts.timestamps === false ? ['subgroups', 'shader-f16'] : ['timestamp-query', 'subgroups', 'shader-f16'];
-    const wanted = optional.filter((f) => adapter!.features.has(f)) as GPUFeatureName[];
+    const wanted = optional.filter((f) => adapter!.features.has(f) && !opts.withoutFeatures?.includes(f)) as GPUFeatureName[];
     let device: GPUDevice;
     try {
       device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits });

@@ -101,7 +101,7 @@ function packedAxis(t: AxisTable): Uint32Array {
 export function columnsSchedule(ctx: GpuContext, radius: number): ColumnsSchedule | undefined {
   const budget = ctx.limits.maxComputeWorkgroupStorageSize;
   let tileW = 32;
-  while (tileW >= 8 && columnsWorkgroupBytes(radius, tileW) > budget) tileW -= 8;
+  while (tileW >= 8 && columnsWorkgroupBytes(radius, tileW, ctx.features.has('subgroups')) > budget) tileW -= 8;
   if (tileW < 8 || radius > 127) return undefined;
   return { tileW, tileH: 64 };
 }
@@ -120,7 +120,7 @@ export class ClaheWindowGpuPlan {
     const k = { radius: g.radius, border, clipLimit: g.clipLimit, area: g.area, lutScale: g.lutScale };
     return ctx.plan(`claheWindow:${scheme}:${JSON.stringify(k)}:${JSON.stringify(schedule)}`, async () => {
       const pipeline = schedule
-        ? await ctx.pipeline('clahe-window-columns', windowColumnsWgsl(k, schedule), 'window_columns')
+        ? await ctx.pipeline('clahe-window-columns', windowColumnsWgsl(k, schedule, ctx.features.has('subgroups')), 'window_columns')
         : await ctx.pipeline('clahe-window-naive', windowNaiveWgsl(k), 'window_naive');
       return new ClaheWindowGpuPlan(ctx, scheme, pipeline, schedule);
     });
