@@ -92,15 +92,16 @@ function packedAxis(t: AxisTable): Uint32Array {
 }
 
 /**
- * The column scheme's tile for radius r: 32 columns × 64 rows, narrower only where the workgroup memory is
- * smaller. Chosen from the H100 search (bench/clahe-kernels.ts, docs/clahe.md): the kernel is latency-bound,
- * and 32-column tiles give the most resident workgroups (1.14 ms at r = 10 against 2.1–2.5 ms for 40 to 128
- * columns; within 8 % of the best tile at r = 20 and the best at r = 50).
+ * The column scheme's tile for radius r: 32 columns (r ≤ 24) or 64 (larger r, whose 2r halo columns are updated
+ * every row and amortize better over a wider tile), 64 rows; narrower where the workgroup memory is smaller.
+ * From the H100 search (bench/clahe-kernels.ts, docs/clahe.md): the kernel is latency-bound and the narrow
+ * tile keeps the most workgroups resident (r = 10: 1.2 ms against 1.5–3.3 ms for 64 to 128 columns); at
+ * r = 50 64 columns win (3.3 ms against 3.7 ms).
  * undefined: the scheme cannot run (r > 127: byte counts; or no 8-column tile fits the workgroup memory).
  */
 export function columnsSchedule(ctx: GpuContext, radius: number): ColumnsSchedule | undefined {
   const budget = ctx.limits.maxComputeWorkgroupStorageSize;
-  let tileW = 32;
+  let tileW = radius <= 24 ? 32 : 64;
   while (tileW >= 8 && columnsWorkgroupBytes(radius, tileW, ctx.features.has('subgroups')) > budget) tileW -= 8;
   if (tileW < 8 || radius > 127) return undefined;
   return { tileW, tileH: 64 };
