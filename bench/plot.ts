@@ -38,3 +38,28 @@ export function plotSvg(op: string, rows: Row[]): string {
   parts.push('</svg>');
   return parts.join('\n');
 }
+
+/** A dependency-free SVG line chart (log y): one polyline per series over numeric x values. */
+export function plotLinesSvg(title: string, xLabel: string, series: { label: string; points: [number, number][] }[]): string {
+  const W = 560, H = 340, left = 60, right = W - 150, top = 40, bottom = 280;
+  const xs = series.flatMap((s) => s.points.map((p) => p[0]));
+  const ys = series.flatMap((s) => s.points.map((p) => p[1])).filter((v) => v > 0);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs);
+  const lo = Math.floor(Math.log10(Math.min(...ys))), hi = Math.ceil(Math.log10(Math.max(...ys)));
+  const X = (v: number) => left + ((v - x0) / Math.max(1e-9, x1 - x0)) * (right - left);
+  const Y = (v: number) => bottom - ((Math.log10(v) - lo) / Math.max(1, hi - lo)) * (bottom - top);
+  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
+    `<text x="10" y="20" font-size="14">${title}</text>`];
+  for (let e = lo; e <= hi; e++) parts.push(`<line x1="${left}" x2="${right}" y1="${Y(10 ** e)}" y2="${Y(10 ** e)}" stroke="#ddd"/><text x="10" y="${Y(10 ** e) + 4}">${10 ** e} ms</text>`);
+  for (const x of [...new Set(xs)].sort((a, b) => a - b)) parts.push(`<text x="${X(x) - 6}" y="${bottom + 16}">${x}</text>`);
+  parts.push(`<text x="${(left + right) / 2 - 20}" y="${bottom + 34}">${xLabel}</text>`);
+  series.forEach((s, i) => {
+    const c = colors[i % colors.length];
+    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${s.points.map(([x, y]) => `${X(x)},${Y(y)}`).join(' ')}"/>`);
+    for (const [x, y] of s.points) parts.push(`<circle cx="${X(x)}" cy="${Y(y)}" r="3" fill="${c}"><title>${s.label}: ${y.toFixed(3)} ms</title></circle>`);
+    parts.push(`<rect x="${right + 10}" y="${top + i * 18}" width="10" height="10" fill="${c}"/><text x="${right + 24}" y="${top + 9 + i * 18}">${s.label}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
