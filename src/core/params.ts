@@ -10,7 +10,8 @@ export type ParamSpec =
   | { name: string; kind: 'enum'; default?: string; choices: readonly string[]; doc: string }
   | { name: string; kind: 'bool'; default?: boolean; doc: string }
   | { name: string; kind: 'rect'; default?: undefined; doc: string }
-  | { name: string; kind: 'size'; default?: Size; min?: number; doc: string };
+  | { name: string; kind: 'size'; default?: Size; min?: number; doc: string }
+  | { name: string; kind: 'string'; default?: string; doc: string };
 
 /** A width × height pair (tile grids, kernel sizes), written `WxH` on the command line. */
 export interface Size {
@@ -62,6 +63,9 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
         }
         break;
       }
+      case 'string':
+        if (typeof v !== 'string' || v === '') throw new InvalidArgumentError(`${op}: ${s.name} must be a non-empty string`);
+        break;
       case 'size': {
         const z = v as Size;
         const lo = s.min ?? 1;
@@ -108,7 +112,7 @@ export function parseParamValue(s: ParamSpec, text: string): number | string | b
 export function paramHelp(specs: readonly ParamSpec[]): string {
   return specs
     .map((s) => {
-      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : `<${s.kind}>`;
+      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : `<${s.kind}>`;
       const range = (s.kind === 'int' || s.kind === 'float') && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
       const d = s.default;
       const def = d === undefined ? '' : ` (default ${typeof d === 'object' ? `${d.width}x${d.height}` : d})`;

@@ -3,6 +3,7 @@ import { InlinePool } from '../core/cpu/pool.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
 import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
+import { directMorph, subtractRange, vhgwLines } from './morph/cpu-kernels.js';
 import { adaptiveIsodataRows } from './threshold/adaptive-kernels.js';
 import { boxColsBinarize, boxRowSums, gaussColsBinarize, gaussRows } from './threshold/local-kernels.js';
 
@@ -18,6 +19,9 @@ export const TASKS: TaskTable = {
   claheTileLuts,
   claheInterpolateRows,
   claheWindowRows,
+  vhgwLines,
+  directMorph,
+  subtract: subtractRange,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

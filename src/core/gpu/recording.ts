@@ -28,6 +28,12 @@ export class Recording {
     this.encoder.clearBuffer(buffer, 0, size);
   }
 
+  /** Copies `bytes` (a multiple of 4) from one buffer to another, between passes. */
+  copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void {
+    this.closePass();
+    this.encoder.copyBufferToBuffer(src, 0, dst, 0, bytes);
+  }
+
   private closePass(): void {
     this.open?.end();
     this.open = undefined;

@@ -1,0 +1,162 @@
+import type { GpuContext } from '../../core/gpu/context.js';
+import { grid1d } from '../../core/gpu/dispatch.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
+import type { Recording } from '../../core/gpu/recording.js';
+import { acquireStorage } from '../../core/gpu/transfer.js';
+import { asShape3D } from '../../core/image.js';
+import { boxPasses } from './cpu.js';
+import { directWgsl, lanes, packWgsl, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
+import { maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
+import type { StructuringElement } from './se.js';
+
+export const MORPH_METHODS = ['auto', 'vhgw', 'naive'] as const;
+/** auto: vHGW for boxes, direct for other elements; naive: the direct kernel for every element (the baseline). */
+export type MorphMethod = (typeof MORPH_METHODS)[number];
+
+/** Outputs per invocation of the line kernels. */
+export interface MorphSchedule {
+  /** vertical / depth pass: rows per invocation */
+  segLines: number;
+  /** horizontal pass: pixels per invocation (a multiple of 4) */
+  segRows: number;
+}
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 64, segRows: 256 };
+
+/** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
+export interface Aligned {
+  buffer: GPUBuffer;
+  d: number;
+  h: number;
+  w: number;
+  /** words per row */
+  rw: number;
+}
+
+function wordFill(dtype: MorphDtype, op: MorphPrimitive): number {
+  const v = neutral(op, dtype);
+  if (dtype === 'float32') return new Uint32Array(new Float32Array([v]).buffer)[0];
+  return v === 0 ? 0 : 0xffffffff;
+}
+function scalarFill(dtype: MorphDtype, op: MorphPrimitive): number {
+  return dtype === 'float32' ? wordFill(dtype, op) : neutral(op, dtype);
+}
+
+/** Records morphology on one device: layout changes, vHGW passes, the direct kernel, subtraction. */
+export class MorphGpu {
+  constructor(readonly ctx: GpuContext, readonly dtype: MorphDtype, readonly schedule: MorphSchedule = DEFAULT_MORPH_SCHEDULE) {}
+
+  private pipe(label: string, code: string, entry: string): Promise<GPUComputePipeline> {
+    return this.ctx.pipeline(label, code, entry);
+  }
+
+  private words(a: Aligned): number {
+    return a.d * a.h * a.rw;
+  }
+
+  private scratch(rec: Recording, like: Aligned, keep: boolean): Aligned {
+    const bytes = this.words(like) * 4;
+    return { ...like, buffer: keep ? acquireStorage(this.ctx, bytes, 'morph output') : rec.storage(bytes, 'morph temporary') };
+  }
+
+  /** The image's buffer as an aligned volume: itself when rows are whole words, else a repacked copy. */
+  async toAligned(rec: Recording, img: GpuImage): Promise<Aligned> {
+    const [d, h, w] = asShape3D(img.shape);
+    const { epw } = lanes(this.dtype);
+    const rw = Math.ceil(w / epw);
+    if (w % epw === 0) return { buffer: img.buffer, d, h, w, rw };
+    const out: Aligned = { buffer: rec.storage(d * h * rw * 4, 'morph aligned'), d, h, w, rw };
+    const words = d * h * rw;
+    const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
+    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), [img.buffer, out.buffer, rec.uniform([w, rw, d * h, words], 'pack params')], x, y);
+    return out;
+  }
+
+  /** An aligned result as a new pooled GpuImage in the image layout. */
+  async fromAligned(rec: Recording, a: Aligned, shape: GpuImage['shape'], owned: boolean): Promise<GpuImage> {
+    const { epw } = lanes(this.dtype);
+    const n = a.d * a.h * a.w;
+    const bytes = n * (4 / epw);
+    if (a.w % epw === 0) {
+      if (owned) return new GpuImage(this.ctx, a.buffer, shape, 1, this.dtype);
+      const out = acquireStorage(this.ctx, bytes, 'morph output');
+      rec.copy(a.buffer, out, Math.ceil(bytes / 4) * 4);
+      return new GpuImage(this.ctx, out, shape, 1, this.dtype);
+    }
+    const out = acquireStorage(this.ctx, bytes, 'morph output');
+    const words = Math.ceil(n / epw);
+    const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
+    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), [a.buffer, out, rec.uniform([a.w, a.rw, a.d * a.h, words], 'pack params')], x, y);
+    return new GpuImage(this.ctx, out, shape, 1, this.dtype);
+  }
+
+  private async linePass(rec: Recording, src: Aligned, dst: Aligned, axis: 'x' | 'y' | 'z', win: AxisWindow, op: MorphPrimitive, border: MorphBorder): Promise<void> {
+    const isMin = op === 'erode';
+    const reflect = border === 'scipy' ? 1 : 0;
+    if (axis === 'x') {
+      const seg = this.schedule.segRows;
+      const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows');
+      const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
+      const [x, y] = grid1d(this.ctx, Math.ceil((segs * lines) / 64));
+      const params = rec.uniform([src.w, src.rw, 1, win.a, reflect, scalarFill(this.dtype, op), segs, lines, src.w], 'vhgw params');
+      rec.dispatch(`morph.${op}.x`, pipe, [src.buffer, dst.buffer, params], x, y);
+      return;
+    }
+    const seg = this.schedule.segLines;
+    const pipe = await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_lines');
+    const [n, inner, outer] = axis === 'y' ? [src.h, src.rw, src.d] : [src.d, src.h * src.rw, 1];
+    const segs = Math.ceil(n / seg);
+    const [x, y] = grid1d(this.ctx, Math.ceil((inner * outer * segs) / 64));
+    const params = rec.uniform([n, inner, outer, win.a, reflect, wordFill(this.dtype, op), segs, 0, src.w], 'vhgw params');
+    rec.dispatch(`morph.${op}.${axis}`, pipe, [src.buffer, dst.buffer, params], x, y);
+  }
+
+  private async directPass(rec: Recording, src: Aligned, dst: Aligned, offsets: Int32Array, op: MorphPrimitive, border: MorphBorder, label: string): Promise<void> {
+    const pipe = await this.pipe('morph-direct', directWgsl(this.dtype, op === 'erode'), 'direct');
+    const words = this.words(src);
+    const [x, y] = grid1d(this.ctx, Math.ceil(words / 64));
+    const params = rec.uniform([src.w, src.h, src.d, src.rw, offsets.length / 3, border === 'scipy' ? 1 : 0, scalarFill(this.dtype, op), words], 'direct params');
+    rec.dispatch(label, pipe, [src.buffer, dst.buffer, rec.storageFrom(new Uint32Array(offsets.buffer, offsets.byteOffset, offsets.length), 'offsets'), params], x, y);
+  }
+
+  /**
+   * One erosion or dilation with its iterations. Returns a new aligned volume (a recording temporary unless
+   * `keep`, then a pooled buffer the caller owns).
+   */
+  async primitive(rec: Recording, src: Aligned, op: MorphPrimitive, se: StructuringElement, border: MorphBorder, iterations: number, method: MorphMethod, keep = false): Promise<Aligned> {
+    const steps: ((from: Aligned, to: Aligned) => Promise<void>)[] = [];
+    if (se.kind === 'box' && method !== 'naive') {
+      const { axes, repeat } = boxPasses(se, op, border, iterations);
+      for (let it = 0; it < repeat; it++) {
+        (['x', 'y', 'z'] as const).forEach((axis, i) => {
+          const win = axes[i];
+          if (win) steps.push((f, t) => this.linePass(rec, f, t, axis, win, op, border));
+        });
+      }
+    } else {
+      const offsets = maskOffsets(se, op, border);
+      for (let it = 0; it < iterations; it++) steps.push((f, t) => this.directPass(rec, f, t, offsets, op, border, `morph.${op}.direct`));
+    }
+    if (steps.length === 0) {
+      // A 1×1×1 element: the identity; still a buffer of its own.
+      const out = this.scratch(rec, src, keep);
+      rec.copy(src.buffer, out.buffer, this.words(src) * 4);
+      return out;
+    }
+    let cur = src;
+    for (let i = 0; i < steps.length; i++) {
+      const next = this.scratch(rec, src, keep && i === steps.length - 1);
+      await steps[i](cur, next);
+      cur = next;
+    }
+    return cur;
+  }
+
+  /** a − b lane-wise (saturating for integers) into a new aligned volume. */
+  async subtract(rec: Recording, a: Aligned, b: Aligned, keep = false): Promise<Aligned> {
+    const out = this.scratch(rec, a, keep);
+    const words = this.words(a);
+    const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
+    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), [a.buffer, b.buffer, out.buffer, rec.uniform([words], 'subtract params')], x, y);
+    return out;
+  }
+}

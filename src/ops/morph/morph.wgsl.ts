@@ -1,0 +1,316 @@
+import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+
+/**
+ * Morphology kernels, generated per element type and window. Data is in an *aligned* layout: rows padded to
+ * whole u32 words (stride S elements; 4 u8, 2 u16 or 1 f32 per word), so that a word never holds pixels of two
+ * rows and every kernel can own whole output words (no two invocations write one word). The `pack` kernels
+ * move between the image's own layout and the aligned one when the width is not a multiple of the word.
+ *
+ * - vhgw_lines: van Herk/Gil-Werman along y (or z), one invocation per (word column, segment of SEG outputs):
+ *   consecutive invocations own consecutive words, so every load and store is coalesced, and the four (two)
+ *   pixels of a word are processed as lanes. Per block of K padded rows: suffix min backwards into a private
+ *   array, then prefix min forwards combined with it — three comparisons per pixel whatever K.
+ * - vhgw_rows: the same along x, one invocation per (row, segment of SEG pixels), pixels as scalars.
+ * - direct: any element, one invocation per output word, min/max over the element's offsets (buffer).
+ * - subtract: a − b, saturating at 0 for integers (gradient, top-hat, black-hat).
+ */
+
+export type MorphDtype = 'uint8' | 'uint16' | 'float32';
+
+export interface LaneType {
+  /** Elements per u32 word. */
+  epw: number;
+  bits: number;
+}
+
+export function lanes(dtype: MorphDtype): LaneType {
+  return dtype === 'uint8' ? { epw: 4, bits: 8 } : dtype === 'uint16' ? { epw: 2, bits: 16 } : { epw: 1, bits: 32 };
+}
+
+/** WGSL for combining two words lane by lane (min or max), and for one scalar element. */
+function laneOps(dtype: MorphDtype, isMin: boolean): string {
+  const f = isMin ? 'min' : 'max';
+  if (dtype === 'float32') {
+    return `
+fn op1(a: u32, b: u32) -> u32 { return bitcast<u32>(${f}(bitcast<f32>(a), bitcast<f32>(b))); }
+fn opw(a: u32, b: u32) -> u32 { return op1(a, b); }`;
+  }
+  if (dtype === 'uint16') {
+    return `
+fn op1(a: u32, b: u32) -> u32 { return ${f}(a, b); }
+fn opw(a: u32, b: u32) -> u32 {
+  return ${f}(a & 0xffffu, b & 0xffffu) | (${f}(a >> 16u, b >> 16u) << 16u);
+}`;
+  }
+  return `
+fn op1(a: u32, b: u32) -> u32 { return ${f}(a, b); }
+fn opw(a: u32, b: u32) -> u32 {
+  let m = ${f}(vec4u(a, a >> 8u, a >> 16u, a >> 24u) & vec4u(0xffu), vec4u(b, b >> 8u, b >> 16u, b >> 24u) & vec4u(0xffu));
+  return m.x | (m.y << 8u) | (m.z << 16u) | (m.w << 24u);
+}`;
+}
+
+const reflectWgsl = /* wgsl */ `
+// scipy 'reflect' (dcba|abcd) at any distance: period 2n.
+fn reflect(p: i32, n: u32) -> u32 {
+  let period = 2i * i32(n);
+  let q = ((p % period) + period) % period;
+  return u32(select(period - 1i - q, q, q < i32(n)));
+}`;
+
+export interface LineKernel {
+  dtype: MorphDtype;
+  isMin: boolean;
+  /** Window length along the axis. */
+  k: number;
+  /** Outputs per invocation. */
+  seg: number;
+}
+
+const lineParams = /* wgsl */ `
+struct Params { n: u32, inner: u32, outer: u32, a: i32, reflect: u32, fill: u32, segs: u32, lines: u32, width: u32, _p0: u32, _p1: u32, _p2: u32 }`;
+
+/** vHGW along a strided axis: element (o, p, c) of the word grid lives at o·n·inner + p·inner + c. */
+export function vhgwLinesWgsl(kn: LineKernel): string {
+  return /* wgsl */ `
+${gridWgsl}
+${reflectWgsl}
+${lineParams}
+const K: u32 = ${kn.k}u;
+const SEG: u32 = ${kn.seg}u;
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+${laneOps(kn.dtype, kn.isMin)}
+
+@compute @workgroup_size(64)
+fn vhgw_lines(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let id = linear_group_id(wid, nwg) * 64u + li;
+  // Word columns fastest: neighbouring invocations touch neighbouring words.
+  let c = id % P.inner;
+  let rest = id / P.inner;
+  let o = rest % P.outer;
+  let s = rest / P.outer;
+  if (s >= P.segs) { return; }
+  let base = o * P.n * P.inner + c;
+  let s0 = s * SEG;
+  let tn = min(SEG, P.n - s0);
+  var hb: array<u32, K>;
+  for (var bk = 0u; bk < tn; bk += K) {
+    var acc = load(base, s0, bk + K - 1u);
+    hb[K - 1u] = acc;
+    for (var r = i32(K) - 2i; r >= 0i; r--) {
+      acc = opw(load(base, s0, bk + u32(r)), acc);
+      hb[r] = acc;
+    }
+    dst[base + (s0 + bk) * P.inner] = hb[0];
+    var g = 0u;
+    for (var r = 1u; r < K && bk + r < tn; r++) {
+      let v = load(base, s0, bk + K + r - 1u);
+      g = select(opw(g, v), v, r == 1u);
+      dst[base + (s0 + bk + r) * P.inner] = opw(hb[r], g);
+    }
+  }
+}
+
+// Padded position q of the segment starting at s0: input position s0 + q − a along the axis.
+fn load(base: u32, s0: u32, q: u32) -> u32 {
+  let p = i32(s0 + q) - P.a;
+  if (p >= 0i && p < i32(P.n)) { return src[base + u32(p) * P.inner]; }
+  if (P.reflect == 0u) { return P.fill; }
+  return src[base + reflect(p, P.n) * P.inner];
+}
+`;
+}
+
+/** vHGW along x in the aligned layout: one invocation per (row, SEG pixels); SEG is a multiple of the word. */
+export function vhgwRowsWgsl(kn: LineKernel): string {
+  const { epw, bits } = lanes(kn.dtype);
+  const mask = bits === 32 ? '0xffffffffu' : `${(2 ** bits - 1) >>> 0}u`;
+  return /* wgsl */ `
+${gridWgsl}
+${reflectWgsl}
+${lineParams}
+const K: u32 = ${kn.k}u;
+const SEG: u32 = ${kn.seg}u;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+${laneOps(kn.dtype, kn.isMin)}
+
+// Element x of the row starting at word rw (x < width).
+fn px(rw: u32, x: u32) -> u32 { return ${epw === 1 ? 'src[rw + x]' : `(src[rw + x / EPW] >> ((x % EPW) * BITS)) & ${mask}`}; }
+
+fn load(rw: u32, s0: u32, q: u32) -> u32 {
+  let p = i32(s0 + q) - P.a;
+  if (p >= 0i && p < i32(P.width)) { return px(rw, u32(p)); }
+  if (P.reflect == 0u) { return P.fill; }
+  return px(rw, reflect(p, P.width));
+}
+
+@compute @workgroup_size(64)
+fn vhgw_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let id = linear_group_id(wid, nwg) * 64u + li;
+  let s = id % P.segs;
+  let row = id / P.segs;
+  if (row >= P.lines) { return; }
+  let rw = row * P.inner;
+  let s0 = s * SEG;
+  let tn = min(SEG, P.width - s0);
+  var hb: array<u32, K>;
+  var word = 0u;
+  for (var bk = 0u; bk < tn; bk += K) {
+    var acc = load(rw, s0, bk + K - 1u);
+    hb[K - 1u] = acc;
+    for (var r = i32(K) - 2i; r >= 0i; r--) {
+      acc = op1(load(rw, s0, bk + u32(r)), acc);
+      hb[r] = acc;
+    }
+    var g = 0u;
+    for (var r = 0u; r < K && bk + r < tn; r++) {
+      var out = hb[0];
+      if (r > 0u) {
+        let v = load(rw, s0, bk + K + r - 1u);
+        g = select(op1(g, v), v, r == 1u);
+        out = op1(hb[r], g);
+      }
+      let t = bk + r;
+      ${epw === 1 ? 'dst[rw + s0 + t] = out;' : `word |= out << ((t % EPW) * BITS);
+      if (t % EPW == EPW - 1u || t + 1u == tn) {
+        dst[rw + (s0 + t) / EPW] = word;
+        word = 0u;
+      }`}
+    }
+  }
+}
+`;
+}
+
+/** Direct morphology with an arbitrary element: one invocation per output word of the aligned layout. */
+export function directWgsl(dtype: MorphDtype, isMin: boolean): string {
+  const { epw, bits } = lanes(dtype);
+  const mask = bits === 32 ? '0xffffffffu' : `${(2 ** bits - 1) >>> 0}u`;
+  return /* wgsl */ `
+${gridWgsl}
+${reflectWgsl}
+struct Params { width: u32, height: u32, depth: u32, rw: u32, count: u32, reflect: u32, fill: u32, words: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<storage, read> offsets: array<i32>;
+@group(0) @binding(3) var<uniform> P: Params;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+${laneOps(dtype, isMin)}
+
+fn px(z: u32, y: u32, x: u32) -> u32 {
+  let row = (z * P.height + y) * P.rw;
+  return ${epw === 1 ? 'src[row + x]' : `(src[row + x / EPW] >> ((x % EPW) * BITS)) & ${mask}`};
+}
+
+@compute @workgroup_size(64)
+fn direct(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let w = linear_group_id(wid, nwg) * 64u + li;
+  if (w >= P.words) { return; }
+  let row = w / P.rw;
+  let z = row / P.height;
+  let y = row - z * P.height;
+  let x0 = (w - row * P.rw) * EPW;
+  var out = 0u;
+  for (var l = 0u; l < EPW; l++) {
+    let x = x0 + l;
+    if (x >= P.width) { break; }
+    var acc = P.fill;
+    for (var e = 0u; e < P.count; e++) {
+      var zz = i32(z) + offsets[3u * e];
+      var yy = i32(y) + offsets[3u * e + 1u];
+      var xx = i32(x) + offsets[3u * e + 2u];
+      if (zz < 0i || zz >= i32(P.depth) || yy < 0i || yy >= i32(P.height) || xx < 0i || xx >= i32(P.width)) {
+        if (P.reflect == 0u) { continue; }
+        zz = i32(reflect(zz, P.depth));
+        yy = i32(reflect(yy, P.height));
+        xx = i32(reflect(xx, P.width));
+      }
+      acc = op1(acc, px(u32(zz), u32(yy), u32(xx)));
+    }
+    out |= ${epw === 1 ? 'acc' : 'acc << (l * BITS)'};
+  }
+  dst[w] = out;
+}
+`;
+}
+
+/** Lane-wise a − b, saturating at 0 for integers. */
+export function subtractWgsl(dtype: MorphDtype): string {
+  const body = dtype === 'float32'
+    ? 'return bitcast<u32>(bitcast<f32>(a) - bitcast<f32>(b));'
+    : dtype === 'uint16'
+      ? 'return (max(a & 0xffffu, b & 0xffffu) - (b & 0xffffu)) | ((max(a >> 16u, b >> 16u) - (b >> 16u)) << 16u);'
+      : `let x = vec4u(a, a >> 8u, a >> 16u, a >> 24u) & vec4u(0xffu);
+  let y = vec4u(b, b >> 8u, b >> 16u, b >> 24u) & vec4u(0xffu);
+  let d = max(x, y) - y;
+  return d.x | (d.y << 8u) | (d.z << 16u) | (d.w << 24u);`;
+  return /* wgsl */ `
+${gridWgsl}
+struct Params { words: u32, _p0: u32, _p1: u32, _p2: u32 }
+@group(0) @binding(0) var<storage, read> a_in: array<u32>;
+@group(0) @binding(1) var<storage, read> b_in: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(3) var<uniform> P: Params;
+fn sub(a: u32, b: u32) -> u32 {
+  ${body}
+}
+@compute @workgroup_size(256)
+fn subtract(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let w = linear_group_id(wid, nwg) * 256u + li;
+  if (w < P.words) { dst[w] = sub(a_in[w], b_in[w]); }
+}
+`;
+}
+
+/**
+ * Between the image's layout (row stride = width) and the aligned one (stride = rw words): one invocation per
+ * destination word, reading its elements wherever they are (reads may straddle words; writes never do).
+ */
+export function packWgsl(dtype: MorphDtype): string {
+  const { epw, bits } = lanes(dtype);
+  const mask = `${(2 ** bits - 1) >>> 0}u`;
+  return /* wgsl */ `
+${gridWgsl}
+struct Params { width: u32, rw: u32, rows: u32, words: u32 }
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+fn el(i: u32) -> u32 { return (src[i / EPW] >> ((i % EPW) * BITS)) & ${mask}; }
+
+// Image layout → aligned: destination word w is row w / rw, elements x0 … x0 + EPW − 1 (x < width).
+@compute @workgroup_size(256)
+fn to_aligned(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let w = linear_group_id(wid, nwg) * 256u + li;
+  if (w >= P.words) { return; }
+  let row = w / P.rw;
+  let x0 = (w - row * P.rw) * EPW;
+  var out = 0u;
+  for (var l = 0u; l < EPW && x0 + l < P.width; l++) { out |= el(row * P.width + x0 + l) << (l * BITS); }
+  dst[w] = out;
+}
+
+// Aligned → image layout: destination word w holds linear elements w·EPW … (row-major, stride width).
+@compute @workgroup_size(256)
+fn from_aligned(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let w = linear_group_id(wid, nwg) * 256u + li;
+  if (w >= P.words) { return; }
+  var out = 0u;
+  for (var l = 0u; l < EPW; l++) {
+    let p = w * EPW + l;
+    let row = p / P.width;
+    if (row >= P.rows) { break; }
+    out |= el(row * P.rw * EPW + (p - row * P.width)) << (l * BITS);
+  }
+  dst[w] = out;
+}
+`;
+}

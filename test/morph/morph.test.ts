@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { compareImages } from '../../src/core/compare.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { imageFrom, type Image } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { NodeWorkerPool } from '../../src/node/worker-pool.js';
+import { ellipseElement, maskElement, morph, type MorphOptions } from '../../src/ops/morph/index.js';
+import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+function assertSame(a: Image, b: Image, what: string): void {
+  const c = compareImages(a, b);
+  assert.ok(c.identical, `${what}: ${c.mismatches} elements differ (max |diff| ${c.maxAbsDiff}, first at ${c.firstMismatch})`);
+}
+
+// [input, reference (scripts/make_morph_fixtures.py), options]
+const CASES: [string, string, MorphOptions][] = [
+  ...[3, 7, 15, 27, 51].map((k): [string, string, MorphOptions] => ['camera.png', `cv-camera-erode-rect${k}.png`, { op: 'erode', se: `rect:${k}x${k}` }]),
+  ['camera.png', 'cv-camera-dilate-rect3.png', { op: 'dilate', se: 'rect:3x3' }],
+  ['camera.png', 'cv-camera-dilate-rect51.png', { op: 'dilate', se: 'rect:51x51' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-erode-rect7x5.png', { op: 'erode', se: 'rect:7x5' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-dilate-rect4x6.png', { op: 'dilate', se: 'rect:4x6' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-erode-lineh15.png', { op: 'erode', se: 'line:15:h' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-dilate-linev15.png', { op: 'dilate', se: 'line:15:v' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-erode-rect5x5-it3.png', { op: 'erode', se: 'rect:5x5', iterations: 3 }],
+  ...(['open', 'close', 'gradient', 'tophat', 'blackhat'] as const).map((op): [string, string, MorphOptions] => ['chelsea_gray_cv2.png', `cv-cat-${op}-rect5x5-it2.png`, { op, se: 'rect:5x5', iterations: 2 }]),
+  ['chelsea_gray_cv2.png', 'cv-cat-erode-cross5.png', { op: 'erode', se: 'cross:5' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-dilate-ellipse7x7.png', { op: 'dilate', se: 'ellipse:7x7' }],
+  ['chelsea_gray_cv2.png', 'cv-cat-erode-ellipse9x5-it2.png', { op: 'erode', se: 'ellipse:9x5', iterations: 2 }],
+  ['chelsea_gray_cv2.png', 'sp-cat-erode-5x4.png', { op: 'erode', se: 'rect:5x4', border: 'scipy' }],
+  ['chelsea_gray_cv2.png', 'sp-cat-dilate-4x6.png', { op: 'dilate', se: 'rect:4x6', border: 'scipy' }],
+  ['chelsea_gray_cv2.png', 'sp-cat-open-5x5.png', { op: 'open', se: 'rect:5x5', border: 'scipy' }],
+  ['chelsea_gray_cv2.png', 'sp-cat-close-6x3.png', { op: 'close', se: 'rect:6x3', border: 'scipy' }],
+  ['camera_f32.npy', 'sp-f32-erode-5x5.npy', { op: 'erode', se: 'rect:5x5', border: 'scipy' }],
+  ['camera_f32.npy', 'sp-f32-dilate-6x3.npy', { op: 'dilate', se: 'rect:6x3', border: 'scipy' }],
+  ['volume_f32.npy', 'sp-vol-erode-4x5x3.npy', { op: 'erode', se: 'box:4x5x3', border: 'scipy' }],
+  ['volume_f32.npy', 'sp-vol-dilate-5x3x4.npy', { op: 'dilate', se: 'box:5x3x4', border: 'scipy' }],
+  ['volume_u8.npy', 'sp-vol8-open-3x3x3.npy', { op: 'open', se: 'box:3x3x3', border: 'scipy' }],
+];
+
+for (const [input, ref, opts] of CASES) {
+  const lib = ref.startsWith('cv') ? 'OpenCV' : 'scipy';
+  test(`${opts.op} ${opts.se}${opts.iterations ? ` ×${opts.iterations}` : ''} on ${input} equals ${lib} (${ref}): CPU and GPU`, async (t) => {
+    const img = await readImage(fixture('images', input));
+    const expected = await readImage(fixture('morph', ref));
+    assertSame((await morph(img, opts)).output, expected, 'cpu');
+    const gpu = await gpuOrSkip(t);
+    if (!gpu) return;
+    assertSame((await morph(img, { ...opts, gpu })).output, expected, 'gpu');
+    if (!opts.se?.toString().startsWith('rect') && !opts.se?.toString().startsWith('line') && !opts.se?.toString().startsWith('box')) return;
+    assertSame((await morph(img, { ...opts, gpu, method: 'naive' })).output, expected, 'gpu naive');
+  });
+}
+
+test("ellipse elements are OpenCV's rasterization", async () => {
+  for (const [w, h] of [[7, 7], [9, 5], [6, 4]]) {
+    const ref = await readImage(fixture('morph', `se-ellipse${w}x${h}.npy`));
+    assert.deepEqual([...ellipseElement(w, h)], [...ref.data], `ellipse ${w}x${h}`);
+  }
+});
+
+test('vHGW equals the direct kernel on random images (odd sizes, all dtypes, 2D and 3D, both borders), CPU and GPU', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  const images = [
+    imageFrom(randomBytes(37 * 53, 11), [37, 53]),
+    imageFrom(randomU16(19 * 23, 12), [19, 23]),
+    imageFrom(Float32Array.from(randomU16(13 * 17 * 9, 13), (v) => v / 7 - 3000), [9, 13, 17]),
+    imageFrom(randomBytes(5 * 7 * 6, 14), [5, 7, 6]),
+  ];
+  for (const img of images) {
+    const is3d = img.shape.length === 3;
+    for (const se of is3d ? ['box:3x4x2', 'box:5x1x3', 'line:4:d'] : ['rect:5x3', 'rect:2x6', 'line:9:h', 'rect:60x2']) {
+      for (const border of ['opencv', 'scipy'] as const) {
+        for (const op of ['erode', 'dilate', 'gradient'] as const) {
+          const opts: MorphOptions = { op, se, border, iterations: op === 'erode' ? 2 : 1 };
+          const naive = (await morph(img, { ...opts, method: 'naive' })).output;
+          const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border}`;
+          assertSame((await morph(img, opts)).output, naive, `cpu ${what}`);
+          if (gpu) assertSame((await morph(img, { ...opts, gpu })).output, naive, `gpu ${what}`);
+        }
+      }
+    }
+  }
+});
+
+test('a user mask and a resident GpuImage', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const se = maskElement(Uint8Array.from([0, 1, 0, 1, 1, 1, 0, 1, 1]), [1, 3, 3], 'mask:test');
+  const cpu = (await morph(img, { op: 'close', se })).output;
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const dev = await GpuImage.upload(gpu, img);
+  const r = await morph(dev, { op: 'close', se });
+  assert.ok(r.output instanceof GpuImage);
+  assertSame(await r.output.toHost(), cpu, 'resident');
+  r.output.release();
+  dev.release();
+});
+
+test('worker pool gives the same result as the inline path', async () => {
+  const pool = new NodeWorkerPool(3);
+  try {
+    const img = await readImage(fixture('images', 'camera.png'));
+    for (const se of ['rect:15x9', 'ellipse:5x5']) {
+      assertSame((await morph(img, { op: 'open', se, pool })).output, (await morph(img, { op: 'open', se })).output, se);
+    }
+    const vol = await readImage(fixture('images', 'volume_f32.npy'));
+    assertSame((await morph(vol, { se: 'box:3x3x5', pool, border: 'scipy' })).output, (await morph(vol, { se: 'box:3x3x5', border: 'scipy' })).output, 'volume');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('bad input: typed errors', async () => {
+  const img = imageFrom(randomBytes(20 * 30), [20, 30]);
+  for (const se of ['rect:0x3', 'rect:3', 'line:5:q', 'disk:3', 'rect:axb', '']) {
+    await assert.rejects(morph(img, { se }), InvalidArgumentError, se);
+  }
+  await assert.rejects(morph(img, { iterations: 0 }), InvalidArgumentError);
+  await assert.rejects(morph(img, { se: 'box:3x3x3' }), InvalidArgumentError, '3D element on a 2D image');
+  await assert.rejects(morph(img, { op: 'thin' as never }), InvalidArgumentError);
+  assert.throws(() => maskElement(new Uint8Array(9), [1, 3, 3], 'mask:zeros'), InvalidArgumentError);
+  await assert.rejects(morph(img, { se: maskElement(new Uint8Array(18).fill(1), [2, 3, 3], 'mask:3d') }), InvalidArgumentError, 'mask of the wrong rank');
+  await assert.rejects(morph({ data: new Uint32Array(4), shape: [2, 2], channels: 1, dtype: 'uint32' } as never), (e: Error) => e instanceof InvalidArgumentError || e instanceof UnsupportedDtypeError);
+});
