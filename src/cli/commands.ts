@@ -3,10 +3,14 @@ import type { CpuPool } from '../core/cpu/pool.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import type { Image } from '../core/image.js';
 import type { ParamSpec, Rect } from '../core/params.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import type { OpResult } from '../core/timings.js';
 import { writeImage } from '../io/index.js';
 import { clahe, claheParams, type ClaheOptions } from '../ops/clahe/index.js';
 import { equalize, equalizeParams } from '../ops/equalize/index.js';
+import { maskElement, morph, morphParams, type MorphOptions, type StructuringElement } from '../ops/morph/index.js';
+import { readImage } from '../io/index.js';
+import { asShape3D } from '../core/image.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
 import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from '../ops/threshold/index.js';
 
@@ -32,6 +36,14 @@ export interface OpCommand<T> {
   write?(path: string, out: T): Promise<void>;
   /** What to print besides timings, from the result of the path that produced the output. */
   report(result: OpResult<T>, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
+}
+
+/** `mask:FILE` (a .npy or image of 0 / non-zero) as an element; other specs are parsed by the operation. */
+async function elementArg(spec: string): Promise<string | StructuringElement> {
+  if (!spec.startsWith('mask:')) return spec;
+  const m = await readImage(spec.slice(5));
+  if (m.channels !== 1) throw new InvalidArgumentError(`${spec}: a mask has one channel`);
+  return maskElement(Uint8Array.from(m.data, (v) => (v ? 1 : 0)), asShape3D(m.shape), spec);
 }
 
 function summarizeCounts(h: Uint32Array): string[] {
@@ -62,6 +74,11 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     ...imageOp('contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
       (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions)),
     colour: true,
+  },
+  morph: {
+    ...imageOp('morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
+      async (img, p, on) => morph(img, { ...on, ...p, se: await elementArg(p.se as string) } as MorphOptions)),
+    positional: ['op', 'in', 'out'],
   },
   histogram: {
     summary: 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',

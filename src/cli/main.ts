@@ -44,14 +44,17 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const { positional, flags } = parseArgs(argv, new Set(['json', 'help']));
   if (flags.has('help')) {
     const imageFlags = (cmd.imageFlags ?? []).map((f) => `  --${f} <path>`.padEnd(34) + `${f} image (8-bit, same size)`).join('\n');
-    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params)}\n${imageFlags}\n${COMMON}`);
+    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${imageFlags}\n${COMMON}`);
     return 0;
   }
-  rejectUnknown(flags, [...COMMON_FLAGS, ...cmd.params.map((p) => p.name), ...(cmd.imageFlags ?? [])]);
+  rejectUnknown(flags, [...COMMON_FLAGS, ...cmd.params.filter((p) => !cmd.positional.includes(p.name)).map((p) => p.name), ...(cmd.imageFlags ?? [])]);
   if (positional.length !== cmd.positional.length) {
-    throw new InvalidArgumentError(`imgpu ${name} needs ${cmd.positional.map((p) => `<${p}>`).join(' and ')} (got ${positional.length} paths)`);
+    throw new InvalidArgumentError(`imgpu ${name} needs ${cmd.positional.map((p) => `<${p}>`).join(' and ')} (got ${positional.length} arguments)`);
   }
-  const [inPath, outPath] = positional;
+  // Positionals other than <in> and <out> are declared parameters (e.g. morph's <op>).
+  const named = new Map(cmd.positional.map((p, i) => [p, positional[i]]));
+  for (const [p, v] of named) if (p !== 'in' && p !== 'out') flags.set(p, v);
+  const inPath = named.get('in')!, outPath = named.get('out');
   const params = resolveParams(name, cmd.params, paramFlags(cmd.params, flags));
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');

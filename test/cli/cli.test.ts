@@ -140,3 +140,40 @@ test('gmu <atomic|subhist> <equalize|otsu|segmentation> <image>: both paths, bot
   }
   assertOneLineError(cli('gmu', 'atomic', 'blur', fixture('images', 'coins.png')), 2, /usage: imgpu gmu/);
 });
+
+test('clahe: colour in, colour out equal to the OpenCV YCrCb recipe; --window on both devices agrees', async (t) => {
+  const out = join(tmp, 'chelsea-clahe.png');
+  const r = cli('clahe', fixture('images', 'chelsea.png'), out, '--tiles', '8x8', '--clip', '2', '--device', 'cpu');
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(compareImages(await readImage(out), await readImage(fixture('clahe', 'chelsea-8x8-2.png'))).identical);
+  if (!(await gpuOrSkip(t))) return;
+  const w = cli('clahe', fixture('images', 'coins.png'), join(tmp, 'coins-w.png'), '--window', '6', '--clip', '3', '--device', 'both', '--json');
+  assert.equal(w.status, 0, w.stderr);
+  const j = JSON.parse(w.stdout);
+  assert.equal(j.identical, true);
+  assert.equal(j.params.window, 6);
+  assert.ok(j.gpu.kernels.some((k: { name: string }) => k.name === 'clahe.window.columns'));
+});
+
+test('clahe and morph bad arguments: one line, exit 2', () => {
+  const img = fixture('images', 'coins.png');
+  assertOneLineError(cli('clahe', img, join(tmp, 'x.png'), '--tiles', '8', '--device', 'cpu'), 2, /--tiles expects WxH/);
+  assertOneLineError(cli('clahe', img, join(tmp, 'x.png'), '--clip', '0', '--device', 'cpu'), 2, /clip must be > 0/);
+  assertOneLineError(cli('clahe', img, join(tmp, 'x.png'), '--window', '500', '--device', 'cpu'), 2, /window radius 500/);
+  assertOneLineError(cli('morph', 'thin', img, join(tmp, 'x.png'), '--device', 'cpu'), 2, /op must be one of erode/);
+  assertOneLineError(cli('morph', 'erode', img, join(tmp, 'x.png'), '--se', 'disk:3', '--device', 'cpu'), 2, /unknown structuring element/);
+  assertOneLineError(cli('morph', 'erode', img, join(tmp, 'x.png'), '--iterations', '0', '--device', 'cpu'), 2, /iterations must be ≥ 1/);
+  assertOneLineError(cli('morph', 'erode', img, '--device', 'cpu'), 2, /needs <op> and <in> and <out>/);
+});
+
+test('morph <op> <in> <out>: equal to cv2 on both devices, mask element from .npy', async (t) => {
+  const out = join(tmp, 'cam-erode.png');
+  const device = (await gpuOrSkip(t)) ? 'both' : 'cpu';
+  const r = cli('morph', 'erode', fixture('images', 'camera.png'), out, '--se', 'rect:27x27', '--device', device, '--json');
+  assert.equal(r.status, 0, r.stderr);
+  if (device === 'both') assert.equal(JSON.parse(r.stdout).identical, true);
+  assert.ok(compareImages(await readImage(out), await readImage(fixture('morph', 'cv-camera-erode-rect27.png'))).identical);
+  const m = cli('morph', 'dilate', fixture('images', 'chelsea_gray_cv2.png'), join(tmp, 'cat-ell.png'), '--se', `mask:${fixture('morph', 'se-ellipse7x7.npy')}`, '--device', device);
+  assert.equal(m.status, 0, m.stderr);
+  assert.ok(compareImages(await readImage(join(tmp, 'cat-ell.png')), await readImage(fixture('morph', 'cv-cat-dilate-ellipse7x7.png'))).identical);
+});
