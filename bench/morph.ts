@@ -1,0 +1,186 @@
+/**
+ * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]`.
+ * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
+ * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
+ * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
+ * all cores and on one thread, and the anchors of bench/morph_anchors.py (cv2.erode, CuPy grey_erosion) in
+ * the same run. Also searches the line kernels' segment lengths at 8K, k = 51. Writes bench/results/morph.json
+ * and two plots (time against k, time against image size).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { GpuContext } from '../src/core/gpu/context.js';
+import { GpuImage } from '../src/core/gpu/gpu-image.js';
+import { allocPixels, imageFrom, type Image } from '../src/core/image.js';
+import { kernelTotal, now } from '../src/core/timings.js';
+import { encodeNpy } from '../src/io/index.js';
+import { createNodeGpuContext } from '../src/node/gpu.js';
+import { NodeWorkerPool } from '../src/node/worker-pool.js';
+import { MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
+import { morph, parseElement } from '../src/ops/morph/index.js';
+import { timeBatched } from './batched.js';
+import { plotLinesSvg } from './plot.js';
+
+const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const SIZES: Record<string, [number, number]> = { '1024': [1024, 1024], '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320] };
+const sizes = arg('sizes', '1024,4k,8k').split(',');
+const ks = arg('ks', '3,7,15,27,39,51,101').split(',').map(Number);
+const reps = Number(arg('reps', '10'));
+const withVolume = process.argv.includes('--volume');
+
+interface Stat { min: number; median: number }
+async function repeat(n: number, fn: () => Promise<number>): Promise<Stat> {
+  await fn();
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) xs.push(await fn());
+  xs.sort((a, b) => a - b);
+  return { min: xs[0], median: xs[Math.floor(xs.length / 2)] };
+}
+
+async function photoAt(w: number, h: number): Promise<Image> {
+  const { data } = await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
+  const px = allocPixels('uint8', w * h);
+  px.set(data.subarray(0, w * h));
+  return imageFrom(px, [h, w]);
+}
+
+/** A CT-like 512×512×361 u8 volume: the photograph stacked with a slow change along z. */
+async function volume(): Promise<Image> {
+  const slice = await photoAt(512, 512);
+  const d = 361, px = allocPixels('uint8', 512 * 512 * d);
+  for (let z = 0; z < d; z++) for (let i = 0; i < 512 * 512; i++) px[z * 512 * 512 + i] = (slice.data[i] + z) & 255;
+  return imageFrom(px, [d, 512, 512]);
+}
+
+/** Back-to-back time of one erosion (all its passes) on a resident image. */
+async function backToBack(gpu: GpuContext, dev: GpuImage, se: string, method: 'auto' | 'naive', schedule?: MorphSchedule, batch = 20): Promise<number> {
+  const m = new MorphGpu(gpu, dev.dtype as 'uint8', schedule);
+  const el = parseElement(se);
+  // `batch` erosions in one submission (the aligned layout is the image itself: the widths are multiples of 4).
+  return timeBatched(gpu, batch, async (rec) => m.primitive(rec, await m.toAligned(rec, dev), 'erode', el, 'opencv', 1, method));
+}
+
+async function main(): Promise<void> {
+  const pool = new NodeWorkerPool();
+  const single = new NodeWorkerPool(1);
+  let gpu: GpuContext | undefined;
+  try {
+    gpu = await createNodeGpuContext();
+  } catch (e) {
+    console.error(`no GPU (${(e as Error).message}): CPU only`);
+  }
+  const images: Record<string, Image> = {};
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-morph-'));
+  for (const s of sizes) {
+    const [w, h] = SIZES[s] ?? (s.split('x').map(Number) as [number, number]);
+    images[s] = await photoAt(w, h);
+    writeFileSync(join(dir, `${s}.npy`), encodeNpy(images[s]));
+  }
+  if (withVolume) {
+    images.volume = await volume();
+    writeFileSync(join(dir, 'volume.npy'), encodeNpy(images.volume));
+  }
+  const anchorsRun = spawnSync('python3', ['bench/morph_anchors.py', dir, ks.join(','), String(reps)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  let anchors: { results?: Record<string, Record<string, Record<string, Stat>>> } & Record<string, unknown> = {};
+  try {
+    anchors = JSON.parse(anchorsRun.stdout);
+  } catch {
+    anchors = { error: `anchors did not run: ${anchorsRun.stderr || anchorsRun.error?.message}` };
+  }
+  if (gpu) {
+    // Warm the GPU up (clocks) before anything is measured.
+    const dev = await GpuImage.upload(gpu, images[sizes[sizes.length - 1]]);
+    const t0 = now();
+    while (now() - t0 < 1000) (await morph(dev, { se: 'rect:9x9', profile: false })).output.release();
+    dev.release();
+  }
+  const rows: Row[] = [];
+  for (const name of Object.keys(images)) {
+    const img = images[name];
+    const is3d = img.shape.length === 3;
+    const dev = gpu ? await GpuImage.upload(gpu, img) : undefined;
+    const out = imageFrom(allocPixels('uint8', img.data.length), img.shape);
+    for (const k of is3d ? ks.filter((x) => x <= 27) : ks) {
+      const se = is3d ? `box:${k}x${k}x${k}` : `rect:${k}x${k}`;
+      const row: Row = { image: name, shape: img.shape, k, se };
+      const cpuReps = img.data.length > 1e7 ? 3 : reps;
+      row.cpu = await repeat(cpuReps, async () => (await morph(img, { se, pool })).timings.total);
+      row.cpu1 = await repeat(Math.min(cpuReps, 3), async () => (await morph(img, { se, pool: single })).timings.total);
+      if (gpu && dev) {
+        row.gpuKernelsIsolated = await repeat(reps, async () => {
+          const r = await morph(dev, { se, profile: false });
+          r.output.release();
+          return kernelTotal(r.timings);
+        });
+        const each = await morph(dev, { se, profile: true });
+        each.output.release();
+        row.gpuKernelsEach = each.timings.kernels;
+        row.gpuBackToBack = await backToBack(gpu, dev, se, 'auto');
+        row.gpuEndToEnd = await repeat(reps, async () => (await morph(img, { se, gpu, profile: false, out })).timings.total);
+        // The direct kernel reads k² (k³) pixels per output: only where it finishes in reasonable time.
+        if (k * k * (is3d ? k : 1) * img.data.length <= 3e10) row.gpuNaiveBackToBack = await backToBack(gpu, dev, se, 'naive', undefined, 3);
+      }
+      row.anchors = anchors.results?.[name]?.[String(k)] ?? {};
+      console.log(JSON.stringify(row));
+      rows.push(row);
+    }
+    dev?.release();
+  }
+  const search = [];
+  if (gpu && images['8k']) {
+    const dev = await GpuImage.upload(gpu, images['8k']);
+    for (const segLines of [16, 32, 64, 128, 256]) {
+      for (const segRows of [64, 128, 256, 512]) {
+        const ms = await backToBack(gpu, dev, 'rect:51x51', 'auto', { segLines, segRows });
+        search.push({ segLines, segRows, ms });
+        console.log(JSON.stringify({ search: '8k rect:51x51', segLines, segRows, ms }));
+      }
+    }
+    dev.release();
+  }
+  mkdirSync('bench/results', { recursive: true });
+  const meta = { date: new Date().toISOString(), node: process.version, cpuThreads: pool.size, adapter: gpu?.adapter ?? null, reps, anchors: { ...anchors, results: undefined } };
+  writeFileSync('bench/results/morph.json', JSON.stringify({ op: 'morph erode', ...meta, rows, search }, null, 2));
+  writeFileSync('bench/results/morph-vs-k.svg', plotVsK(rows, sizes[sizes.length - 1]));
+  writeFileSync('bench/results/morph-vs-size.svg', plotVsSize(rows, sizes, 51));
+  console.error('wrote bench/results/morph.json and plots');
+  await pool.close();
+  await single.close();
+  gpu?.destroy();
+}
+
+type Row = Record<string, unknown> & { image: string; k: number };
+const med = (r: Row, key: string): number | undefined => (typeof r[key] === 'number' ? (r[key] as number) : (r[key] as Stat | undefined)?.median);
+const anchor = (r: Row, key: string): number | undefined => ((r.anchors as Record<string, Stat>)[key])?.median;
+
+function plotVsK(rows: Row[], size: string): string {
+  const at = rows.filter((r) => r.image === size);
+  const line = (label: string, pick: (r: Row) => number | undefined) => ({ label, points: at.flatMap((r) => { const v = pick(r); return v ? [[r.k, v] as [number, number]] : []; }) });
+  return plotLinesSvg(`erosion of ${size} u8 with a k×k rectangle (median ms, log)`, 'k', [
+    line('GPU vHGW, back to back', (r) => med(r, 'gpuBackToBack')),
+    line('GPU vHGW, isolated call', (r) => med(r, 'gpuKernelsIsolated')),
+    line('GPU naive, back to back', (r) => med(r, 'gpuNaiveBackToBack')),
+    line('CPU vHGW, all cores', (r) => med(r, 'cpu')),
+    line('CPU vHGW, 1 thread', (r) => med(r, 'cpu1')),
+    line('OpenCV erode', (r) => anchor(r, 'cv2.erode')),
+    line('CuPy grey_erosion', (r) => anchor(r, 'cupy.grey_erosion')),
+  ].filter((s) => s.points.length));
+}
+
+function plotVsSize(rows: Row[], sizes: string[], k: number): string {
+  const mp = (s: string) => { const [w, h] = SIZES[s] ?? [0, 0]; return (w * h) / 1e6; };
+  const at = rows.filter((r) => r.k === k && sizes.includes(r.image));
+  const line = (label: string, pick: (r: Row) => number | undefined) => ({ label, points: at.flatMap((r) => { const v = pick(r); return v ? [[Math.round(mp(r.image) * 10) / 10, v] as [number, number]] : []; }) });
+  return plotLinesSvg(`erosion with a ${k}×${k} rectangle against image size (megapixels)`, 'megapixels', [
+    line('GPU vHGW, back to back', (r) => med(r, 'gpuBackToBack')),
+    line('GPU host→host', (r) => med(r, 'gpuEndToEnd')),
+    line('CPU vHGW, all cores', (r) => med(r, 'cpu')),
+    line('OpenCV erode', (r) => anchor(r, 'cv2.erode')),
+    line('CuPy grey_erosion', (r) => anchor(r, 'cupy.grey_erosion')),
+  ].filter((s) => s.points.length));
+}
+
+await main();
