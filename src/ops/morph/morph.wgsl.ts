@@ -314,3 +314,112 @@ fn from_aligned(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id)
 }
 `;
 }
+
+/** Rows per workgroup of vhgw_rows_shared (one invocation per row). */
+export const SHARED_ROWS = 32;
+
+/** Words per staged row of vhgw_rows_shared: the padded segment, odd so that 32 rows fall in 32 banks. */
+export function sharedRowWords(dtype: MorphDtype, k: number, seg: number): number {
+  const rw = Math.ceil((seg + k - 1) / lanes(dtype).epw);
+  return rw % 2 === 0 ? rw + 1 : rw;
+}
+
+/** Workgroup memory of vhgw_rows_shared: the staged rows and their block suffixes. */
+export function sharedRowsBytes(dtype: MorphDtype, k: number, seg: number): number {
+  return 2 * SHARED_ROWS * sharedRowWords(dtype, k, seg) * 4;
+}
+
+/**
+ * vHGW along x through workgroup memory: a workgroup stages SHARED_ROWS rows × (SEG + K − 1) padded pixels with
+ * coalesced word loads, then each invocation walks its own row there (suffixes into `hb`, prefixes on the fly,
+ * outputs written back over the consumed input), and the workgroup stores the results with coalesced words.
+ * Against vhgw_rows (each invocation reading its own row from global memory, 32 cache lines per warp access)
+ * it moves the uncoalesced walk on-chip.
+ */
+export function vhgwRowsSharedWgsl(kn: LineKernel): string {
+  const { epw, bits } = lanes(kn.dtype);
+  const mask = bits === 32 ? '0xffffffffu' : `${(2 ** bits - 1) >>> 0}u`;
+  const rw = sharedRowWords(kn.dtype, kn.k, kn.seg);
+  return /* wgsl */ `
+${gridWgsl}
+${reflectWgsl}
+${lineParams}
+const K: u32 = ${kn.k}u;
+const SEG: u32 = ${kn.seg}u;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+const MASK: u32 = ${mask};
+const ROWS: u32 = ${SHARED_ROWS}u;
+const RW: u32 = ${rw}u;
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+var<workgroup> buf: array<u32, ${SHARED_ROWS * rw}>;
+var<workgroup> hb: array<u32, ${SHARED_ROWS * rw}>;
+${laneOps(kn.dtype, kn.isMin)}
+
+fn px(rw: u32, x: u32) -> u32 { return ${epw === 1 ? 'src[rw + x]' : '(src[rw + x / EPW] >> ((x % EPW) * BITS)) & MASK'}; }
+fn get_buf(r: u32, j: u32) -> u32 { return ${epw === 1 ? 'buf[r * RW + j]' : '(buf[r * RW + j / EPW] >> ((j % EPW) * BITS)) & MASK'}; }
+fn get_hb(r: u32, j: u32) -> u32 { return ${epw === 1 ? 'hb[r * RW + j]' : '(hb[r * RW + j / EPW] >> ((j % EPW) * BITS)) & MASK'}; }
+fn set_buf(r: u32, j: u32, v: u32) { ${epw === 1 ? 'buf[r * RW + j] = v;' : 'let i = r * RW + j / EPW; let s = (j % EPW) * BITS; buf[i] = (buf[i] & ~(MASK << s)) | (v << s);'} }
+fn set_hb(r: u32, j: u32, v: u32) { ${epw === 1 ? 'hb[r * RW + j] = v;' : 'let i = r * RW + j / EPW; let s = (j % EPW) * BITS; hb[i] = (hb[i] & ~(MASK << s)) | (v << s);'} }
+
+@compute @workgroup_size(${SHARED_ROWS})
+fn vhgw_rows_shared(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u) {
+  let row0 = wid.y * ROWS;
+  let s0 = wid.x * SEG;
+  if (row0 >= P.lines || s0 >= P.width) { return; }
+  let tn = min(SEG, P.width - s0);
+  let padded = tn + K - 1u;
+  // Stage the padded segments: element j of staged row r is input x = s0 + j − a (border rule outside).
+  for (var i = li; i < ROWS * RW; i += ROWS) {
+    let r = i / RW;
+    let wj = i - r * RW;
+    let row = row0 + r;
+    if (row >= P.lines) { continue; }
+    let rwAddr = row * P.inner;
+    var word = 0u;
+    for (var l = 0u; l < EPW; l++) {
+      let j = wj * EPW + l;
+      if (j >= padded) { break; }
+      let p = i32(s0 + j) - P.a;
+      var v = P.fill;
+      if (p >= 0i && p < i32(P.width)) { v = px(rwAddr, u32(p)); } else if (P.reflect != 0u) { v = px(rwAddr, reflect(p, P.width)); }
+      word |= v << (l * BITS);
+    }
+    buf[i] = word;
+  }
+  workgroupBarrier();
+  let r = li;
+  if (row0 + r < P.lines) {
+    // Block suffixes.
+    for (var bk = 0u; bk < padded; bk += K) {
+      let last = min(bk + K, padded) - 1u;
+      var acc = get_buf(r, last);
+      set_hb(r, last, acc);
+      for (var j = i32(last) - 1i; j >= i32(bk); j--) {
+        acc = op1(get_buf(r, u32(j)), acc);
+        set_hb(r, u32(j), acc);
+      }
+    }
+    // Block prefixes; output i is ready at j = i + K − 1 and overwrites staged input that is no longer needed.
+    var g = 0u;
+    for (var j = 0u; j < padded; j++) {
+      let v = get_buf(r, j);
+      g = select(op1(g, v), v, j % K == 0u);
+      if (j + 1u >= K) {
+        let i = j + 1u - K;
+        set_buf(r, i, select(op1(get_hb(r, i), g), get_hb(r, i), i % K == 0u));
+      }
+    }
+  }
+  workgroupBarrier();
+  let segWords = (tn + EPW - 1u) / EPW;
+  for (var i = li; i < ROWS * segWords; i += ROWS) {
+    let rr = i / segWords;
+    let wj = i - rr * segWords;
+    if (row0 + rr < P.lines) { dst[(row0 + rr) * P.inner + s0 / EPW + wj] = buf[rr * RW + wj]; }
+  }
+}
+`;
+}
