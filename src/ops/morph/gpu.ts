@@ -5,9 +5,7 @@ import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { asShape3D } from '../../core/image.js';
 import { boxPasses } from './cpu.js';
-import {
-  directWgsl, lanes, packWgsl, SHARED_ROWS, sharedRowsBytes, subtractWgsl, vhgwLinesWgsl, vhgwRowsSharedWgsl, vhgwRowsWgsl, type MorphDtype,
-} from './morph.wgsl.js';
+import { directWgsl, lanes, packWgsl, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
 import type { StructuringElement } from './se.js';
 
@@ -19,12 +17,10 @@ export type MorphMethod = (typeof MORPH_METHODS)[number];
 export interface MorphSchedule {
   /** vertical / depth pass: rows per invocation */
   segLines: number;
-  /** horizontal pass without workgroup memory: pixels per invocation (a multiple of 4) */
+  /** horizontal pass: pixels per invocation (a multiple of 4) */
   segRows: number;
-  /** horizontal pass through workgroup memory: pixels per staged row segment (a multiple of 4) */
-  segShared: number;
 }
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 64, segShared: 128 };
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 64, segRows: 256 };
 
 /** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
 export interface Aligned {
@@ -96,16 +92,7 @@ export class MorphGpu {
   private async linePass(rec: Recording, src: Aligned, dst: Aligned, axis: 'x' | 'y' | 'z', win: AxisWindow, op: MorphPrimitive, border: MorphBorder): Promise<void> {
     const isMin = op === 'erode';
     const reflect = border === 'scipy' ? 1 : 0;
-    if (axis === 'x' && sharedRowsBytes(this.dtype, win.k, this.schedule.segShared) <= this.ctx.limits.maxComputeWorkgroupStorageSize) {
-      const seg = this.schedule.segShared;
-      const pipe = await this.pipe('morph-vhgw-rows-shared', vhgwRowsSharedWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows_shared');
-      const lines = src.d * src.h;
-      const params = rec.uniform([src.w, src.rw, 1, win.a, reflect, scalarFill(this.dtype, op), 0, lines, src.w], 'vhgw params');
-      rec.dispatch(`morph.${op}.x`, pipe, [src.buffer, dst.buffer, params], Math.ceil(src.w / seg), Math.ceil(lines / SHARED_ROWS));
-      return;
-    }
     if (axis === 'x') {
-      // Windows too long for the staged rows (e.g. many folded iterations): every invocation reads its row.
       const seg = this.schedule.segRows;
       const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows');
       const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
