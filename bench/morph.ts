@@ -22,10 +22,9 @@ import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
 import { morph, parseElement } from '../src/ops/morph/index.js';
 import { timeBatched } from './batched.js';
-import { plotLinesSvg } from './plot.js';
+import { plotVsK, plotVsSize, SIZES, type Row } from './morph-plots.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
-const SIZES: Record<string, [number, number]> = { '1024': [1024, 1024], '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320] };
 const sizes = arg('sizes', '1024,4k,8k').split(',');
 const ks = arg('ks', '3,7,15,27,39,51,101').split(',').map(Number);
 const reps = Number(arg('reps', '10'));
@@ -150,37 +149,6 @@ async function main(): Promise<void> {
   await pool.close();
   await single.close();
   gpu?.destroy();
-}
-
-type Row = Record<string, unknown> & { image: string; k: number };
-const med = (r: Row, key: string): number | undefined => (typeof r[key] === 'number' ? (r[key] as number) : (r[key] as Stat | undefined)?.median);
-const anchor = (r: Row, key: string): number | undefined => ((r.anchors as Record<string, Stat>)[key])?.median;
-
-function plotVsK(rows: Row[], size: string): string {
-  const at = rows.filter((r) => r.image === size);
-  const line = (label: string, pick: (r: Row) => number | undefined) => ({ label, points: at.flatMap((r) => { const v = pick(r); return v ? [[r.k, v] as [number, number]] : []; }) });
-  return plotLinesSvg(`erosion of ${size} u8 with a k×k rectangle (median ms, log)`, 'k', [
-    line('GPU vHGW, back to back', (r) => med(r, 'gpuBackToBack')),
-    line('GPU vHGW, isolated call', (r) => med(r, 'gpuKernelsIsolated')),
-    line('GPU naive, back to back', (r) => med(r, 'gpuNaiveBackToBack')),
-    line('CPU vHGW, all cores', (r) => med(r, 'cpu')),
-    line('CPU vHGW, 1 thread', (r) => med(r, 'cpu1')),
-    line('OpenCV erode', (r) => anchor(r, 'cv2.erode')),
-    line('CuPy grey_erosion', (r) => anchor(r, 'cupy.grey_erosion')),
-  ].filter((s) => s.points.length));
-}
-
-function plotVsSize(rows: Row[], sizes: string[], k: number): string {
-  const mp = (s: string) => { const [w, h] = SIZES[s] ?? [0, 0]; return (w * h) / 1e6; };
-  const at = rows.filter((r) => r.k === k && sizes.includes(r.image));
-  const line = (label: string, pick: (r: Row) => number | undefined) => ({ label, points: at.flatMap((r) => { const v = pick(r); return v ? [[Math.round(mp(r.image) * 10) / 10, v] as [number, number]] : []; }) });
-  return plotLinesSvg(`erosion with a ${k}×${k} rectangle against image size (megapixels)`, 'megapixels', [
-    line('GPU vHGW, back to back', (r) => med(r, 'gpuBackToBack')),
-    line('GPU host→host', (r) => med(r, 'gpuEndToEnd')),
-    line('CPU vHGW, all cores', (r) => med(r, 'cpu')),
-    line('OpenCV erode', (r) => anchor(r, 'cv2.erode')),
-    line('CuPy grey_erosion', (r) => anchor(r, 'cupy.grey_erosion')),
-  ].filter((s) => s.points.length));
 }
 
 await main();

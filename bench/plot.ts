@@ -48,7 +48,7 @@ export function plotLinesSvg(title: string, xLabel: string, series: { label: str
   const lo = Math.floor(Math.log10(Math.min(...ys))), hi = Math.ceil(Math.log10(Math.max(...ys)));
   const X = (v: number) => left + ((v - x0) / Math.max(1e-9, x1 - x0)) * (right - left);
   const Y = (v: number) => bottom - ((Math.log10(v) - lo) / Math.max(1, hi - lo)) * (bottom - top);
-  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
+  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f'];
   const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
     `<text x="10" y="20" font-size="14">${title}</text>`];
   for (let e = lo; e <= hi; e++) parts.push(`<line x1="${left}" x2="${right}" y1="${Y(10 ** e)}" y2="${Y(10 ** e)}" stroke="#ddd"/><text x="10" y="${Y(10 ** e) + 4}">${10 ** e} ms</text>`);

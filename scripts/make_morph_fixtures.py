@@ -65,3 +65,13 @@ vol8 = np.clip(vol * 60 + 128, 0, 255).astype(np.uint8)
 np.save(os.path.join(IMAGES, 'volume_u8.npy'), vol8)
 save('sp-vol8-open-3x3x3.npy', ndimage.grey_opening(vol8, size=(3, 3, 3)))
 print('morph fixtures written to', os.path.normpath(OUT))
+
+# The denoising example of docs/morphology.md: the coins photograph binarized with Otsu, 8 % salt-and-pepper noise.
+coins = cv2.imread(os.path.join(IMAGES, 'coins.png'), cv2.IMREAD_UNCHANGED)
+_, binary = cv2.threshold(coins, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+noise = np.random.default_rng(8).random(binary.shape)
+binary[noise < 0.04] = 0
+binary[noise > 0.96] = 255
+docs = os.path.join(os.path.dirname(__file__), '..', 'docs', 'images')
+os.makedirs(docs, exist_ok=True)
+cv2.imwrite(os.path.join(docs, 'morph-noisy.png'), binary)
