@@ -76,4 +76,5 @@ def main():
     print(json.dumps(out))
 
 
-main()
+if __name__ == '__main__':
+    main()

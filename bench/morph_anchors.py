@@ -6,11 +6,11 @@ Usage: python3 bench/morph_anchors.py <dir of NAME.npy> <k,k,...> [reps] -> JSON
 Volumes (3D .npy) get CuPy only (OpenCV has no 3D morphology), with a k×k×k box."""
 import json
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
+
+from anchors import timeit  # bench/anchors.py, beside this file
 
 try:
     import cv2
@@ -21,16 +21,6 @@ try:
     from cupyx.scipy import ndimage as cnd
 except ImportError:
     cp = None
-
-
-def timeit(fn, reps):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return {"min": min(ts), "median": statistics.median(ts)}
 
 
 def main():

@@ -21,10 +21,12 @@ export interface LaneType {
   /** Elements per u32 word. */
   epw: number;
   bits: number;
+  /** WGSL literal of one element's bit mask. */
+  mask: string;
 }
 
 export function lanes(dtype: MorphDtype): LaneType {
-  return dtype === 'uint8' ? { epw: 4, bits: 8 } : dtype === 'uint16' ? { epw: 2, bits: 16 } : { epw: 1, bits: 32 };
+  return dtype === 'uint8' ? { epw: 4, bits: 8, mask: '0xffu' } : dtype === 'uint16' ? { epw: 2, bits: 16, mask: '0xffffu' } : { epw: 1, bits: 32, mask: '0xffffffffu' };
 }
 
 /** WGSL for combining two words lane by lane (min or max), and for one scalar element. */
@@ -70,18 +72,28 @@ export interface LineKernel {
 const lineParams = /* wgsl */ `
 struct Params { n: u32, inner: u32, outer: u32, a: i32, reflect: u32, fill: u32, segs: u32, lines: u32, width: u32, _p0: u32, _p1: u32, _p2: u32 }`;
 
-/** vHGW along a strided axis: element (o, p, c) of the word grid lives at o·n·inner + p·inner + c. */
-export function vhgwLinesWgsl(kn: LineKernel): string {
+/** What both line kernels declare: helpers, parameters, window constants, bindings and the min/max ops. */
+function lineHeader(kn: LineKernel): string {
+  const { epw, bits, mask } = lanes(kn.dtype);
   return /* wgsl */ `
 ${gridWgsl}
 ${reflectWgsl}
 ${lineParams}
 const K: u32 = ${kn.k}u;
 const SEG: u32 = ${kn.seg}u;
+const EPW: u32 = ${epw}u;
+const BITS: u32 = ${bits}u;
+const MASK: u32 = ${mask};
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
-${laneOps(kn.dtype, kn.isMin)}
+${laneOps(kn.dtype, kn.isMin)}`;
+}
+
+/** vHGW along a strided axis: element (o, p, c) of the word grid lives at o·n·inner + p·inner + c. */
+export function vhgwLinesWgsl(kn: LineKernel): string {
+  return /* wgsl */ `
+${lineHeader(kn)}
 
 @compute @workgroup_size(64)
 fn vhgw_lines(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -125,23 +137,12 @@ fn load(base: u32, s0: u32, q: u32) -> u32 {
 
 /** vHGW along x in the aligned layout: one invocation per (row, SEG pixels); SEG is a multiple of the word. */
 export function vhgwRowsWgsl(kn: LineKernel): string {
-  const { epw, bits } = lanes(kn.dtype);
-  const mask = bits === 32 ? '0xffffffffu' : `${(2 ** bits - 1) >>> 0}u`;
+  const { epw } = lanes(kn.dtype);
   return /* wgsl */ `
-${gridWgsl}
-${reflectWgsl}
-${lineParams}
-const K: u32 = ${kn.k}u;
-const SEG: u32 = ${kn.seg}u;
-const EPW: u32 = ${epw}u;
-const BITS: u32 = ${bits}u;
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
-${laneOps(kn.dtype, kn.isMin)}
+${lineHeader(kn)}
 
 // Element x of the row starting at word rw (x < width).
-fn px(rw: u32, x: u32) -> u32 { return ${epw === 1 ? 'src[rw + x]' : `(src[rw + x / EPW] >> ((x % EPW) * BITS)) & ${mask}`}; }
+fn px(rw: u32, x: u32) -> u32 { return ${epw === 1 ? 'src[rw + x]' : '(src[rw + x / EPW] >> ((x % EPW) * BITS)) & MASK'}; }
 
 fn load(rw: u32, s0: u32, q: u32) -> u32 {
   let p = i32(s0 + q) - P.a;
@@ -190,8 +191,7 @@ fn vhgw_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
 
 /** Direct morphology with an arbitrary element: one invocation per output word of the aligned layout. */
 export function directWgsl(dtype: MorphDtype, isMin: boolean): string {
-  const { epw, bits } = lanes(dtype);
-  const mask = bits === 32 ? '0xffffffffu' : `${(2 ** bits - 1) >>> 0}u`;
+  const { epw, bits, mask } = lanes(dtype);
   return /* wgsl */ `
 ${gridWgsl}
 ${reflectWgsl}
@@ -274,8 +274,7 @@ fn subtract(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid
  * destination word, reading its elements wherever they are (reads may straddle words; writes never do).
  */
 export function packWgsl(dtype: MorphDtype): string {
-  const { epw, bits } = lanes(dtype);
-  const mask = `${(2 ** bits - 1) >>> 0}u`;
+  const { epw, bits, mask } = lanes(dtype);
   return /* wgsl */ `
 ${gridWgsl}
 struct Params { width: u32, rw: u32, rows: u32, words: u32 }
