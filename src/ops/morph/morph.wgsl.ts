@@ -90,6 +90,16 @@ const MASK: u32 = ${mask};
 ${laneOps(kn.dtype, kn.isMin)}`;
 }
 
+/** The suffix min of block [bk, bk + K) of the padded segment into the private array hb (both line kernels). */
+function blockSuffix(op: string, line: string): string {
+  return `var acc = load(${line}, s0, bk + K - 1u);
+    hb[K - 1u] = acc;
+    for (var r = i32(K) - 2i; r >= 0i; r--) {
+      acc = ${op}(load(${line}, s0, bk + u32(r)), acc);
+      hb[r] = acc;
+    }`;
+}
+
 /** vHGW along a strided axis: element (o, p, c) of the word grid lives at o·n·inner + p·inner + c. */
 export function vhgwLinesWgsl(kn: LineKernel): string {
   return /* wgsl */ `
@@ -109,12 +119,7 @@ fn vhgw_lines(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   let tn = min(SEG, P.n - s0);
   var hb: array<u32, K>;
   for (var bk = 0u; bk < tn; bk += K) {
-    var acc = load(base, s0, bk + K - 1u);
-    hb[K - 1u] = acc;
-    for (var r = i32(K) - 2i; r >= 0i; r--) {
-      acc = opw(load(base, s0, bk + u32(r)), acc);
-      hb[r] = acc;
-    }
+${blockSuffix('opw', 'base')}
     dst[base + (s0 + bk) * P.inner] = hb[0];
     var g = 0u;
     for (var r = 1u; r < K && bk + r < tn; r++) {
@@ -163,12 +168,7 @@ fn vhgw_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
   var hb: array<u32, K>;
   var word = 0u;
   for (var bk = 0u; bk < tn; bk += K) {
-    var acc = load(rw, s0, bk + K - 1u);
-    hb[K - 1u] = acc;
-    for (var r = i32(K) - 2i; r >= 0i; r--) {
-      acc = op1(load(rw, s0, bk + u32(r)), acc);
-      hb[r] = acc;
-    }
+${blockSuffix('op1', 'rw')}
     var g = 0u;
     for (var r = 0u; r < K && bk + r < tn; r++) {
       var out = hb[0];
