@@ -1,18 +1,15 @@
 import { compareArrays, compareImages, type Comparison } from '../core/compare.js';
 import type { CpuPool } from '../core/cpu/pool.js';
 import type { GpuContext } from '../core/gpu/context.js';
-import type { Image } from '../core/image.js';
+import { asShape3D, type Image } from '../core/image.js';
 import type { ParamSpec, Rect } from '../core/params.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { OpResult } from '../core/timings.js';
-import { writeImage } from '../io/index.js';
-import { clahe, claheParams, type ClaheOptions } from '../ops/clahe/index.js';
-import { equalize, equalizeParams } from '../ops/equalize/index.js';
-import { maskElement, morph, morphParams, type MorphOptions, type StructuringElement } from '../ops/morph/index.js';
-import { readImage } from '../io/index.js';
-import { asShape3D } from '../core/image.js';
+import { readImage, writeImage } from '../io/index.js';
+import { maskElement, type StructuringElement } from '../ops/morph/index.js';
+import { OPERATIONS } from '../ops/registry.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
-import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from '../ops/threshold/index.js';
+import type { ThresholdResult } from '../ops/threshold/index.js';
 
 export interface RunOn {
   gpu?: GpuContext;
@@ -60,26 +57,25 @@ function summarizeCounts(h: Uint32Array): string[] {
   return [`  ${h.length} bins, ${total} pixels counted, ${nonzero} non-zero bins in [${lo}, ${hi}], mode bin ${mode} (${h[mode]})`];
 }
 
-const imageOp = (summary: string, params: readonly ParamSpec[], run: OpCommand<Image>['run']): OpCommand<Image> => ({
-  summary, positional: ['in', 'out'], params, run,
-  compare: compareImages,
-  write: writeImage,
-  report: () => ({ json: {}, text: [] }),
-});
+/** A registry operation as a CLI command: <positional params…> <in> <out>, writes its image. */
+function imageCommand(name: string, extra: Partial<OpCommand<Image>> = {}): OpCommand<Image> {
+  const op = OPERATIONS[name];
+  return {
+    summary: op.summary, params: op.params, colour: op.colour, positional: [...(op.positional ?? []), 'in', 'out'],
+    run: (img, p, on) => op.run(img, p, on),
+    compare: compareImages,
+    write: writeImage,
+    report: () => ({ json: {}, text: [] }),
+    ...extra,
+  };
+}
 
 export const COMMANDS: Record<string, OpCommand<any>> = {
-  equalize: imageOp('global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)', equalizeParams,
-    (img, p, on) => equalize(img, { ...on, hist: p.hist as HistogramMethod })),
-  clahe: {
-    ...imageOp('contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
-      (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions)),
-    colour: true,
-  },
-  morph: {
-    ...imageOp('morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
-      async (img, p, on) => morph(img, { ...on, ...p, se: await elementArg(p.se as string) } as MorphOptions)),
-    positional: ['op', 'in', 'out'],
-  },
+  equalize: imageCommand('equalize'),
+  clahe: imageCommand('clahe'),
+  morph: imageCommand('morph', {
+    run: async (img, p, on) => OPERATIONS.morph.run(img, { ...p, se: await elementArg(p.se as string) }, on),
+  }),
   histogram: {
     summary: 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',
     positional: ['in'],
@@ -89,14 +85,12 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     compare: compareArrays,
     report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
   } satisfies OpCommand<Uint32Array>,
-  threshold: {
-    ...imageOp('binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)', thresholdParams,
-      (img, p, on) => threshold(img, { ...on, ...p } as ThresholdOptions)),
+  threshold: imageCommand('threshold', {
     report: (r) => {
       const { threshold: t, fallback } = r as ThresholdResult<Image>;
       if (t !== undefined) return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
       if (fallback !== undefined) return { json: { fallback }, text: [`  global isodata fallback ${fallback} (used in windows too uniform to split)`] };
       return { json: {}, text: [] };
     },
-  },
+  }),
 };
