@@ -1,0 +1,253 @@
+/**
+ * The imgpu playground: open an image, pick an operation, run it on WebGPU (this page) and on the CPU path
+ * (a Web Worker), compare. The operation list and each parameter form come from ops/registry.ts and the
+ * operations' declared ParamSpecs, so a new operation appears here without page code.
+ */
+import { formatTimings } from '../src/cli/format.js';
+import { compareImages } from '../src/core/compare.js';
+import { ImgpuError } from '../src/core/errors.js';
+import type { GpuContext } from '../src/core/gpu/context.js';
+import { bytesPerElement, imageFrom, pixelCount, toGray, type Image } from '../src/core/image.js';
+import { parseParamValue, type ParamSpec } from '../src/core/params.js';
+import type { OpResult, Timings } from '../src/core/timings.js';
+import { OPERATIONS } from '../src/ops/registry.js';
+import { createBrowserGpuContext } from '../src/browser.js';
+
+const SAMPLES = ['camera.png', 'coins.png', 'chelsea.png'];
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+let input: Image | undefined;
+let inputName = 'image';
+let gpu: GpuContext | undefined;
+const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
+let nextId = 0;
+const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
+worker.onmessage = (e) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
+
+/** FNV-1a over the pixel bytes: lets a test compare results with the Node CPU path without moving pixels. */
+export function checksum(img: Image): string {
+  const b = new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193) >>> 0;
+  return h.toString(16);
+}
+
+function status(text: string, warn = false): void {
+  $('status').textContent = text;
+  $('status').className = warn ? 'warn' : '';
+}
+
+/** Decodes with the browser (createImageBitmap): RGB, or one channel when the image is gray. */
+async function decode(blob: Blob): Promise<Image> {
+  let bmp: ImageBitmap;
+  try {
+    bmp = await createImageBitmap(blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
+  } catch {
+    throw new Error(`this browser cannot decode ${blob.type || 'this file'}: use PNG or JPEG here (the CLI reads 16-bit PNG/TIFF and .npy)`);
+  }
+  const c = new OffscreenCanvas(bmp.width, bmp.height);
+  const g = c.getContext('2d')!;
+  g.drawImage(bmp, 0, 0);
+  const rgba = g.getImageData(0, 0, bmp.width, bmp.height).data;
+  const n = bmp.width * bmp.height;
+  let gray = true;
+  for (let i = 0; i < n && gray; i++) gray = rgba[4 * i] === rgba[4 * i + 1] && rgba[4 * i] === rgba[4 * i + 2];
+  const data = new Uint8Array(n * (gray ? 1 : 3));
+  for (let i = 0; i < n; i++) {
+    if (gray) data[i] = rgba[4 * i];
+    else { data[3 * i] = rgba[4 * i]; data[3 * i + 1] = rgba[4 * i + 1]; data[3 * i + 2] = rgba[4 * i + 2]; }
+  }
+  return imageFrom(data, [bmp.height, bmp.width], gray ? 1 : 3);
+}
+
+/** Draws an 8/16-bit or float image (gray or RGB) into a canvas. */
+function draw(canvas: HTMLCanvasElement, img: Image): void {
+  const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
+  canvas.width = w;
+  canvas.height = h;
+  const px = new ImageData(w, h);
+  const d = img.data, c = img.channels;
+  let lo = 0, hi = img.dtype === 'uint8' ? 255 : 65535;
+  if (img.dtype === 'float32') { lo = Infinity; hi = -Infinity; for (let i = 0; i < w * h * c; i++) { lo = Math.min(lo, d[i]); hi = Math.max(hi, d[i]); } }
+  const s = 255 / Math.max(1e-12, hi - lo);
+  for (let i = 0; i < w * h; i++) {
+    for (let k = 0; k < 3; k++) px.data[4 * i + k] = (d[i * c + (c === 1 ? 0 : k)] - lo) * s;
+    px.data[4 * i + 3] = 255;
+  }
+  canvas.getContext('2d')!.putImageData(px, 0, 0);
+}
+
+/** The 256-bin histogram of the image's gray, drawn as bars. */
+function drawHistogram(canvas: HTMLCanvasElement, img: Image): void {
+  const g = toGray(img);
+  const hist = new Float64Array(256);
+  const shift = g.dtype === 'uint8' ? 0 : 8;
+  for (let i = 0; i < g.data.length; i++) hist[g.dtype === 'float32' ? Math.max(0, Math.min(255, Math.round(g.data[i] * 255))) : g.data[i] >> shift]++;
+  const max = Math.max(...hist);
+  canvas.width = 512;
+  canvas.height = 90;
+  const ctx = canvas.getContext('2d')!;
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, 512, 90);
+  ctx.fillStyle = '#1f77b4';
+  for (let b = 0; b < 256; b++) { const v = (hist[b] / max) * 88; ctx.fillRect(2 * b, 90 - v, 2, v); }
+}
+
+function formFor(name: string): void {
+  const op = OPERATIONS[name];
+  $('summary').textContent = op.summary;
+  const form = $('form');
+  form.replaceChildren();
+  for (const p of op.params) {
+    const label = document.createElement('label');
+    label.append(`${p.name} `);
+    let field: HTMLInputElement | HTMLSelectElement;
+    if (p.kind === 'enum') {
+      field = document.createElement('select');
+      for (const c of p.choices) field.append(new Option(c, c, c === p.default, c === p.default));
+    } else if (p.kind === 'bool') {
+      field = document.createElement('input');
+      field.type = 'checkbox';
+      field.checked = p.default === true;
+    } else {
+      field = document.createElement('input');
+      const d = p.default;
+      field.value = d === undefined ? '' : typeof d === 'object' ? ('width' in d ? `${d.width}x${d.height}` : '') : String(d);
+      field.placeholder = p.kind === 'size' ? 'WxH' : p.kind === 'rect' ? 'x,y,w,h' : d === undefined ? '(not set)' : '';
+    }
+    field.name = p.name;
+    field.id = `param-${p.name}`;
+    label.append(field, Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
+    form.append(label);
+  }
+}
+
+/** The form's values, parsed by each parameter's declaration (empty fields keep the default). */
+function readParams(name: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of OPERATIONS[name].params as readonly ParamSpec[]) {
+    const f = $<HTMLInputElement>(`param-${p.name}`);
+    if (p.kind === 'bool') out[p.name] = f.checked;
+    else if (f.value.trim() !== '') out[p.name] = parseParamValue(p, f.value.trim());
+  }
+  return out;
+}
+
+function runOnCpu(op: string, params: Record<string, unknown>, img: Image): Promise<OpResult<Image>> {
+  return new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, (m) => (m.error ? reject(new Error(m.error)) : resolve({ output: m.output!, timings: m.timings! })));
+    worker.postMessage({ id, op, params, image: { data: img.data, shape: img.shape, channels: img.channels } });
+  });
+}
+
+async function setInput(img: Image, name: string): Promise<void> {
+  input = img;
+  inputName = name.replace(/\.[^.]*$/, '');
+  draw($('in'), img);
+  drawHistogram($('inhist'), img);
+  $('insize').textContent = `${name}: ${img.shape.join('×')}${img.channels > 1 ? ` ×${img.channels}` : ''} ${img.dtype}`;
+  ($('run') as HTMLButtonElement).disabled = false;
+  (window as unknown as Record<string, unknown>).__input = checksum(img);
+  document.body.dataset.state = 'ready';
+}
+
+async function run(): Promise<void> {
+  if (!input) return;
+  const name = $<HTMLSelectElement>('op').value;
+  const op = OPERATIONS[name];
+  const img = op.colour ? input : toGray(input);
+  let params: Record<string, unknown>;
+  try {
+    params = readParams(name);
+  } catch (e) {
+    $('verdict').textContent = (e as Error).message;
+    return;
+  }
+  document.body.dataset.state = 'running';
+  ($('run') as HTMLButtonElement).disabled = true;
+  $('verdict').textContent = '';
+  const t0 = performance.now();
+  const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
+  let gpuSkip = '';
+  const bytes = pixelCount(img.shape) * img.channels * bytesPerElement(img.dtype);
+  if (gpu && bytes > gpu.limits.maxStorageBufferBindingSize) {
+    gpuSkip = `the image (${(bytes / 2 ** 20).toFixed(0)} MiB) is larger than this adapter binds (${(gpu.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB): CPU only`;
+  }
+  const settle = <T>(p: Promise<T>) => p.then((v) => ({ v }), (e: Error) => ({ e: e instanceof ImgpuError || e instanceof Error ? e.message : String(e) }));
+  const [g, c] = await Promise.all([
+    gpu && !gpuSkip ? settle(op.run(img, params, { gpu })) : Promise.resolve(undefined),
+    settle(runOnCpu(name, params, img)),
+  ]);
+  clearInterval(tick);
+  $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
+  const gpuRes = g && 'v' in g ? g.v : undefined, cpuRes = 'v' in c ? c.v : undefined;
+  const shown = gpuRes?.output ?? cpuRes?.output;
+  const lines: string[] = [];
+  if (cpuRes) lines.push(`${formatTimings('cpu', cpuRes.timings)} [web worker, 1 thread]`);
+  else lines.push(`  cpu  failed: ${'e' in c ? c.e : ''}`);
+  if (gpuRes) lines.push(`${formatTimings('gpu', gpuRes.timings)} [${gpu?.adapter.description || gpu?.adapter.vendor}]`);
+  else if (g && 'e' in g) lines.push(`  gpu  failed: ${g.e}`);
+  else lines.push(`  gpu  ${gpuSkip || 'not available'}`);
+  $('timings').textContent = lines.join('\n');
+  let identical: boolean | null = null;
+  if (gpuRes && cpuRes) {
+    const cmp = compareImages(gpuRes.output, cpuRes.output);
+    identical = cmp.identical;
+    $('verdict').textContent = cmp.identical ? 'CPU and GPU outputs are identical' : `CPU and GPU outputs DIFFER: ${cmp.mismatches} elements, max |diff| ${cmp.maxAbsDiff}`;
+    $('verdict').className = cmp.identical ? 'same' : 'differ';
+  } else {
+    $('verdict').className = '';
+    $('verdict').textContent = shown ? 'one path only (see the timings)' : 'the operation failed (see the timings)';
+  }
+  if (shown) {
+    draw($('out'), shown);
+    drawHistogram($('outhist'), shown);
+    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${shown.shape.join('×')}${shown.channels > 1 ? ` ×${shown.channels}` : ''} ${shown.dtype}`;
+    $<HTMLCanvasElement>('out').toBlob((blob) => {
+      const a = $<HTMLAnchorElement>('download');
+      if (!blob) return;
+      a.href = URL.createObjectURL(blob);
+      a.download = `${inputName}-${name}.png`;
+      a.style.display = '';
+    });
+  }
+  (window as unknown as Record<string, unknown>).__last = {
+    op: name, params, identical, gpu: gpuRes ? checksum(gpuRes.output) : null, cpu: cpuRes ? checksum(cpuRes.output) : null,
+    gpuError: g && 'e' in g ? g.e : gpuSkip || null, cpuError: 'e' in c ? c.e : null,
+  };
+  ($('run') as HTMLButtonElement).disabled = false;
+  document.body.dataset.state = 'done';
+}
+
+async function main(): Promise<void> {
+  const sel = $<HTMLSelectElement>('op');
+  for (const name of Object.keys(OPERATIONS)) sel.append(new Option(name, name));
+  sel.onchange = () => formFor(sel.value);
+  formFor(sel.value);
+  for (const s of SAMPLES) {
+    const b = document.createElement('button');
+    b.textContent = s;
+    b.id = `sample-${s}`;
+    b.onclick = async () => setInput(await decode(await (await fetch(`samples/${s}`)).blob()), s);
+    $('samples').append(b);
+  }
+  const open = async (f: File) => {
+    try { await setInput(await decode(f), f.name); } catch (e) { status((e as Error).message, true); }
+  };
+  $<HTMLInputElement>('file').onchange = (e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void open(f); };
+  const drop = $('drop');
+  drop.ondragover = (e) => { e.preventDefault(); drop.className = 'over'; };
+  drop.ondragleave = () => { drop.className = ''; };
+  drop.ondrop = (e) => { e.preventDefault(); drop.className = ''; const f = e.dataTransfer?.files[0]; if (f) void open(f); };
+  $('run').onclick = () => void run();
+  try {
+    gpu = await createBrowserGpuContext();
+    status(`WebGPU: ${gpu.adapter.description || gpu.adapter.vendor || 'adapter'}${gpu.adapter.software ? ' (software)' : ''}; CPU path in a Web Worker${crossOriginIsolated ? '' : ' (not cross-origin isolated: no shared memory)'}`);
+  } catch (e) {
+    status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): running on the CPU only`, true);
+  }
+  document.body.dataset.state = 'idle';
+}
+
+void main();

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { toGray, type Image } from '../../src/core/image.js';
+import { parseParamValue } from '../../src/core/params.js';
+import { readImage } from '../../src/io/index.js';
+import { OPERATIONS } from '../../src/ops/registry.js';
+import { fixture } from '../helpers/fixtures.js';
+
+const CHROMIUM = process.env.IMGPU_CHROMIUM ?? '/usr/bin/chromium';
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The page's FNV-1a checksum of the pixel bytes (playground/app.ts), computed here on the Node CPU result. */
+function checksum(img: Image): string {
+  const b = new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193) >>> 0;
+  return h.toString(16);
+}
+
+// [sample, operation, form values]: every registry operation at least once, colour CLAHE, both CLAHE forms.
+const CASES: [string, string, Record<string, string>][] = [
+  ['coins.png', 'equalize', {}],
+  ['coins.png', 'threshold', { method: 'otsu' }],
+  ['coins.png', 'threshold', { method: 'mean', window: '15' }],
+  ['coins.png', 'clahe', { tiles: '8x8', clip: '2' }],
+  ['coins.png', 'clahe', { window: '5', clip: '3' }],
+  ['coins.png', 'morph', { op: 'open', se: 'rect:5x5' }],
+  ['coins.png', 'morph', { op: 'gradient', se: 'ellipse:5x5' }],
+  ['chelsea.png', 'clahe', { tiles: '4x4', clip: '2' }],
+];
+
+function chromiumOrSkip(t: { skip(msg: string): void }): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.IMGPU_REQUIRE_BROWSER === '1') throw new Error(`IMGPU_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
+  t.skip(`no Chromium at ${CHROMIUM}`);
+  return false;
+}
+
+/** `npm run playground` itself (build, then serve with COOP/COEP) on a free port, into a temporary folder. */
+async function servePlayground(): Promise<{ server: ChildProcess; url: string }> {
+  const out = mkdtempSync(join(tmpdir(), 'imgpu-playground-'));
+  const server = spawn(process.execPath, ['scripts/playground.mjs', '--out', out], { cwd: ROOT, env: { ...process.env, PORT: '0' } });
+  let log = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    server.stdout!.on('data', (d) => {
+      log += d;
+      const m = /imgpu playground: (http:\/\/\S+)/.exec(log);
+      if (m) resolve(m[1]);
+    });
+    server.stderr!.on('data', (d) => { log += d; });
+    server.on('exit', (code) => reject(new Error(`npm run playground exited (${code}): ${log}`)));
+  });
+  return { server, url };
+}
+
+const QUIET = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+
+/**
+ * The playground served by its own script (COOP/COEP headers, so the page is cross-origin isolated), driven in
+ * headless Chromium on WebGPU (SwiftShader): every operation runs on the GPU and in the CPU worker, the two
+ * agree, and both equal the Node CPU path on the same decoded sample; the screenshot is not blank.
+ */
+test('playground: every operation on WebGPU and in the CPU worker equals the Node CPU path', { timeout: 600_000 }, async (t) => {
+  if (!chromiumOrSkip(t)) return;
+  const { server, url } = await servePlayground();
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    const statusLine = await page.textContent('#status');
+    assert.match(statusLine ?? '', /^WebGPU: /, `the page found no WebGPU adapter: ${statusLine}`);
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'the COOP/COEP headers make the page cross-origin isolated');
+    assert.deepEqual(await page.$$eval('#op option', (os) => os.map((o) => (o as HTMLOptionElement).value)), Object.keys(OPERATIONS), 'the operations come from the registry');
+    let loaded = '';
+    for (const [sample, op, values] of CASES) {
+      if (loaded !== sample) {
+        await page.click(`#sample-${sample.replace('.', '\\.')}`);
+        await page.waitForFunction((s) => document.getElementById('insize')?.textContent?.startsWith(s), sample);
+        const img = await readImage(fixture('images', sample));
+        assert.equal(await page.evaluate(() => (window as unknown as { __input: string }).__input), checksum(img), `the browser decodes ${sample} as sharp does`);
+        loaded = sample;
+      }
+      await page.selectOption('#op', op);
+      for (const [k, v] of Object.entries(values)) {
+        const tag = await page.$eval(`#param-${k}`, (e) => e.tagName);
+        if (tag === 'SELECT') await page.selectOption(`#param-${k}`, v);
+        else await page.fill(`#param-${k}`, v);
+      }
+      await page.click('#run');
+      await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
+      const last = await page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+      const img = await readImage(fixture('images', sample));
+      const spec = OPERATIONS[op];
+      const params: Record<string, unknown> = {};
+      for (const p of spec.params) if (values[p.name] !== undefined) params[p.name] = parseParamValue(p, values[p.name]);
+      const expected = checksum((await spec.run(spec.colour ? img : toGray(img), params, {})).output);
+      const what = `${op} ${JSON.stringify(values)} on ${sample}`;
+      assert.equal(last.gpuError, null, `${what}: GPU failed`);
+      assert.equal(last.identical, true, `${what}: GPU and CPU differ in the page`);
+      assert.equal(last.gpu, expected, `${what}: the page's GPU result differs from the Node CPU path`);
+      assert.equal(last.cpu, expected, `${what}: the page's CPU worker result differs from the Node CPU path`);
+      assert.match((await page.textContent('#verdict')) ?? '', /identical/);
+      assert.match((await page.textContent('#timings')) ?? '', /gpu +total .* = host .* upload .* kernels .* download/);
+    }
+    const shot = await page.screenshot();
+    // The README's screenshot is taken by this test: IMGPU_PLAYGROUND_SHOT=docs/images/playground.png.
+    if (process.env.IMGPU_PLAYGROUND_SHOT) await sharp(shot).resize(1200).png({ palette: true }).toFile(process.env.IMGPU_PLAYGROUND_SHOT);
+    const stats = await sharp(shot).stats();
+    assert.ok(stats.channels[0].stdev > 20, `the screenshot looks blank (stdev ${stats.channels[0].stdev})`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+});
+
+test('playground without WebGPU: one line says so and the CPU path still runs', { timeout: 120_000 }, async (t) => {
+  if (!chromiumOrSkip(t)) return;
+  const { server, url } = await servePlayground();
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--disable-webgpu', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    assert.match((await page.textContent('#status')) ?? '', /^WebGPU is not available in this browser .*: running on the CPU only$/);
+    await page.click('#sample-coins\\.png');
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.click('#run');
+    await page.waitForSelector('body[data-state="done"]', { timeout: 60_000 });
+    const last = await page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+    const img = await readImage(fixture('images', 'coins.png'));
+    assert.equal(last.gpu, null);
+    assert.equal(last.cpu, checksum((await OPERATIONS.equalize.run(img, {}, {})).output));
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+});
