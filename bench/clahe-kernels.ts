@@ -4,23 +4,19 @@
  * time per call without idle gaps; the isolated (one call, GPU idle before) times come from bench/run.ts.
  * Inputs: the bundled photograph resized to each size. Prints one JSON line per variant.
  */
-import sharp from 'sharp';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
-import { imageFrom } from '../src/core/image.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { columnsWorkgroupBytes } from '../src/ops/clahe/clahe.wgsl.js';
 import { ClaheTiledGpuPlan, ClaheWindowGpuPlan, columnsSchedule } from '../src/ops/clahe/gpu.js';
 import { tiledGeometry, windowGeometry } from '../src/ops/clahe/plan.js';
 import { timeBatched } from './batched.js';
+import { photoAt } from './common.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const batch = Number(arg('batch', '20'));
 const ctx = await createNodeGpuContext();
 
-async function photo(w: number, h: number): Promise<GpuImage> {
-  const data = (await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer()).subarray(0, w * h);
-  return GpuImage.upload(ctx, imageFrom(new Uint8Array(data), [h, w]));
-}
+const photo = async (w: number, h: number): Promise<GpuImage> => GpuImage.upload(ctx, await photoAt(w, h));
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
 // Tiled: tile_hist + tile_lut alone, and with interpolate, at every size.

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { plotLinesSvg } from './plot.js';
 
-interface Stat { min: number; median: number }
+import type { Stat } from './common.js';
 export const SIZES: Record<string, [number, number]> = { '1024': [1024, 1024], '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320] };
 export type Row = Record<string, unknown> & { image: string; k: number };
 const med = (r: Row, key: string): number | undefined => (typeof r[key] === 'number' ? (r[key] as number) : (r[key] as Stat | undefined)?.median);

@@ -11,17 +11,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
 import { allocPixels, imageFrom, type Image } from '../src/core/image.js';
-import { kernelTotal, now } from '../src/core/timings.js';
+import { kernelTotal } from '../src/core/timings.js';
 import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
 import { morph, parseElement } from '../src/ops/morph/index.js';
 import { timeBatched } from './batched.js';
+import { photoAt, repeat, warmUp, type Stat } from './common.js';
 import { plotVsK, plotVsSize, SIZES, type Row } from './morph-plots.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -30,21 +30,7 @@ const ks = arg('ks', '3,7,15,27,39,51,101').split(',').map(Number);
 const reps = Number(arg('reps', '10'));
 const withVolume = process.argv.includes('--volume');
 
-interface Stat { min: number; median: number }
-async function repeat(n: number, fn: () => Promise<number>): Promise<Stat> {
-  await fn();
-  const xs: number[] = [];
-  for (let i = 0; i < n; i++) xs.push(await fn());
-  xs.sort((a, b) => a - b);
-  return { min: xs[0], median: xs[Math.floor(xs.length / 2)] };
-}
 
-async function photoAt(w: number, h: number): Promise<Image> {
-  const { data } = await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
-  const px = allocPixels('uint8', w * h);
-  px.set(data.subarray(0, w * h));
-  return imageFrom(px, [h, w]);
-}
 
 /** A CT-like 512×512×361 u8 volume: the photograph stacked with a slow change along z. */
 async function volume(): Promise<Image> {
@@ -89,13 +75,7 @@ async function main(): Promise<void> {
   } catch {
     anchors = { error: `anchors did not run: ${anchorsRun.stderr || anchorsRun.error?.message}` };
   }
-  if (gpu) {
-    // Warm the GPU up (clocks) before anything is measured.
-    const dev = await GpuImage.upload(gpu, images[sizes[sizes.length - 1]]);
-    const t0 = now();
-    while (now() - t0 < 1000) (await morph(dev, { se: 'rect:9x9', profile: false })).output.release();
-    dev.release();
-  }
+  if (gpu) await warmUp(gpu, images[sizes[sizes.length - 1]]);
   const rows: Row[] = [];
   for (const name of Object.keys(images)) {
     const img = images[name];

@@ -9,7 +9,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
 import { download, upload } from '../src/core/gpu/transfer.js';
@@ -22,23 +21,13 @@ import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
 import { clahe } from '../src/ops/clahe/index.js';
+import { photoAt, repeat, stat, warmUp, type Stat } from './common.js';
 import { plotSvg } from './plot.js';
 
 const SIZES: Record<string, [number, number]> = {
   '480p': [640, 480], '512': [512, 512], '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320],
 };
 
-interface Stat { min: number; median: number }
-function stat(xs: number[]): Stat {
-  const s = [...xs].sort((a, b) => a - b);
-  return { min: s[0], median: s[Math.floor(s.length / 2)] };
-}
-async function repeat(reps: number, fn: () => Promise<number>): Promise<Stat> {
-  await fn(); // warm-up: shader compilation, pool start, first-touch allocations
-  const xs: number[] = [];
-  for (let i = 0; i < reps; i++) xs.push(await fn());
-  return stat(xs);
-}
 
 function scale(p: { memcpy: number; wait: number }, n: number) {
   return { memcpy: p.memcpy / n, wait: p.wait / n };
@@ -49,14 +38,6 @@ function arg(name: string, def: string): string {
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
 }
 
-/** The bundled photograph resized (Lanczos) to each size: real image statistics at every size. */
-async function photoAt(w: number, h: number): Promise<Image> {
-  const { data } = await sharp('samples/camera.png').resize(w, h, { fit: 'fill' }).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
-  // In shared memory, as readImage() returns it, so the CPU pool's workers share it without a copy.
-  const pixels = allocPixels('uint8', w * h);
-  pixels.set(data.subarray(0, w * h));
-  return imageFrom(pixels, [h, w]);
-}
 
 async function benchEqualize(img: Image, reps: number, pool: NodeWorkerPool, gpu?: GpuContext, gpuWB?: GpuContext) {
   const r: Record<string, unknown> = {};
@@ -190,16 +171,6 @@ async function benchOp(spec: OpSpec, img: Image, reps: number, pool: NodeWorkerP
   return r;
 }
 
-/**
- * Keeps the GPU busy for about a second before anything is measured: the first operation of a run otherwise
- * pays for clocks ramping up (seen on the H100: 4.8 ms for a kernel that takes 1.2 ms once warm).
- */
-async function warmUp(gpu: GpuContext, img: Image): Promise<void> {
-  const dev = await GpuImage.upload(gpu, img);
-  const t0 = now();
-  while (now() - t0 < 1000) (await equalize(dev, { profile: false })).output.release();
-  dev.release();
-}
 
 async function main(): Promise<void> {
   const ops = arg('ops', ['equalize', ...Object.keys(OPS)].join(',')).split(',');

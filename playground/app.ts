@@ -4,7 +4,7 @@
  * operations' declared ParamSpecs, so a new operation appears here without page code.
  */
 import { formatTimings } from '../src/cli/format.js';
-import { compareImages } from '../src/core/compare.js';
+import { compareImages, pixelChecksum as checksum } from '../src/core/compare.js';
 import { ImgpuError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { bytesPerElement, imageFrom, pixelCount, toGray, type Image } from '../src/core/image.js';
@@ -24,13 +24,6 @@ let nextId = 0;
 const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
 worker.onmessage = (e) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
 
-/** FNV-1a over the pixel bytes: lets a test compare results with the Node CPU path without moving pixels. */
-export function checksum(img: Image): string {
-  const b = new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193) >>> 0;
-  return h.toString(16);
-}
 
 function status(text: string, warn = false): void {
   $('status').textContent = text;

@@ -31,3 +31,11 @@ export function compareArrays(x: ArrayLike<number>, y: ArrayLike<number>): Compa
   }
   return { identical: mismatches === 0, mismatches, maxAbsDiff, firstMismatch };
 }
+
+/** FNV-1a over an image's pixel bytes: compares results across processes (browser page vs Node) without moving pixels. */
+export function pixelChecksum(img: { data: ArrayBufferView }): string {
+  const b = new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193) >>> 0;
+  return h.toString(16);
+}

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { toGray, type Image } from '../../src/core/image.js';
+import { pixelChecksum as checksum } from '../../src/core/compare.js';
+import { toGray } from '../../src/core/image.js';
 import { parseParamValue } from '../../src/core/params.js';
 import { readImage } from '../../src/io/index.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
@@ -15,13 +16,6 @@ import { fixture } from '../helpers/fixtures.js';
 const CHROMIUM = process.env.IMGPU_CHROMIUM ?? '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** The page's FNV-1a checksum of the pixel bytes (playground/app.ts), computed here on the Node CPU result. */
-function checksum(img: Image): string {
-  const b = new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i], 0x01000193) >>> 0;
-  return h.toString(16);
-}
 
 // [sample, operation, form values]: every registry operation at least once, colour CLAHE, both CLAHE forms.
 const CASES: [string, string, Record<string, string>][] = [

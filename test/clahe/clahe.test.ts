@@ -10,7 +10,8 @@ import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { clahe } from '../../src/ops/clahe/index.js';
 import { tileLut, windowLutValue } from '../../src/ops/clahe/cpu-kernels.js';
-import { mirror, reflect101, windowGeometry } from '../../src/ops/clahe/plan.js';
+import { reflect101Index } from '../../src/core/border.js';
+import { mirror, windowGeometry } from '../../src/ops/clahe/plan.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
@@ -89,7 +90,7 @@ test("windowLutValue equals OpenCV's tile rule on random windows and clip limits
 test('mirror modes: reflect repeats the edge pixel, reflect101 does not', () => {
   assert.deepEqual([-3, -2, -1, 0, 4, 5, 6].map((p) => mirror(p, 5, 'reflect')), [2, 1, 0, 0, 4, 4, 3]);
   assert.deepEqual([-3, -2, -1, 0, 4, 5, 6].map((p) => mirror(p, 5, 'reflect101')), [3, 2, 1, 0, 4, 3, 2]);
-  assert.deepEqual([3, 4, 5, 6, 7, 8, -1, -4].map((p) => reflect101(p, 3)), [1, 0, 1, 2, 1, 0, 1, 0]);
+  assert.deepEqual([3, 4, 5, 6, 7, 8, -1, -4].map((p) => reflect101Index(p, 3)), [1, 0, 1, 2, 1, 0, 1, 0]);
 });
 
 /** Brute force: every pixel's window histogram, OpenCV's rule, its value. */

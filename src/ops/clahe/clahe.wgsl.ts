@@ -1,4 +1,5 @@
 import { exactFloatWgsl } from '../../core/gpu/wgsl/exact-float.js';
+import { reflect101Wgsl } from '../../core/gpu/wgsl/border.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import type { ClaheBorder, ClaheDtype } from './plan.js';
 
@@ -35,14 +36,7 @@ const pixelReaders = (dtype: ClaheDtype): string => dtype === 'uint8'
   ? 'fn px(p: u32) -> u32 { return (src[p >> 2u] >> ((p & 3u) * 8u)) & 0xffu; }'
   : 'fn px(p: u32) -> u32 { return (src[p >> 1u] >> ((p & 1u) * 16u)) & 0xffffu; }';
 
-// OpenCV borderInterpolate(BORDER_REFLECT_101), any number of reflections (tiles may be wider than the image).
-const reflect101Wgsl = /* wgsl */ `
-fn reflect101(p: u32, n: u32) -> u32 {
-  if (n == 1u) { return 0u; }
-  let period = 2u * (n - 1u);
-  let q = p % period;
-  return select(period - q, q, q < n);
-}`;
+
 
 /** Pixels (or LUT entries) per u32 word, and their width, for each dtype. */
 function packing(dtype: ClaheDtype): { bins: number; epw: number; bits: number; mask: string } {

@@ -4,7 +4,8 @@
  * OpenCV's scalar code computes it; rounding is cvRound's half-to-even.
  */
 import { roundHalfEven } from '../equalize/lut.js';
-import { mirror, reflect101, type ClaheBorder } from './plan.js';
+import { reflect101Index } from '../../core/border.js';
+import { mirror, type ClaheBorder } from './plan.js';
 
 type Pixels = Uint8Array | Uint16Array;
 const f32 = Math.fround;
@@ -54,10 +55,10 @@ export function claheTileLuts(
     const ty = Math.floor(t / tilesX), tx = t - ty * tilesX;
     const x0 = tx * tileW, y0 = ty * tileH;
     hist.fill(0);
-    for (let i = 0; i < tileW; i++) cols[i] = reflect101(x0 + i, width);
+    for (let i = 0; i < tileW; i++) cols[i] = reflect101Index(x0 + i, width);
     const inside = x0 + tileW <= width;
     for (let y = y0; y < y0 + tileH; y++) {
-      const row = reflect101(y, height) * width;
+      const row = reflect101Index(y, height) * width;
       if (inside) {
         for (let x = row + x0, e = row + x0 + tileW; x < e; x++) hist[src[x]]++;
       } else {

@@ -4,6 +4,8 @@
  * weights, so the two paths cannot drift). All float values are float32, as OpenCV computes them.
  */
 
+import { reflect101Index, reflectIndex } from '../../core/border.js';
+
 export type ClaheDtype = 'uint8' | 'uint16';
 export const CLAHE_BORDERS = ['reflect101', 'reflect'] as const;
 /** reflect101: mirror without repeating the edge (dcb|abcd, OpenCV BORDER_REFLECT_101, scipy 'mirror');
@@ -23,19 +25,9 @@ export function lutScale(bins: number, area: number): number {
   return f32(f32(bins - 1) / f32(area));
 }
 
-/** OpenCV borderInterpolate for BORDER_REFLECT_101 (dcb|abcd), any number of reflections. */
-export function reflect101(p: number, n: number): number {
-  if (n === 1) return 0;
-  const period = 2 * (n - 1);
-  const q = ((p % period) + period) % period;
-  return q < n ? q : period - q;
-}
-
-/** Mirror index for the sliding window (|p| exceeds n by at most one reflection: r < min(h, w)). */
+/** Mirror index for the sliding window (r < min(h, w), so at most one reflection is ever needed). */
 export function mirror(p: number, n: number, border: ClaheBorder): number {
-  if (p < 0) return border === 'reflect' ? -p - 1 : -p;
-  if (p >= n) return border === 'reflect' ? 2 * n - 1 - p : 2 * n - 2 - p;
-  return p;
+  return border === 'reflect' ? reflectIndex(p, n) : reflect101Index(p, n);
 }
 
 /** Tiled CLAHE geometry: OpenCV pads bottom/right with REFLECT_101 unless both sides divide evenly. */

@@ -3,7 +3,7 @@
  * Data is seen as [outer][n][inner] with the window along n; `isMin` selects erosion (min) or dilation (max).
  * Borders: 0 = constant `fill` (OpenCV's neutral value), 1 = reflect (scipy's 'reflect', any distance).
  */
-import { reflectIndex } from './plan.js';
+import { reflectIndex } from '../../core/border.js';
 
 type Pixels = Uint8Array | Uint16Array | Float32Array;
 

@@ -1,3 +1,4 @@
+import { reflectWgsl } from '../../core/gpu/wgsl/border.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 
 /**
@@ -52,13 +53,7 @@ fn opw(a: u32, b: u32) -> u32 {
 }`;
 }
 
-const reflectWgsl = /* wgsl */ `
-// scipy 'reflect' (dcba|abcd) at any distance: period 2n.
-fn reflect(p: i32, n: u32) -> u32 {
-  let period = 2i * i32(n);
-  let q = ((p % period) + period) % period;
-  return u32(select(period - 1i - q, q, q < i32(n)));
-}`;
+
 
 export interface LineKernel {
   dtype: MorphDtype;

@@ -59,10 +59,3 @@ export function neutral(op: MorphPrimitive, dtype: 'uint8' | 'uint16' | 'float32
   if (dtype === 'float32') return op === 'erode' ? Infinity : -Infinity;
   return op === 'erode' ? (dtype === 'uint8' ? 255 : 65535) : 0;
 }
-
-/** scipy 'reflect' (dcba|abcd) for any distance outside [0, n): period 2n. */
-export function reflectIndex(p: number, n: number): number {
-  const period = 2 * n;
-  const q = ((p % period) + period) % period;
-  return q < n ? q : period - 1 - q;
-}
