@@ -32,7 +32,8 @@ ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
 
-Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D). Colour is converted to gray (OpenCV's RGB→gray).
+Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D). Colour is converted to gray (OpenCV's RGB→gray),
+except by clahe, which equalizes the Y of OpenCV's YCrCb and keeps the chroma.
 ${COMMON}`;
 }
 
