@@ -111,14 +111,11 @@ async function main(): Promise<void> {
   const search = [];
   if (gpu && images['8k']) {
     const dev = await GpuImage.upload(gpu, images['8k']);
-    // Band height (bytes of aligned image per band; 64 MiB: no bands at 8K) × segment lengths.
-    for (const band of [2, 4, 8, 16, 64]) {
-      for (const segLines of [32, 64]) {
-        for (const segRows of [32, 64]) {
-          const ms = await backToBack(gpu, dev, 'rect:51x51', 'auto', { segLines, segRows, bandBytes: band << 20 });
-          search.push({ bandMiB: band, segLines, segRows, ms });
-          console.log(JSON.stringify({ search: '8k rect:51x51', bandMiB: band, segLines, segRows, ms }));
-        }
+    for (const segLines of [16, 32, 64, 128]) {
+      for (const segRows of [32, 64, 128, 256]) {
+        const ms = await backToBack(gpu, dev, 'rect:51x51', 'auto', { segLines, segRows });
+        search.push({ segLines, segRows, ms });
+        console.log(JSON.stringify({ search: '8k rect:51x51', segLines, segRows, ms }));
       }
     }
     dev.release();

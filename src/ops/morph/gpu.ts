@@ -19,12 +19,10 @@ export interface MorphSchedule {
   segLines: number;
   /** horizontal pass: pixels per invocation (a multiple of 4) */
   segRows: number;
-  /** 2D boxes on images larger than this run band by band (bytes of one band of the aligned image) */
-  bandBytes: number;
 }
 // From the H100 search at 7680×4320, rect:51x51 (bench/morph.ts): (32, 64) 0.54 ms back to back, against
 // 0.68–1.09 ms for (16–256, 128–512); a variant staging rows in workgroup memory was slower (0.98 ms at best).
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 64, bandBytes: 8 << 20 };
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 64 };
 
 /** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
 export interface Aligned {
@@ -93,51 +91,25 @@ export class MorphGpu {
     return new GpuImage(this.ctx, out, shape, 1, this.dtype);
   }
 
-  /**
-   * One vHGW pass. `rows` restricts it to a band: x reads image rows [rows.src0, rows.src0 + rows.count) into
-   * rows [0, count) of dst; y reads from a src that holds image rows from rows.src0 on and writes output rows
-   * [rows.out0, rows.out1) of dst.
-   */
-  private async linePass(
-    rec: Recording, src: Aligned, dst: Aligned, axis: 'x' | 'y' | 'z', win: AxisWindow, op: MorphPrimitive, border: MorphBorder,
-    rows?: { src0: number; count: number; out0: number; out1: number },
-  ): Promise<void> {
+  private async linePass(rec: Recording, src: Aligned, dst: Aligned, axis: 'x' | 'y' | 'z', win: AxisWindow, op: MorphPrimitive, border: MorphBorder): Promise<void> {
     const isMin = op === 'erode';
     const reflect = border === 'scipy' ? 1 : 0;
     if (axis === 'x') {
       const seg = this.schedule.segRows;
       const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows');
-      const segs = Math.ceil(src.w / seg), lines = rows ? rows.count : src.d * src.h;
+      const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, Math.ceil((segs * lines) / 64));
-      const params = rec.uniform([src.w, src.rw, 1, win.a, reflect, scalarFill(this.dtype, op), segs, lines, src.w, rows?.src0 ?? 0, 0, 0], 'vhgw params');
+      const params = rec.uniform([src.w, src.rw, 1, win.a, reflect, scalarFill(this.dtype, op), segs, lines, src.w], 'vhgw params');
       rec.dispatch(`morph.${op}.x`, pipe, [src.buffer, dst.buffer, params], x, y);
       return;
     }
     const seg = this.schedule.segLines;
     const pipe = await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_lines');
     const [n, inner, outer] = axis === 'y' ? [src.h, src.rw, src.d] : [src.d, src.h * src.rw, 1];
-    const [out0, out1] = rows ? [rows.out0, rows.out1] : [0, n];
-    const segs = Math.ceil((out1 - out0) / seg);
+    const segs = Math.ceil(n / seg);
     const [x, y] = grid1d(this.ctx, Math.ceil((inner * outer * segs) / 64));
-    const params = rec.uniform([n, inner, outer, win.a, reflect, wordFill(this.dtype, op), segs, 0, src.w, rows?.src0 ?? 0, out0, out1], 'vhgw params');
+    const params = rec.uniform([n, inner, outer, win.a, reflect, wordFill(this.dtype, op), segs, 0, src.w], 'vhgw params');
     rec.dispatch(`morph.${op}.${axis}`, pipe, [src.buffer, dst.buffer, params], x, y);
-  }
-
-  /**
-   * A 2D box with the OpenCV border, x then y, band by band: each band's x-pass result (its rows plus the
-   * y window's halo) is read back by the y-pass while it is still in the GPU's L2 cache, instead of a whole
-   * 8K intermediate going to DRAM and back. Constant borders only: a reflected row could lie outside the band.
-   */
-  private async bandedBox(rec: Recording, src: Aligned, dst: Aligned, wx: AxisWindow, wy: AxisWindow, op: MorphPrimitive): Promise<void> {
-    const rowBytes = src.rw * 4;
-    const bandRows = Math.max(wy.k, Math.floor(this.schedule.bandBytes / rowBytes));
-    const tmp: Aligned = { ...src, h: bandRows + wy.k - 1, buffer: rec.storage((bandRows + wy.k - 1) * rowBytes, 'morph band') };
-    for (let r0 = 0; r0 < src.h; r0 += bandRows) {
-      const r1 = Math.min(src.h, r0 + bandRows);
-      const i0 = Math.max(0, r0 - wy.a), i1 = Math.min(src.h, r1 - wy.a + wy.k - 1);
-      await this.linePass(rec, src, tmp, 'x', wx, op, 'opencv', { src0: i0, count: i1 - i0, out0: 0, out1: 0 });
-      await this.linePass(rec, { ...tmp, h: src.h }, dst, 'y', wy, op, 'opencv', { src0: i0, count: 0, out0: r0, out1: r1 });
-    }
   }
 
   private async directPass(rec: Recording, src: Aligned, dst: Aligned, offsets: Int32Array, op: MorphPrimitive, border: MorphBorder, label: string): Promise<void> {
@@ -156,10 +128,7 @@ export class MorphGpu {
     const steps: ((from: Aligned, to: Aligned) => Promise<void>)[] = [];
     if (se.kind === 'box' && method !== 'naive') {
       const { axes, repeat } = boxPasses(se, op, border, iterations);
-      const [wx, wy, wz] = axes;
-      const banded = border === 'opencv' && wx && wy && !wz && src.d === 1 && repeat === 1 && src.h * src.rw * 4 > this.schedule.bandBytes;
-      if (banded) steps.push((f, t) => this.bandedBox(rec, f, t, wx, wy, op));
-      for (let it = 0; it < repeat && !banded; it++) {
+      for (let it = 0; it < repeat; it++) {
         (['x', 'y', 'z'] as const).forEach((axis, i) => {
           const win = axes[i];
           if (win) steps.push((f, t) => this.linePass(rec, f, t, axis, win, op, border));

@@ -65,8 +65,7 @@ export interface LineKernel {
 }
 
 const lineParams = /* wgsl */ `
-// row0: the first image row (plane) held by src (bands: see MorphGpu); out0/out1: the rows a y/z pass writes.
-struct Params { n: u32, inner: u32, outer: u32, a: i32, reflect: u32, fill: u32, segs: u32, lines: u32, width: u32, row0: u32, out0: u32, out1: u32 }`;
+struct Params { n: u32, inner: u32, outer: u32, a: i32, reflect: u32, fill: u32, segs: u32, lines: u32, width: u32, _p0: u32, _p1: u32, _p2: u32 }`;
 
 /** What both line kernels declare: helpers, parameters, window constants, bindings and the min/max ops. */
 function lineHeader(kn: LineKernel): string {
@@ -111,8 +110,8 @@ fn vhgw_lines(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   let s = rest / P.outer;
   if (s >= P.segs) { return; }
   let base = o * P.n * P.inner + c;
-  let s0 = P.out0 + s * SEG;
-  let tn = min(SEG, P.out1 - s0);
+  let s0 = s * SEG;
+  let tn = min(SEG, P.n - s0);
   var hb: array<u32, K>;
   for (var bk = 0u; bk < tn; bk += K) {
 ${blockSuffix('opw', 'base')}
@@ -129,7 +128,7 @@ ${blockSuffix('opw', 'base')}
 // Padded position q of the segment starting at s0: input position s0 + q − a along the axis.
 fn load(base: u32, s0: u32, q: u32) -> u32 {
   let p = i32(s0 + q) - P.a;
-  if (p >= 0i && p < i32(P.n)) { return src[base + (u32(p) - P.row0) * P.inner]; }
+  if (p >= 0i && p < i32(P.n)) { return src[base + u32(p) * P.inner]; }
   if (P.reflect == 0u) { return P.fill; }
   return src[base + reflect(p, P.n) * P.inner];
 }
@@ -170,18 +169,17 @@ fn vhgw_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
   let row = id / P.segs;
   if (row >= P.lines) { return; }
   let rw = row * P.inner;
-  let rsrc = (P.row0 + row) * P.inner;
   let s0 = s * SEG;
   let tn = min(SEG, P.width - s0);
   var hb: array<u32, K>;
   var word = 0u;
   for (var bk = 0u; bk < tn; bk += K) {
-${blockSuffix('op1', 'rsrc')}
+${blockSuffix('op1', 'rw')}
     var g = 0u;
     for (var r = 0u; r < K && bk + r < tn; r++) {
       var out = hb[0];
       if (r > 0u) {
-        let v = load(rsrc, s0, bk + K + r - 1u);
+        let v = load(rw, s0, bk + K + r - 1u);
         g = select(op1(g, v), v, r == 1u);
         out = op1(hb[r], g);
       }
