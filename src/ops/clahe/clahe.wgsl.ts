@@ -11,6 +11,7 @@ import type { ClaheBorder, ClaheDtype } from './plan.js';
  *   even an 8×8 grid gives the GPU ~1000 workgroups;
  * - tile_lut: one workgroup per tile: OpenCV's clip / batch / residual redistribution, a workgroup scan,
  *   LUT = round(f32(cumsum) · scale), packed 4 u8 (2 u16) entries per word;
+ * - tile_cells (8-bit): the four LUTs of each interpolation cell interleaved, one word per (cell, value);
  * - interpolate: one invocation per output word (4 u8 or 2 u16 pixels, so stores never race), bilinear
  *   between the 4 nearest tiles' LUTs with OpenCV's float32 expression and order. Weights come from the host
  *   tables of plan.ts; every product passes through `rounded()` before its addition, so no compiler can
@@ -192,8 +193,60 @@ fn tile_lut(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid
 `;
 }
 
+/**
+ * tile_cells (8-bit): the four LUTs an interpolation cell blends, interleaved — entry (cell, v) holds the LUT
+ * values at v of its top-left, top-right, bottom-left and bottom-right tiles as 4 bytes — so interpolate
+ * gathers one word per pixel instead of four. Cell (cy, cx), 0 ≤ cy ≤ tilesY, 0 ≤ cx ≤ tilesX, is the area
+ * whose floor(txf) = cx − 1 and floor(tyf) = cy − 1; its tiles are those indices clamped to the grid, as OpenCV
+ * clamps them (the edge cells blend a tile with itself).
+ */
+export function tileCellsWgsl(): string {
+  return /* wgsl */ `
+${gridWgsl}
+${tileParams}
+@group(0) @binding(0) var<storage, read> lut: array<u32>;
+@group(0) @binding(1) var<storage, read_write> cells: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+fn at(tile: u32, v: u32) -> u32 { return (lut[tile * 64u + v / 4u] >> ((v % 4u) * 8u)) & 0xffu; }
+
+@compute @workgroup_size(256)
+fn tile_cells(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let id = linear_group_id(wid, nwg) * 256u + li;
+  let tx = P.tiles_x;
+  let ty = P.tiles / tx;
+  let cell = id / 256u;
+  let v = id % 256u;
+  if (cell >= (tx + 1u) * (ty + 1u)) { return; }
+  let cy = cell / (tx + 1u);
+  let cx = cell - cy * (tx + 1u);
+  let r1 = (max(cy, 1u) - 1u) * tx;
+  let r2 = min(cy, ty - 1u) * tx;
+  let c1 = max(cx, 1u) - 1u;
+  let c2 = min(cx, tx - 1u);
+  cells[id] = at(r1 + c1, v) | (at(r1 + c2, v) << 8u) | (at(r2 + c1, v) << 16u) | (at(r2 + c2, v) << 24u);
+}
+`;
+}
+
 export function interpolateWgsl(dtype: ClaheDtype): string {
   const { bins, epw, bits, mask } = packing(dtype);
+  // The four LUT values blended at a pixel (top-left, top-right, bottom-left, bottom-right).
+  const corners = dtype === 'uint8'
+    ? `// 8-bit: one gather from the interleaved cells (tile_cells); x/y tables hold the cell index in z.
+fn corners(xv: vec4u, yv: vec4u, v: u32) -> vec4f {
+  let w = lut[(yv.z * (P.tiles_x + 1u) + xv.z) * 256u + v];
+  return vec4f(f32(w & 0xffu), f32((w >> 8u) & 0xffu), f32((w >> 16u) & 0xffu), f32(w >> 24u));
+}`
+    : `// 16-bit: four gathers from the packed LUTs; x/y tables hold the first and second tile in z and w.
+fn entry(tile: u32, v: u32) -> f32 {
+  let i = tile * BINS + v;
+  return f32((lut[i / EPW] >> ((i % EPW) * BITS)) & ${mask});
+}
+fn corners(xv: vec4u, yv: vec4u, v: u32) -> vec4f {
+  let r1 = yv.z * P.tiles_x;
+  let r2 = yv.w * P.tiles_x;
+  return vec4f(entry(r1 + xv.z, v), entry(r1 + xv.w, v), entry(r2 + xv.z, v), entry(r2 + xv.w, v));
+}`;
   return /* wgsl */ `
 ${gridWgsl}
 const WG: u32 = 256u;
@@ -204,7 +257,7 @@ struct Params { width: u32, n: u32, tiles_x: u32, words: u32, zero: u32, _p0: u3
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>;
-// Per column x and per row y: (bits of a, bits of 1 − a, first tile, second tile), from plan.ts's axis tables.
+// Per column x and per row y: (bits of a, bits of 1 − a, tile or cell indices), from plan.ts's axis tables.
 @group(0) @binding(3) var<storage, read> xtab: array<vec4u>;
 @group(0) @binding(4) var<storage, read> ytab: array<vec4u>;
 @group(0) @binding(5) var<uniform> P: Params;
@@ -213,18 +266,14 @@ struct Params { width: u32, n: u32, tiles_x: u32, words: u32, zero: u32, _p0: u3
 // it cannot be contracted into an FMA with the addition that follows, nor factored with its neighbour.
 fn rounded(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ P.zero); }
 
-fn entry(tile: u32, v: u32) -> f32 {
-  let i = tile * BINS + v;
-  return f32((lut[i / EPW] >> ((i % EPW) * BITS)) & ${mask});
-}
+${corners}
 
 fn interp(xv: vec4u, yv: vec4u, v: u32) -> u32 {
   let xa = bitcast<f32>(xv.x);
   let xa1 = bitcast<f32>(xv.y);
-  let r1 = yv.z * P.tiles_x;
-  let r2 = yv.w * P.tiles_x;
-  let top = rounded(entry(r1 + xv.z, v) * xa1) + rounded(entry(r1 + xv.w, v) * xa);
-  let bottom = rounded(entry(r2 + xv.z, v) * xa1) + rounded(entry(r2 + xv.w, v) * xa);
+  let c = corners(xv, yv, v);
+  let top = rounded(c.x * xa1) + rounded(c.y * xa);
+  let bottom = rounded(c.z * xa1) + rounded(c.w * xa);
   let res = rounded(top * bitcast<f32>(yv.y)) + rounded(bottom * bitcast<f32>(yv.x));
   return u32(clamp(round(res), 0.0, f32(BINS - 1u)));
 }

@@ -7,7 +7,7 @@ import { acquireStorage } from '../../core/gpu/transfer.js';
 import { GpuOutOfMemoryError } from '../../core/errors.js';
 import { pixelCount } from '../../core/image.js';
 import {
-  columnsWorkgroupBytes, interpolateWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
+  columnsWorkgroupBytes, interpolateWgsl, tileCellsWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
 } from './clahe.wgsl.js';
 import { axisTable, type AxisTable, type ClaheBorder, type ClaheDtype, type TiledGeometry, type WindowGeometry } from './plan.js';
 
@@ -33,16 +33,18 @@ export class ClaheTiledGpuPlan {
   private constructor(
     private readonly ctx: GpuContext, private readonly dtype: ClaheDtype,
     private readonly hist: GPUComputePipeline, private readonly lut: GPUComputePipeline, private readonly interp: GPUComputePipeline,
+    private readonly cells?: GPUComputePipeline,
   ) {}
 
   static prepare(ctx: GpuContext, dtype: ClaheDtype): Promise<ClaheTiledGpuPlan> {
     return ctx.plan(`claheTiled:${dtype}`, async () => {
-      const [hist, lut, interp] = await Promise.all([
+      const [hist, lut, interp, cells] = await Promise.all([
         ctx.pipeline(`clahe-tile-hist-${dtype}`, tileHistWgsl(dtype), 'tile_hist'),
         ctx.pipeline(`clahe-tile-lut-${dtype}`, tileLutWgsl(dtype), 'tile_lut'),
         ctx.pipeline(`clahe-interpolate-${dtype}`, interpolateWgsl(dtype), 'interpolate'),
+        dtype === 'uint8' ? ctx.pipeline('clahe-tile-cells', tileCellsWgsl(), 'tile_cells') : undefined,
       ]);
-      return new ClaheTiledGpuPlan(ctx, dtype, hist, lut, interp);
+      return new ClaheTiledGpuPlan(ctx, dtype, hist, lut, interp, cells);
     });
   }
 
@@ -50,7 +52,7 @@ export class ClaheTiledGpuPlan {
     return this.encodeInterpolate(rec, input, g, this.encodeLuts(rec, input, g));
   }
 
-  /** Records tile_hist and tile_lut: tilesX·tilesY packed LUTs in a scratch buffer of the recording. */
+  /** Records tile_hist, tile_lut (and tile_cells for 8-bit): what interpolate reads, in a scratch buffer. */
   encodeLuts(rec: Recording, input: GpuImage, g: TiledGeometry): GPUBuffer {
     const tiles = g.tilesX * g.tilesY;
     const histBytes = tiles * g.bins * 4;
@@ -64,7 +66,13 @@ export class ClaheTiledGpuPlan {
     const lut = rec.storage(tiles * g.bins * (this.dtype === 'uint8' ? 1 : 2), 'clahe luts');
     const [tx, ty] = grid1d(this.ctx, tiles);
     rec.dispatch('clahe.tileLut', this.lut, [hist, lut, params], tx, ty);
-    return lut;
+    if (!this.cells) return lut;
+    const cellCount = (g.tilesX + 1) * (g.tilesY + 1);
+    checkBinding(this.ctx, cellCount * 1024, `${cellCount} interpolation cells`);
+    const cells = rec.storage(cellCount * 1024, 'clahe cells');
+    const [cx, cy] = grid1d(this.ctx, cellCount);
+    rec.dispatch('clahe.tileCells', this.cells, [lut, cells, params], cx, cy);
+    return cells;
   }
 
   /** Records interpolate from the LUTs into a new pooled output image. */
@@ -75,19 +83,27 @@ export class ClaheTiledGpuPlan {
     const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
     rec.dispatch('clahe.interpolate', this.interp, [
       input.buffer, out, lut,
-      rec.storageFrom(packedAxis(axisTable(g.width, g.tileW, g.tilesX)), 'clahe x table'),
-      rec.storageFrom(packedAxis(axisTable(g.height, g.tileH, g.tilesY)), 'clahe y table'),
+      rec.storageFrom(packedAxis(axisTable(g.width, g.tileW, g.tilesX), this.cells ? g.tilesX : undefined), 'clahe x table'),
+      rec.storageFrom(packedAxis(axisTable(g.height, g.tileH, g.tilesY), this.cells ? g.tilesY : undefined), 'clahe y table'),
       rec.uniform([g.width, n, g.tilesX, words, 0], 'clahe interpolate params'),
     ], ix, iy);
     return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, this.dtype);
   }
 }
 
-/** An axis table as one vec4<u32> per position: bits of a, bits of 1 − a, first tile, second tile. */
-function packedAxis(t: AxisTable): Uint32Array {
+/**
+ * An axis table as one vec4<u32> per position: bits of a, bits of 1 − a, then the first and second tile — or,
+ * with `cells` (the tile count: 8-bit interpolation cells), the cell index: floor(t) + 1, recovered from the
+ * clamped pair (t2 > t1: t1 + 1; equal at the start: 0; equal at the end: the tile count).
+ */
+function packedAxis(t: AxisTable, cells?: number): Uint32Array {
   const bits = new Uint32Array(t.weights.buffer, t.weights.byteOffset, t.weights.length);
   const out = new Uint32Array(2 * t.weights.length);
-  for (let i = 0; i < t.weights.length / 2; i++) out.set([bits[2 * i], bits[2 * i + 1], t.tiles[2 * i], t.tiles[2 * i + 1]], 4 * i);
+  for (let i = 0; i < t.weights.length / 2; i++) {
+    const t1 = t.tiles[2 * i], t2 = t.tiles[2 * i + 1];
+    const cell = t2 > t1 ? t1 + 1 : t1 === 0 ? 0 : cells!;
+    out.set(cells === undefined ? [bits[2 * i], bits[2 * i + 1], t1, t2] : [bits[2 * i], bits[2 * i + 1], cell, 0], 4 * i);
+  }
   return out;
 }
 
