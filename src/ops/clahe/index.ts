@@ -42,13 +42,14 @@ export interface ClaheOptions extends GpuRunOptions {
   pool?: CpuPool;
 }
 
-interface Resolved {
+// A type alias, not an interface: resolveParams needs the index signature object literal types have.
+type Resolved = {
   tiles: Size;
   clip: number;
   window?: number;
   border: ClaheBorder;
   scheme: ClaheScheme;
-}
+};
 
 /** The 2D gray plane's [h, w] (a volume of depth 1 counts as 2D), or a typed error. */
 function plane(shape: readonly number[]): [number, number] {
@@ -81,9 +82,9 @@ export async function clahe(src: Image, opts?: ClaheOptions): Promise<OpResult<I
 export async function clahe(src: GpuImage, opts?: ClaheOptions): Promise<OpResult<GpuImage>>;
 export async function clahe(src: Image | GpuImage, opts: ClaheOptions = {}): Promise<OpResult<Image | GpuImage>> {
   const t0 = now();
-  const p = resolveParams<Resolved & Record<string, never>>('clahe', claheParams, {
+  const p = resolveParams<Resolved>('clahe', claheParams, {
     tiles: opts.tiles, clip: opts.clip, window: opts.window, border: opts.border, scheme: opts.scheme,
-  } as never) as Resolved;
+  });
   if (!(src instanceof GpuImage)) validateImage(src);
   requireDtype(src, ['uint8', 'uint16'], 'clahe');
   const [h, w] = plane(src.shape);
