@@ -111,8 +111,8 @@ async function main(): Promise<void> {
   const search = [];
   if (gpu && images['8k']) {
     const dev = await GpuImage.upload(gpu, images['8k']);
-    for (const segLines of [16, 32, 64, 128]) {
-      for (const segRows of [32, 64, 128, 256]) {
+    for (const segLines of [32, 64, 128]) {
+      for (const segRows of [16, 32, 64]) {
         const ms = await backToBack(gpu, dev, 'rect:51x51', 'auto', { segLines, segRows });
         search.push({ segLines, segRows, ms });
         console.log(JSON.stringify({ search: '8k rect:51x51', segLines, segRows, ms }));

@@ -20,9 +20,10 @@ export interface MorphSchedule {
   /** horizontal pass: pixels per invocation (a multiple of 4) */
   segRows: number;
 }
-// From the H100 search at 7680×4320, rect:51x51 (bench/morph.ts): (32, 64) 0.54 ms back to back, against
-// 0.68–1.09 ms for (16–256, 128–512); a variant staging rows in workgroup memory was slower (0.98 ms at best).
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 64 };
+// From the H100 searches at 7680×4320, rect:51x51 (bench/morph.ts, back to back): 64 rows per invocation in the
+// vertical pass and 32 pixels in the horizontal one were best in two runs (0.46 and 0.58 ms, against 0.67 ms for
+// 32 and 64); neighbouring invocations then share 128-byte lines four to a line in the row walk.
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 64, segRows: 32 };
 
 /** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
 export interface Aligned {
