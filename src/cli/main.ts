@@ -6,7 +6,7 @@ import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
-import { readImage } from '../io/index.js';
+import { checkWritable, readImage } from '../io/index.js';
 import { assertNodeVersion } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
@@ -60,6 +60,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
+  if (outPath && cmd.write) await checkWritable(outPath); // known before reading or computing anything
   const img = await readImage(inPath, { gray: !cmd.colour });
   const images: Record<string, Image | undefined> = {};
   for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });

@@ -1,4 +1,6 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { access, constants, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
 import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
@@ -79,7 +81,44 @@ async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
   return { data, shape: [h, w], channels: outC, dtype };
 }
 
-/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit) or .npy (any dtype, 2D or 3D), by extension. */
+/**
+ * Checks, before any work, that `path` can be written: a known extension and an existing, writable folder.
+ * (Whether the image's dtype suits the format is known only once the image exists: writeImage checks that.)
+ */
+export async function checkWritable(path: string): Promise<void> {
+  const ext = extname(path).toLowerCase();
+  if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
+  const dir = dirname(path);
+  let info;
+  try {
+    info = await stat(dir);
+  } catch {
+    throw new FileAccessError(`cannot write ${path}: the folder ${dir} does not exist`);
+  }
+  if (!info.isDirectory()) throw new FileAccessError(`cannot write ${path}: ${dir} is not a folder`);
+  try {
+    await access(dir, constants.W_OK);
+  } catch {
+    throw new FileAccessError(`cannot write ${path}: the folder ${dir} is not writable`);
+  }
+}
+
+/**
+ * Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed over it, so a crash,
+ * `kill -9` or a full disk never leaves a half-written output (at worst a stray hidden .tmp file is left).
+ */
+async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, bytes);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new FileAccessError(`cannot write ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit) or .npy (any dtype, 2D or 3D), by extension, atomically. */
 export async function writeImage(path: string, img: Image): Promise<void> {
   validateImage(img);
   const ext = extname(path).toLowerCase();
@@ -102,9 +141,5 @@ export async function writeImage(path: string, img: Image): Promise<void> {
     s = ext === '.png' ? s.png() : ext === '.jpg' || ext === '.jpeg' ? s.jpeg({ quality: 95 }) : s.tiff({ compression: 'lzw' });
     bytes = await s.toBuffer();
   }
-  try {
-    await writeFile(path, bytes);
-  } catch (e) {
-    throw new FileAccessError(`cannot write ${path}: ${(e as Error).message}`);
-  }
+  await writeAtomically(path, bytes);
 }

@@ -26,10 +26,11 @@ export function decodeNpy(buf: Uint8Array, name = 'input'): Image {
   const dims = shapeText.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
   if (dims.length !== 2 && dims.length !== 3) throw new UnsupportedFormatError(`${name}: .npy shape (${dims.join(', ')}) is not 2D or 3D`);
   const n = dims.reduce((a, b) => a * b, 1);
-  const data = allocPixels(dtype, n);
   const off = start + headerLen;
-  const bytes = n * data.BYTES_PER_ELEMENT;
-  if (buf.length - off < bytes) throw new UnsupportedFormatError(`${name}: .npy data is truncated (${buf.length - off} of ${bytes} bytes)`);
+  const bytes = n * { uint8: 1, uint16: 2, float32: 4 }[dtype];
+  // Checked before allocating: a header may claim far more data than the file holds (or than memory can).
+  if (!Number.isSafeInteger(bytes) || buf.length - off < bytes) throw new UnsupportedFormatError(`${name}: .npy data is truncated (${buf.length - off} of ${bytes} bytes the header declares)`);
+  const data = allocPixels(dtype, n);
   new Uint8Array(data.buffer).set(buf.subarray(off, off + bytes));
   return { data, shape: dims as Shape, channels: 1, dtype };
 }

@@ -177,3 +177,27 @@ test('morph <op> <in> <out>: equal to cv2 on both devices, mask element from .np
   assert.equal(m.status, 0, m.stderr);
   assert.ok(compareImages(await readImage(join(tmp, 'cat-ell.png')), await readImage(fixture('morph', 'cv-cat-dilate-ellipse7x7.png'))).identical);
 });
+
+test('outputs: checked before any work (missing folder, unknown extension), written atomically', async () => {
+  const img = fixture('images', 'coins.png');
+  // A missing or unreadable input after a bad output still reports the output: it is checked first.
+  assertOneLineError(cli('equalize', join(tmp, 'no-such-input.png'), join(tmp, 'missing', 'out.png'), '--device', 'cpu'), 3, /folder .*missing does not exist/);
+  assertOneLineError(cli('equalize', img, join(tmp, 'out.xyz'), '--device', 'cpu'), 3, /cannot write '\.xyz'/);
+  const out = join(tmp, 'atomic.png');
+  writeFileSync(out, 'an older file');
+  const r = cli('morph', 'dilate', img, out, '--se', 'rect:3x3', '--device', 'cpu');
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok((await readImage(out)).shape.join() === '303,384', 'the old file was replaced whole');
+  const { readdirSync } = await import('node:fs');
+  assert.deepEqual(readdirSync(tmp).filter((f) => f.endsWith('.tmp')), [], 'no temporary file is left');
+});
+
+test('a .npy whose header claims 10^12 elements is a typed format error, not an allocation failure', () => {
+  const header = "{'descr': '|u1', 'fortran_order': False, 'shape': (1000000, 1000000), }";
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  const h = header + ' '.repeat(pad) + '\n';
+  const buf = Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, h.length & 255, h.length >> 8]), Buffer.from(h), Buffer.alloc(16)]);
+  const path = join(tmp, 'huge.npy');
+  writeFileSync(path, buf);
+  assertOneLineError(cli('equalize', path, join(tmp, 'huge-out.npy'), '--device', 'cpu'), 3, /truncated/);
+});
