@@ -87,7 +87,9 @@ export class GpuContext {
     try {
       adapter = await gpu.requestAdapter({ powerPreference: 'high-performance', featureLevel: opts.featureLevel ?? 'core' } as GPURequestAdapterOptions);
     } catch (e) {
-      throw new NoGpuAdapterError(`no WebGPU adapter: ${(e as Error).message}. Use --device cpu, or name another adapter with --adapter / IMGPU_ADAPTER.`, { cause: e });
+      // Dawn's message lists the adapters on lines of their own; CLI errors are one line.
+      const why = (e as Error).message.split('\n').map((l) => l.replace(/^\s*\*\s*/, '').trim()).filter(Boolean).join('; ').replace(/:; /g, ': ');
+      throw new NoGpuAdapterError(`no WebGPU adapter: ${why}. Use --device cpu, or name another adapter with --adapter / IMGPU_ADAPTER.`, { cause: e });
     }
     if (!adapter) throw new NoGpuAdapterError('no WebGPU adapter was found (no GPU or no driver). Use --device cpu, or install a software adapter (Mesa lavapipe).');
     const requiredLimits: Record<string, number> = {};
