@@ -1,5 +1,5 @@
 import type { Image } from './image.js';
-import { allocPixels, pixelCount } from './image.js';
+import { allocPixels, pixelCount, toGray } from './image.js';
 
 /**
  * OpenCV's integer RGB ↔ YCrCb conversion (imgproc color_yuv: RGB2YCrCb_i / YCrCb2RGB_i, 14-bit fixed point),
@@ -7,7 +7,7 @@ import { allocPixels, pixelCount } from './image.js';
  * lightness (CLAHE) work on Y and keep the chroma: Y is exactly the gray of `toGray`.
  */
 const SHIFT = 14;
-const R2Y = 4899, G2Y = 9617, B2Y = 1868, Y2CR = 11682, Y2CB = 9241;
+const Y2CR = 11682, Y2CB = 9241;
 const CR2R = 22987, CR2G = -11698, CB2G = -5636, CB2B = 29049;
 const descale = (x: number): number => (x + (1 << (SHIFT - 1))) >> SHIFT;
 
@@ -22,18 +22,17 @@ export function rgbToYCrCb(img: Image): YCrCb {
   const n = pixelCount(img.shape), c = img.channels, src = img.data;
   const max = img.dtype === 'uint8' ? 255 : 65535;
   const delta = ((max + 1) >> 1) << SHIFT;
-  const y = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
+  // OpenCV's Y is its RGB→gray, the same fixed-point sum: toGray computes it.
+  const y = toGray(img);
   const cr = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
   const cb = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
   const clamp = (v: number): number => (v < 0 ? 0 : v > max ? max : v);
   for (let i = 0, j = 0; i < n; i++, j += c) {
-    const r = src[j], g = src[j + 1], b = src[j + 2];
-    const Y = descale(r * R2Y + g * G2Y + b * B2Y);
-    y[i] = Y;
-    cr[i] = clamp(descale((r - Y) * Y2CR + delta));
-    cb[i] = clamp(descale((b - Y) * Y2CB + delta));
+    const Y = y.data[i];
+    cr[i] = clamp(descale((src[j] - Y) * Y2CR + delta));
+    cb[i] = clamp(descale((src[j + 2] - Y) * Y2CB + delta));
   }
-  return { y: { data: y, shape: [...img.shape] as Image['shape'], channels: 1, dtype: img.dtype }, cr, cb };
+  return { y, cr, cb };
 }
 
 /** Recombines a (processed) Y plane with the chroma of `like` into a new image with like's channels (alpha copied). */
