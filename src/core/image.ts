@@ -123,6 +123,13 @@ export function toGray(img: Image): Image {
   return out;
 }
 
+/** The caller's `out` image holding `result`'s pixels (copied unless they are already there), or `result`. */
+export function intoOut(result: Image, out?: Image): Image {
+  if (!out) return result;
+  if (out.data !== result.data) out.data.set(result.data);
+  return out;
+}
+
 /** Checks that a caller's `out` image can hold a result shaped like `like` (and is not the input itself). */
 export function checkOut(out: Image, like: Image): void {
   validateImage(out, 'out');

@@ -1,5 +1,5 @@
 import { forChunks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
-import { allocPixels, type Image } from '../../core/image.js';
+import { allocPixels, intoOut, type Image } from '../../core/image.js';
 import { axisTable, type ClaheBorder, type TiledGeometry, type WindowGeometry } from './plan.js';
 
 type Pixels = Uint8Array | Uint16Array;
@@ -10,11 +10,7 @@ function destination(img: Image, pool: CpuPool, out?: Image): Pixels {
 }
 
 function finish(img: Image, dst: Pixels, out?: Image): Image {
-  if (out) {
-    if (out.data !== dst) out.data.set(dst);
-    return out;
-  }
-  return { data: dst, shape: [...img.shape] as Image['shape'], channels: 1, dtype: img.dtype };
+  return intoOut({ data: dst, shape: [...img.shape] as Image['shape'], channels: 1, dtype: img.dtype }, out);
 }
 
 /** Tiled CLAHE on the CPU: tile LUTs spread over the workers, then interpolation by row bands. */

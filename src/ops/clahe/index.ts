@@ -5,7 +5,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { checkOut, requireDtype, validateImage, type Image } from '../../core/image.js';
+import { checkOut, intoOut, requireDtype, validateImage, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec, type Size } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
@@ -116,14 +116,7 @@ export async function clahe(src: Image | GpuImage, opts: ClaheOptions = {}): Pro
       : await claheTiledCpu(gray, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), pool, grayOut);
     r = { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: p.window !== undefined ? 'clahe.window' : 'clahe.tiled', ms: now() - tk }], kernelSource: 'cpu', total: 0 }) };
   }
-  let output = r.output;
-  if (colour) {
-    output = yCrCbToRgb(r.output, colour, src);
-    if (opts.out) {
-      opts.out.data.set(output.data);
-      output = opts.out;
-    }
-  }
+  const output = colour ? intoOut(yCrCbToRgb(r.output, colour, src), opts.out) : r.output;
   // Validation and colour conversion count as host time.
   return { output, timings: closeTimings(r.timings, t0) };
 }

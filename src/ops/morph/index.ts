@@ -4,7 +4,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { checkOut, type Image } from '../../core/image.js';
+import { checkOut, intoOut, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
 import { grayInput } from '../input.js';
@@ -106,14 +106,10 @@ export async function morph(src: Image | GpuImage, opts: MorphOptions = {}): Pro
   }
   const pool = opts.pool ?? inlinePool;
   const tk = now();
-  let output = await compose<Image>(p.op, gray, {
+  const output = intoOut(await compose<Image>(p.op, gray, {
     primitive: (x, op) => primitiveCpu(x, op, p.method === 'naive' ? { ...se, kind: 'mask' } : se, p.border, p.iterations, pool),
     subtract: (a, b) => subtractCpu(a, b, pool),
-  });
-  if (opts.out) {
-    opts.out.data.set(output.data);
-    output = opts.out;
-  }
+  }), opts.out);
   const k = now() - tk;
   return { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: `morph.${p.op}`, ms: k }], kernelSource: 'cpu', total: now() - t0 }) };
 }

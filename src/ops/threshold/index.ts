@@ -4,7 +4,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { download } from '../../core/gpu/transfer.js';
-import { checkOut, requireDtype, type Image } from '../../core/image.js';
+import { checkOut, intoOut, requireDtype, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type OpResult, type Timings } from '../../core/timings.js';
 import { histogram } from '../histogram/index.js';
@@ -54,12 +54,6 @@ export interface ThresholdOptions extends GpuRunOptions {
  */
 export type ThresholdResult<T> = OpResult<T> & { threshold?: number; fallback?: number };
 
-/** The caller's `out` image filled with `result`'s pixels (or `result` itself when there is none). */
-function intoOut(result: Image, out?: Image): Image {
-  if (!out) return result;
-  out.data.set(result.data);
-  return out;
-}
 
 function globalThreshold(method: ThresholdMethod, hist: Uint32Array): number {
   const t = method === 'otsu' ? otsuThreshold(hist) : isodataThreshold(hist);
