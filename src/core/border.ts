@@ -18,3 +18,31 @@ export function reflectIndex(p: number, n: number): number {
   const q = ((p % period) + period) % period;
   return q < n ? q : period - 1 - q;
 }
+
+/**
+ * The border modes of filters (convolution): what lies outside [0, n) along an axis. Names follow scipy.ndimage
+ * with OpenCV's equivalents: reflect = BORDER_REFLECT (dcba|abcd, scipy 'reflect'); reflect101 =
+ * BORDER_REFLECT_101 (dcb|abcd, scipy 'mirror', OpenCV's default); replicate = BORDER_REPLICATE (aaa|abcd,
+ * scipy 'nearest'); wrap = BORDER_WRAP (bcd|abcd, scipy 'wrap'); constant = BORDER_CONSTANT (scipy 'constant',
+ * value cval); valid: no border at all, the output shrinks to the positions whose window lies inside.
+ */
+export const BORDER_MODES = ['reflect', 'reflect101', 'replicate', 'wrap', 'constant', 'valid'] as const;
+export type BorderMode = (typeof BORDER_MODES)[number];
+/** scipy.ndimage's and OpenCV's names for the same modes. */
+export const BORDER_ALIASES: Record<string, BorderMode> = {
+  mirror: 'reflect101', nearest: 'replicate', 'grid-wrap': 'wrap', 'grid-constant': 'constant',
+  reflect_101: 'reflect101', default: 'reflect101', edge: 'replicate', symmetric: 'reflect',
+};
+
+/** The index p (any integer) reads from under `mode`, or −1 for the constant value. `valid` clamps (unused lanes). */
+export function borderIndex(p: number, n: number, mode: BorderMode): number {
+  if (p >= 0 && p < n) return p;
+  switch (mode) {
+    case 'reflect': return reflectIndex(p, n);
+    case 'reflect101': return reflect101Index(p, n);
+    case 'replicate':
+    case 'valid': return p < 0 ? 0 : n - 1;
+    case 'wrap': return ((p % n) + n) % n;
+    case 'constant': return -1;
+  }
+}

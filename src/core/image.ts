@@ -17,6 +17,22 @@ export interface Image<A extends PixelArray = PixelArray> {
   shape: Shape;
   channels: Channels;
   dtype: Dtype;
+  /** Where the voxels lie in the world (scans: DICOM, NIfTI); carried through operations to the writer. */
+  geometry?: Geometry;
+}
+
+/**
+ * Voxel geometry as itk-wasm's Image holds it, in NIfTI's RAS+ world (millimetres; DICOM's LPS is converted on
+ * reading): the world position of voxel (i, j, k) — i along x (columns), j along y (rows), k along z (slices) —
+ * is origin + direction · diag(spacing) · (i, j, k).
+ */
+export interface Geometry {
+  /** voxel size along x, y, z (mm) */
+  spacing: [number, number, number];
+  /** world position of voxel (0, 0, 0) */
+  origin: [number, number, number];
+  /** 3×3, row-major; column c is the world direction of axis c (x, y, z) */
+  direction: number[];
 }
 
 const CTORS = { uint8: Uint8Array, uint16: Uint16Array, float32: Float32Array } as const;

@@ -1,5 +1,6 @@
 import type { TaskTable } from '../core/cpu/pool.js';
 import { InlinePool } from '../core/cpu/pool.js';
+import { castSaturateRange, convDense, convLines, magnitudeRange } from './convolve/cpu-kernels.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
 import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
@@ -22,6 +23,10 @@ export const TASKS: TaskTable = {
   vhgwLines,
   directMorph,
   subtract: subtractRange,
+  convLines,
+  convDense,
+  magnitude: magnitudeRange,
+  castSaturate: castSaturateRange,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

@@ -1,0 +1,74 @@
+import type { BorderMode } from '../../core/border.js';
+import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
+import { allocPixels, asShape3D, type Image } from '../../core/image.js';
+import type { ConvKernel } from './kernel.js';
+import { tapIndex, wholeGeometry, type Geo3 } from './plan.js';
+
+type Pixels = Uint8Array | Uint16Array | Float32Array;
+
+/** Whether a 1-D factor is the identity (one tap of weight 1): its pass is skipped. */
+export function isIdentity(f: Float32Array): boolean {
+  return f.length === 1 && f[0] === 1;
+}
+
+/**
+ * One kernel over a gray volume on the pool: per-axis 1-D passes x → y → z when `separable` (the kernel has
+ * factors), else the dense kernel. Returns float32 data shaped by the geometry.
+ */
+export async function correlateCpu(src: Pixels, shape: [number, number, number], k: ConvKernel, mode: BorderMode, cval: number, separable: boolean, pool: CpuPool): Promise<{ data: Float32Array; shape: [number, number, number] }> {
+  const geo = wholeGeometry(shape, k, mode);
+  const out: [number, number, number] = [geo[0].nOut, geo[1].nOut, geo[2].nOut];
+  const input = shareable(pool, src as Float32Array);
+  if (separable && k.factors) return { data: await passesCpu(input, shape, geo, k, mode, cval, pool), shape: out };
+  const dst = allocPixels('float32', out[0] * out[1] * out[2]) as Float32Array;
+  const [iz, iy, ix] = [0, 1, 2].map((a) => tapIndex(geo[a], k.size[a], mode));
+  const rows = out[0] * out[1];
+  await forChunks(pool, rows, Math.max(1, Math.ceil(8192 / (out[2] * k.weights.length))), 'convDense', (r0, r1) => [
+    input, dst, shape[1], shape[2], out[1], out[2], k.size[0], k.size[1], k.size[2], k.weights, iz, iy, ix, cval, r0, r1,
+  ]);
+  return { data: dst, shape: out };
+}
+
+/** x, then y, then z: each pass float32 in, float32 out (scipy's sequential correlate1d). */
+async function passesCpu(src: Pixels, shape: [number, number, number], geo: Geo3, k: ConvKernel, mode: BorderMode, cval: number, pool: CpuPool): Promise<Float32Array> {
+  let cur: Pixels = src;
+  const dims = [...shape] as [number, number, number];
+  for (const axis of [2, 1, 0]) {
+    const f = k.factors![axis];
+    if (isIdentity(f)) continue;
+    const g = geo[axis];
+    const inner = axis === 2 ? 1 : axis === 1 ? dims[2] : dims[1] * dims[2];
+    const outer = axis === 0 ? 1 : axis === 1 ? dims[0] : dims[0] * dims[1];
+    const idx = tapIndex(g, f.length, mode);
+    const next = allocPixels('float32', outer * g.nOut * inner) as Float32Array;
+    const lines = outer * g.nOut;
+    await forChunks(pool, lines, Math.max(1, Math.ceil(16384 / (inner * f.length))), 'convLines', (t0, t1) => [cur, next, g.nIn, inner, g.nOut, f, idx, cval, t0, t1]);
+    dims[axis] = g.nOut;
+    cur = next;
+  }
+  if (cur === src) {
+    // An identity kernel: the float32 copy of the input.
+    const copy = allocPixels('float32', src.length) as Float32Array;
+    copy.set(src);
+    return copy;
+  }
+  return cur as Float32Array;
+}
+
+/** √(Σ cᵢ²) of component results on the pool. */
+export async function magnitudeCpu(parts: Float32Array[], pool: CpuPool): Promise<Float32Array> {
+  const out = allocPixels('float32', parts[0].length) as Float32Array;
+  await forChunks(pool, out.length, 1 << 18, 'magnitude', (s, e) => [parts, out, s, e]);
+  return out;
+}
+
+/** float32 → the input's integer dtype, rounded half to even and saturated (cv2's ddepth = -1 output). */
+export async function castCpu(src: Float32Array, dtype: 'uint8' | 'uint16', pool: CpuPool): Promise<Uint8Array | Uint16Array> {
+  const out = allocPixels(dtype, src.length) as Uint8Array | Uint16Array;
+  await forChunks(pool, out.length, 1 << 18, 'castSaturate', (s, e) => [src, out, dtype === 'uint8' ? 255 : 65535, s, e]);
+  return out;
+}
+
+export function shape3(img: Image): [number, number, number] {
+  return asShape3D(img.shape);
+}

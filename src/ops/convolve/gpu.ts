@@ -1,0 +1,165 @@
+import type { BorderMode } from '../../core/border.js';
+import { InvalidArgumentError } from '../../core/errors.js';
+import type { GpuContext } from '../../core/gpu/context.js';
+import { grid1d } from '../../core/gpu/dispatch.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
+import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
+import { acquireStorage } from '../../core/gpu/transfer.js';
+import { isIdentity } from './cpu.js';
+import { castWgsl, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
+import type { ConvKernel } from './kernel.js';
+import type { AxisGeo, Geo3 } from './plan.js';
+
+/**
+ * naive: dense taps from global memory, one output per invocation (any kernel).
+ * tiled: dense kernel, input tile + halo staged in workgroup memory, marching along z.
+ * separable: one 1-D pass per axis (x, y, z), each a tiled pass, float32 intermediates (the thesis's
+ *   separable form, scipy's sequential correlate1d).
+ * fused: separable kernel in one tiled pass — x and y within the staged plane, z across planes in registers —
+ *   one read and one write of the volume.
+ * auto: fused for rank-1 kernels, else tiled, falling back to naive where the tile does not fit workgroup memory.
+ */
+export const CONV_IMPLS = ['auto', 'naive', 'tiled', 'separable', 'fused'] as const;
+export type ConvImpl = (typeof CONV_IMPLS)[number];
+
+/** Tile shape of the tiled kernels; zc = output planes per workgroup. */
+export interface ConvSchedule {
+  tx: number;
+  ty: number;
+  zc: number;
+}
+export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, zc: 32 };
+
+/** A device buffer holding a volume in some dtype, with its [z, y, x] shape. */
+export interface Volume {
+  buffer: GPUBuffer;
+  dtype: ConvDtype;
+  shape: [number, number, number];
+}
+
+function geoWords(g: Geo3, cval: number, ntaps: number, total: number): number[] {
+  const [z, y, x] = g;
+  const v = (f: keyof AxisGeo) => [x[f], y[f], z[f], 0];
+  return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, 0];
+}
+
+/** The geometry of a pass along `axis` alone: identity along the other axes. */
+function axisOnly(shape: [number, number, number], g: Geo3, axis: number): Geo3 {
+  return [0, 1, 2].map((a) => (a === axis ? g[a] : { nIn: shape[a], nOut: shape[a], off: 0, lo: 0, hi: shape[a] })) as Geo3;
+}
+
+/** Records convolution passes on one device. */
+export class ConvGpu {
+  constructor(readonly ctx: GpuContext, readonly schedule: ConvSchedule = DEFAULT_CONV_SCHEDULE) {}
+
+  /** The implementation `impl` resolves to for kernel `k` on this device (checked: explicit choices that cannot run are errors). */
+  resolve(impl: ConvImpl, k: ConvKernel): Exclude<ConvImpl, 'auto'> {
+    const fits = (stage: PlaneStage) => tiledSharedBytes({ stage, tx: this.schedule.tx, ty: this.schedule.ty }) <= this.ctx.limits.maxComputeWorkgroupStorageSize;
+    const dense: PlaneStage = { kind: 'dense', size: k.size, weights: k.weights };
+    if (impl === 'auto') {
+      if (k.factors && fits(this.stageOf(k))) return 'fused';
+      return fits(dense) ? 'tiled' : 'naive';
+    }
+    if ((impl === 'separable' || impl === 'fused') && !k.factors) throw new InvalidArgumentError(`--impl ${impl} needs a separable (rank-1) kernel; this one is not: use tiled or naive`);
+    if (impl === 'tiled' && !fits(dense)) throw new InvalidArgumentError(`--impl tiled: a ${k.size.join('×')} kernel's tile does not fit this GPU's ${this.ctx.limits.maxComputeWorkgroupStorageSize}-byte workgroup memory; use naive or separable`);
+    if (impl === 'fused' && !fits(this.stageOf(k))) throw new InvalidArgumentError(`--impl fused: a ${k.size.join('×')} kernel's tile does not fit this GPU's workgroup memory; use separable`);
+    return impl;
+  }
+
+  private stageOf(k: ConvKernel): PlaneStage {
+    const [wz, wy, wx] = k.factors!;
+    return { kind: 'separable', wz, wy, wx };
+  }
+
+  /**
+   * Records kernel `k` over `src` with the per-axis geometry `geo`; returns a float32 volume (a recording
+   * temporary unless `keep`, then a pooled buffer the caller owns).
+   */
+  async apply(rec: Recording, src: Volume, k: ConvKernel, geo: Geo3, mode: BorderMode, cval: number, impl: Exclude<ConvImpl, 'auto'>, keep: boolean): Promise<Volume> {
+    const out: [number, number, number] = [geo[0].nOut, geo[1].nOut, geo[2].nOut];
+    const alloc = (last: boolean, shape = out) => {
+      const bytes = shape[0] * shape[1] * shape[2] * 4;
+      return keep && last ? acquireStorage(this.ctx, bytes, 'convolution output') : rec.storage(bytes, 'convolution temporary');
+    };
+    if (impl === 'naive') {
+      const dst = alloc(true);
+      await this.naive(rec, src, dst, k, geo, mode, cval);
+      return { buffer: dst, dtype: 'float32', shape: out };
+    }
+    if (impl === 'tiled' || impl === 'fused') {
+      const dst = alloc(true);
+      const stage: PlaneStage = impl === 'tiled' ? { kind: 'dense', size: k.size, weights: k.weights } : this.stageOf(k);
+      await this.tiled(rec, src, dst, stage, geo, mode, cval, `convolve.${impl}`);
+      return { buffer: dst, dtype: 'float32', shape: out };
+    }
+    // separable: x → y → z, each axis a tiled 1-D pass; identity factors are skipped.
+    const axes = [2, 1, 0].filter((a) => !isIdentity(k.factors![a]));
+    if (axes.length === 0) axes.push(2);
+    let cur = src;
+    const shape = [...src.shape] as [number, number, number];
+    for (let i = 0; i < axes.length; i++) {
+      const a = axes[i];
+      const g = axisOnly(shape, geo, a);
+      shape[a] = geo[a].nOut;
+      const one = (v: Float32Array, axis: number) => (axis === a ? v : Float32Array.of(1));
+      const [wz, wy, wx] = k.factors!;
+      const stage: PlaneStage = { kind: 'separable', wz: one(wz, 0), wy: one(wy, 1), wx: one(wx, 2) };
+      const dst = alloc(i === axes.length - 1, shape);
+      await this.tiled(rec, cur, dst, stage, g, mode, cval, `convolve.separable.${'zyx'[a]}`);
+      cur = { buffer: dst, dtype: 'float32', shape: [...shape] as [number, number, number] };
+    }
+    return cur;
+  }
+
+  private async naive(rec: Recording, src: Volume, dst: GPUBuffer, k: ConvKernel, geo: Geo3, mode: BorderMode, cval: number): Promise<void> {
+    const taps: number[] = [];
+    const [kz, ky, kx] = k.size;
+    for (let z = 0, i = 0; z < kz; z++) for (let y = 0; y < ky; y++) for (let x = 0; x < kx; x++, i++) {
+      if (k.weights[i] !== 0) taps.push(x, y, z, f32ToBits(k.weights[i]));
+    }
+    if (taps.length === 0) taps.push(0, 0, 0, 0); // an all-zero kernel: one zero tap (the output is 0, or NaN·0)
+    const total = geo[0].nOut * geo[1].nOut * geo[2].nOut;
+    const pipe = await this.ctx.pipeline('convolve-naive', naiveWgsl(src.dtype, mode), 'naive');
+    const [x, y] = grid1d(this.ctx, Math.ceil(total / 64));
+    const tapBuf = rec.storageFrom(new Uint32Array(taps), 'convolution taps');
+    rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(geoWords(geo, cval, taps.length / 4, total), 'convolution geometry')], x, y);
+  }
+
+  private async tiled(rec: Recording, src: Volume, dst: GPUBuffer, stage: PlaneStage, geo: Geo3, mode: BorderMode, cval: number, label: string): Promise<void> {
+    const { tx, ty } = this.schedule;
+    // A 2D image (or a pass whose output has one plane) marches one plane; volumes march zc planes per workgroup.
+    const zc = Math.min(this.schedule.zc, geo[0].nOut);
+    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, zc }), 'tiled');
+    const tiles = Math.ceil(geo[2].nOut / tx) * Math.ceil(geo[1].nOut / ty);
+    const [x, y] = grid1d(this.ctx, tiles);
+    rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(geoWords(geo, cval, 0, 0), 'convolution geometry')], x, y, Math.ceil(geo[0].nOut / zc));
+  }
+
+  /** √(Σ cᵢ²) of 2–3 float32 volumes of one shape (a recording temporary unless `keep`). */
+  async magnitude(rec: Recording, parts: Volume[], keep: boolean): Promise<Volume> {
+    const n = parts[0].shape[0] * parts[0].shape[1] * parts[0].shape[2];
+    const dst = keep ? acquireStorage(this.ctx, n * 4, 'gradient magnitude') : rec.storage(n * 4, 'gradient magnitude');
+    const pipe = await this.ctx.pipeline('convolve-magnitude', magnitudeWgsl(parts.length), 'magnitude');
+    const [x, y] = grid1d(this.ctx, Math.ceil(n / 256));
+    rec.dispatch('convolve.magnitude', pipe, [...parts.map((p) => p.buffer), dst, rec.uniform([n], 'magnitude params')], x, y);
+    return { buffer: dst, dtype: 'float32', shape: parts[0].shape };
+  }
+
+  /** float32 → u8/u16 (round half to even, saturate) into a new pooled buffer. */
+  async cast(rec: Recording, src: Volume, dtype: 'uint8' | 'uint16'): Promise<Volume> {
+    const n = src.shape[0] * src.shape[1] * src.shape[2];
+    const per = dtype === 'uint8' ? 4 : 2;
+    const words = Math.ceil(n / per);
+    const dst = acquireStorage(this.ctx, words * 4, 'cast output');
+    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype), 'cast');
+    const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
+    rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform([n], 'cast params')], x, y);
+    return { buffer: dst, dtype, shape: src.shape };
+  }
+
+  /** A finished volume as a GpuImage of the caller's rank. */
+  static toImage(ctx: GpuContext, v: Volume, rank: 2 | 3): GpuImage {
+    const shape = rank === 2 ? [v.shape[1], v.shape[2]] : [...v.shape];
+    return new GpuImage(ctx, v.buffer, shape as GpuImage['shape'], 1, v.dtype);
+  }
+}
