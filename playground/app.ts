@@ -4,7 +4,7 @@
  * operations' declared ParamSpecs, so a new operation appears here without page code.
  */
 import { formatTimings } from '../src/cli/format.js';
-import { compareImages, pixelChecksum as checksum } from '../src/core/compare.js';
+import { compareImages, describeComparison, pixelChecksum as checksum } from '../src/core/compare.js';
 import { ImgpuError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { bytesPerElement, imageFrom, pixelCount, toGray, type Image } from '../src/core/image.js';
@@ -185,9 +185,9 @@ async function run(): Promise<void> {
   $('timings').textContent = lines.join('\n');
   let identical: boolean | null = null;
   if (gpuRes && cpuRes) {
-    const cmp = compareImages(gpuRes.output, cpuRes.output);
+    const cmp = (OPERATIONS[name].compare ?? compareImages)(cpuRes.output, gpuRes.output);
     identical = cmp.identical;
-    $('verdict').textContent = cmp.identical ? 'CPU and GPU outputs are identical' : `CPU and GPU outputs DIFFER: ${cmp.mismatches} elements, max |diff| ${cmp.maxAbsDiff}`;
+    $('verdict').textContent = describeComparison(cmp);
     $('verdict').className = cmp.identical ? 'same' : 'differ';
   } else {
     $('verdict').className = '';

@@ -1,4 +1,7 @@
 import { compareArrays, compareImages, type Comparison } from '../core/compare.js';
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { denseKernel, filter, kernelFromJson, type FilterOptions, type FilterPlan, type FilterResult } from '../ops/convolve/index.js';
 import type { CpuPool } from '../core/cpu/pool.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { asShape3D, type Image } from '../core/image.js';
@@ -57,13 +60,29 @@ function summarizeCounts(h: Uint32Array): string[] {
   return [`  ${h.length} bins, ${total} pixels counted, ${nonzero} non-zero bins in [${lo}, ${hi}], mode bin ${mode} (${h[mode]})`];
 }
 
+/**
+ * `kernel:FILE` as a one-kernel filter: a .npy (2D or 3D, any dtype imgpu reads) or a .json kernel (kernel.ts
+ * kernelFromJson), applied as a correlation (cv2.filter2D, scipy.ndimage.correlate). Other specs pass through.
+ */
+async function filterArg(spec: string): Promise<string | FilterPlan> {
+  if (!spec.startsWith('kernel:')) return spec;
+  const path = spec.slice(7);
+  if (extname(path).toLowerCase() === '.json') {
+    const text = await readFile(path, 'utf8').catch((e: Error) => { throw new InvalidArgumentError(`${spec}: ${e.message}`); });
+    return { name: spec, components: [kernelFromJson(text, path)], combine: 'single' };
+  }
+  const k = await readImage(path);
+  if (k.channels !== 1) throw new InvalidArgumentError(`${spec}: a kernel has one channel`);
+  return { name: spec, components: [denseKernel(k.data, [...k.shape], undefined, path)], combine: 'single' };
+}
+
 /** A registry operation as a CLI command: <positional params…> <in> <out>, writes its image. */
 function imageCommand(name: string, extra: Partial<OpCommand<Image>> = {}): OpCommand<Image> {
   const op = OPERATIONS[name];
   return {
     summary: op.summary, params: op.params, colour: op.colour, positional: [...(op.positional ?? []), 'in', 'out'],
     run: (img, p, on) => op.run(img, p, on),
-    compare: compareImages,
+    compare: op.compare ?? compareImages,
     write: writeImage,
     report: () => ({ json: {}, text: [] }),
     ...extra,
@@ -85,6 +104,13 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     compare: compareArrays,
     report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
   } satisfies OpCommand<Uint32Array>,
+  filter: imageCommand('filter', {
+    run: async (img, p, on) => filter(img, await filterArg(p.filter as string), { ...on, ...p } as FilterOptions),
+    report: (r) => {
+      const impl = (r as FilterResult<Image>).impl;
+      return { json: { impl }, text: [`  implementation: ${impl}`] };
+    },
+  }),
   threshold: imageCommand('threshold', {
     report: (r) => {
       const { threshold: t, fallback } = r as ThresholdResult<Image>;

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
-import type { Image } from '../core/image.js';
+import type { Dtype, Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
-import { checkWritable, readImage } from '../io/index.js';
+import { checkWritable, readImage, type RawLayout } from '../io/index.js';
+import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
@@ -20,8 +21,20 @@ const COMMON = `Common options:
   --backend <vulkan|opengles>     Dawn backend (default env IMGPU_BACKEND, else vulkan)
   --threads <n>                   CPU worker threads (default: cores, at most 16)
   --repeat <n>                    run n times and report the last run (the first includes shader compilation)
+  --shape <WxH[xD]> --dtype <uint8|uint16|float32>   layout of a headerless .raw input
   --json                          print one JSON object on stdout instead of text`;
-const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help'];
+const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype'];
+
+/** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
+function rawLayout(flags: Map<string, string>): RawLayout | undefined {
+  const shape = flags.get('shape'), dtype = flags.get('dtype');
+  if (!shape && !dtype) return undefined;
+  if (!shape || !dtype) throw new InvalidArgumentError('a .raw input needs both --shape WxH[xD] and --dtype');
+  if (!['uint8', 'uint16', 'float32'].includes(dtype)) throw new InvalidArgumentError(`--dtype must be uint8, uint16 or float32, got ${dtype}`);
+  const dims = shape.split(/[x×]/).map(Number);
+  if (dims.length < 2 || dims.length > 3 || dims.some((n) => !Number.isInteger(n) || n < 1)) throw new InvalidArgumentError(`--shape expects WxH or WxHxD, got '${shape}'`);
+  return { shape: dims.reverse(), dtype: dtype as Dtype };
+}
 
 function usage(): string {
   const ops = Object.entries(COMMANDS).map(([n, c]) => `  ${synopsis(n, c)}`.padEnd(44) + c.summary).join('\n');
@@ -32,7 +45,8 @@ ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
 
-Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D). Colour is converted to gray (OpenCV's RGB→gray),
+Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D); volumes: .nii/.nii.gz, DICOM (.dcm file or a folder
+holding one series; read, geometry kept, written as NIfTI), .raw with --shape/--dtype. Colour is converted to gray (OpenCV's RGB→gray),
 except by clahe, which equalizes the Y of OpenCV's YCrCb and keeps the chroma.
 ${COMMON}`;
 }
@@ -42,7 +56,7 @@ function synopsis(name: string, cmd: OpCommand<unknown>): string {
 }
 
 async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
-  const { positional, flags } = parseArgs(argv, new Set(['json', 'help']));
+  const { positional, flags } = parseArgs(argv, new Set(['json', 'help', ...cmd.params.filter((p) => p.kind === 'bool').map((p) => p.name)]));
   if (flags.has('help')) {
     const imageFlags = (cmd.imageFlags ?? []).map((f) => `  --${f} <path>`.padEnd(34) + `${f} image (8-bit, same size)`).join('\n');
     console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${imageFlags}\n${COMMON}`);
@@ -61,7 +75,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
   if (outPath && cmd.write) await checkWritable(outPath); // known before reading or computing anything
-  const img = await readImage(inPath, { gray: !cmd.colour });
+  const img = await readImage(inPath, { gray: !cmd.colour, raw: rawLayout(flags) });
   const images: Record<string, Image | undefined> = {};
   for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
@@ -82,14 +96,14 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
         op: name, input: { path: inPath, shape: img.shape, dtype: img.dtype }, output: outPath ?? null, params, ...extra.json,
         adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null,
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
-        identical: cmp ? cmp.identical : null, ...(cmp && !cmp.identical ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff } : {}),
+        identical: cmp ? cmp.identical : null, ...(cmp && (!cmp.identical || cmp.tolerance !== undefined) ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff, tolerance: cmp.tolerance } : {}),
       }));
     } else {
       console.log(`${name} ${inPath} (${img.shape.join('×')} ${img.dtype})${repeat > 1 ? `, run ${repeat} of ${repeat}` : ''}`);
       if (results.cpu) console.log(formatTimings('cpu', results.cpu.timings) + ` [${exec.pool.size} threads]`);
       if (results.gpu) console.log(formatTimings('gpu', results.gpu.timings) + ` [${adapter?.description || adapter?.vendor}]`);
       for (const line of extra.text) console.log(line);
-      if (cmp) console.log(cmp.identical ? '  CPU and GPU outputs are identical' : `  CPU and GPU outputs DIFFER: ${cmp.mismatches} elements, max |diff| ${cmp.maxAbsDiff}`);
+      if (cmp) console.log(`  ${describeComparison(cmp)}`);
       if (outPath && !quietOutput) console.log(`wrote ${outPath}`);
     }
     return cmp && !cmp.identical ? 8 : 0;

@@ -29,10 +29,7 @@ export function reflectIndex(p: number, n: number): number {
 export const BORDER_MODES = ['reflect', 'reflect101', 'replicate', 'wrap', 'constant', 'valid'] as const;
 export type BorderMode = (typeof BORDER_MODES)[number];
 /** scipy.ndimage's and OpenCV's names for the same modes. */
-export const BORDER_ALIASES: Record<string, BorderMode> = {
-  mirror: 'reflect101', nearest: 'replicate', 'grid-wrap': 'wrap', 'grid-constant': 'constant',
-  reflect_101: 'reflect101', default: 'reflect101', edge: 'replicate', symmetric: 'reflect',
-};
+export const BORDER_ALIASES: Record<string, BorderMode> = { mirror: 'reflect101', nearest: 'replicate' };
 
 /** The index p (any integer) reads from under `mode`, or −1 for the constant value. `valid` clamps (unused lanes). */
 export function borderIndex(p: number, n: number, mode: BorderMode): number {

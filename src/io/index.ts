@@ -6,15 +6,25 @@ import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeNpy, encodeNpy } from './npy.js';
+import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 
 export { decodeNpy, encodeNpy } from './npy.js';
+export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
 
 /** Formats imgpu writes, by file extension. */
-const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy'] as const;
+const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'] as const;
+
+/** A path's format extension, lower case, with the double extension .nii.gz kept whole. */
+export function formatOf(path: string): string {
+  const lower = path.toLowerCase();
+  return lower.endsWith('.nii.gz') ? '.nii.gz' : extname(lower);
+}
 
 export interface ReadOptions {
   /** Convert colour to one gray channel (OpenCV's RGB→gray, bit-identical to cv2.cvtColor). @default false */
   gray?: boolean;
+  /** Layout of a headerless .raw file (shape and dtype). */
+  raw?: RawLayout;
 }
 
 async function readBytes(path: string): Promise<Buffer> {
@@ -30,13 +40,28 @@ async function readBytes(path: string): Promise<Buffer> {
 
 /**
  * Reads PNG (8/16-bit), JPEG, TIFF (8/16-bit) — through sharp/libvips, EXIF orientation applied as cv2.imread
- * does, ICC profiles ignored — and .npy (uint8/uint16/float32, 2D or 3D). Gray+alpha drops alpha; colour stays RGB(A) unless `gray`.
+ * does, ICC profiles ignored — .npy (uint8/uint16/float32, 2D or 3D), NIfTI (.nii, .nii.gz), DICOM (a file, or
+ * a folder holding one series) and .raw with a given layout. Gray+alpha drops alpha; colour stays RGB(A) unless `gray`.
  */
 export async function readImage(path: string, opts: ReadOptions = {}): Promise<Image> {
+  const info = await stat(path).catch(() => undefined);
+  if (info?.isDirectory()) {
+    const vol = await readDicomSeries(path);
+    validateImage(vol, path);
+    return vol;
+  }
   const buf = await readBytes(path);
   let img: Image;
-  if (extname(path).toLowerCase() === '.npy') {
+  const fmt = formatOf(path);
+  if (fmt === '.npy') {
     img = decodeNpy(buf, path);
+  } else if (fmt === '.nii' || fmt === '.nii.gz') {
+    img = decodeNifti(buf, path);
+  } else if (fmt === '.raw') {
+    if (!opts.raw) throw new InvalidArgumentError(`${path}: a .raw file needs its layout: --shape WxH[xD] --dtype uint8|uint16|float32`);
+    img = decodeRaw(buf, opts.raw, path);
+  } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
+    img = decodeDicom(buf, path);
   } else {
     img = await decodeRaster(buf, path);
   }
@@ -86,7 +111,7 @@ async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
  * (Whether the image's dtype suits the format is known only once the image exists: writeImage checks that.)
  */
 export async function checkWritable(path: string): Promise<void> {
-  const ext = extname(path).toLowerCase();
+  const ext = formatOf(path);
   if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
   const dir = dirname(path);
   let info;
@@ -118,17 +143,19 @@ async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
   }
 }
 
-/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit) or .npy (any dtype, 2D or 3D), by extension, atomically. */
+/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit), .npy or NIfTI .nii/.nii.gz (any dtype, 2D or 3D, geometry kept), by extension, atomically. */
 export async function writeImage(path: string, img: Image): Promise<void> {
   validateImage(img);
-  const ext = extname(path).toLowerCase();
+  const ext = formatOf(path);
   if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
   let bytes: Uint8Array;
   if (ext === '.npy') {
     bytes = encodeNpy(img);
+  } else if (ext === '.nii' || ext === '.nii.gz') {
+    bytes = encodeNifti(img, ext === '.nii.gz');
   } else {
-    if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .npy`);
-    if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy`);
+    if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
+    if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or --saturate for 8/16-bit input`);
     if (img.dtype === 'uint16' && (ext === '.jpg' || ext === '.jpeg')) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
     const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
     // sharp infers 16-bit raw samples from a Uint16Array input (a Buffer would be read as 8-bit).

@@ -4,6 +4,8 @@ import type { Image } from '../core/image.js';
 import type { ParamSpec } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
 import { clahe, claheParams, type ClaheOptions } from './clahe/index.js';
+import { filter, filterParams, type FilterOptions } from './convolve/index.js';
+import { compareWithin, type Comparison } from '../core/compare.js';
 import { equalize, equalizeParams } from './equalize/index.js';
 import type { HistogramMethod } from './histogram/gpu.js';
 import { morph, morphParams, type MorphOptions } from './morph/index.js';
@@ -22,7 +24,12 @@ export interface ImageOperation {
   /** Parameters given as positional arguments before <in> <out> on the command line (e.g. morph's <op>). */
   positional?: readonly string[];
   run(img: Image, params: Record<string, unknown>, on: { gpu?: GpuContext; pool?: CpuPool }): Promise<OpResult<Image>>;
+  /** How the CPU and GPU results are compared (default: bit for bit). */
+  compare?(cpu: Image, gpu: Image): Comparison;
 }
+
+/** CPU and GPU float results of filters agree to this fraction of the output's largest magnitude (docs/convolution.md). */
+export const FILTER_TOLERANCE = 1e-5;
 
 export const OPERATIONS: Record<string, ImageOperation> = {
   equalize: {
@@ -46,5 +53,12 @@ export const OPERATIONS: Record<string, ImageOperation> = {
     params: morphParams,
     positional: ['op'],
     run: (img, p, on) => morph(img, { ...on, ...p } as MorphOptions),
+  },
+  filter: {
+    summary: 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)',
+    params: filterParams,
+    run: (img, p, on) => filter(img, p.filter as string, { ...on, ...p } as FilterOptions),
+    // Saturated 8/16-bit results may round a float lying within rounding of a .5 tie differently: ±1.
+    compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareWithin(a, b, 0, 1)),
   },
 };

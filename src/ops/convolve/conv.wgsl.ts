@@ -233,7 +233,7 @@ export function castWgsl(dtype: 'uint8' | 'uint16'): string {
 ${gridWgsl}
 fn sat(v: f32) -> u32 { return select(0u, u32(min(round(v), ${max}.0)), v > 0.0); }
 @compute @workgroup_size(256)
-fn cast(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
+fn cast_sat(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let w = linear_group_id(wid, nwg) * 256u + li;
   if (w * ${per}u >= n.x) { return; }
   var word = 0u;

@@ -151,7 +151,7 @@ export class ConvGpu {
     const per = dtype === 'uint8' ? 4 : 2;
     const words = Math.ceil(n / per);
     const dst = acquireStorage(this.ctx, words * 4, 'cast output');
-    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype), 'cast');
+    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype), 'cast_sat');
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
     rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform([n], 'cast params')], x, y);
     return { buffer: dst, dtype, shape: src.shape };
