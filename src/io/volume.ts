@@ -247,7 +247,8 @@ export async function readDicomSeries(dir: string): Promise<Image> {
     const gaps = slices.slice(1).map((s, i) => along(s) - along(slices[i]));
     const sorted = [...gaps].sort((a, b) => a - b);
     dz = sorted[Math.floor(sorted.length / 2)];
-    if (dz < 1e-6) throw new InvalidArgumentError(`${dir}: two slices at the same position (${slices[gaps.indexOf(sorted[0])].name}, ${slices[gaps.indexOf(sorted[0]) + 1].name})`);
+    const same = gaps.findIndex((g) => g < 1e-3 * Math.max(dz, 1e-3));
+    if (same >= 0) throw new InvalidArgumentError(`${dir}: two slices at the same position (${slices[same].name}, ${slices[same + 1].name}): a duplicate, or two acquisitions in one folder`);
     gaps.forEach((g, i) => {
       if (Math.abs(g - dz) > 0.05 * dz + 1e-3) throw new InvalidArgumentError(`${dir}: slices are ${dz.toFixed(3)} mm apart but ${g.toFixed(3)} mm between ${slices[i].name} and ${slices[i + 1].name}: a slice is missing or the series is irregular`);
     });
