@@ -158,6 +158,20 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
   return { output: { ...output, geometry }, impl, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
 }
 
+/**
+ * A filter prepared for a resident input of `shape` on `ctx` — for callers that record it themselves (the
+ * benchmark's back-to-back batches): `record` appends its kernels to a recording and returns the output.
+ */
+export function prepareFilter(ctx: GpuContext, shape: Shape, spec: string | FilterPlan, opts: FilterOptions = {}): { impl: string; record: (rec: Recording, input: GpuImage) => Promise<GpuImage> } {
+  const rank = rankOf(shape);
+  const plan = typeof spec === 'string' ? parseFilter(spec, { rank, truncate: opts.truncate }) : spec;
+  const r: Resolved = { mode: borderOf(opts.border), cval: opts.cval ?? 0, impl: opts.impl ?? 'auto', saturate: false };
+  const geos = plan.components.map((k) => wholeGeometry(asShape3D(shape), k, r.mode));
+  const conv = new ConvGpu(ctx, opts.schedule);
+  const impls = plan.components.map((k) => conv.resolve(r.impl, k));
+  return { impl: impls.join('+'), record: (rec, input) => recordFilter(conv, rec, input, plan, geos, impls, r, 'float32', rank) };
+}
+
 /** Records the filter's kernels (each component, then the magnitude and the cast) on a resident input. */
 async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan: FilterPlan, geos: Geo3[], impls: Exclude<ConvImpl, 'auto'>[], r: Resolved, outDtype: string, rank: 2 | 3): Promise<GpuImage> {
   const src: Volume = { buffer: input.buffer, dtype: input.dtype, shape: [geos[0][0].nIn, geos[0][1].nIn, geos[0][2].nIn] };
@@ -180,8 +194,9 @@ async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos
   const limit = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize, opts.maxSlabBytes ?? Infinity);
   const shape = asShape3D(img.shape);
   const inBytes = img.data.byteLength, outBytes = geos[0][0].nOut * geos[0][1].nOut * geos[0][2].nOut * 4;
-  const run = (input: Image, g: Geo3[]) => runGpu(ctx, input, 'filter', { profile: opts.profile }, (x, rec) => recordFilter(conv, rec, x, plan, g, impls, r, outDtype, rank)) as Promise<OpResult<Image>>;
-  if (inBytes <= limit && outBytes <= limit) return { ...(await run(img, geos)), impl };
+  const run = (input: Image, g: Geo3[], out?: Image) => runGpu(ctx, input, 'filter', { profile: opts.profile, out }, (x, rec) => recordFilter(conv, rec, x, plan, g, impls, r, outDtype, rank)) as Promise<OpResult<Image>>;
+  // Whole: downloaded straight into the caller's `out` when given (no second copy).
+  if (inBytes <= limit && outBytes <= limit) return { ...(await run(img, geos, opts.out)), impl };
   const axis: 0 | 1 = shape[0] > 1 ? 0 : 1;
   const planeIn = (inBytes / shape[axis]), planeOut = outBytes / geos[0][axis].nOut;
   const slabs = planSlabs(geos, plan.components, r.mode, axis, planeIn, planeOut, limit);

@@ -1,0 +1,148 @@
+/**
+ * Convolution benchmark: `node dist/bench/convolve.js [--sizes 1080p,4k,8k,256x256x361,512x512x361]
+ * [--filters sobel-x,gauss:3,sobel] [--reps 10] [--out convolve]`.
+ * 2D inputs: the bundled photograph resized to each size, 8-bit (float32 out, as cv2.Sobel with CV_32F).
+ * Volumes: a CT-like float32 volume (the photograph in HU-like values, varying along z), W×H×D.
+ * Per input and filter: for each GPU implementation (naive, tiled, separable, fused; the dense ones only below
+ * 1000 taps) the kernel time of one isolated call and back to back (a batch in one submission, bench/batched.ts);
+ * host→host on the GPU with the thesis's split (host, upload, kernels, download; profiled run) and unprofiled;
+ * the CPU path on all cores; and bench/conv_anchors.py (scipy.ndimage, OpenCV, CuPy) in the same run.
+ * Border 'reflect' everywhere (= scipy's default = cv2.BORDER_REFLECT). Writes bench/results/<out>.json + plot.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { GpuContext } from '../src/core/gpu/context.js';
+import { GpuImage } from '../src/core/gpu/gpu-image.js';
+import { allocPixels, createImage, imageFrom, type Image } from '../src/core/image.js';
+import { kernelTotal, type Timings } from '../src/core/timings.js';
+import { encodeNpy } from '../src/io/index.js';
+import { createNodeGpuContext } from '../src/node/gpu.js';
+import { NodeWorkerPool } from '../src/node/worker-pool.js';
+import { CONV_IMPLS, filter, parseFilter, prepareFilter, type ConvImpl } from '../src/ops/convolve/index.js';
+import { timeBatched } from './batched.js';
+import { photoAt, repeat, stat, warmUp, type Stat } from './common.js';
+import { plotLinesSvg } from './plot.js';
+
+const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const sizes = arg('sizes', '1080p,4k,8k,256x256x361,512x512x361').split(',');
+const filters = arg('filters', 'sobel-x,gauss:3,sobel').split(',');
+const reps = Number(arg('reps', '10'));
+const outName = arg('out', 'convolve');
+const NAMED: Record<string, [number, number]> = { '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320] };
+
+async function input(name: string): Promise<Image> {
+  if (NAMED[name]) return photoAt(...NAMED[name]);
+  const [w, h, d] = name.split('x').map(Number);
+  if (!d) return photoAt(w, h);
+  const slice = await photoAt(w, h);
+  const vox = allocPixels('float32', w * h * d) as Float32Array;
+  for (let z = 0; z < d; z++) {
+    const off = z * w * h;
+    for (let i = 0; i < w * h; i++) vox[off + i] = slice.data[i] * 4 - 1024 + ((z * 7) % 50);
+  }
+  return imageFrom(vox, [d, h, w]);
+}
+
+interface Row {
+  input: string;
+  shape: number[];
+  filter: string;
+  /** per implementation: one isolated call's kernels (ms), back to back (ms per filter) */
+  gpu: Record<string, { impl: string; isolated: Stat; backToBack: number }>;
+  /** host→host, implementation auto: profiled phases, and the unprofiled total */
+  gpuEndToEnd?: { phases: Timings; total: Stat; slabs: number };
+  cpu?: Stat;
+  anchors?: Record<string, Stat>;
+}
+
+/** Dense kernels cost O(taps) per voxel: only where that finishes in reasonable time. */
+function implsFor(spec: string, rank: 2 | 3): ConvImpl[] {
+  const plan = parseFilter(spec, { rank });
+  const taps = Math.max(...plan.components.map((k) => k.weights.length));
+  return CONV_IMPLS.filter((i) => i !== 'auto' && (taps <= 1000 || i === 'separable' || i === 'fused'));
+}
+
+async function gpuRows(gpu: GpuContext, img: Image, spec: string, row: Row, voxels: number): Promise<void> {
+  const dev = await GpuImage.upload(gpu, img);
+  const batch = voxels > 2e8 ? 2 : voxels > 3e7 ? 5 : 20;
+  for (const impl of implsFor(spec, img.shape.length === 3 ? 3 : 2)) {
+    const isolated = await repeat(reps, async () => {
+      const r = await filter(dev, spec, { impl, profile: false });
+      r.output.release();
+      return kernelTotal(r.timings);
+    });
+    const { record, impl: resolved } = prepareFilter(gpu, img.shape, spec, { impl });
+    const outs: GpuImage[] = [];
+    const backToBack = await timeBatched(gpu, batch, async (rec) => { outs.push(await record(rec, dev)); });
+    for (const o of outs) o.release();
+    row.gpu[impl] = { impl: resolved, isolated, backToBack };
+    console.error(`  ${impl}: isolated ${isolated.median.toFixed(3)} ms, back to back ${backToBack.toFixed(3)} ms`);
+  }
+  dev.release();
+  // A reused output image, as a pipeline over many images or frames would pass (a fresh one costs first-touch
+  // page faults of the whole float32 output on every call); the profiled split is taken once warm.
+  const out = createImage(img.shape, 'float32');
+  const total = await repeat(voxels > 2e8 ? 2 : reps, async () => (await filter(img, spec, { gpu, profile: false, out })).timings.total);
+  const profiled = await filter(img, spec, { gpu, profile: true, out });
+  row.gpuEndToEnd = { phases: profiled.timings, total, slabs: profiled.timings.slabs ?? 1 };
+}
+
+async function main(): Promise<void> {
+  const pool = new NodeWorkerPool();
+  const gpu = await createNodeGpuContext();
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-conv-'));
+  const images: Record<string, Image> = {};
+  for (const s of sizes) {
+    images[s] = await input(s);
+    writeFileSync(join(dir, `${s}.npy`), encodeNpy(images[s]));
+  }
+  const run = spawnSync('python3', ['bench/conv_anchors.py', dir, filters.join(','), String(reps)], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  rmSync(dir, { recursive: true, force: true });
+  let anchors: { results?: Record<string, Record<string, Record<string, Stat>>> } & Record<string, unknown> = {};
+  try {
+    anchors = JSON.parse(run.stdout);
+  } catch {
+    anchors = { error: `anchors did not run: ${run.error?.message ?? run.status}` };
+  }
+  await warmUp(gpu, await photoAt(1920, 1080));
+  const rows: Row[] = [];
+  for (const name of sizes) {
+    const img = images[name];
+    const voxels = img.data.length;
+    for (const spec of filters) {
+      console.error(`${name} ${spec}`);
+      const row: Row = { input: name, shape: [...img.shape], filter: spec, gpu: {} };
+      await gpuRows(gpu, img, spec, row, voxels);
+      const cpuReps = voxels > 2e8 ? 1 : voxels > 3e7 ? 2 : Math.min(reps, 5);
+      if (voxels > 2e8) {
+        row.cpu = stat([(await filter(img, spec, { pool })).timings.total]);
+      } else {
+        row.cpu = await repeat(cpuReps, async () => (await filter(img, spec, { pool })).timings.total);
+      }
+      row.anchors = anchors.results?.[name]?.[spec] ?? {};
+      console.log(JSON.stringify(row));
+      rows.push(row);
+    }
+  }
+  mkdirSync('bench/results', { recursive: true });
+  const meta = { date: new Date().toISOString(), node: process.version, cpuThreads: pool.size, adapter: gpu.adapter, reps, border: 'reflect', anchors: { ...anchors, results: undefined } };
+  writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ op: 'convolve', ...meta, rows }, null, 2));
+  for (const spec of filters) {
+    const rs = rows.filter((r) => r.filter === spec);
+    const x = (r: Row) => Math.round(r.shape.reduce((a, b) => a * b, 1) / 1e6);
+    const series = [
+      ...['naive', 'tiled', 'separable', 'fused'].map((i) => ({ label: `GPU ${i} (b2b)`, points: rs.filter((r) => r.gpu[i]).map((r) => [x(r), r.gpu[i].backToBack] as [number, number]) })),
+      { label: 'GPU host→host', points: rs.map((r) => [x(r), r.gpuEndToEnd!.total.median] as [number, number]) },
+      { label: 'imgpu CPU', points: rs.map((r) => [x(r), r.cpu!.median] as [number, number]) },
+      ...['scipy', 'cv2', 'cupy.kernels', 'cupy.host_to_host'].map((a) => ({ label: a, points: rs.filter((r) => r.anchors?.[a]).map((r) => [x(r), r.anchors![a].median] as [number, number]) })),
+    ].filter((s) => s.points.length);
+    writeFileSync(`bench/results/${outName}-${spec.replace(':', '')}.svg`, plotLinesSvg(`${spec}: time against size (${gpu.adapter.description || gpu.adapter.vendor})`, 'megavoxels', series));
+  }
+  console.error(`wrote bench/results/${outName}.json and plots`);
+  await pool.close();
+  gpu.destroy();
+}
+
+await main();
