@@ -20,7 +20,7 @@ import { kernelTotal, type Timings } from '../src/core/timings.js';
 import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
-import { CONV_IMPLS, filter, parseFilter, prepareFilter, type ConvImpl } from '../src/ops/convolve/index.js';
+import { CONV_IMPLS, DEFAULT_CONV_SCHEDULE, filter, parseFilter, prepareFilter, type ConvImpl, type ConvSchedule } from '../src/ops/convolve/index.js';
 import { timeBatched } from './batched.js';
 import { photoAt, repeat, stat, warmUp, type Stat } from './common.js';
 import { plotLinesSvg } from './plot.js';
@@ -89,7 +89,51 @@ async function gpuRows(gpu: GpuContext, img: Image, spec: string, row: Row, voxe
   row.gpuEndToEnd = { phases: profiled.timings, total, slabs: profiled.timings.slabs ?? 1 };
 }
 
+/** Back-to-back time of `spec` with `impl` under each schedule variant (the tile-shape search). */
+async function search(gpu: GpuContext, img: Image, spec: string, impl: ConvImpl, variants: Partial<ConvSchedule>[]): Promise<unknown[]> {
+  const dev = await GpuImage.upload(gpu, img);
+  const rows = [];
+  for (const v of variants) {
+    const schedule = { ...DEFAULT_CONV_SCHEDULE, ...v };
+    const { record } = prepareFilter(gpu, img.shape, spec, { impl, schedule });
+    const outs: GpuImage[] = [];
+    const ms = await timeBatched(gpu, 5, async (rec) => { outs.push(await record(rec, dev)); });
+    for (const o of outs) o.release();
+    rows.push({ input: img.shape.join('x'), spec, impl, schedule, ms });
+    console.error(`  search ${spec} ${impl} ${JSON.stringify(v)}: ${ms.toFixed(3)} ms`);
+  }
+  dev.release();
+  return rows;
+}
+
+async function schedules(gpu: GpuContext): Promise<unknown[]> {
+  const vol = await input('512x512x361');
+  const photo = await input('8k');
+  const volume: Partial<ConvSchedule>[] = [];
+  for (const [tx, ty, cx] of [[32, 8, 1], [32, 8, 2], [32, 8, 4], [32, 4, 4], [64, 4, 2], [32, 16, 2]]) for (const zc of [32, 64]) volume.push({ tx, ty, cx, zc });
+  const rows: Partial<ConvSchedule>[] = [];
+  for (const [rowTile, rowCx] of [[64, 2], [128, 1], [128, 2], [128, 4], [256, 1], [256, 2]]) for (const zc of [16, 32, 64]) rows.push({ rowTile, rowCx, zc });
+  return [
+    ...(await search(gpu, vol, 'sobel-x', 'tiled', volume)),
+    ...(await search(gpu, vol, 'sobel-x', 'fused', volume)),
+    ...(await search(gpu, vol, 'gauss:3', 'separable', volume)),
+    ...(await search(gpu, vol, 'gauss:3', 'fused', volume)),
+    ...(await search(gpu, photo, 'sobel-x', 'tiled', rows)),
+    ...(await search(gpu, photo, 'gauss:3', 'separable', rows)),
+    ...(await search(gpu, photo, 'gauss:3', 'fused', rows)),
+  ];
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--search')) {
+    const gpu = await createNodeGpuContext();
+    await warmUp(gpu, await photoAt(1920, 1080));
+    const rows = await schedules(gpu);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(`bench/results/${outName}-schedules.json`, JSON.stringify({ date: new Date().toISOString(), adapter: gpu.adapter, rows }, null, 1));
+    gpu.destroy();
+    return;
+  }
   const pool = new NodeWorkerPool();
   const gpu = await createNodeGpuContext();
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-conv-'));

@@ -94,114 +94,160 @@ export interface TiledSpec {
   dtype: ConvDtype;
   mode: BorderMode;
   stage: PlaneStage;
-  /** workgroup tile: TX × TY outputs of a plane, one per invocation */
+  /** invocations of a workgroup along x and y */
   tx: number;
   ty: number;
+  /** output columns per invocation (tx apart, so a warp's accesses stay contiguous): the tile is tx·cx wide */
+  cx: number;
   /** output planes per workgroup (the march along z) */
   zc: number;
 }
 
-/** Bytes of workgroup memory the tiled kernel needs. */
-export function tiledSharedBytes(s: Pick<TiledSpec, 'stage' | 'tx' | 'ty'>): number {
-  const [kx, ky] = s.stage.kind === 'dense' ? [s.stage.size[2], s.stage.size[1]] : [s.stage.wx.length, s.stage.wy.length];
-  const iw = s.tx + kx - 1, ih = s.ty + ky - 1;
-  const rows = s.stage.kind === 'separable' && kx > 1 && ky > 1 ? s.tx * ih : 0;
+function kernelExtent(stage: PlaneStage): [number, number, number] {
+  return stage.kind === 'dense' ? stage.size : [stage.wz.length, stage.wy.length, stage.wx.length];
+}
+
+/** Bytes of workgroup memory the tiled kernel needs (none for a pure z pass: it streams). */
+export function tiledSharedBytes(s: Pick<TiledSpec, 'stage' | 'tx' | 'ty' | 'cx'>): number {
+  const [, ky, kx] = kernelExtent(s.stage);
+  if (kx === 1 && ky === 1) return 0;
+  const tw = s.tx * s.cx, iw = tw + kx - 1, ih = s.ty + ky - 1;
+  const rows = s.stage.kind === 'separable' && kx > 1 && ky > 1 ? tw * ih : 0;
   return (iw * ih + rows) * 4;
 }
 
+const taps = (w: Float32Array) => [...w].map((v, j) => [v, j] as const).filter(([v]) => v !== 0);
+
 /**
- * The tiled kernel: a workgroup owns a TX × TY tile of output columns and marches along z through ZC output
- * planes. Each input plane is read from global memory once per tile — the tile plus its x/y halo, staged in
- * workgroup memory — and filtered within the plane there (dense, or x then y for separable kernels); the z taps
- * accumulate across planes in registers (one accumulator per z tap, unrolled), so a voxel is read about
- * (1 + halo/tile) times instead of once per tap. 2D images are one plane.
+ * The tiled kernel: a workgroup owns a (tx·cx) × ty tile of output columns and marches along z through zc
+ * output planes. Each input plane is read from global memory once per tile — the tile plus its x/y halo, staged
+ * in workgroup memory — and filtered within the plane there (dense, or x then y for separable kernels); the z
+ * taps accumulate across planes in registers (one accumulator per z tap and column, unrolled), so a voxel is
+ * read about (1 + halo/tile) times instead of once per tap. The loads of plane s + 1 are issued before plane s
+ * is filtered. A pure z pass (no x/y taps) needs no tile: each invocation streams its own columns, no barriers.
+ * 2D images run as [h, 1, w] volumes (gpu.ts), so the march goes down the rows.
  */
 export function tiledWgsl(s: TiledSpec): string {
-  const { stage, tx, ty, zc, mode } = s;
-  const [kz, ky, kx] = stage.kind === 'dense' ? stage.size : [stage.wz.length, stage.wy.length, stage.wx.length];
-  const iw = tx + kx - 1, ih = ty + ky - 1;
+  const { stage, tx, ty, cx, zc, mode } = s;
+  const [kz, ky, kx] = kernelExtent(stage);
+  const tw = tx * cx, iw = tw + kx - 1, ih = ty + ky - 1;
   const constant = mode === 'constant';
-  const acc = Array.from({ length: kz }, (_, t) => `a${t}`);
+  const stream = kx === 1 && ky === 1;
+  const cols = Array.from({ length: cx }, (_, c) => c);
+  const acc = (t: number, c: number) => `a${t}_${c}`;
   const lines: string[] = [];
   const rowsStage = stage.kind === 'separable' && kx > 1 && ky > 1;
-  if (stage.kind === 'separable') {
-    const xs = [...stage.wx].map((w, j) => [w, j] as const).filter(([w]) => w !== 0);
-    const ys = [...stage.wy].map((w, j) => [w, j] as const).filter(([w]) => w !== 0);
+  // The plane value at column c: v_c (separable, or a pure z pass), v{t}_c per z tap (dense).
+  const at = (c: number, dy: number | string, dx: number) => `tile[(lid.y + ${dy}u) * ${iw}u + lid.x + ${c * tx + dx}u]`;
+  if (stream) {
+    const w = stage.kind === 'dense' ? stage.weights : Float32Array.from(stage.wz, (v) => v * stage.wx[0] * stage.wy[0]);
+    for (const c of cols) for (const [wt, t] of taps(w)) lines.push(`${acc(t, c)} += ${bits(wt)} * r${c};`);
+  } else if (stage.kind === 'separable') {
+    const xs = taps(stage.wx), ys = taps(stage.wy);
     if (rowsStage) {
-      lines.push(`for (var i = li; i < ${tx * ih}u; i += ${tx * ty}u) {
-      let r = i / ${tx}u;
-      let c = i % ${tx}u;
+      lines.push(`for (var i = li; i < ${tw * ih}u; i += ${tx * ty}u) {
+      let r = i / ${tw}u;
+      let c = i % ${tw}u;
       var v = 0.0;
       ${xs.map(([w, j]) => `v += ${bits(w)} * tile[r * ${iw}u + c + ${j}u];`).join('\n      ')}
       ${constant ? `let yr = gy0 + i32(r);\n      if (yr < g.lo.y || yr >= g.hi.y) { v = g.cval; }` : ''}
       rows[i] = v;
     }
-    workgroupBarrier();
-    var v = 0.0;
-    ${ys.map(([w, j]) => `v += ${bits(w)} * rows[(lid.y + ${j}u) * ${tx}u + lid.x];`).join('\n    ')}`);
+    workgroupBarrier();`);
+      for (const c of cols) lines.push(`var v_${c} = 0.0;\n    ${ys.map(([w, j]) => `v_${c} += ${bits(w)} * rows[(lid.y + ${j}u) * ${tw}u + lid.x + ${c * tx}u];`).join('\n    ')}`);
     } else if (kx > 1) {
-      lines.push(`var v = 0.0;\n    ${xs.map(([w, j]) => `v += ${bits(w)} * tile[lid.y * ${iw}u + lid.x + ${j}u];`).join('\n    ')}`);
-    } else if (ky > 1) {
-      lines.push(`var v = 0.0;\n    ${ys.map(([w, j]) => `v += ${bits(w)} * tile[(lid.y + ${j}u) * ${iw}u + lid.x];`).join('\n    ')}`);
+      for (const c of cols) lines.push(`var v_${c} = 0.0;\n    ${xs.map(([w, j]) => `v_${c} += ${bits(w)} * ${at(c, 0, j)};`).join('\n    ')}`);
     } else {
-      // One tap in-plane: its weight times the voxel (weight 1 for a pure z pass).
-      lines.push(`var v = ${bits(stage.wx[0] * stage.wy[0])} * tile[lid.y * ${iw}u + lid.x];`);
+      for (const c of cols) lines.push(`var v_${c} = 0.0;\n    ${ys.map(([w, j]) => `v_${c} += ${bits(w)} * ${at(c, j, 0)};`).join('\n    ')}`);
     }
-    if (constant && (kx > 1 || ky > 1)) lines.push('if (!zreal) { v = g.cval; }');
-    [...stage.wz].forEach((w, t) => {
-      if (w !== 0) lines.push(`a${t} += ${kz === 1 && w === 1 ? 'v' : `${bits(w)} * v`};`);
-    });
+    for (const c of cols) {
+      if (constant) lines.push(`if (!zreal) { v_${c} = g.cval; }`);
+      for (const [w, t] of taps(stage.wz)) lines.push(`${acc(t, c)} += ${kz === 1 && w === 1 ? `v_${c}` : `${bits(w)} * v_${c}`};`);
+    }
   } else {
-    for (let t = 0; t < kz; t++) {
-      const taps: string[] = [];
+    for (const c of cols) for (let t = 0; t < kz; t++) {
+      const terms: string[] = [];
       for (let y = 0; y < ky; y++) for (let x = 0; x < kx; x++) {
         const w = stage.weights[(t * ky + y) * kx + x];
-        if (w !== 0) taps.push(`v${t} += ${bits(w)} * tile[(lid.y + ${y}u) * ${iw}u + lid.x + ${x}u];`);
+        if (w !== 0) terms.push(`v += ${bits(w)} * ${at(c, y, x)};`);
       }
-      if (taps.length) lines.push(`var v${t} = 0.0;\n    ${taps.join('\n    ')}\n    a${t} += v${t};`);
+      if (terms.length) lines.push(`{\n    var v = 0.0;\n    ${terms.join('\n    ')}\n    ${acc(t, c)} += v;\n    }`);
     }
   }
+  // What each invocation loads per plane: its tile cells (tile mode), or its own cx columns (stream mode).
+  const nt = tx * ty, cells = stream ? nt * cx : iw * ih, per = stream ? cx : Math.ceil(cells / nt);
+  const elems = Array.from({ length: per }, (_, e) => e);
+  const guard = (e: number, body: string) => (!stream && (e + 1) * nt > cells ? `if (li + ${e * nt}u < ${cells}u) { ${body} }` : body);
+  const cellXY = (e: number) => stream
+    ? `let x = gx0 + i32(lid.x + ${e * tx}u);\n    let y = gy0 + i32(lid.y);`
+    : `let c = li + ${e * nt}u;\n    let x = gx0 + i32(c % ${iw}u);\n    let y = gy0 + i32(c / ${iw}u);`;
+  const loadStep = elems.map((e) => guard(e, constant
+    ? `r${e} = select(g.cval, load(select(0u, base + u32(o${e}), ok && o${e} >= 0i)), ok && o${e} >= 0i);`
+    : `r${e} = load(base + u32(o${e}));`)).join('\n    ');
+  const accs = cols.flatMap((c) => Array.from({ length: kz }, (_, t) => acc(t, c)));
+  const shift = cols.map((c) => {
+    const chain = Array.from({ length: kz - 1 }, (_, i) => kz - 1 - i).map((t) => `${acc(t, c)} = ${acc(t - 1, c)};`).join(' ');
+    return `${chain} ${acc(0, c)} = 0.0;`;
+  }).join('\n    ');
   return /* wgsl */ `
 ${GEO_STRUCT}
 ${sourceWgsl(s.dtype)}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<uniform> g: Geo;
-${fetchWgsl(mode)}
+${borderMapWgsl(mode)}
 
-var<workgroup> tile: array<f32, ${iw * ih}>;
-${rowsStage ? `var<workgroup> rows: array<f32, ${tx * ih}>;` : ''}
+${stream ? '' : `var<workgroup> tile: array<f32, ${cells}>;`}
+${rowsStage ? `var<workgroup> rows: array<f32, ${tw * ih}>;` : ''}
 
 @compute @workgroup_size(${tx}, ${ty})
 fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u, @builtin(local_invocation_index) li: u32) {
-  let tilesX = (u32(g.nOut.x) + ${tx - 1}u) / ${tx}u;
+  let tilesX = (u32(g.nOut.x) + ${tw - 1}u) / ${tw}u;
   let tilesY = (u32(g.nOut.y) + ${ty - 1}u) / ${ty}u;
   let tid = wid.x + wid.y * nwg.x;
   if (tid >= tilesX * tilesY) { return; }
   let bx = tid % tilesX;
   let by = tid / tilesX;
-  let gx0 = i32(bx * ${tx}u) + g.off.x;
+  let gx0 = i32(bx * ${tw}u) + g.off.x;
   let gy0 = i32(by * ${ty}u) + g.off.y;
-  let ox = bx * ${tx}u + lid.x;
+  let ox = bx * ${tw}u + lid.x;
   let oy = by * ${ty}u + lid.y;
   let z0 = wid.z * ${zc}u;
   let z1 = min(z0 + ${zc}u, u32(g.nOut.z));
-  ${acc.map((a) => `var ${a} = 0.0;`).join(' ')}
+  let planeSize = u32(g.nIn.x) * u32(g.nIn.y);
+  // In-plane offsets of what this invocation loads, border applied once (they repeat on every plane);
+  // -1: outside the real data (mode constant).
+  ${elems.map((e) => `var o${e} = 0i;\n  var r${e} = 0.0;`).join('\n  ')}
+  ${elems.map((e) => guard(e, `{
+    ${cellXY(e)}
+    o${e} = bmap(y, g.nIn.y) * g.nIn.x + bmap(x, g.nIn.x);
+    ${constant ? `if (x < g.lo.x || x >= g.hi.x || y < g.lo.y || y >= g.hi.y) { o${e} = -1i; }` : ''}
+  }`)).join('\n  ')}
+  ${accs.map((a) => `var ${a} = 0.0;`).join(' ')}
   let steps = z1 - z0 + ${kz - 1}u;
+  {
+    let zi = i32(z0) + g.off.z;
+    let ok = zi >= g.lo.z && zi < g.hi.z;
+    let base = u32(max(bmap(zi, g.nIn.z), 0i)) * planeSize;
+    ${loadStep}
+  }
   for (var s = 0u; s < steps; s++) {
     let zi = i32(z0 + s) + g.off.z;
     let zreal = zi >= g.lo.z && zi < g.hi.z;
-    for (var i = li; i < ${iw * ih}u; i += ${tx * ty}u) {
-      tile[i] = fetch(gx0 + i32(i % ${iw}u), gy0 + i32(i / ${iw}u), zi);
+    ${stream ? '' : `${elems.map((e) => guard(e, `tile[li + ${e * nt}u] = r${e};`)).join('\n    ')}\n    workgroupBarrier();`}
+    ${stream ? `${lines.join('\n    ')}` : ''}
+    if (s + 1u < steps) {
+      let zn = zi + 1i;
+      let ok = zn >= g.lo.z && zn < g.hi.z;
+      let base = u32(max(bmap(zn, g.nIn.z), 0i)) * planeSize;
+      ${loadStep}
     }
-    workgroupBarrier();
-    ${lines.join('\n    ')}
-    workgroupBarrier();
+    ${stream ? '' : `${lines.join('\n    ')}\n    workgroupBarrier();`}
     let zo = i32(z0 + s) - ${kz - 1}i;
-    if (zo >= i32(z0) && ox < u32(g.nOut.x) && oy < u32(g.nOut.y)) {
-      dst[(u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x) + ox] = a${kz - 1};
+    if (zo >= i32(z0) && oy < u32(g.nOut.y)) {
+      let row = (u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x);
+      ${cols.map((c) => `if (ox + ${c * tx}u < u32(g.nOut.x)) { dst[row + ox + ${c * tx}u] = ${acc(kz - 1, c)}; }`).join('\n      ')}
     }
-    ${acc.slice(1).reverse().map((a, i, r) => `${a} = ${i + 1 < r.length ? r[i + 1] : 'a0'};`).join(' ')}
-    a0 = 0.0;
+    ${shift}
   }
 }`;
 }

@@ -24,11 +24,16 @@ export type ConvImpl = (typeof CONV_IMPLS)[number];
 
 /** Tile shape of the tiled kernels; zc = output planes per workgroup. */
 export interface ConvSchedule {
+  /** volumes: invocations along x and y, output columns per invocation, output planes per workgroup */
   tx: number;
   ty: number;
+  cx: number;
   zc: number;
+  /** 2D images (one row of invocations marching down the image): invocations, columns per invocation */
+  rowTile: number;
+  rowCx: number;
 }
-export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, zc: 32 };
+export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, cx: 2, zc: 32, rowTile: 128, rowCx: 2 };
 
 /** A device buffer holding a volume in some dtype, with its [z, y, x] shape. */
 export interface Volume {
@@ -48,13 +53,26 @@ function axisOnly(shape: [number, number, number], g: Geo3, axis: number): Geo3 
   return [0, 1, 2].map((a) => (a === axis ? g[a] : { nIn: shape[a], nOut: shape[a], off: 0, lo: 0, hi: shape[a] })) as Geo3;
 }
 
+/** A 2D plane stage [1, ky, kx] as the stage of a [h, 1, w] volume: the y taps become the marched z taps. */
+function rowLayout(stage: PlaneStage): PlaneStage {
+  return stage.kind === 'dense'
+    ? { kind: 'dense', size: [stage.size[1], 1, stage.size[2]], weights: stage.weights }
+    : { kind: 'separable', wz: stage.wy, wy: Float32Array.of(1), wx: stage.wx };
+}
+
 /** Records convolution passes on one device. */
 export class ConvGpu {
   constructor(readonly ctx: GpuContext, readonly schedule: ConvSchedule = DEFAULT_CONV_SCHEDULE) {}
 
   /** The implementation `impl` resolves to for kernel `k` on this device (checked: explicit choices that cannot run are errors). */
-  resolve(impl: ConvImpl, k: ConvKernel): Exclude<ConvImpl, 'auto'> {
-    const fits = (stage: PlaneStage) => tiledSharedBytes({ stage, tx: this.schedule.tx, ty: this.schedule.ty }) <= this.ctx.limits.maxComputeWorkgroupStorageSize;
+  resolve(impl: ConvImpl, k: ConvKernel, flat = false): Exclude<ConvImpl, 'auto'> {
+    // `flat`: a 2D image, run as rows (rowLayout); its tile is one row segment.
+    const fits = (stage: PlaneStage) => {
+      const bytes = flat
+        ? tiledSharedBytes({ stage: rowLayout(stage), tx: this.schedule.rowTile, ty: 1, cx: this.schedule.rowCx })
+        : tiledSharedBytes({ stage, tx: this.schedule.tx, ty: this.schedule.ty, cx: this.schedule.cx });
+      return bytes <= this.ctx.limits.maxComputeWorkgroupStorageSize;
+    };
     const dense: PlaneStage = { kind: 'dense', size: k.size, weights: k.weights };
     if (impl === 'auto') {
       if (k.factors && fits(this.stageOf(k))) return 'fused';
@@ -126,11 +144,21 @@ export class ConvGpu {
   }
 
   private async tiled(rec: Recording, src: Volume, dst: GPUBuffer, stage: PlaneStage, geo: Geo3, mode: BorderMode, cval: number, label: string): Promise<void> {
-    const { tx, ty } = this.schedule;
-    // A 2D image (or a pass whose output has one plane) marches one plane; volumes march zc planes per workgroup.
-    const zc = Math.min(this.schedule.zc, geo[0].nOut);
-    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, zc }), 'tiled');
-    const tiles = Math.ceil(geo[2].nOut / tx) * Math.ceil(geo[1].nOut / ty);
+    let { tx, ty, cx } = this.schedule;
+    const kz = stage.kind === 'dense' ? stage.size[0] : stage.wz.length;
+    if (geo[0].nIn === 1 && geo[0].nOut === 1 && kz === 1) {
+      // A 2D image runs as a [h, 1, w] volume: the march goes down the rows (y taps accumulate in registers)
+      // and a workgroup is one long row segment — so 2D gets the same reuse along y that volumes get along z.
+      const unit = { nIn: 1, nOut: 1, off: 0, lo: 0, hi: 1 };
+      geo = [geo[1], unit, geo[2]];
+      stage = rowLayout(stage);
+      [tx, ty, cx] = [this.schedule.rowTile, 1, this.schedule.rowCx];
+    }
+    const tiles = Math.ceil(geo[2].nOut / (tx * cx)) * Math.ceil(geo[1].nOut / ty);
+    // Planes per workgroup: the schedule's, fewer where that would leave too few workgroups to fill the GPU.
+    const fill = 2 ** Math.floor(Math.log2(Math.max(1, (tiles * geo[0].nOut) / 4096)));
+    const zc = Math.max(1, Math.min(this.schedule.zc, Math.max(8, fill), geo[0].nOut));
+    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
     rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(geoWords(geo, cval, 0, 0), 'convolution geometry')], x, y, Math.ceil(geo[0].nOut / zc));
   }

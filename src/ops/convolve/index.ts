@@ -135,7 +135,7 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
 
   if (gray instanceof GpuImage) {
     const conv = new ConvGpu(gray.ctx, opts.schedule);
-    const impls = plan.components.map((k) => conv.resolve(r.impl, k));
+    const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
     const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => recordFilter(conv, rec, input, plan, geos, impls, r, outDtype, rank));
     return { ...res, impl: impls.join('+') } as FilterResult<GpuImage>;
   }
@@ -168,7 +168,7 @@ export function prepareFilter(ctx: GpuContext, shape: Shape, spec: string | Filt
   const r: Resolved = { mode: borderOf(opts.border), cval: opts.cval ?? 0, impl: opts.impl ?? 'auto', saturate: false };
   const geos = plan.components.map((k) => wholeGeometry(asShape3D(shape), k, r.mode));
   const conv = new ConvGpu(ctx, opts.schedule);
-  const impls = plan.components.map((k) => conv.resolve(r.impl, k));
+  const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
   return { impl: impls.join('+'), record: (rec, input) => recordFilter(conv, rec, input, plan, geos, impls, r, 'float32', rank) };
 }
 
@@ -189,7 +189,7 @@ async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan
  */
 async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos: Geo3[], r: Resolved, outDtype: 'uint8' | 'uint16' | 'float32', rank: 2 | 3, opts: FilterOptions): Promise<FilterResult<Image>> {
   const conv = new ConvGpu(ctx, opts.schedule);
-  const impls = plan.components.map((k) => conv.resolve(r.impl, k));
+  const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
   const impl = impls.join('+');
   const limit = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize, opts.maxSlabBytes ?? Infinity);
   const shape = asShape3D(img.shape);
