@@ -181,9 +181,10 @@ export function tiledWgsl(s: TiledSpec): string {
   const cellXY = (e: number) => stream
     ? `let x = gx0 + i32(lid.x + ${e * tx}u);\n    let y = gy0 + i32(lid.y);`
     : `let c = li + ${e * nt}u;\n    let x = gx0 + i32(c % ${iw}u);\n    let y = gy0 + i32(c / ${iw}u);`;
-  const loadStep = elems.map((e) => guard(e, constant
-    ? `r${e} = select(g.cval, load(select(0u, base + u32(o${e}), ok && o${e} >= 0i)), ok && o${e} >= 0i);`
-    : `r${e} = load(base + u32(o${e}));`)).join('\n    ');
+  const loadInto = (reg: string) => elems.map((e) => guard(e, constant
+    ? `${reg}${e} = select(g.cval, load(select(0u, base + u32(o${e}), ok && o${e} >= 0i)), ok && o${e} >= 0i);`
+    : `${reg}${e} = load(base + u32(o${e}));`)).join('\n    ');
+  const loadStep = loadInto('r');
   const accs = cols.flatMap((c) => Array.from({ length: kz }, (_, t) => acc(t, c)));
   const shift = cols.map((c) => {
     const chain = Array.from({ length: kz - 1 }, (_, i) => kz - 1 - i).map((t) => `${acc(t, c)} = ${acc(t - 1, c)};`).join(' ');
@@ -216,7 +217,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let planeSize = u32(g.nIn.x) * u32(g.nIn.y);
   // In-plane offsets of what this invocation loads, border applied once (they repeat on every plane);
   // -1: outside the real data (mode constant).
-  ${elems.map((e) => `var o${e} = 0i;\n  var r${e} = 0.0;`).join('\n  ')}
+  ${elems.map((e) => `var o${e} = 0i;\n  var r${e} = 0.0;${stream ? ` var n${e} = 0.0;` : ''}`).join('\n  ')}
   ${elems.map((e) => guard(e, `{
     ${cellXY(e)}
     o${e} = bmap(y, g.nIn.y) * g.nIn.x + bmap(x, g.nIn.x);
@@ -234,14 +235,15 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     let zi = i32(z0 + s) + g.off.z;
     let zreal = zi >= g.lo.z && zi < g.hi.z;
     ${stream ? '' : `${elems.map((e) => guard(e, `tile[li + ${e * nt}u] = r${e};`)).join('\n    ')}\n    workgroupBarrier();`}
-    ${stream ? `${lines.join('\n    ')}` : ''}
+    // The next plane's loads go out before this plane is filtered (into n* when streaming: r* is still in use).
     if (s + 1u < steps) {
       let zn = zi + 1i;
       let ok = zn >= g.lo.z && zn < g.hi.z;
       let base = u32(max(bmap(zn, g.nIn.z), 0i)) * planeSize;
-      ${loadStep}
+      ${stream ? loadInto('n') : loadStep}
     }
-    ${stream ? '' : `${lines.join('\n    ')}\n    workgroupBarrier();`}
+    ${lines.join('\n    ')}
+    ${stream ? elems.map((e) => `r${e} = n${e};`).join(' ') : 'workgroupBarrier();'}
     let zo = i32(z0 + s) - ${kz - 1}i;
     if (zo >= i32(z0) && oy < u32(g.nOut.y)) {
       let row = (u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x);
