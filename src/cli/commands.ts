@@ -1,4 +1,5 @@
-import { compareArrays, compareImages, type Comparison } from '../core/compare.js';
+import { compareArrays, compareImages, compareWithin, type Comparison } from '../core/compare.js';
+import { parsePipeline, runPipeline } from '../ops/pipeline.js';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { denseKernel, filter, kernelFromJson, type FilterOptions, type FilterPlan, type FilterResult } from '../ops/convolve/index.js';
@@ -10,7 +11,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { OpResult } from '../core/timings.js';
 import { readImage, writeImage } from '../io/index.js';
 import { maskElement, type StructuringElement } from '../ops/morph/index.js';
-import { OPERATIONS } from '../ops/registry.js';
+import { FILTER_TOLERANCE, OPERATIONS } from '../ops/registry.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
 import type { ThresholdResult } from '../ops/threshold/index.js';
 
@@ -34,6 +35,8 @@ export interface OpCommand<T> {
   run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
   compare(a: T, b: T): Comparison;
   write?(path: string, out: T): Promise<void>;
+  /** Checks the parameters as a whole before any input is read (e.g. a pipeline's chain). */
+  validate?(params: Record<string, unknown>): void;
   /** What to print besides timings, from the result of the path that produced the output. */
   report(result: OpResult<T>, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
 }
@@ -111,6 +114,16 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
       return { json: { impl }, text: [`  implementation: ${impl}`] };
     },
   }),
+  pipeline: {
+    summary: 'operations chained on the GPU-resident image: "clahe --clip 2 | threshold --method otsu" (one upload, one download)',
+    positional: ['in', 'out', 'chain'],
+    params: [{ name: 'chain', kind: 'string', doc: 'operations separated by |, each with its options' }],
+    validate: (p) => void parsePipeline(p.chain as string),
+    run: (img, p, on) => runPipeline(img, parsePipeline(p.chain as string), on),
+    compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareImages(a, b)),
+    write: writeImage,
+    report: (_r, p) => ({ json: { steps: parsePipeline(p.chain as string) }, text: [] }),
+  } satisfies OpCommand<Image>,
   threshold: imageCommand('threshold', {
     report: (r) => {
       const { threshold: t, fallback } = r as ThresholdResult<Image>;

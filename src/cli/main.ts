@@ -14,6 +14,7 @@ import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
+import { isBatch, runBatch } from './batch.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: GPU if an adapter exists, else CPU with a warning)
@@ -22,8 +23,15 @@ const COMMON = `Common options:
   --threads <n>                   CPU worker threads (default: cores, at most 16)
   --repeat <n>                    run n times and report the last run (the first includes shader compilation)
   --shape <WxH[xD]> --dtype <uint8|uint16|float32>   layout of a headerless .raw input
-  --json                          print one JSON object on stdout instead of text`;
-const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype'];
+  --json                          print one JSON object on stdout instead of text
+Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written
+  --recursive                     include sub-folders (their layout is kept under <out>)
+  --overwrite                     redo outputs that exist and are newer than their input (default: skip them)
+  --format <png|jpg|tif|npy|nii|nii.gz>  output format (default: the input's)
+  --quiet                         no progress on stderr
+  Exit 9: some inputs failed (each is reported; the others are processed).`;
+const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'quiet'];
+const COMMON_BOOLEANS = ['json', 'help', 'recursive', 'overwrite', 'quiet'];
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
 function rawLayout(flags: Map<string, string>): RawLayout | undefined {
@@ -56,24 +64,43 @@ function synopsis(name: string, cmd: OpCommand<unknown>): string {
 }
 
 async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
-  const { positional, flags } = parseArgs(argv, new Set(['json', 'help', ...cmd.params.filter((p) => p.kind === 'bool').map((p) => p.name)]));
+  const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...cmd.params.filter((p) => p.kind === 'bool').map((p) => p.name)]));
   if (flags.has('help')) {
     const imageFlags = (cmd.imageFlags ?? []).map((f) => `  --${f} <path>`.padEnd(34) + `${f} image (8-bit, same size)`).join('\n');
     console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${imageFlags}\n${COMMON}`);
     return 0;
   }
   rejectUnknown(flags, [...COMMON_FLAGS, ...cmd.params.filter((p) => !cmd.positional.includes(p.name)).map((p) => p.name), ...(cmd.imageFlags ?? [])]);
-  if (positional.length !== cmd.positional.length) {
+  // <in> may take several paths (batch mode): the positionals before and after it take one each.
+  const at = cmd.positional.indexOf('in');
+  const after = cmd.positional.length - at - 1;
+  if (positional.length < cmd.positional.length || (positional.length > cmd.positional.length && !cmd.positional.includes('out'))) {
     throw new InvalidArgumentError(`imgpu ${name} needs ${cmd.positional.map((p) => `<${p}>`).join(' and ')} (got ${positional.length} arguments)`);
   }
+  const inputs = positional.slice(at, positional.length - after);
+  const rest = [...positional.slice(0, at), inputs[0], ...positional.slice(positional.length - after)];
   // Positionals other than <in> and <out> are declared parameters (e.g. morph's <op>).
-  const named = new Map(cmd.positional.map((p, i) => [p, positional[i]]));
+  const named = new Map(cmd.positional.map((p, i) => [p, rest[i]]));
   for (const [p, v] of named) if (p !== 'in' && p !== 'out') flags.set(p, v);
   const inPath = named.get('in')!, outPath = named.get('out');
   const params = resolveParams(name, cmd.params, paramFlags(cmd.params, flags));
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
+  cmd.validate?.(params);
+  if (outPath && cmd.write && (await isBatch(inputs, outPath))) {
+    const fmt = flags.get('format');
+    const exec = await acquire(flags.get('device') ?? 'auto', flags);
+    try {
+      for (const w of exec.warnings) console.error(w);
+      return await runBatch(name, cmd, inputs, outPath, params, exec, {
+        recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
+        format: fmt ? `.${fmt.replace(/^\./, '')}` : undefined, read: { raw: rawLayout(flags) },
+      });
+    } finally {
+      await exec.close();
+    }
+  }
   if (outPath && cmd.write) await checkWritable(outPath); // known before reading or computing anything
   const img = await readImage(inPath, { gray: !cmd.colour, raw: rawLayout(flags) });
   const images: Record<string, Image | undefined> = {};

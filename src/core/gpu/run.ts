@@ -16,6 +16,12 @@ export interface GpuRunOptions {
   profile?: boolean;
   /** Host image to download the result into (reused across calls: no fresh allocation per frame). */
   out?: Image;
+  /**
+   * For a resident (GpuImage) input: false submits the work and returns at once, without waiting for the GPU
+   * and without kernel times — the output can feed the next operation immediately (the queue runs in order),
+   * so a chain of operations waits once, when its result is downloaded. @default true
+   */
+  wait?: boolean;
 }
 
 /** A device-resident result that can be brought back to the host (GpuImage, GpuCounts). */
@@ -65,12 +71,17 @@ export async function runGpu<H, R extends DeviceResult<H>>(
       if (profile) await ctx.finish();
       upload = now() - tu;
     }
-    const timer = new KernelTimer(ctx, true);
+    const queued = opts.wait === false && src instanceof GpuImage && !spec.alwaysDownload;
+    const timer = new KernelTimer(ctx, !queued);
     try {
       const tk = now();
       const rec = new Recording(ctx, timer, name, !profile);
       const out = await body(input, rec, extra);
       rec.submit();
+      if (queued) {
+        for (const g of uploaded) g.release();
+        return { output: out, timings: makeTimings({ backend: 'gpu', upload, download: 0, kernels: [{ name: `${name} (queued, not awaited)`, ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };
+      }
       let kernelWall: number | undefined;
       if (profile || !timer.enabled) {
         await ctx.finish();

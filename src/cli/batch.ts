@@ -1,0 +1,199 @@
+import { mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import type { Comparison } from '../core/compare.js';
+import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
+import type { Image } from '../core/image.js';
+import { kernelTotal, now, type OpResult } from '../core/timings.js';
+import { formatOf, readImage, type ReadOptions } from '../io/index.js';
+import type { OpCommand, RunOn } from './commands.js';
+import type { Execution } from './context.js';
+
+/** Formats batch mode reads from a folder (DICOM series are folders themselves: give them one by one). */
+const READABLE = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz', '.dcm'];
+
+/** Exit code of a batch run in which some inputs failed (the others were processed). */
+export const EXIT_SOME_FAILED = 9;
+
+export interface BatchOptions {
+  recursive: boolean;
+  overwrite: boolean;
+  quiet: boolean;
+  json: boolean;
+  /** output format extension (e.g. '.png'); default: the input's own */
+  format?: string;
+  read: ReadOptions;
+}
+
+interface Job {
+  input: string;
+  output: string;
+  bytes: number;
+}
+
+/** Whether the arguments ask for batch mode: several inputs, a folder out, or a folder in with no file out. */
+export async function isBatch(inputs: string[], out: string): Promise<boolean> {
+  if (inputs.length > 1) return true;
+  const o = await stat(out).catch(() => undefined);
+  if (o?.isDirectory() || out.endsWith('/') || out.endsWith(sep)) return true;
+  const i = await stat(inputs[0]).catch(() => undefined);
+  // A folder in and an extension-less name out: a folder of images (a folder with a file out is a DICOM series).
+  return Boolean(i?.isDirectory()) && formatOf(out) === '';
+}
+
+async function walk(dir: string, recursive: boolean, skip: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const e of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (e.name.startsWith('.')) continue; // hidden files, and our own temporary outputs
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      // The output folder may lie inside the input folder: never read our own outputs back.
+      if (recursive && (await realpath(p)) !== skip) found.push(...(await walk(p, true, skip)));
+    } else if (READABLE.includes(formatOf(e.name))) {
+      found.push(p);
+    }
+  }
+  return found;
+}
+
+/** Input files and where each one's output goes (the sub-folder layout kept under --recursive). */
+async function plan(inputs: string[], outDir: string, o: BatchOptions): Promise<Job[]> {
+  const outReal = await realpath(outDir);
+  const jobs: Job[] = [];
+  for (const arg of inputs) {
+    const info = await stat(arg).catch(() => undefined);
+    if (!info) throw new FileAccessError(`no such file or folder: ${arg}`);
+    const root = info.isDirectory() ? arg : dirname(arg);
+    const files = info.isDirectory() ? await walk(arg, o.recursive, outReal) : [arg];
+    for (const f of files) {
+      const rel = relative(root, f);
+      const ext = formatOf(rel);
+      const stem = rel.slice(0, rel.length - ext.length);
+      jobs.push({ input: f, output: join(outDir, stem + (o.format ?? ext)), bytes: (await stat(f)).size });
+    }
+  }
+  return jobs;
+}
+
+/** Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. */
+class Progress {
+  private last = 0;
+  constructor(private readonly total: number, private readonly totalBytes: number, private readonly quiet: boolean, private readonly t0 = now()) {}
+
+  update(done: number, bytes: number, final = false): void {
+    if (this.quiet) return;
+    const t = now();
+    const tty = process.stderr.isTTY;
+    if (!final && t - this.last < (tty ? 100 : 2000)) return;
+    this.last = t;
+    const s = (t - this.t0) / 1000;
+    const rate = done / Math.max(s, 1e-3);
+    const eta = rate > 0 ? (this.total - done) / rate : 0;
+    const line = `${done}/${this.total} images, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
+    if (tty) process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
+    else process.stderr.write(`${line}\n`);
+    void this.totalBytes;
+  }
+}
+
+/**
+ * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
+ * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
+ * --overwrite; every output is written atomically (io writeImage), so an interrupted run leaves only whole files
+ * and a rerun completes the rest. Reading the next image overlaps the current one's processing, and writing
+ * runs behind. Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
+ */
+export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
+  try {
+    await mkdir(outDir, { recursive: true });
+  } catch (e) {
+    throw new FileAccessError(`cannot create the output folder ${outDir}: ${(e as Error).message}`);
+  }
+  const probe = join(outDir, '.imgpu-probe');
+  const { writeFile, rm } = await import('node:fs/promises');
+  try {
+    await writeFile(probe, '');
+    await rm(probe);
+  } catch {
+    throw new FileAccessError(`the output folder ${outDir} is not writable`);
+  }
+  if (o.format && !['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'].includes(o.format)) throw new InvalidArgumentError(`--format must be png, jpg, tif, npy, nii or nii.gz, got ${o.format}`);
+  const jobs = await plan(inputs, outDir, o);
+  if (jobs.length === 0) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
+  const t0 = now();
+  const failed: { file: string; message: string }[] = [];
+  const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
+  let processed = 0, skipped = 0, disagreed = 0, bytes = 0;
+  const todo: Job[] = [];
+  for (const j of jobs) {
+    const [i, out] = await Promise.all([stat(j.input), stat(j.output).catch(() => undefined)]);
+    if (!o.overwrite && out && out.mtimeMs >= i.mtimeMs) skipped++;
+    else todo.push(j);
+  }
+  const progress = new Progress(todo.length, todo.reduce((a, j) => a + j.bytes, 0), o.quiet || o.json);
+  const read = async (j: Job): Promise<Image> => {
+    const tr = now();
+    const img = await readImage(j.input, { ...o.read, gray: !cmd.colour });
+    phases.read += now() - tr;
+    return img;
+  };
+  const fail = (j: Job, e: unknown) => {
+    // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
+    const message = e instanceof ImgpuError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
+    failed.push({ file: j.input, message });
+    if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
+  };
+  let writing: Promise<void> = Promise.resolve();
+  let next = todo.length ? read(todo[0]).catch((e: unknown) => e) : undefined;
+  for (let k = 0; k < todo.length; k++) {
+    const job = todo[k];
+    const got = await next;
+    // Decode the next image while this one is processed.
+    next = k + 1 < todo.length ? read(todo[k + 1]).catch((e: unknown) => e) : undefined;
+    if (got instanceof Error) {
+      fail(job, got);
+      continue;
+    }
+    const img = got as Image;
+    try {
+      const results: Record<string, OpResult<T>> = {};
+      const on: RunOn = { pool: exec.pool };
+      if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
+      if (exec.gpu) results.gpu = await cmd.run(img, params, { ...on, gpu: exec.gpu }, {});
+      if (results.cpu && results.gpu) {
+        const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
+        if (!c.identical) disagreed++;
+      }
+      const r = results.gpu ?? results.cpu;
+      phases.host += r.timings.host;
+      phases.upload += r.timings.upload;
+      phases.kernels += kernelTotal(r.timings);
+      phases.download += r.timings.download;
+      // Write behind: the next image is processed while this one is encoded and written.
+      await mkdir(dirname(job.output), { recursive: true });
+      const prev = writing;
+      writing = (async () => {
+        await prev;
+        const tw = now();
+        try {
+          await cmd.write!(job.output, r.output);
+          processed++;
+          bytes += job.bytes;
+        } catch (e) {
+          fail(job, e);
+        }
+        phases.write += now() - tw;
+        progress.update(processed + failed.length, bytes);
+      })();
+    } catch (e) {
+      fail(job, e);
+    }
+  }
+  await writing;
+  progress.update(processed + failed.length, bytes, true);
+  const seconds = (now() - t0) / 1000;
+  const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+  if (o.json) console.log(JSON.stringify(summary));
+  else console.log(`${name}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${exec.cpu && exec.gpu ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
+  if (disagreed) return 8;
+  return failed.length ? EXIT_SOME_FAILED : 0;
+}

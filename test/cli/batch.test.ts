@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { compareImages, compareWithin } from '../../src/core/compare.js';
+import type { Image } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { OPERATIONS } from '../../src/ops/registry.js';
+import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
+import { toGray } from '../../src/core/image.js';
+import { fixture } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
+const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+
+/** A folder of real photographs (one in a sub-folder) and one corrupt file. */
+function folder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-batch-'));
+  const inDir = join(dir, 'in');
+  mkdirSync(join(inDir, 'sub'), { recursive: true });
+  for (const f of ['camera.png', 'coins.png', 'moon.png', 'page.png']) copyFileSync(fixture('images', f), join(inDir, f));
+  copyFileSync(fixture('images', 'chelsea.png'), join(inDir, 'sub', 'chelsea.png'));
+  writeFileSync(join(inDir, 'corrupt.png'), Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(200, 7)]));
+  return dir;
+}
+
+test('batch: a folder with a corrupt file — good images equal the single-image command, the corrupt one reported, exit 9; a rerun does nothing new', async () => {
+  const dir = folder();
+  const out = join(dir, 'out');
+  const r = cli('equalize', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json');
+  assert.equal(r.status, 9, r.stderr);
+  const s = JSON.parse(r.stdout);
+  assert.equal(s.processed, 5);
+  assert.equal(s.failed.length, 1);
+  assert.match(s.failed[0].file, /corrupt\.png$/);
+  assert.ok(s.images_per_s > 0 && s.phases_ms && s.seconds > 0);
+  for (const f of ['camera.png', 'coins.png', 'sub/chelsea.png']) {
+    const single = join(dir, `single-${f.replace('/', '-')}`);
+    assert.equal(cli('equalize', join(dir, 'in', f), single, '--device', 'cpu').status, 0);
+    assert.ok(compareImages(await readImage(join(out, f)), await readImage(single)).identical, f);
+  }
+  assert.deepEqual(readdirSync(out).filter((f) => f.startsWith('.')), [], 'no temporary files left');
+  const again = JSON.parse(cli('equalize', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json').stdout);
+  assert.equal(again.processed, 0);
+  assert.equal(again.skipped, 5);
+  // A deleted output (as after a kill) is redone, and only it; --overwrite redoes all.
+  rmSync(join(out, 'moon.png'));
+  assert.equal(JSON.parse(cli('equalize', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json').stdout).processed, 1);
+  const older = new Date(Date.now() - 3600_000);
+  utimesSync(join(out, 'page.png'), older, older); // an output older than its input is stale
+  assert.equal(JSON.parse(cli('equalize', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json').stdout).processed, 1);
+  assert.equal(JSON.parse(cli('equalize', join(dir, 'in'), out, '--recursive', '--overwrite', '--device', 'cpu', '--json').stdout).processed, 5);
+});
+
+test('batch: an output folder inside the input folder is never read back; several files in; --format', async () => {
+  const dir = folder();
+  const inDir = join(dir, 'in');
+  const out = join(inDir, 'results');
+  assert.equal(cli('morph', 'erode', inDir, out, '--recursive', '--device', 'cpu', '--quiet').status, 9);
+  const second = JSON.parse(cli('morph', 'erode', inDir, out, '--recursive', '--device', 'cpu', '--json').stdout);
+  assert.equal(second.processed + second.skipped, 5, 'its own outputs are not inputs');
+  const two = join(dir, 'two');
+  const r = cli('filter', fixture('images', 'camera.png'), fixture('images', 'coins.png'), two, '--filter', 'sobel', '--format', 'npy', '--device', 'cpu', '--quiet');
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(readdirSync(two).sort(), ['camera.npy', 'coins.npy']);
+  assert.equal((await readImage(join(two, 'camera.npy'))).dtype, 'float32');
+  const bad = cli('equalize', inDir, join(dir, 'x'), '--format', 'gif', '--device', 'cpu');
+  assert.equal(bad.status, 2);
+});
+
+test('batch: two runs writing one output folder at once leave whole, valid files', async () => {
+  const dir = folder();
+  const out = join(dir, 'out');
+  const run = () => new Promise<number>((res) => {
+    const p = spawn(process.execPath, [BIN, 'clahe', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--quiet', '--overwrite'], { stdio: 'ignore' });
+    p.on('exit', (code) => res(code ?? -1));
+  });
+  const codes = await Promise.all([run(), run()]);
+  assert.deepEqual(codes, [9, 9]);
+  for (const f of ['camera.png', 'coins.png', 'moon.png', 'page.png', 'sub/chelsea.png']) {
+    const img = await readImage(join(out, f));
+    assert.ok(img.data.length > 0 && statSync(join(out, f)).size > 0, f);
+  }
+  assert.deepEqual(readdirSync(out).filter((f) => f.startsWith('.')), []);
+});
+
+/** The operations one after another, the way separate commands would run them (gray conversion between). */
+async function oneByOne(img: Image, chain: string, on: Parameters<typeof runPipeline>[2]): Promise<Image> {
+  let cur = img;
+  for (const s of parsePipeline(chain)) {
+    const op = OPERATIONS[s.op];
+    cur = (await op.run(op.colour ? cur : toGray(cur), s.params, on)).output;
+  }
+  return cur;
+}
+
+const CHAINS = [
+  'equalize | threshold --method otsu',
+  'clahe --tiles 8x8 --clip 2 | threshold --method otsu',
+  'morph erode --se rect:5x5 | morph dilate --se ellipse:5x5 | equalize',
+  'equalize | filter --filter gauss:2 --border reflect101',
+];
+
+test('pipeline output equals the operations run one by one (CPU and GPU, colour input)', async (t) => {
+  const img = await readImage(fixture('images', 'chelsea.png'));
+  const gpu = await gpuOrSkip(t);
+  for (const chain of CHAINS) {
+    const steps = parsePipeline(chain);
+    const cpu = await runPipeline(img, steps, {});
+    const ref = await oneByOne(img, chain, {});
+    assert.ok(compareImages(cpu.output, ref).identical, `cpu: ${chain}`);
+    if (!gpu) continue;
+    const g = await runPipeline(img, steps, { gpu });
+    const gref = await oneByOne(img, chain, { gpu });
+    assert.ok(compareImages(g.output, gref).identical, `gpu: ${chain}`);
+    const c = cpu.output.dtype === 'float32' ? compareWithin(g.output, cpu.output, 1e-5) : compareImages(g.output, cpu.output);
+    assert.ok(c.identical, `gpu vs cpu: ${chain}`);
+  }
+});
+
+test('imgpu pipeline: both devices agree, batch over a folder, a bad chain is exit 2 before any work', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  const dir = folder();
+  const out = join(dir, 'p.png');
+  const r = cli('pipeline', fixture('images', 'camera.png'), out, 'equalize | threshold --method otsu', '--device', gpu ? 'both' : 'cpu', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  if (gpu) assert.equal(JSON.parse(r.stdout).identical, true);
+  const b = cli('pipeline', join(dir, 'in'), join(dir, 'pout'), 'clahe --clip 2 | threshold --method otsu', '--device', 'cpu', '--json');
+  assert.equal(b.status, 9);
+  assert.equal(JSON.parse(b.stdout).processed, 4);
+  for (const [chain, pattern] of [['equalize | blur', /unknown operation 'blur'/], ['equalize || threshold', /empty step/], ['threshold --method nope', /method must be one of/], ['morph --se rect:3x3 erode --zz 1', /unknown option --zz/]] as const) {
+    const e = cli('pipeline', fixture('images', 'camera.png'), out, chain);
+    assert.equal(e.status, 2, chain);
+    assert.match(e.stderr, pattern);
+  }
+});
