@@ -1,0 +1,76 @@
+/**
+ * Batch throughput: `node dist/bench/batch.js [--images 210] [--dir /tmp/imgpu-batch]`.
+ * The folder: the photographs of test/fixtures/images (camera, chelsea, coins, moon, page, …) resized (Lanczos,
+ * sharp) to `images` sizes spread evenly between 1 and 24 megapixels, JPEG quality 90 — a photo batch.
+ * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu`: images/s of
+ * `imgpu <op> <folder> <out>` on the GPU and on the CPU (the CLI's own batch mode, one process) and of
+ * bench/batch_anchors.py (cv2.imread → op → cv2.imwrite in a loop, and in a 16-process Pool) in the same run,
+ * and where imgpu's time went (read, host, upload, kernels, download, write). Writes bench/results/batch.json.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+
+const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
+const count = Number(arg('images', '210'));
+const dir = arg('dir', '/tmp/imgpu-batch');
+const outName = arg('out', 'batch');
+const only = arg('ops', 'equalize,otsu,pipeline').split(',');
+const SOURCES = ['camera.png', 'chelsea.png', 'coins.png', 'moon.png', 'page.png', 'camera_301x256.png', 'chelsea16.png'];
+
+async function makeFolder(): Promise<string> {
+  const src = join(dir, 'photos');
+  if (existsSync(src) && readdirSync(src).length === count) return src;
+  rmSync(src, { recursive: true, force: true });
+  mkdirSync(src, { recursive: true });
+  const jobs: Promise<unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const mp = 1 + (23 * i) / Math.max(1, count - 1);
+    const file = SOURCES[i % SOURCES.length];
+    const meta = await sharp(join('test/fixtures/images', file)).metadata();
+    const aspect = (meta.width ?? 1) / (meta.height ?? 1);
+    const h = Math.round(Math.sqrt((mp * 1e6) / aspect)), w = Math.round(h * aspect);
+    jobs.push(sharp(join('test/fixtures/images', file)).resize(w, h, { fit: 'fill' }).toColourspace('srgb').jpeg({ quality: 90 }).toFile(join(src, `img${String(i).padStart(4, '0')}.jpg`)));
+    if (jobs.length >= 16) await Promise.all(jobs.splice(0));
+  }
+  await Promise.all(jobs);
+  return src;
+}
+
+function imgpu(args: string[]): Record<string, unknown> {
+  const r = spawnSync(process.execPath, ['bin/imgpu.js', ...args, '--json', '--overwrite', '--quiet'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  try {
+    return JSON.parse(r.stdout.trim().split('\n').pop()!);
+  } catch {
+    return { error: r.stderr.slice(-500) };
+  }
+}
+
+async function main(): Promise<void> {
+  const src = await makeFolder();
+  const rows = [];
+  for (const [name, cmd] of [
+    ['equalize', ['equalize']],
+    ['otsu', ['threshold', '--method', 'otsu']],
+    ['pipeline', ['pipeline', '__IN__', '__OUT__', 'equalize | threshold --method otsu']],
+  ] as const) {
+    if (!only.includes(name)) continue;
+    const out = join(dir, `out-${name}`);
+    const argsFor = (device: string) => (name === 'pipeline'
+      ? ['pipeline', src, out, 'equalize | threshold --method otsu', '--device', device]
+      : [...cmd, src, out, '--device', device]);
+    const gpu = imgpu(argsFor('gpu'));
+    const cpu = imgpu(argsFor('cpu'));
+    const py = spawnSync('python3', ['bench/batch_anchors.py', src, join(dir, `py-${name}`), name, '16'], { encoding: 'utf8' });
+    let anchors: Record<string, unknown> = {};
+    try { anchors = JSON.parse(py.stdout); } catch { anchors = { error: py.stderr.slice(-300) }; }
+    const row = { op: name, images: count, gpu, cpu, anchors };
+    console.log(JSON.stringify(row));
+    rows.push(row);
+  }
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, folder: `${count} JPEG q90, 1–24 MP, from test/fixtures/images`, rows }, null, 2));
+}
+
+await main();

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Batch anchors for bench/batch.ts: the Python a user would write over a folder of images, in the same run.
+Usage: python3 bench/batch_anchors.py <in dir> <out dir> <op> [processes] -> JSON {loop, pool} in images/s.
+op: equalize | otsu | pipeline (equalizeHist then Otsu). Each image: cv2.imread(gray) -> op -> cv2.imwrite
+(same extension); `loop` is a plain for loop, `pool` the same function in a multiprocessing.Pool(processes)."""
+import json
+import os
+import sys
+import time
+from multiprocessing import Pool
+
+import cv2
+
+
+def work(args):
+    src, dst, op = args
+    img = cv2.imread(src, cv2.IMREAD_GRAYSCALE)
+    if img is None:
+        return 0
+    if op == 'equalize':
+        out = cv2.equalizeHist(img)
+    elif op == 'otsu':
+        out = cv2.threshold(img, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1]
+    else:
+        out = cv2.threshold(cv2.equalizeHist(img), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1]
+    cv2.imwrite(dst, out)
+    return 1
+
+
+def main():
+    src, dst, op = sys.argv[1], sys.argv[2], sys.argv[3]
+    procs = int(sys.argv[4]) if len(sys.argv) > 4 else 16
+    os.makedirs(dst, exist_ok=True)
+    jobs = [(os.path.join(src, f), os.path.join(dst, f), op) for f in sorted(os.listdir(src)) if f.endswith(('.jpg', '.png'))]
+    t0 = time.perf_counter()
+    n = sum(work(j) for j in jobs)
+    loop = n / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    with Pool(procs) as p:
+        n = sum(p.map(work, jobs, chunksize=1))
+    pool = n / (time.perf_counter() - t0)
+    print(json.dumps({"op": op, "images": n, "loop": loop, "pool": pool, "processes": procs, "cv2_threads": cv2.getNumThreads()}))
+
+
+main()
