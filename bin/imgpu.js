@@ -3,9 +3,13 @@
 // with the Node 22 that the project installs (npm package `node`), or says plainly what is missing.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+// Image decoding and encoding (sharp) and file I/O run on libuv's thread pool, 4 threads unless told: batch mode
+// keeps several images in flight, so give it the cores (read when the pool starts, i.e. before any I/O below).
+process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, Math.min(16, availableParallelism())));
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '..', 'dist', 'src', 'cli', 'main.js');
 if (!existsSync(cli)) {

@@ -99,8 +99,8 @@ class Progress {
  * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
  * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
  * --overwrite; every output is written atomically (io writeImage), so an interrupted run leaves only whole files
- * and a rerun completes the rest. Reading the next image overlaps the current one's processing, and writing
- * runs behind. Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
+ * and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
+ * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock. Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
  */
 export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
   try {
@@ -108,7 +108,8 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   } catch (e) {
     throw new FileAccessError(`cannot create the output folder ${outDir}: ${(e as Error).message}`);
   }
-  const probe = join(outDir, '.imgpu-probe');
+  // A probe of our own (concurrent runs into one folder must not remove each other's).
+  const probe = join(outDir, `.imgpu-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
   const { writeFile, rm } = await import('node:fs/promises');
   try {
     await writeFile(probe, '');
@@ -142,18 +143,25 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     failed.push({ file: j.input, message });
     if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
   };
-  let writing: Promise<void> = Promise.resolve();
-  let next = todo.length ? read(todo[0]).catch((e: unknown) => e) : undefined;
+  // Several images in flight on both sides of the (sequential) processing: decoding and encoding run in libvips /
+  // libuv threads (bin/imgpu.js sizes the pool to the cores), so `window` reads ahead and `window` writes behind.
+  const window = Math.max(2, Math.min(16, exec.pool.size));
+  const reads: Promise<Image | Error>[] = [];
+  let nextRead = 0;
+  const fill = () => {
+    while (reads.length < window && nextRead < todo.length) reads.push(read(todo[nextRead++]).catch((e: Error) => e));
+  };
+  const writes = new Set<Promise<void>>();
+  fill();
   for (let k = 0; k < todo.length; k++) {
     const job = todo[k];
-    const got = await next;
-    // Decode the next image while this one is processed.
-    next = k + 1 < todo.length ? read(todo[k + 1]).catch((e: unknown) => e) : undefined;
+    const got = await reads.shift()!;
+    fill();
     if (got instanceof Error) {
       fail(job, got);
       continue;
     }
-    const img = got as Image;
+    const img = got;
     try {
       const results: Record<string, OpResult<T>> = {};
       const on: RunOn = { pool: exec.pool };
@@ -168,11 +176,9 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       phases.upload += r.timings.upload;
       phases.kernels += kernelTotal(r.timings);
       phases.download += r.timings.download;
-      // Write behind: the next image is processed while this one is encoded and written.
       await mkdir(dirname(job.output), { recursive: true });
-      const prev = writing;
-      writing = (async () => {
-        await prev;
+      while (writes.size >= window) await Promise.race(writes);
+      const w: Promise<void> = (async () => {
         const tw = now();
         try {
           await cmd.write!(job.output, r.output);
@@ -183,12 +189,13 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         }
         phases.write += now() - tw;
         progress.update(processed + failed.length, bytes);
-      })();
+      })().finally(() => writes.delete(w));
+      writes.add(w);
     } catch (e) {
       fail(job, e);
     }
   }
-  await writing;
+  await Promise.all(writes);
   progress.update(processed + failed.length, bytes, true);
   const seconds = (now() - t0) / 1000;
   const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
