@@ -133,7 +133,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   const progress = new Progress(todo.length, todo.reduce((a, j) => a + j.bytes, 0), o.quiet || o.json);
   const read = async (j: Job): Promise<Image> => {
     const tr = now();
-    const img = await readImage(j.input, { ...o.read, gray: !cmd.colour });
+    const img = await readImage(j.input, { ...o.read, gray: !cmd.colour, pool: exec.pool });
     phases.read += now() - tr;
     return img;
   };

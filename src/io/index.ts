@@ -6,6 +6,8 @@ import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeNpy, encodeNpy } from './npy.js';
+import type { CpuPool } from '../core/cpu/pool.js';
+import { toGrayOn } from '../ops/input.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 
 export { decodeNpy, encodeNpy } from './npy.js';
@@ -25,6 +27,8 @@ export interface ReadOptions {
   gray?: boolean;
   /** Layout of a headerless .raw file (shape and dtype). */
   raw?: RawLayout;
+  /** Worker pool for the gray conversion (off the calling thread, in parallel: batch mode). */
+  pool?: CpuPool;
 }
 
 async function readBytes(path: string): Promise<Buffer> {
@@ -66,7 +70,8 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
     img = await decodeRaster(buf, path);
   }
   validateImage(img, path);
-  return opts.gray ? toGray(img) : img;
+  if (!opts.gray) return img;
+  return opts.pool ? toGrayOn(img, opts.pool) : toGray(img);
 }
 
 async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
