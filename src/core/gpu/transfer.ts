@@ -15,9 +15,23 @@ export function deviceBytes(n: number): number {
   return alignUp(Math.max(n, 16), 16);
 }
 
+/**
+ * The capacity a pooled buffer for `n` bytes gets: above 1 MiB rounded up to one of 8 size classes per doubling
+ * (at most 12.5% more), so images of different sizes — a folder of photos — reuse the same buffers instead of
+ * creating new ones each time (measured on the H100: buffer creation was a seventh of a batch's main thread).
+ * Never beyond the device's buffer/binding limits; copies still move only deviceBytes(n).
+ */
+export function capacityFor(ctx: GpuContext, n: number): number {
+  const b = deviceBytes(n);
+  if (b <= 1 << 20) return b;
+  const step = 2 ** (Math.floor(Math.log2(b)) - 3);
+  const cap = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize);
+  return Math.max(b, Math.min(Math.ceil(b / step) * step, Math.floor(cap / 16) * 16));
+}
+
 /** A storage buffer from the pool, big enough for `bytes` bytes (padded). */
 export function acquireStorage(ctx: GpuContext, bytes: number, label: string): GPUBuffer {
-  const size = deviceBytes(bytes);
+  const size = capacityFor(ctx, bytes);
   return ctx.buffers.acquire(size, STORAGE(), (s) => ctx.createBuffer(s, STORAGE(), label));
 }
 
@@ -73,7 +87,7 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
   }
   const size = deviceBytes(bytes.byteLength);
   const t0 = performance.now();
-  const staging = await takeWriteStaging(ctx, size);
+  const staging = await takeWriteStaging(ctx, capacityFor(ctx, bytes.byteLength));
   const t1 = performance.now();
   new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
   staging.unmap();
@@ -93,7 +107,7 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
   ctx.assertAlive();
   const size = deviceBytes(out.byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
-  const staging = ctx.buffers.acquire(size, usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
+  const staging = ctx.buffers.acquire(capacityFor(ctx, out.byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
   const enc = ctx.device.createCommandEncoder({ label: 'download' });
   enc.copyBufferToBuffer(src, 0, staging, 0, size);
   ctx.device.queue.submit([enc.finish()]);
