@@ -4,7 +4,8 @@ import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
-import { formatOf, readImage, type ReadOptions } from '../io/index.js';
+import { formatOf, writeImage, type ReadOptions } from '../io/index.js';
+import { CodecPool } from '../node/codec-pool.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
 
@@ -130,10 +131,17 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     if (!o.overwrite && out && out.mtimeMs >= i.mtimeMs) skipped++;
     else todo.push(j);
   }
+  const codecs = new CodecPool();
+  try {
+    return await batchLoop();
+  } finally {
+    await codecs.close();
+  }
+  async function batchLoop(): Promise<number> {
   const progress = new Progress(todo.length, todo.reduce((a, j) => a + j.bytes, 0), o.quiet || o.json);
   const read = async (j: Job): Promise<Image> => {
     const tr = now();
-    const img = await readImage(j.input, { ...o.read, gray: !cmd.colour, pool: exec.pool });
+    const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
     phases.read += now() - tr;
     return img;
   };
@@ -181,7 +189,10 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       const w: Promise<void> = (async () => {
         const tw = now();
         try {
-          await cmd.write!(job.output, r.output);
+          // Images go to the codec workers; other results (none yet in batch) through the command's writer.
+          const out = r.output as unknown as Image;
+          if (cmd.write === writeImage) await codecs.write(job.output, out);
+          else await cmd.write!(job.output, r.output);
           processed++;
           bytes += job.bytes;
         } catch (e) {
@@ -203,4 +214,5 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   else console.log(`${name}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${exec.cpu && exec.gpu ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
   if (disagreed) return 8;
   return failed.length ? EXIT_SOME_FAILED : 0;
+  }
 }

@@ -1,0 +1,59 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import * as errors from '../core/errors.js';
+import type { Image } from '../core/image.js';
+import type { ReadOptions } from '../io/index.js';
+
+/**
+ * Worker threads that read and write images (codec-worker.ts): decoding, the gray conversion and encoding of a
+ * batch run here, several at a time, while the main thread feeds the GPU. Pixels come back in shared memory
+ * (allocPixels), so handing an image between threads copies nothing. Errors keep their imgpu type.
+ */
+export class CodecPool {
+  private readonly workers: Worker[] = [];
+  private readonly jobs = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  private next = 0;
+  private turn = 0;
+
+  constructor(readonly size = Math.max(2, Math.min(8, Math.floor(availableParallelism() / 2)))) {
+    for (let i = 0; i < size; i++) {
+      const w = new Worker(new URL('./codec-worker.js', import.meta.url));
+      w.on('message', (m: { id: number; ok: boolean; value?: unknown; name?: string; message?: string }) => {
+        const j = this.jobs.get(m.id);
+        this.jobs.delete(m.id);
+        if (!j) return;
+        if (m.ok) j.resolve(m.value);
+        else {
+          const Ctor = (errors as unknown as Record<string, new (msg: string) => Error>)[m.name ?? ''] ?? Error;
+          j.reject(new Ctor(m.message ?? 'codec worker failed'));
+        }
+      });
+      w.on('error', (e) => {
+        for (const j of this.jobs.values()) j.reject(e);
+        this.jobs.clear();
+      });
+      this.workers.push(w);
+    }
+  }
+
+  private send<T>(msg: Record<string, unknown>): Promise<T> {
+    const id = this.next++;
+    const w = this.workers[this.turn++ % this.workers.length];
+    return new Promise<T>((resolve, reject) => {
+      this.jobs.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      w.postMessage({ ...msg, id });
+    });
+  }
+
+  read(path: string, opts: Omit<ReadOptions, 'pool'>): Promise<Image> {
+    return this.send<Image>({ kind: 'read', path, opts });
+  }
+
+  write(path: string, image: Image): Promise<void> {
+    return this.send<void>({ kind: 'write', path, image });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
