@@ -209,7 +209,15 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   await Promise.all(writes);
   progress.update(processed + failed.length, bytes, true);
   const seconds = (now() - t0) / 1000;
-  const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+  // Busy fraction of each phase: main-thread phases against the wall clock, codec phases against the codec
+  // workers' capacity — the phase nearest 1 is the one that sets the pace.
+  const wall = seconds * 1000;
+  const busy = {
+    main: (phases.host + phases.upload + phases.kernels + phases.download) / wall,
+    read: phases.read / (wall * codecs.size),
+    write: phases.write / (wall * codecs.size),
+  };
+  const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
   if (o.json) console.log(JSON.stringify(summary));
   else console.log(`${name}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${exec.cpu && exec.gpu ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
   if (disagreed) return 8;

@@ -63,7 +63,22 @@ async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: G
  * gray-only step must convert it (OpenCV's gray, on the host).
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
-export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool }): Promise<OpResult<Image>> {
+export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool }): Promise<OpResult<Image>>;
+export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool }): Promise<OpResult<GpuImage>>;
+export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool } = {}): Promise<OpResult<Image | GpuImage>> {
+  if (src instanceof GpuImage) {
+    // Resident in, resident out: nothing is downloaded; the caller's input is not released.
+    const t0 = now();
+    let cur: GpuImage = src;
+    for (const s of steps) {
+      const op = OPERATIONS[s.op];
+      if (cur.channels > 1) throw new InvalidArgumentError(`pipeline step ${s.op}: a resident colour image; convert to gray before upload`);
+      const r = await op.run(cur as unknown as Image, s.params, { gpu: src.ctx, pool: on.pool, wait: false, profile: false } as never);
+      if (cur !== src) cur.release();
+      cur = r.output as unknown as GpuImage;
+    }
+    return { output: cur, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [{ name: 'pipeline (queued, not awaited)', ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };
+  }
   const t0 = now();
   const kernels: KernelTime[] = [];
   let upload = 0, download = 0;
