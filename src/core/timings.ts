@@ -53,4 +53,6 @@ export function closeTimings(t: Timings, t0: number): Timings {
 export interface OpResult<T> {
   output: T;
   timings: Timings;
+  /** Set when the output is a view of mapped GPU memory (`view: true`): call it when done with the pixels. */
+  release?: () => void;
 }

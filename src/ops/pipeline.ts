@@ -63,9 +63,9 @@ async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: G
  * gray-only step must convert it (OpenCV's gray, on the host).
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
-export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool }): Promise<OpResult<Image>>;
+export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean }): Promise<OpResult<Image>>;
 export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool }): Promise<OpResult<GpuImage>>;
-export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool } = {}): Promise<OpResult<Image | GpuImage>> {
+export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean } = {}): Promise<OpResult<Image | GpuImage>> {
   if (src instanceof GpuImage) {
     // Resident in, resident out: nothing is downloaded; the caller's input is not released.
     const t0 = now();
@@ -119,7 +119,14 @@ export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], 
   }
   const td = now();
   let output: Image;
-  if (cur instanceof GpuImage) {
+  let release: (() => void) | undefined;
+  if (cur instanceof GpuImage && on.view) {
+    // The result as a view of mapped readback memory (valid until release()): no copy out.
+    const v = await cur.toHostView();
+    cur.release();
+    output = v.image;
+    release = v.release;
+  } else if (cur instanceof GpuImage) {
     output = await cur.toHost();
     cur.release();
   } else {
@@ -128,5 +135,6 @@ export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], 
   // The kernels ran while the host recorded the later steps; they are known to be done only at the download.
   download += now() - td;
   kernels.push({ name: `pipeline (${steps.map((s) => s.op).join(' | ')}): recorded and submitted (host time; the GPU finishes inside download)`, ms: td - tk });
-  return { output, timings: closeTimings(makeTimings({ backend: 'gpu', upload, download, kernels, kernelSource: 'wallclock', total: 0 }), t0) };
+  const timings = closeTimings(makeTimings({ backend: 'gpu', upload, download, kernels, kernelSource: 'wallclock', total: 0 }), t0);
+  return release ? { output, timings, release } : { output, timings };
 }

@@ -22,6 +22,11 @@ export interface GpuRunOptions {
    * so a chain of operations waits once, when its result is downloaded. @default true
    */
   wait?: boolean;
+  /**
+   * For a host input: return the output as a view of the mapped readback memory instead of copying it into a
+   * host array — valid until the result's `release()` is called. @default false
+   */
+  view?: boolean;
 }
 
 /** A device-resident result that can be brought back to the host (GpuImage, GpuCounts). */
@@ -88,7 +93,15 @@ export async function runGpu<H, R extends DeviceResult<H>>(
         kernelWall = now() - tk;
       }
       let output: H | R = out;
-      if (!(src instanceof GpuImage) || spec.alwaysDownload) {
+      let release: (() => void) | undefined;
+      if (opts.view && !(src instanceof GpuImage) && out instanceof GpuImage) {
+        const td = now();
+        const v = await out.toHostView();
+        download = now() - td;
+        out.release();
+        output = v.image as H;
+        release = v.release;
+      } else if (!(src instanceof GpuImage) || spec.alwaysDownload) {
         const td = now();
         output = await out.toHost(opts.out);
         download = now() - td;
@@ -100,7 +113,7 @@ export async function runGpu<H, R extends DeviceResult<H>>(
       const timings = makeTimings({
         backend: 'gpu', upload, download, kernels, kernelSource: stamped.length ? 'timestamp' : 'wallclock', total: now() - t0,
       });
-      return { output, timings };
+      return release ? { output, timings, release } : { output, timings };
     } finally {
       timer.destroy();
     }
