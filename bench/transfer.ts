@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
+import { transferTuning, UPLOAD_CHUNK } from '../src/core/gpu/transfer.js';
 import { createImage } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
 import { encodeNpy } from '../src/io/index.js';
@@ -61,6 +62,17 @@ async function main(): Promise<void> {
     row.pipelineView = await time(async () => { (await runPipeline(img, steps, { gpu, view: true })).release?.(); });
     row.cpuEqualizeReusedOut = await time(async () => { await equalize(img, { pool, out }); });
     row.cpuEqualizeFresh = await time(async () => { await equalize(img, { pool }); });
+    // The upload chunk size: none (one piece) and 2–32 MiB.
+    const sweep: Record<string, unknown> = {};
+    for (const chunk of [0, 2 << 20, 4 << 20, 8 << 20, 32 << 20]) {
+      transferTuning.uploadChunk = chunk;
+      sweep[chunk] = {
+        upload: await time(async () => { const d = await GpuImage.upload(gpu, img); await gpu.finish(); d.release(); }),
+        roundTripView: await time(async () => { const d = await GpuImage.upload(gpu, img); const v = await d.toHostView(); v.release(); d.release(); }),
+      };
+    }
+    transferTuning.uploadChunk = UPLOAD_CHUNK;
+    row.chunkSweep = sweep;
     const py = spawnSync('python3', ['-c', PY, npy, String(reps)], { encoding: 'utf8' });
     try { row.anchors = JSON.parse(py.stdout); } catch { row.anchors = { error: py.stderr.slice(-300) }; }
     console.log(JSON.stringify(row));

@@ -92,6 +92,9 @@ export async function runGpu<H, R extends DeviceResult<H>>(
         await ctx.finish();
         kernelWall = now() - tk;
       }
+      // The timestamps are read back while the output downloads (two waits for the device overlap).
+      const stampedP = timer.read();
+      stampedP.catch(() => undefined); // awaited below; if the download throws first, no unhandled rejection
       let output: H | R = out;
       let release: (() => void) | undefined;
       if (opts.view && !(src instanceof GpuImage) && out instanceof GpuImage) {
@@ -108,7 +111,7 @@ export async function runGpu<H, R extends DeviceResult<H>>(
         out.release();
       }
       for (const g of uploaded) g.release();
-      const stamped = await timer.read();
+      const stamped = await stampedP;
       const kernels = stamped.length ? stamped : [{ name: `${name} (all kernels, wall clock)`, ms: kernelWall ?? 0 }];
       const timings = makeTimings({
         backend: 'gpu', upload, download, kernels, kernelSource: stamped.length ? 'timestamp' : 'wallclock', total: now() - t0,

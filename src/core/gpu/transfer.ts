@@ -89,7 +89,8 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
   // Large uploads go in chunks, each through its own mapped staging buffer and submitted at once: the GPU copies
   // chunk i while JavaScript copies chunk i + 1 into mapped memory (one TypedArray.set runs at ~8 GB/s on one
   // thread; the GPU's copy would otherwise wait for all of it). Chunk-sized staging buffers serve every image size.
-  const chunk = size > 2 * UPLOAD_CHUNK ? UPLOAD_CHUNK : size;
+  const c = transferTuning.uploadChunk;
+  const chunk = c > 0 && size > 2 * c ? c : size;
   for (let off = 0; off < size; off += chunk) {
     const n = Math.min(chunk, size - off);
     const t0 = performance.now();
@@ -109,8 +110,10 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
   return dst;
 }
 
-/** Bytes per upload chunk (a multiple of 16). */
-export const UPLOAD_CHUNK = 4 << 20;
+/** Bytes per upload chunk (a multiple of 16): 8 MiB measured best on the H100 (bench/results/h100-transfer-sweep.json), within noise of the others. */
+export const UPLOAD_CHUNK = 8 << 20;
+/** Transfer settings benchmarks may change (bench/transfer.ts): uploadChunk 0 = one piece. */
+export const transferTuning = { uploadChunk: UPLOAD_CHUNK };
 
 /** Reads `length` elements of type `Ctor` back from a device buffer into `out` (or a new array). */
 export async function download<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
