@@ -7,7 +7,7 @@ export function histogramRange(
   data: Uint8Array | Uint16Array, start: number, end: number, bins: number, bits: number, mask?: Uint8Array,
 ): Uint32Array {
   const full = bins === 1 << bits;
-  if (full && bins === 256 && !mask) return histogram8(data, start, end);
+  if (full && bins === 256 && !mask && data instanceof Uint8Array) return histogram8(data, start, end);
   const h = new Uint32Array(bins);
   const shift = bits;
   for (let i = start; i < end; i++) {
@@ -17,14 +17,27 @@ export function histogramRange(
   return h;
 }
 
-function histogram8(data: Uint8Array | Uint16Array, start: number, end: number): Uint32Array {
+/**
+ * 8-bit histogram of data[start, end): four interleaved sub-histograms (consecutive equal pixels do not serialize
+ * on one counter), and the aligned middle read as 32-bit words — one load per four pixels, one element type, so
+ * V8 keeps the loop monomorphic.
+ */
+function histogram8(data: Uint8Array, start: number, end: number): Uint32Array {
   const h = new Uint32Array(1024);
   let i = start;
-  for (; i + 4 <= end; i += 4) {
-    h[data[i]]++;
-    h[256 + data[i + 1]]++;
-    h[512 + data[i + 2]]++;
-    h[768 + data[i + 3]]++;
+  // Head: up to the first 4-byte-aligned address.
+  while (i < end && (data.byteOffset + i) % 4 !== 0) h[data[i++]]++;
+  const words = Math.floor((end - i) / 4);
+  if (words > 0) {
+    const w32 = new Uint32Array(data.buffer, data.byteOffset + i, words);
+    for (let k = 0; k < words; k++) {
+      const w = w32[k];
+      h[w & 255]++;
+      h[256 + ((w >>> 8) & 255)]++;
+      h[512 + ((w >>> 16) & 255)]++;
+      h[768 + (w >>> 24)]++;
+    }
+    i += words * 4;
   }
   for (; i < end; i++) h[data[i]]++;
   const out = new Uint32Array(256);
