@@ -4,7 +4,7 @@ import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
-import { formatOf, writeImage, type ReadOptions } from '../io/index.js';
+import { formatOf, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool } from '../node/codec-pool.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
@@ -23,6 +23,7 @@ export interface BatchOptions {
   /** output format extension (e.g. '.png'); default: the input's own */
   format?: string;
   read: ReadOptions;
+  write: WriteOptions;
 }
 
 interface Job {
@@ -191,8 +192,8 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         try {
           // Images go to the codec workers; other results (none yet in batch) through the command's writer.
           const out = r.output as unknown as Image;
-          if (cmd.write === writeImage) await codecs.write(job.output, out);
-          else await cmd.write!(job.output, r.output);
+          if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
+          else await cmd.write!(job.output, r.output, o.write);
           processed++;
           bytes += job.bytes;
         } catch (e) {

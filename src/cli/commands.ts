@@ -9,7 +9,7 @@ import { asShape3D, type Image } from '../core/image.js';
 import type { ParamSpec, Rect } from '../core/params.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { OpResult } from '../core/timings.js';
-import { readImage, writeImage } from '../io/index.js';
+import { readImage, writeImage, type WriteOptions } from '../io/index.js';
 import { maskElement, type StructuringElement } from '../ops/morph/index.js';
 import { FILTER_TOLERANCE, OPERATIONS } from '../ops/registry.js';
 import { histogram, histogramParams, type HistogramMethod } from '../ops/histogram/index.js';
@@ -34,7 +34,7 @@ export interface OpCommand<T> {
   colour?: boolean;
   run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
   compare(a: T, b: T): Comparison;
-  write?(path: string, out: T): Promise<void>;
+  write?(path: string, out: T, opts?: WriteOptions): Promise<void>;
   /** Checks the parameters as a whole before any input is read (e.g. a pipeline's chain). */
   validate?(params: Record<string, unknown>): void;
   /** What to print besides timings, from the result of the path that produced the output. */

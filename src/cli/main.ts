@@ -6,7 +6,7 @@ import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Dtype, Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
-import { checkWritable, readImage, type RawLayout } from '../io/index.js';
+import { checkWritable, checkWriteOptions, readImage, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
@@ -23,6 +23,8 @@ const COMMON = `Common options:
   --threads <n>                   CPU worker threads (default: cores, at most 16)
   --repeat <n>                    run n times and report the last run (the first includes shader compilation)
   --shape <WxH[xD]> --dtype <uint8|uint16|float32>   layout of a headerless .raw input
+  --compression <0-9>             PNG zlib level (default 1, as OpenCV: fast; 6–9 smaller and several times slower)
+  --quality <1-100>               JPEG quality (default 95)
   --json                          print one JSON object on stdout instead of text
 Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written
   --recursive                     include sub-folders (their layout is kept under <out>)
@@ -30,7 +32,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --format <png|jpg|tif|npy|nii|nii.gz>  output format (default: the input's)
   --quiet                         no progress on stderr
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'quiet'];
+const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'quiet', 'compression', 'quality'];
 const COMMON_BOOLEANS = ['json', 'help', 'recursive', 'overwrite', 'quiet'];
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
@@ -88,6 +90,9 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
   cmd.validate?.(params);
+  const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
+  const write: WriteOptions = { compression: num('compression'), quality: num('quality') };
+  checkWriteOptions(write);
   if (outPath && cmd.write && (await isBatch(inputs, outPath))) {
     const fmt = flags.get('format');
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
@@ -95,7 +100,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
       for (const w of exec.warnings) console.error(w);
       return await runBatch(name, cmd, inputs, outPath, params, exec, {
         recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-        format: fmt ? `.${fmt.replace(/^\./, '')}` : undefined, read: { raw: rawLayout(flags) },
+        format: fmt ? `.${fmt.replace(/^\./, '')}` : undefined, read: { raw: rawLayout(flags) }, write,
       });
     } finally {
       await exec.close();
@@ -115,7 +120,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     }
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
-    if (outPath && cmd.write) await cmd.write(outPath, output);
+    if (outPath && cmd.write) await cmd.write(outPath, output, write);
     const extra = cmd.report(results.gpu ?? results.cpu, params);
     const adapter = exec.gpu?.adapter;
     if (json) {

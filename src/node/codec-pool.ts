@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../core/errors.js';
 import type { Image } from '../core/image.js';
-import type { ReadOptions } from '../io/index.js';
+import type { ReadOptions, WriteOptions } from '../io/index.js';
 
 /**
  * Worker threads that read and write images (codec-worker.ts): decoding, the gray conversion and encoding of a
@@ -49,8 +49,8 @@ export class CodecPool {
     return this.send<Image>({ kind: 'read', path, opts });
   }
 
-  write(path: string, image: Image): Promise<void> {
-    return this.send<void>({ kind: 'write', path, image });
+  write(path: string, image: Image, opts: WriteOptions = {}): Promise<void> {
+    return this.send<void>({ kind: 'write', path, image, opts });
   }
 
   async close(): Promise<void> {

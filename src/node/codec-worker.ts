@@ -2,13 +2,13 @@
 // so a batch's codec work and pixel conversions run beside the main thread instead of on it.
 import { parentPort } from 'node:worker_threads';
 import type { Image } from '../core/image.js';
-import { readImage, writeImage, type ReadOptions } from '../io/index.js';
+import { readImage, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
 
-type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image };
+type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image; opts: WriteOptions };
 
 parentPort!.on('message', async (job: Job) => {
   try {
-    const value = job.kind === 'read' ? await readImage(job.path, job.opts) : await writeImage(job.path, job.image);
+    const value = job.kind === 'read' ? await readImage(job.path, job.opts) : await writeImage(job.path, job.image, job.opts);
     parentPort!.postMessage({ id: job.id, ok: true, value });
   } catch (e) {
     const err = e as Error & { code?: string };

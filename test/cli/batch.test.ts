@@ -148,3 +148,18 @@ test('imgpu pipeline: both devices agree, batch over a folder, a bad chain is ex
     assert.match(e.stderr, pattern);
   }
 });
+
+test('--compression (PNG level, default 1) and --quality (JPEG) change the bytes, not the pixels; bad values are exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-codec-'));
+  const fast = join(dir, 'fast.png'), small = join(dir, 'small.png');
+  assert.equal(cli('equalize', fixture('images', 'chelsea.png'), fast, '--device', 'cpu').status, 0);
+  assert.equal(cli('equalize', fixture('images', 'chelsea.png'), small, '--device', 'cpu', '--compression', '9').status, 0);
+  assert.ok(statSync(small).size < statSync(fast).size, 'level 9 is smaller than level 1');
+  assert.ok(compareImages(await readImage(fast), await readImage(small)).identical);
+  const q = join(dir, 'q.jpg');
+  assert.equal(cli('equalize', fixture('images', 'chelsea.png'), q, '--device', 'cpu', '--quality', '50').status, 0);
+  for (const bad of [['--compression', '12'], ['--quality', '0'], ['--quality', 'x']]) {
+    const r = cli('equalize', fixture('images', 'chelsea.png'), q, '--device', 'cpu', ...bad);
+    assert.equal(r.status, 2, bad.join(' '));
+  }
+});
