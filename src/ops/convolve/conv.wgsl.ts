@@ -11,7 +11,11 @@ import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
  */
 export type ConvDtype = 'uint8' | 'uint16' | 'float32';
 
-/** The uniform every convolution kernel reads: per-axis geometry in x, y, z order, then cval and counts. */
+/**
+ * The uniform every convolution kernel reads: per-axis geometry in x, y, z order, then cval and counts (naive:
+ * taps and outputs; tiled: `chunks` = workgroups along z per batch item — a batch of independent volumes, one
+ * after another in memory, e.g. the slices of a volume for a y pass).
+ */
 export const GEO_STRUCT = /* wgsl */ `
 struct Geo {
   nIn: vec4<i32>,
@@ -22,7 +26,7 @@ struct Geo {
   cval: f32,
   ntaps: u32,
   total: u32,
-  _pad: u32,
+  chunks: u32,
 }`;
 
 /** Source binding and an element loader for each input dtype (u8/u16 read from packed words). */
@@ -212,9 +216,12 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let gy0 = i32(by * ${ty}u) + g.off.y;
   let ox = bx * ${tw}u + lid.x;
   let oy = by * ${ty}u + lid.y;
-  let z0 = wid.z * ${zc}u;
+  let item = wid.z / g.chunks;
+  let z0 = (wid.z % g.chunks) * ${zc}u;
   let z1 = min(z0 + ${zc}u, u32(g.nOut.z));
   let planeSize = u32(g.nIn.x) * u32(g.nIn.y);
+  let inItem = item * planeSize * u32(g.nIn.z);
+  let outItem = item * u32(g.nOut.x) * u32(g.nOut.y) * u32(g.nOut.z);
   // In-plane offsets of what this invocation loads, border applied once (they repeat on every plane);
   // -1: outside the real data (mode constant).
   ${elems.map((e) => `var o${e} = 0i;\n  var r${e} = 0.0;${stream ? ` var n${e} = 0.0;` : ''}`).join('\n  ')}
@@ -228,7 +235,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   {
     let zi = i32(z0) + g.off.z;
     let ok = zi >= g.lo.z && zi < g.hi.z;
-    let base = u32(max(bmap(zi, g.nIn.z), 0i)) * planeSize;
+    let base = inItem + u32(max(bmap(zi, g.nIn.z), 0i)) * planeSize;
     ${loadStep}
   }
   for (var s = 0u; s < steps; s++) {
@@ -239,14 +246,14 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     if (s + 1u < steps) {
       let zn = zi + 1i;
       let ok = zn >= g.lo.z && zn < g.hi.z;
-      let base = u32(max(bmap(zn, g.nIn.z), 0i)) * planeSize;
+      let base = inItem + u32(max(bmap(zn, g.nIn.z), 0i)) * planeSize;
       ${stream ? loadInto('n') : loadStep}
     }
     ${lines.join('\n    ')}
     ${stream ? elems.map((e) => `r${e} = n${e};`).join(' ') : 'workgroupBarrier();'}
     let zo = i32(z0 + s) - ${kz - 1}i;
     if (zo >= i32(z0) && oy < u32(g.nOut.y)) {
-      let row = (u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x);
+      let row = outItem + (u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x);
       ${cols.map((c) => `if (ox + ${c * tx}u < u32(g.nOut.x)) { dst[row + ox + ${c * tx}u] = ${acc(kz - 1, c)}; }`).join('\n      ')}
     }
     ${shift}

@@ -44,11 +44,13 @@ export interface Volume {
   shape: [number, number, number];
 }
 
-function geoWords(g: Geo3, cval: number, ntaps: number, total: number): number[] {
+function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): number[] {
   const [z, y, x] = g;
   const v = (f: keyof AxisGeo) => [x[f], y[f], z[f], 0];
-  return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, 0];
+  return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, chunks];
 }
+
+const whole = (n: number): AxisGeo => ({ nIn: n, nOut: n, off: 0, lo: 0, hi: n });
 
 /** The geometry of a pass along `axis` alone: identity along the other axes. */
 function axisOnly(shape: [number, number, number], g: Geo3, axis: number): Geo3 {
@@ -121,15 +123,26 @@ export class ConvGpu {
     if (axes.length === 0) axes.push(2);
     let cur = src;
     const shape = [...src.shape] as [number, number, number];
+    const volume = src.shape[0] > 1;
     for (let i = 0; i < axes.length; i++) {
       const a = axes[i];
       const g = axisOnly(shape, geo, a);
+      const [d, h] = shape;
       shape[a] = geo[a].nOut;
       const one = (v: Float32Array, axis: number) => (axis === a ? v : Float32Array.of(1));
       const [wz, wy, wx] = k.factors!;
-      const stage: PlaneStage = { kind: 'separable', wz: one(wz, 0), wy: one(wy, 1), wx: one(wx, 2) };
       const dst = alloc(i === axes.length - 1, shape);
-      await this.tiled(rec, cur, dst, stage, g, mode, cval, `convolve.separable.${'zyx'[a]}`);
+      const label = `convolve.separable.${'zyx'[a]}`;
+      if (volume && a === 2) {
+        // x of a volume: its d·h rows are independent — one 2D row filter marching down all of them.
+        await this.tiled(rec, cur, dst, { kind: 'separable', wz: Float32Array.of(1), wy: Float32Array.of(1), wx }, [whole(d * h), whole(1), g[2]], mode, cval, label, { rows: true });
+      } else if (volume && a === 1) {
+        // y of a volume: each slice as a [h, 1, w] volume marching down its rows (a batch of d), streaming —
+        // no halo rows staged again and again as a y tile would.
+        await this.tiled(rec, cur, dst, { kind: 'separable', wz: wy, wy: Float32Array.of(1), wx: Float32Array.of(1) }, [g[1], whole(1), g[2]], mode, cval, label, { rows: true, batch: d });
+      } else {
+        await this.tiled(rec, cur, dst, { kind: 'separable', wz: one(wz, 0), wy: one(wy, 1), wx: one(wx, 2) }, g, mode, cval, label);
+      }
       cur = { buffer: dst, dtype: 'float32', shape: [...shape] as [number, number, number] };
     }
     return cur;
@@ -149,8 +162,13 @@ export class ConvGpu {
     rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(geoWords(geo, cval, taps.length / 4, total), 'convolution geometry')], x, y);
   }
 
-  private async tiled(rec: Recording, src: Volume, dst: GPUBuffer, stage: PlaneStage, geo: Geo3, mode: BorderMode, cval: number, label: string): Promise<void> {
+  /**
+   * One tiled dispatch. `rows`: a row tile (the 2D shape) for a [n, 1, w] geometry; `batch`: that many volumes of
+   * the geometry's size one after another in memory (the slices of a volume, for a y pass).
+   */
+  private async tiled(rec: Recording, src: Volume, dst: GPUBuffer, stage: PlaneStage, geo: Geo3, mode: BorderMode, cval: number, label: string, how: { rows?: boolean; batch?: number } = {}): Promise<void> {
     let { tx, ty, cx } = this.schedule;
+    if (how.rows) [tx, ty, cx] = [this.schedule.rowTile, 1, this.schedule.rowCx];
     const kz = stage.kind === 'dense' ? stage.size[0] : stage.wz.length;
     if (geo[0].nIn === 1 && geo[0].nOut === 1 && kz === 1) {
       // A 2D image runs as a [h, 1, w] volume: the march goes down the rows (y taps accumulate in registers)
@@ -163,10 +181,13 @@ export class ConvGpu {
     const tiles = Math.ceil(geo[2].nOut / (tx * cx)) * Math.ceil(geo[1].nOut / ty);
     // Planes per workgroup: the schedule's, fewer where that would leave too few workgroups to fill the GPU.
     const fill = 2 ** Math.floor(Math.log2(Math.max(1, (tiles * geo[0].nOut) / 4096)));
-    const zc = Math.max(1, Math.min(this.schedule.zc, Math.max(8, fill), geo[0].nOut));
+    let zc = Math.max(1, Math.min(this.schedule.zc, Math.max(8, fill), geo[0].nOut));
+    // Workgroups along z are chunks × batch items: stay within the per-dimension limit.
+    while (Math.ceil(geo[0].nOut / zc) * (how.batch ?? 1) > this.ctx.limits.maxComputeWorkgroupsPerDimension && zc < geo[0].nOut) zc *= 2;
     const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
-    rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(geoWords(geo, cval, 0, 0), 'convolution geometry')], x, y, Math.ceil(geo[0].nOut / zc));
+    const chunks = Math.ceil(geo[0].nOut / zc);
+    rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(geoWords(geo, cval, 0, 0, chunks), 'convolution geometry')], x, y, chunks * (how.batch ?? 1));
   }
 
   /** √(Σ cᵢ²) of 2–3 float32 volumes of one shape (a recording temporary unless `keep`). */
