@@ -30,6 +30,7 @@ const sizes = arg('sizes', '1080p,4k,8k,256x256x361,512x512x361').split(',');
 const filters = arg('filters', 'sobel-x,gauss:3,sobel').split(',');
 const reps = Number(arg('reps', '10'));
 const outName = arg('out', 'convolve');
+const e2eOnly = process.argv.includes('--e2e-only');
 const NAMED: Record<string, [number, number]> = { '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320] };
 
 async function input(name: string): Promise<Image> {
@@ -52,7 +53,7 @@ interface Row {
   /** per implementation: one isolated call's kernels (ms), back to back (ms per filter) */
   gpu: Record<string, { impl: string; isolated: Stat; backToBack: number }>;
   /** host→host, implementation auto: profiled phases, and the unprofiled total */
-  gpuEndToEnd?: { phases: Timings; total: Stat; slabs: number };
+  gpuEndToEnd?: { phases: Timings; total: Stat; slabs: number; view?: Stat };
   cpu?: Stat;
   anchors?: Record<string, Stat>;
 }
@@ -65,6 +66,10 @@ function implsFor(spec: string, rank: 2 | 3): ConvImpl[] {
 }
 
 async function gpuRows(gpu: GpuContext, img: Image, spec: string, row: Row, voxels: number): Promise<void> {
+  if (e2eOnly) {
+    await endToEnd(gpu, img, spec, row, voxels);
+    return;
+  }
   const dev = await GpuImage.upload(gpu, img);
   const batch = voxels > 2e8 ? 2 : voxels > 3e7 ? 5 : 20;
   for (const impl of implsFor(spec, img.shape.length === 3 ? 3 : 2)) {
@@ -81,12 +86,22 @@ async function gpuRows(gpu: GpuContext, img: Image, spec: string, row: Row, voxe
     console.error(`  ${impl}: isolated ${isolated.median.toFixed(3)} ms, back to back ${backToBack.toFixed(3)} ms`);
   }
   dev.release();
+  await endToEnd(gpu, img, spec, row, voxels);
+}
+
+/** Host→host: the copied download into a reused output, the profiled split, and the download as a mapped view. */
+async function endToEnd(gpu: GpuContext, img: Image, spec: string, row: Row, voxels: number): Promise<void> {
   // A reused output image, as a pipeline over many images or frames would pass (a fresh one costs first-touch
   // page faults of the whole float32 output on every call); the profiled split is taken once warm.
   const out = createImage(img.shape, 'float32');
   const total = await repeat(voxels > 2e8 ? 2 : reps, async () => (await filter(img, spec, { gpu, profile: false, out })).timings.total);
   const profiled = await filter(img, spec, { gpu, profile: true, out });
-  row.gpuEndToEnd = { phases: profiled.timings, total, slabs: profiled.timings.slabs ?? 1 };
+  const view = await repeat(voxels > 2e8 ? 2 : reps, async () => {
+    const r = await filter(img, spec, { gpu, profile: false, view: true });
+    r.release?.();
+    return r.timings.total;
+  });
+  row.gpuEndToEnd = { phases: profiled.timings, total, slabs: profiled.timings.slabs ?? 1, view };
 }
 
 /** Back-to-back time of `spec` with `impl` under each schedule variant (the tile-shape search). */

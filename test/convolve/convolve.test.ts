@@ -209,3 +209,14 @@ test('the gradient magnitude of a DICOM series keeps its geometry; valid moves t
   const vox = await filter(ct, `gauss:${g.spacing.map((s) => 1.3229 / s).join(',')}`);
   assertClose(mm.output, vox.output, 'sigma in mm');
 });
+
+test('view: the filtered image as a view of mapped memory equals the copied one', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img = await load('img2d');
+  const copied = await filter(img, 'sobel', { gpu });
+  const viewed = await filter(img, 'sobel', { gpu, view: true });
+  assert.ok(viewed.release);
+  assert.ok(compareImages(viewed.output, copied.output).identical);
+  viewed.release!();
+});

@@ -194,9 +194,10 @@ async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos
   const limit = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize, opts.maxSlabBytes ?? Infinity);
   const shape = asShape3D(img.shape);
   const inBytes = img.data.byteLength, outBytes = geos[0][0].nOut * geos[0][1].nOut * geos[0][2].nOut * 4;
-  const run = (input: Image, g: Geo3[], out?: Image) => runGpu(ctx, input, 'filter', { profile: opts.profile, out }, (x, rec) => recordFilter(conv, rec, x, plan, g, impls, r, outDtype, rank)) as Promise<OpResult<Image>>;
-  // Whole: downloaded straight into the caller's `out` when given (no second copy).
-  if (inBytes <= limit && outBytes <= limit) return { ...(await run(img, geos, opts.out)), impl };
+  const run = (input: Image, g: Geo3[], out?: Image, view?: boolean) => runGpu(ctx, input, 'filter', { profile: opts.profile, out, view }, (x, rec) => recordFilter(conv, rec, x, plan, g, impls, r, outDtype, rank)) as Promise<OpResult<Image>>;
+  // Whole: downloaded straight into the caller's `out` when given (no second copy), or handed over as a view of
+  // the mapped readback memory (`view`). Slabs are assembled in a host array.
+  if (inBytes <= limit && outBytes <= limit) return { ...(await run(img, geos, opts.out, opts.view && !opts.out)), impl };
   const axis: 0 | 1 = shape[0] > 1 ? 0 : 1;
   const planeIn = (inBytes / shape[axis]), planeOut = outBytes / geos[0][axis].nOut;
   const slabs = planSlabs(geos, plan.components, r.mode, axis, planeIn, planeOut, limit);
