@@ -138,90 +138,91 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   } finally {
     await codecs.close();
   }
+  // The loop itself, so that the codec workers are closed whatever happens in it.
   async function batchLoop(): Promise<number> {
-  const progress = new Progress(todo.length, todo.reduce((a, j) => a + j.bytes, 0), o.quiet || o.json);
-  const read = async (j: Job): Promise<Image> => {
-    const tr = now();
-    const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
-    phases.read += now() - tr;
-    return img;
-  };
-  const fail = (j: Job, e: unknown) => {
-    // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
-    const message = e instanceof ImgpuError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
-    failed.push({ file: j.input, message });
-    if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
-  };
-  // Several images in flight on both sides of the (sequential) processing: decoding and encoding run in libvips /
-  // libuv threads (bin/imgpu.js sizes the pool to the cores), so `window` reads ahead and `window` writes behind.
-  const window = Math.max(2, Math.min(16, exec.pool.size));
-  const reads: Promise<Image | Error>[] = [];
-  let nextRead = 0;
-  const fill = () => {
-    while (reads.length < window && nextRead < todo.length) reads.push(read(todo[nextRead++]).catch((e: Error) => e));
-  };
-  const writes = new Set<Promise<void>>();
-  fill();
-  for (let k = 0; k < todo.length; k++) {
-    const job = todo[k];
-    const got = await reads.shift()!;
+    const progress = new Progress(todo.length, todo.reduce((a, j) => a + j.bytes, 0), o.quiet || o.json);
+    const read = async (j: Job): Promise<Image> => {
+      const tr = now();
+      const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
+      phases.read += now() - tr;
+      return img;
+    };
+    const fail = (j: Job, e: unknown) => {
+      // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
+      const message = e instanceof ImgpuError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
+      failed.push({ file: j.input, message });
+      if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
+    };
+    // Several images in flight on both sides of the (sequential) processing: decoding and encoding run in libvips /
+    // libuv threads (bin/imgpu.js sizes the pool to the cores), so `window` reads ahead and `window` writes behind.
+    const window = Math.max(2, Math.min(16, exec.pool.size));
+    const reads: Promise<Image | Error>[] = [];
+    let nextRead = 0;
+    const fill = () => {
+      while (reads.length < window && nextRead < todo.length) reads.push(read(todo[nextRead++]).catch((e: Error) => e));
+    };
+    const writes = new Set<Promise<void>>();
     fill();
-    if (got instanceof Error) {
-      fail(job, got);
-      continue;
-    }
-    const img = got;
-    try {
-      const results: Record<string, OpResult<T>> = {};
-      const on: RunOn = { pool: exec.pool };
-      if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
-      if (exec.gpu) results.gpu = await cmd.run(img, params, { ...on, gpu: exec.gpu }, {});
-      if (results.cpu && results.gpu) {
-        const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
-        if (!c.identical) disagreed++;
+    for (let k = 0; k < todo.length; k++) {
+      const job = todo[k];
+      const got = await reads.shift()!;
+      fill();
+      if (got instanceof Error) {
+        fail(job, got);
+        continue;
       }
-      const r = results.gpu ?? results.cpu;
-      phases.host += r.timings.host;
-      phases.upload += r.timings.upload;
-      phases.kernels += kernelTotal(r.timings);
-      phases.download += r.timings.download;
-      await mkdir(dirname(job.output), { recursive: true });
-      while (writes.size >= window) await Promise.race(writes);
-      const w: Promise<void> = (async () => {
-        const tw = now();
-        try {
-          // Images go to the codec workers; other results (none yet in batch) through the command's writer.
-          const out = r.output as unknown as Image;
-          if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
-          else await cmd.write!(job.output, r.output, o.write);
-          processed++;
-          bytes += job.bytes;
-        } catch (e) {
-          fail(job, e);
+      const img = got;
+      try {
+        const results: Record<string, OpResult<T>> = {};
+        const on: RunOn = { pool: exec.pool };
+        if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
+        if (exec.gpu) results.gpu = await cmd.run(img, params, { ...on, gpu: exec.gpu }, {});
+        if (results.cpu && results.gpu) {
+          const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
+          if (!c.identical) disagreed++;
         }
-        phases.write += now() - tw;
-        progress.update(processed + failed.length, bytes);
-      })().finally(() => writes.delete(w));
-      writes.add(w);
-    } catch (e) {
-      fail(job, e);
+        const r = results.gpu ?? results.cpu;
+        phases.host += r.timings.host;
+        phases.upload += r.timings.upload;
+        phases.kernels += kernelTotal(r.timings);
+        phases.download += r.timings.download;
+        await mkdir(dirname(job.output), { recursive: true });
+        while (writes.size >= window) await Promise.race(writes);
+        const w: Promise<void> = (async () => {
+          const tw = now();
+          try {
+            // Images go to the codec workers; other results (none yet in batch) through the command's writer.
+            const out = r.output as unknown as Image;
+            if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
+            else await cmd.write!(job.output, r.output, o.write);
+            processed++;
+            bytes += job.bytes;
+          } catch (e) {
+            fail(job, e);
+          }
+          phases.write += now() - tw;
+          progress.update(processed + failed.length, bytes);
+        })().finally(() => writes.delete(w));
+        writes.add(w);
+      } catch (e) {
+        fail(job, e);
+      }
     }
-  }
-  await Promise.all(writes);
-  progress.update(processed + failed.length, bytes, true);
-  const seconds = (now() - t0) / 1000;
-  // Busy fraction of each phase: main-thread phases against the wall clock, codec phases against the codec
-  // workers' capacity — the phase nearest 1 is the one that sets the pace.
-  const wall = seconds * 1000;
-  const busy = {
-    main: (phases.host + phases.upload + phases.kernels + phases.download) / wall,
-    read: phases.read / (wall * codecs.size),
-    write: phases.write / (wall * codecs.size),
-  };
-  const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
-  if (o.json) console.log(JSON.stringify(summary));
-  else console.log(`${name}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${exec.cpu && exec.gpu ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
-  if (disagreed) return 8;
-  return failed.length ? EXIT_SOME_FAILED : 0;
+    await Promise.all(writes);
+    progress.update(processed + failed.length, bytes, true);
+    const seconds = (now() - t0) / 1000;
+    // Busy fraction of each phase: main-thread phases against the wall clock, codec phases against the codec
+    // workers' capacity — the phase nearest 1 is the one that sets the pace.
+    const wall = seconds * 1000;
+    const busy = {
+      main: (phases.host + phases.upload + phases.kernels + phases.download) / wall,
+      read: phases.read / (wall * codecs.size),
+      write: phases.write / (wall * codecs.size),
+    };
+    const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+    if (o.json) console.log(JSON.stringify(summary));
+    else console.log(`${name}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${exec.cpu && exec.gpu ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
+    if (disagreed) return 8;
+    return failed.length ? EXIT_SOME_FAILED : 0;
   }
 }
