@@ -8,6 +8,7 @@ export function histogramRange(
 ): Uint32Array {
   const full = bins === 1 << bits;
   if (full && bins === 256 && !mask && data instanceof Uint8Array) return histogram8(data, start, end);
+  if (full && bins === 65536 && !mask && data instanceof Uint16Array) return histogram16(data, start, end);
   const h = new Uint32Array(bins);
   const shift = bits;
   for (let i = start; i < end; i++) {
@@ -43,4 +44,23 @@ function histogram8(data: Uint8Array, start: number, end: number): Uint32Array {
   const out = new Uint32Array(256);
   for (let b = 0; b < 256; b++) out[b] = h[b] + h[256 + b] + h[512 + b] + h[768 + b];
   return out;
+}
+
+/** Full-range 16-bit histogram of data[start, end): one element type (monomorphic), two pixels per 32-bit word. */
+function histogram16(data: Uint16Array, start: number, end: number): Uint32Array {
+  const h = new Uint32Array(65536);
+  let i = start;
+  if (i < end && (data.byteOffset / 2 + i) % 2 !== 0) h[data[i++]]++;
+  const words = Math.floor((end - i) / 2);
+  if (words > 0) {
+    const w32 = new Uint32Array(data.buffer, data.byteOffset + i * 2, words);
+    for (let k = 0; k < words; k++) {
+      const w = w32[k];
+      h[w & 0xffff]++;
+      h[w >>> 16]++;
+    }
+    i += words * 2;
+  }
+  for (; i < end; i++) h[data[i]]++;
+  return h;
 }

@@ -4,6 +4,15 @@ export function applyLutRange(src: Uint8Array | Uint16Array, dst: Uint8Array | U
     applyLut8(src, dst, lut, start, end);
     return;
   }
+  if (src instanceof Uint16Array && dst instanceof Uint16Array && lut instanceof Uint16Array) {
+    applyLut16(src, dst, lut, start, end);
+    return;
+  }
+  for (let i = start; i < end; i++) dst[i] = lut[src[i]];
+}
+
+/** The 16-bit case with one element type throughout (monomorphic for V8). */
+function applyLut16(src: Uint16Array, dst: Uint16Array, lut: Uint16Array, start: number, end: number): void {
   for (let i = start; i < end; i++) dst[i] = lut[src[i]];
 }
 
