@@ -10,14 +10,9 @@ import sys
 
 import numpy as np
 
-from anchors import timeit  # bench/anchors.py, beside this file
+from anchors import cp, cv2, timeit  # bench/anchors.py, beside this file: the optional libraries, the timer
 
 try:
-    import cv2
-except ImportError:
-    cv2 = None
-try:
-    import cupy as cp
     from cupyx.scipy import ndimage as cnd
 except ImportError:
     cp = None

@@ -1,16 +1,13 @@
-import { mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
-import { formatOf, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
+import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool } from '../node/codec-pool.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
-
-/** Formats batch mode reads from a folder (DICOM series are folders themselves: give them one by one). */
-const READABLE = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz', '.dcm'];
 
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
@@ -30,6 +27,16 @@ interface Job {
   input: string;
   output: string;
   bytes: number;
+  /** the input's modification time (an output newer than it is up to date) */
+  mtimeMs: number;
+}
+
+/** The output extension of --format (e.g. 'png' → '.png'), checked before anything is started. */
+export function batchFormat(fmt: string | undefined): string | undefined {
+  if (fmt === undefined) return undefined;
+  const ext = `.${fmt.replace(/^\./, '')}`;
+  if (!(WRITERS as readonly string[]).includes(ext)) throw new InvalidArgumentError(`--format must be one of ${WRITERS.map((f) => f.slice(1)).join(', ')}, got ${ext}`);
+  return ext;
 }
 
 /** Whether the arguments ask for batch mode: several inputs, a folder out, or a folder in with no file out. */
@@ -50,7 +57,7 @@ async function walk(dir: string, recursive: boolean, skip: string): Promise<stri
     if (e.isDirectory()) {
       // The output folder may lie inside the input folder: never read our own outputs back.
       if (recursive && (await realpath(p)) !== skip) found.push(...(await walk(p, true, skip)));
-    } else if (READABLE.includes(formatOf(e.name))) {
+    } else if ((READERS as readonly string[]).includes(formatOf(e.name))) {
       found.push(p);
     }
   }
@@ -70,7 +77,8 @@ async function plan(inputs: string[], outDir: string, o: BatchOptions): Promise<
       const rel = relative(root, f);
       const ext = formatOf(rel);
       const stem = rel.slice(0, rel.length - ext.length);
-      jobs.push({ input: f, output: join(outDir, stem + (o.format ?? ext)), bytes: (await stat(f)).size });
+      const { size, mtimeMs } = await stat(f);
+      jobs.push({ input: f, output: join(outDir, stem + (o.format ?? ext)), bytes: size, mtimeMs });
     }
   }
   return jobs;
@@ -79,7 +87,7 @@ async function plan(inputs: string[], outDir: string, o: BatchOptions): Promise<
 /** Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. */
 class Progress {
   private last = 0;
-  constructor(private readonly total: number, private readonly totalBytes: number, private readonly quiet: boolean, private readonly t0 = now()) {}
+  constructor(private readonly total: number, private readonly quiet: boolean, private readonly t0 = now()) {}
 
   update(done: number, bytes: number, final = false): void {
     if (this.quiet) return;
@@ -93,7 +101,6 @@ class Progress {
     const line = `${done}/${this.total} images, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
     if (tty) process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
-    void this.totalBytes;
   }
 }
 
@@ -102,7 +109,8 @@ class Progress {
  * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
  * --overwrite; every output is written atomically (io writeImage), so an interrupted run leaves only whole files
  * and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
- * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock. Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
+ * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
+ * Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
  */
 export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
   try {
@@ -112,14 +120,12 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   }
   // A probe of our own (concurrent runs into one folder must not remove each other's).
   const probe = join(outDir, `.imgpu-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  const { writeFile, rm } = await import('node:fs/promises');
   try {
     await writeFile(probe, '');
     await rm(probe);
   } catch {
     throw new FileAccessError(`the output folder ${outDir} is not writable`);
   }
-  if (o.format && !['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'].includes(o.format)) throw new InvalidArgumentError(`--format must be png, jpg, tif, npy, nii or nii.gz, got ${o.format}`);
   const jobs = await plan(inputs, outDir, o);
   if (jobs.length === 0) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
   const t0 = now();
@@ -128,8 +134,8 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   let processed = 0, skipped = 0, disagreed = 0, bytes = 0;
   const todo: Job[] = [];
   for (const j of jobs) {
-    const [i, out] = await Promise.all([stat(j.input), stat(j.output).catch(() => undefined)]);
-    if (!o.overwrite && out && out.mtimeMs >= i.mtimeMs) skipped++;
+    const out = o.overwrite ? undefined : await stat(j.output).catch(() => undefined);
+    if (out && out.mtimeMs >= j.mtimeMs) skipped++;
     else todo.push(j);
   }
   const codecs = new CodecPool();
@@ -140,7 +146,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   }
   // The loop itself, so that the codec workers are closed whatever happens in it.
   async function batchLoop(): Promise<number> {
-    const progress = new Progress(todo.length, todo.reduce((a, j) => a + j.bytes, 0), o.quiet || o.json);
+    const progress = new Progress(todo.length, o.quiet || o.json);
     const read = async (j: Job): Promise<Image> => {
       const tr = now();
       const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
@@ -153,8 +159,8 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       failed.push({ file: j.input, message });
       if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
     };
-    // Several images in flight on both sides of the (sequential) processing: decoding and encoding run in libvips /
-    // libuv threads (bin/imgpu.js sizes the pool to the cores), so `window` reads ahead and `window` writes behind.
+    // Several images in flight on both sides of the (sequential) processing: decoding and encoding run on the codec
+    // workers, so `window` images are read ahead and `window` written behind.
     const window = Math.max(2, Math.min(16, exec.pool.size));
     const reads: Promise<Image | Error>[] = [];
     let nextRead = 0;

@@ -14,7 +14,7 @@ import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
-import { isBatch, runBatch } from './batch.js';
+import { batchFormat, isBatch, runBatch } from './batch.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: GPU if an adapter exists, else CPU with a warning)
@@ -94,13 +94,13 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const write: WriteOptions = { compression: num('compression'), quality: num('quality') };
   checkWriteOptions(write);
   if (outPath && cmd.write && (await isBatch(inputs, outPath))) {
-    const fmt = flags.get('format');
+    const format = batchFormat(flags.get('format'));
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
     try {
       for (const w of exec.warnings) console.error(w);
       return await runBatch(name, cmd, inputs, outPath, params, exec, {
         recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-        format: fmt ? `.${fmt.replace(/^\./, '')}` : undefined, read: { raw: rawLayout(flags) }, write,
+        format, read: { raw: rawLayout(flags) }, write,
       });
     } finally {
       await exec.close();

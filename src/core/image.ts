@@ -122,24 +122,21 @@ const R2Y = 4899, G2Y = 9617, B2Y = 1868, YUV_SHIFT = 14;
  */
 export function toGray(img: Image): Image {
   if (img.channels === 1) return img;
+  const n = pixelCount(img.shape);
   const out = createImage(img.shape, img.dtype, 1);
-  toGrayRange(img.data, out.data, img.channels, 0, pixelCount(img.shape));
-  return out;
-}
-
-/** toGray for pixels [s, e): a pure function, so the worker pool can run it in parallel (ops/tasks.ts 'toGray'). */
-export function toGrayRange(src: PixelArray, dst: PixelArray, c: number, s: number, e: number): void {
-  if (src instanceof Float32Array) {
+  const src = img.data, dst = out.data, c = img.channels;
+  if (img.dtype === 'float32') {
     const r = Math.fround(0.299), g = Math.fround(0.587), b = Math.fround(0.114);
-    for (let i = s, j = s * c; i < e; i++, j += c) {
+    for (let i = 0, j = 0; i < n; i++, j += c) {
       dst[i] = Math.fround(Math.fround(Math.fround(src[j] * r) + Math.fround(src[j + 1] * g)) + Math.fround(src[j + 2] * b));
     }
   } else {
     const half = 1 << (YUV_SHIFT - 1);
-    for (let i = s, j = s * c; i < e; i++, j += c) {
+    for (let i = 0, j = 0; i < n; i++, j += c) {
       dst[i] = (src[j] * R2Y + src[j + 1] * G2Y + src[j + 2] * B2Y + half) >>> YUV_SHIFT;
     }
   }
+  return out;
 }
 
 /** The caller's `out` image holding `result`'s pixels (copied unless they are already there), or `result`. */

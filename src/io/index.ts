@@ -6,15 +6,22 @@ import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeNpy, encodeNpy } from './npy.js';
-import type { CpuPool } from '../core/cpu/pool.js';
-import { toGrayOn } from '../ops/input.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 
 export { decodeNpy, encodeNpy } from './npy.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
 
 /** Formats imgpu writes, by file extension. */
-const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'] as const;
+export const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'] as const;
+/** Image files a folder is read for (batch mode); DICOM series are folders of their own, given one by one. */
+export const READERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz', '.dcm'] as const;
+
+/** The format `path` is written in, or a typed error naming the ones imgpu writes. */
+function writerFormat(path: string): string {
+  const ext = formatOf(path);
+  if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
+  return ext;
+}
 
 /** A path's format extension, lower case, with the double extension .nii.gz kept whole. */
 export function formatOf(path: string): string {
@@ -27,8 +34,6 @@ export interface ReadOptions {
   gray?: boolean;
   /** Layout of a headerless .raw file (shape and dtype). */
   raw?: RawLayout;
-  /** Worker pool for the gray conversion (off the calling thread, in parallel: batch mode). */
-  pool?: CpuPool;
 }
 
 async function readBytes(path: string): Promise<Buffer> {
@@ -70,8 +75,7 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
     img = await decodeRaster(buf, path);
   }
   validateImage(img, path);
-  if (!opts.gray) return img;
-  return opts.pool ? toGrayOn(img, opts.pool) : toGray(img);
+  return opts.gray ? toGray(img) : img;
 }
 
 async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
@@ -116,8 +120,7 @@ async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
  * (Whether the image's dtype suits the format is known only once the image exists: writeImage checks that.)
  */
 export async function checkWritable(path: string): Promise<void> {
-  const ext = formatOf(path);
-  if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
+  const ext = writerFormat(path);
   const dir = dirname(path);
   let info;
   try {
@@ -168,8 +171,7 @@ export function checkWriteOptions(o: WriteOptions): void {
 export async function writeImage(path: string, img: Image, opts: WriteOptions = {}): Promise<void> {
   checkWriteOptions(opts);
   validateImage(img);
-  const ext = formatOf(path);
-  if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
+  const ext = writerFormat(path);
   let bytes: Uint8Array;
   if (ext === '.npy') {
     bytes = encodeNpy(img);

@@ -45,7 +45,7 @@ export class CodecPool {
     });
   }
 
-  read(path: string, opts: Omit<ReadOptions, 'pool'>): Promise<Image> {
+  read(path: string, opts: ReadOptions): Promise<Image> {
     return this.send<Image>({ kind: 'read', path, opts });
   }
 

@@ -56,6 +56,38 @@ async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: G
 }
 
 /**
+ * The steps on the GPU, each recorded and submitted without waiting (`wait: false`); an input this function made
+ * goes back to the pool once the next step is recorded, the caller's `start` never. Host transfers (the first
+ * upload, colour steps that take host images) are added to `moved`.
+ */
+async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }): Promise<Image | GpuImage> {
+  let cur = start;
+  for (const s of steps) {
+    const op = OPERATIONS[s.op];
+    if (op.colour && cur.channels > 1) {
+      // Colour in (CLAHE of YCrCb's Y): that path takes host images — the GPU does the work, with its transfers.
+      const host: Image = cur instanceof GpuImage ? await cur.toHost() : cur;
+      if (cur instanceof GpuImage) cur.release();
+      const r = await op.run(host, s.params, { gpu, pool });
+      moved.upload += r.timings.upload;
+      moved.download += r.timings.download;
+      cur = r.output;
+      continue;
+    }
+    let input = await grayFor(cur, op.colour, gpu);
+    if (!(input instanceof GpuImage)) {
+      const tu = now();
+      input = await GpuImage.upload(gpu, input);
+      moved.upload += now() - tu;
+    }
+    const r = await op.run(input as unknown as Image, s.params, { gpu, pool, wait: false, profile: false } as never);
+    if (input !== start) input.release();
+    cur = r.output as unknown as GpuImage;
+  }
+  return cur;
+}
+
+/**
  * Runs the steps one after another. GPU: one upload, every step on the resident image with `wait: false` (each
  * submits and returns; intermediate buffers go back to the pool as soon as the next step has been recorded —
  * the queue runs in order, so reuse is safe), one download: the chain waits once. Steps that report a scalar
@@ -68,20 +100,13 @@ export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { p
 export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean } = {}): Promise<OpResult<Image | GpuImage>> {
   if (src instanceof GpuImage) {
     // Resident in, resident out: nothing is downloaded; the caller's input is not released.
+    if (src.channels > 1) throw new InvalidArgumentError(`pipeline step ${steps[0].op}: a resident colour image; convert to gray before upload`);
     const t0 = now();
-    let cur: GpuImage = src;
-    for (const s of steps) {
-      const op = OPERATIONS[s.op];
-      if (cur.channels > 1) throw new InvalidArgumentError(`pipeline step ${s.op}: a resident colour image; convert to gray before upload`);
-      const r = await op.run(cur as unknown as Image, s.params, { gpu: src.ctx, pool: on.pool, wait: false, profile: false } as never);
-      if (cur !== src) cur.release();
-      cur = r.output as unknown as GpuImage;
-    }
-    return { output: cur, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [{ name: 'pipeline (queued, not awaited)', ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };
+    const output = (await gpuSteps(src, steps, src.ctx, on.pool, { upload: 0, download: 0 })) as GpuImage;
+    return { output, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [{ name: 'pipeline (queued, not awaited)', ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };
   }
   const t0 = now();
   const kernels: KernelTime[] = [];
-  let upload = 0, download = 0;
   if (!on.gpu) {
     let cur: Image = src;
     for (const s of steps) {
@@ -92,31 +117,11 @@ export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], 
     }
     return { output: cur, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
   }
-  const gpu = on.gpu;
-  let cur: Image | GpuImage = src;
+  const moved = { upload: 0, download: 0 };
   const tk = now();
-  for (const s of steps) {
-    const op = OPERATIONS[s.op];
-    if (op.colour && cur.channels > 1) {
-      // Colour in (CLAHE of YCrCb's Y): that path takes host images — the GPU does the work, with its transfers.
-      const host: Image = cur instanceof GpuImage ? await cur.toHost() : cur;
-      if (cur instanceof GpuImage) cur.release();
-      const r = await op.run(host, s.params, { gpu, pool: on.pool });
-      upload += r.timings.upload;
-      download += r.timings.download;
-      cur = r.output;
-      continue;
-    }
-    let input = await grayFor(cur, op.colour, gpu);
-    if (!(input instanceof GpuImage)) {
-      const tu = now();
-      input = await GpuImage.upload(gpu, input);
-      upload += now() - tu;
-    }
-    const r = await op.run(input as unknown as Image, s.params, { gpu, pool: on.pool, wait: false, profile: false } as never);
-    input.release();
-    cur = r.output as unknown as GpuImage;
-  }
+  const cur = await gpuSteps(src, steps, on.gpu, on.pool, moved);
+  const upload = moved.upload;
+  let download = moved.download;
   const td = now();
   let output: Image;
   let release: (() => void) | undefined;

@@ -1,7 +1,6 @@
 import type { TaskTable } from '../core/cpu/pool.js';
 import { InlinePool } from '../core/cpu/pool.js';
 import { castSaturateRange, convDense, convLines, magnitudeRange } from './convolve/cpu-kernels.js';
-import { toGrayRange } from '../core/image.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
 import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
@@ -28,7 +27,6 @@ export const TASKS: TaskTable = {
   convDense,
   magnitude: magnitudeRange,
   castSaturate: castSaturateRange,
-  toGray: toGrayRange,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

@@ -115,30 +115,17 @@ export const UPLOAD_CHUNK = 8 << 20;
 /** Transfer settings benchmarks may change (bench/transfer.ts): uploadChunk 0 = one piece. */
 export const transferTuning = { uploadChunk: UPLOAD_CHUNK };
 
-/** Reads `length` elements of type `Ctor` back from a device buffer into `out` (or a new array). */
+/** Reads a device buffer back into `out`: the mapped view (downloadView) copied out, then released. */
 export async function download<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
-  ctx.assertAlive();
-  const size = deviceBytes(out.byteLength);
-  const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
-  const staging = ctx.buffers.acquire(capacityFor(ctx, out.byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
-  const enc = ctx.device.createCommandEncoder({ label: 'download' });
-  enc.copyBufferToBuffer(src, 0, staging, 0, size);
-  ctx.device.queue.submit([enc.finish()]);
   const t0 = performance.now();
-  try {
-    await staging.mapAsync(GPUMapMode.READ, 0, size);
-  } catch (e) {
-    ctx.assertAlive();
-    throw e;
-  }
+  const view = await downloadView(ctx, src, out.byteLength);
   const t1 = performance.now();
-  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(new Uint8Array(staging.getMappedRange(0, size), 0, out.byteLength));
+  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(new Uint8Array(view.bytes, 0, out.byteLength));
   if (phases) {
     phases.wait += t1 - t0;
     phases.memcpy += performance.now() - t1;
   }
-  staging.unmap();
-  ctx.buffers.release(staging);
+  view.release();
   return out;
 }
 

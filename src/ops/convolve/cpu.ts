@@ -1,6 +1,6 @@
 import type { BorderMode } from '../../core/border.js';
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
-import { allocPixels, asShape3D, type Image } from '../../core/image.js';
+import { allocPixels } from '../../core/image.js';
 import type { ConvKernel } from './kernel.js';
 import { tapIndex, wholeGeometry, type Geo3 } from './plan.js';
 
@@ -69,6 +69,3 @@ export async function castCpu(src: Float32Array, dtype: 'uint8' | 'uint16', pool
   return out;
 }
 
-export function shape3(img: Image): [number, number, number] {
-  return asShape3D(img.shape);
-}

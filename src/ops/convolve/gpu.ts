@@ -50,11 +50,12 @@ function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 
   return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, chunks];
 }
 
+/** An axis read as it is: n in, n out, no offset. */
 const whole = (n: number): AxisGeo => ({ nIn: n, nOut: n, off: 0, lo: 0, hi: n });
 
 /** The geometry of a pass along `axis` alone: identity along the other axes. */
 function axisOnly(shape: [number, number, number], g: Geo3, axis: number): Geo3 {
-  return [0, 1, 2].map((a) => (a === axis ? g[a] : { nIn: shape[a], nOut: shape[a], off: 0, lo: 0, hi: shape[a] })) as Geo3;
+  return [0, 1, 2].map((a) => (a === axis ? g[a] : whole(shape[a]))) as Geo3;
 }
 
 /** A 2D plane stage [1, ky, kx] as the stage of a [h, 1, w] volume: the y taps become the marched z taps. */
@@ -155,11 +156,12 @@ export class ConvGpu {
       if (k.weights[i] !== 0) taps.push(x, y, z, f32ToBits(k.weights[i]));
     }
     if (taps.length === 0) taps.push(0, 0, 0, 0); // an all-zero kernel: one zero tap (the output is 0, or NaN·0)
+    const ntaps = taps.length / 4;
     const total = geo[0].nOut * geo[1].nOut * geo[2].nOut;
     const pipe = await this.ctx.pipeline('convolve-naive', naiveWgsl(src.dtype, mode), 'naive');
     const [x, y] = grid1d(this.ctx, Math.ceil(total / 64));
     const tapBuf = rec.storageFrom(new Uint32Array(taps), 'convolution taps');
-    rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(geoWords(geo, cval, taps.length / 4, total), 'convolution geometry')], x, y);
+    rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(geoWords(geo, cval, ntaps, total), 'convolution geometry')], x, y);
   }
 
   /**
@@ -173,8 +175,7 @@ export class ConvGpu {
     if (geo[0].nIn === 1 && geo[0].nOut === 1 && kz === 1) {
       // A 2D image runs as a [h, 1, w] volume: the march goes down the rows (y taps accumulate in registers)
       // and a workgroup is one long row segment — so 2D gets the same reuse along y that volumes get along z.
-      const unit = { nIn: 1, nOut: 1, off: 0, lo: 0, hi: 1 };
-      geo = [geo[1], unit, geo[2]];
+      geo = [geo[1], whole(1), geo[2]];
       stage = rowLayout(stage);
       [tx, ty, cx] = [this.schedule.rowTile, 1, this.schedule.rowCx];
     }

@@ -5,7 +5,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { allocPixels, asShape3D, bytesPerElement, checkOut, intoOut, type Geometry, type Image, type Shape } from '../../core/image.js';
+import { allocPixels, asShape3D, checkOut, intoOut, type Geometry, type Image, type Shape } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../../core/timings.js';
 import { grayInput } from '../input.js';
@@ -115,12 +115,24 @@ interface Resolved {
   saturate: boolean;
 }
 
-async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOptions): Promise<FilterResult<Image | GpuImage>> {
-  const t0 = now();
+/** The options every filter call checks against the declared parameters. */
+function resolveOptions(opts: FilterOptions): Resolved {
   const p = resolveParams<{ border: string; cval: number; impl: ConvImpl; saturate: boolean }>('filter', filterParams.filter((s) => s.name !== 'filter' && s.name !== 'truncate'), {
     border: opts.border, cval: opts.cval, impl: opts.impl, saturate: opts.saturate,
   });
-  const r: Resolved = { mode: borderOf(p.border), cval: p.cval, impl: p.impl, saturate: p.saturate };
+  return { mode: borderOf(p.border), cval: p.cval, impl: p.impl, saturate: p.saturate };
+}
+
+/** The device side of a filter: its recorder and the implementation each kernel resolves to on this device. */
+function gpuPlan(ctx: GpuContext, plan: FilterPlan, r: Resolved, rank: 2 | 3, schedule?: ConvSchedule): { conv: ConvGpu; impls: Exclude<ConvImpl, 'auto'>[]; impl: string } {
+  const conv = new ConvGpu(ctx, schedule);
+  const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
+  return { conv, impls, impl: impls.join('+') };
+}
+
+async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOptions): Promise<FilterResult<Image | GpuImage>> {
+  const t0 = now();
+  const r = resolveOptions(opts);
   const gray = grayInput(src, 'filter', ['uint8', 'uint16', 'float32']);
   const rank = rankOf(gray.shape);
   const shape = asShape3D(gray.shape);
@@ -134,10 +146,9 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
   const finalShape = (rank === 2 ? outShape.slice(1) : outShape) as Shape;
 
   if (gray instanceof GpuImage) {
-    const conv = new ConvGpu(gray.ctx, opts.schedule);
-    const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
+    const { conv, impls, impl } = gpuPlan(gray.ctx, plan, r, rank, opts.schedule);
     const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => recordFilter(conv, rec, input, plan, geos, impls, r, outDtype, rank));
-    return { ...res, impl: impls.join('+') } as FilterResult<GpuImage>;
+    return { ...res, impl } as FilterResult<GpuImage>;
   }
   if (opts.out) checkOut(opts.out, { data: opts.out.data, shape: finalShape, channels: 1, dtype: outDtype });
   const geometry = outGeometry(gray.geometry, plan.components[0], r.mode);
@@ -165,11 +176,10 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
 export function prepareFilter(ctx: GpuContext, shape: Shape, spec: string | FilterPlan, opts: FilterOptions = {}): { impl: string; record: (rec: Recording, input: GpuImage) => Promise<GpuImage> } {
   const rank = rankOf(shape);
   const plan = typeof spec === 'string' ? parseFilter(spec, { rank, truncate: opts.truncate }) : spec;
-  const r: Resolved = { mode: borderOf(opts.border), cval: opts.cval ?? 0, impl: opts.impl ?? 'auto', saturate: false };
+  const r = resolveOptions({ ...opts, saturate: false });
   const geos = plan.components.map((k) => wholeGeometry(asShape3D(shape), k, r.mode));
-  const conv = new ConvGpu(ctx, opts.schedule);
-  const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
-  return { impl: impls.join('+'), record: (rec, input) => recordFilter(conv, rec, input, plan, geos, impls, r, 'float32', rank) };
+  const { conv, impls, impl } = gpuPlan(ctx, plan, r, rank, opts.schedule);
+  return { impl, record: (rec, input) => recordFilter(conv, rec, input, plan, geos, impls, r, 'float32', rank) };
 }
 
 /** Records the filter's kernels (each component, then the magnitude and the cast) on a resident input. */
@@ -188,9 +198,7 @@ async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan
  * in slabs along z (volumes) or y (2D images) with gathered halo planes; timings are summed over the slabs.
  */
 async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos: Geo3[], r: Resolved, outDtype: 'uint8' | 'uint16' | 'float32', rank: 2 | 3, opts: FilterOptions): Promise<FilterResult<Image>> {
-  const conv = new ConvGpu(ctx, opts.schedule);
-  const impls = plan.components.map((k) => conv.resolve(r.impl, k, rank === 2));
-  const impl = impls.join('+');
+  const { conv, impls, impl } = gpuPlan(ctx, plan, r, rank, opts.schedule);
   const limit = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize, opts.maxSlabBytes ?? Infinity);
   const shape = asShape3D(img.shape);
   const inBytes = img.data.byteLength, outBytes = geos[0][0].nOut * geos[0][1].nOut * geos[0][2].nOut * 4;
@@ -238,6 +246,3 @@ function accumulate(t: Timings, s: Timings): void {
     else t.kernels.push({ ...k });
   }
 }
-
-/** Bytes per element of an image's dtype (re-exported for planners). */
-export const elementBytes = bytesPerElement;

@@ -108,11 +108,6 @@ export function flipKernel(k: ConvKernel): ConvKernel {
   return out;
 }
 
-/** Taps on either side of the output position along each axis [z, y, x]: before = anchor, after = k − 1 − anchor. */
-export function halo(k: ConvKernel): { before: [number, number, number]; after: [number, number, number] } {
-  return { before: [...k.anchor], after: [k.size[0] - 1 - k.anchor[0], k.size[1] - 1 - k.anchor[1], k.size[2] - 1 - k.anchor[2]] };
-}
-
 /** Parses a kernel file's JSON: a nested array (2D or 3D), or { weights, anchor? } / { separable: [[..],[..]], anchor? }. */
 export function kernelFromJson(text: string, what: string): ConvKernel {
   let v: unknown;
