@@ -155,8 +155,9 @@ export class ConvGpu {
     for (let z = 0, i = 0; z < kz; z++) for (let y = 0; y < ky; y++) for (let x = 0; x < kx; x++, i++) {
       if (k.weights[i] !== 0) taps.push(x, y, z, f32ToBits(k.weights[i]));
     }
-    if (taps.length === 0) taps.push(0, 0, 0, 0); // an all-zero kernel: one zero tap (the output is 0, or NaN·0)
     const ntaps = taps.length / 4;
+    // An all-zero kernel: a placeholder tap keeps the buffer non-empty; none is read (the output is 0, as on the CPU).
+    if (ntaps === 0) taps.push(0, 0, 0, 0);
     const total = geo[0].nOut * geo[1].nOut * geo[2].nOut;
     const pipe = await this.ctx.pipeline('convolve-naive', naiveWgsl(src.dtype, mode), 'naive');
     const [x, y] = grid1d(this.ctx, Math.ceil(total / 64));
