@@ -220,3 +220,16 @@ test('view: the filtered image as a view of mapped memory equals the copied one'
   assert.ok(compareImages(viewed.output, copied.output).identical);
   viewed.release!();
 });
+
+test('an all-zero kernel gives zeros, NaN input included (zero weights are skipped), on every path', async (t) => {
+  const img = await load('img2d');
+  const data = img.data.slice() as Float32Array;
+  data[100] = NaN;
+  const bad: Image = { ...img, data };
+  const k = denseKernel(new Array(9).fill(0), [3, 3]);
+  const zeros = (out: Image, what: string) => assert.ok(out.data.every((v) => v === 0), what);
+  zeros((await correlate(bad, k)).output, 'cpu');
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (const impl of DENSE) zeros((await correlate(bad, k, { gpu, impl })).output, `gpu ${impl}`);
+});
