@@ -1,6 +1,7 @@
 import type { TaskTable } from '../core/cpu/pool.js';
 import { InlinePool } from '../core/cpu/pool.js';
 import { castSaturateRange, convDense, convLines, magnitudeRange } from './convolve/cpu-kernels.js';
+import { detectRows, pyramidLevelsCpu } from './detect/cpu-kernels.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
 import { applyLutRange } from './lut/cpu-kernels.js';
 import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
@@ -27,6 +28,8 @@ export const TASKS: TaskTable = {
   convDense,
   magnitude: magnitudeRange,
   castSaturate: castSaturateRange,
+  detectPyramid: pyramidLevelsCpu,
+  detectRows,
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */
