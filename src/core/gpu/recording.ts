@@ -34,6 +34,12 @@ export class Recording {
     this.encoder.copyBufferToBuffer(src, 0, dst, 0, bytes);
   }
 
+  /** Copies `bytes` (a multiple of 4) between buffers at offsets (multiples of 4), between passes. */
+  copyRange(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void {
+    this.closePass();
+    this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, bytes);
+  }
+
   private closePass(): void {
     this.open?.end();
     this.open = undefined;
@@ -70,6 +76,18 @@ export class Recording {
    * @binding(0..n−1); an object binds the numbers it names (entry points that use some of a module's bindings).
    */
   dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>, x: number, y = 1, z = 1): void {
+    this.pass(name, pipeline, buffers).dispatchWorkgroups(x, y, z);
+  }
+
+  /**
+   * Records a dispatch whose workgroup counts the GPU itself wrote (three u32 at `offset` of `args`, a buffer
+   * with INDIRECT usage): work sized by an earlier kernel's result, with no round trip to the host.
+   */
+  dispatchIndirect(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>, args: GPUBuffer, offset: number): void {
+    this.pass(name, pipeline, buffers).dispatchWorkgroupsIndirect(args, offset);
+  }
+
+  private pass(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>): GPUComputePassEncoder {
     const group = this.ctx.device.createBindGroup({
       label: name,
       layout: pipeline.getBindGroupLayout(0),
@@ -79,7 +97,7 @@ export class Recording {
     const pass = (this.open ??= this.encoder.beginComputePass(this.timer.pass(this.fuse ? `${this.label} (fused)` : name)));
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(x, y, z);
+    return pass;
   }
 
   /** Submits the recorded work and recycles its scratch buffers. */

@@ -1,0 +1,323 @@
+import { InvalidArgumentError } from '../../core/errors.js';
+import type { GpuContext } from '../../core/gpu/context.js';
+import { grid1d } from '../../core/gpu/dispatch.js';
+import type { Recording } from '../../core/gpu/recording.js';
+import { words64, type CompiledClassifier } from './compiled.js';
+import { COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
+import { linearCoefficients, type Level } from './pyramid.js';
+import type { RawHit } from './cpu.js';
+
+export const DETECT_IMPLS = ['staged', 'naive'] as const;
+/** staged: the reduction kernels with compaction (Herout et al.); naive: one thread per window, all weak classifiers. */
+export type DetectImpl = (typeof DETECT_IMPLS)[number];
+
+/** The default survivor divisors of the reduction kernels (overall 1/512 of the windows reach the final kernel). */
+export const DEFAULT_DIVISORS: readonly number[] = [8, 4, 4, 4];
+
+export interface ReductionSchedule {
+  /** Weak classifiers evaluated before each synchronization: kernel j evaluates [bounds[j−1], bounds[j]). */
+  bounds: number[];
+  /** Capacity of each compacted list (candidates that do not fit are counted as dropped). */
+  capacities: number[];
+}
+
+/** What one GPU detection pass reports besides its hits. */
+export interface GpuPassInfo {
+  /** Candidates in each list after each reduction kernel. */
+  survivors: number[];
+  /** Candidates each reduction kernel dropped because its list was full (0 means exact). */
+  dropped: number[];
+  /** Detections dropped because the detection buffer was full. */
+  droppedDetections: number;
+}
+
+/** Survivors after w weak classifiers, from a calibration's rejection counts (index: w = 0..count). */
+export function survivorCurve(total: number, live: number, hist: Uint32Array, first: number, staged: boolean): number[] {
+  const n = hist.length;
+  const s = new Array<number>(n + 1);
+  let left = total;
+  s[0] = total;
+  for (let w = 1; w <= n; w++) {
+    if (staged && w === first) left = live; // after stage 0: the windows OpenCV's scan evaluates that passed it
+    else left -= hist[w - 1];
+    s[w] = left;
+  }
+  return s;
+}
+
+/**
+ * The reduction schedule: explicit per-kernel weak classifier counts (`stages`), or the smallest counts that
+ * bring the survivors down by each divisor in turn on the calibration curve. Capacities are twice the
+ * divisors' target (and never below 4096 or above the number of windows).
+ */
+export function reductionSchedule(cc: CompiledClassifier, total: number, divisors: readonly number[], stages?: readonly number[], curve?: number[]): ReductionSchedule {
+  if (divisors.length > MAX_LISTS) throw new InvalidArgumentError(`detect: at most ${MAX_LISTS} divisors`);
+  const min0 = cc.staged ? cc.firstStage : 1;
+  const bounds: number[] = [];
+  if (stages) {
+    if (stages.length > MAX_LISTS) throw new InvalidArgumentError(`detect: at most ${MAX_LISTS} stages`);
+    let b = 0;
+    for (const n of stages) {
+      b = Math.min(cc.count, Math.max(b + n, bounds.length ? b + 1 : min0));
+      bounds.push(b);
+      if (b === cc.count) break;
+    }
+  } else {
+    let target = total, w = min0;
+    for (const d of divisors) {
+      target /= d;
+      while (w < cc.count && curve && curve[w] > target) w++;
+      bounds.push(w);
+      if (w === cc.count) break;
+      w++;
+    }
+  }
+  let fraction = 1;
+  const capacities = bounds.map((_, j) => {
+    fraction /= divisors[Math.min(j, divisors.length - 1)] ?? 4;
+    return Math.min(total, Math.max(4096, Math.ceil(2 * total * fraction)));
+  });
+  return { bounds, capacities };
+}
+
+interface PlanBuffers {
+  levels: GPUBuffer;
+  coefs: GPUBuffer;
+  ii: GPUBuffer;
+  weak: GPUBuffer;
+  tables: GPUBuffer;
+  mask: GPUBuffer;
+  lists: GPUBuffer[];
+  counters: GPUBuffer;
+  dets: GPUBuffer;
+  args: GPUBuffer;
+  /** Bound as the unused candidate list of single-kernel passes (naive, calibration). */
+  spare: GPUBuffer;
+}
+
+/** Detections read straight after the counters in the same copy; more need a second round trip. */
+const DETS_PREVIEW = 4096;
+const COUNTER_WORDS = COUNTERS.HIST + 4096 + 1;
+
+/** Host-side level table and sizes of the packed buffers. */
+function layout(levels: Level[], W: number, H: number) {
+  const table = new Uint32Array(levels.length * LEVEL_WORDS);
+  const coefs: Uint32Array[] = [];
+  let ii = 0, win = 0, coef = 0, mask = 0, rows = 0, blocks = 0;
+  levels.forEach((l, i) => {
+    const perRow = Math.ceil(l.cols / l.step), nrows = Math.ceil(l.rows / l.step), maskStride = Math.ceil(perRow / 32);
+    const colBlocks = Math.ceil(l.width / 32);
+    const f = LEVEL_FIELDS;
+    const t = table.subarray(i * LEVEL_WORDS);
+    t[f.iiOff] = ii; t[f.stride] = l.width + 1; t[f.width] = l.width; t[f.height] = l.height; t[f.cols] = l.cols; t[f.rows] = l.rows;
+    t[f.step] = l.step; t[f.winStart] = win; t[f.perRow] = perRow; t[f.cxOff] = coef; t[f.cyOff] = coef + l.width;
+    t[f.maskOff] = mask; t[f.maskStride] = maskStride; t[f.rowStart] = rows; t[f.blockStart] = blocks; t[f.colBlocks] = colBlocks;
+    coefs.push(linearCoefficients(W, l.width), linearCoefficients(H, l.height));
+    ii += (l.width + 1) * (l.height + 1); win += perRow * nrows; coef += l.width + l.height; mask += nrows * maskStride; rows += l.height; blocks += colBlocks;
+  });
+  const coefAll = new Uint32Array(coef);
+  let o = 0;
+  for (const c of coefs) { coefAll.set(c, o); o += c.length; }
+  return { table, coefs: coefAll, iiWords: ii, windows: win, maskWords: mask, rows, blocks };
+}
+
+/** The classifier's weak table (WEAK_WORDS per weak classifier) and responses as 64-bit fixed point. */
+function classifierWords(cc: CompiledClassifier): { weak: Uint32Array; tables: Uint32Array } {
+  const scale = 2 ** cc.fixed.shift;
+  const fixed = (v: number) => words64(v === Infinity ? 2 ** 62 : v === -Infinity ? -(2 ** 62) : Math.round(v * scale));
+  const weak = new Uint32Array(cc.count * WEAK_WORDS), tables = new Uint32Array(cc.count * 512);
+  for (let k = 0; k < cc.count; k++) {
+    const [x, y, w, h] = cc.features.subarray(4 * k, 4 * k + 4);
+    weak.set([x | (y << 8) | (w << 16) | (h << 24), ...fixed(cc.reject[k]), ...fixed(cc.accept[k]), cc.reset[k]], k * WEAK_WORDS);
+    for (let c = 0; c < 256; c++) tables.set(fixed(cc.tables[256 * k + c]), 2 * (256 * k + c));
+  }
+  return { weak, tables };
+}
+
+/**
+ * One detector on one device for one frame size and classifier: buffers and pipelines made once, then each
+ * frame is recorded as pyramid (rows, columns) → stage 0 mask → reduction kernels with compaction, their sizes
+ * passed on the GPU by indirect dispatch → final kernel (a workgroup per candidate) → one readback.
+ */
+export class DetectGpu {
+  private constructor(
+    readonly ctx: GpuContext,
+    readonly cc: CompiledClassifier,
+    readonly levels: Level[],
+    readonly W: number,
+    readonly H: number,
+    readonly channels: number,
+    readonly windows: number,
+    private readonly rows: number,
+    private readonly blocks: number,
+    private readonly buf: PlanBuffers,
+    private readonly capDets: number,
+  ) {}
+
+  static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number, maxLists = MAX_LISTS): DetectGpu {
+    if (cc.staged && cc.accept.subarray(0, cc.firstStage).some((a) => a !== Infinity)) {
+      throw new InvalidArgumentError('detect: the GPU detector does not support early acceptance (posT) inside the first stage of a staged classifier');
+    }
+    if (cc.count > 4096) throw new InvalidArgumentError(`detect: ${cc.count} weak classifiers; the GPU detector takes at most 4096`);
+    const L = layout(levels, W, H);
+    const { weak, tables } = classifierWords(cc);
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+    const make = (bytes: number, label: string, usage = storage) => ctx.createBuffer(bytes, usage, `detect ${label}`);
+    const iiBytes = 4 * L.iiWords;
+    if (iiBytes > ctx.limits.maxStorageBufferBindingSize) {
+      throw new InvalidArgumentError(`detect: the integral pyramid of a ${W}×${H} image needs ${(iiBytes / 2 ** 20).toFixed(0)} MiB, over this adapter's ${(ctx.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB per binding: use a larger --min-size or --scale`);
+    }
+    const capDets = Math.min(L.windows, Math.max(DETS_PREVIEW, Math.ceil(L.windows / 64)));
+    const put = (b: GPUBuffer, data: Uint32Array) => { ctx.device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>); return b; };
+    const buf: PlanBuffers = {
+      levels: put(make(L.table.byteLength, 'levels'), L.table),
+      coefs: put(make(L.coefs.byteLength, 'resize coefficients'), L.coefs),
+      ii: make(iiBytes, 'integral pyramid'),
+      weak: put(make(weak.byteLength, 'weak classifiers'), weak),
+      tables: put(make(tables.byteLength, 'responses'), tables),
+      mask: make(4 * L.maskWords, 'stage-0 mask'),
+      lists: [],
+      counters: make(4 * COUNTER_WORDS, 'counters'),
+      dets: make(16 * capDets, 'detections'),
+      args: make(4 * 3 * maxLists, 'dispatch sizes', GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST),
+      spare: make(16, 'spare list'),
+    };
+    return new DetectGpu(ctx, cc, levels, W, H, channels, L.windows, L.rows, L.blocks, buf, capDets);
+  }
+
+  /** Makes (or reuses) candidate lists of the schedule's capacities. */
+  private listsFor(s: ReductionSchedule): GPUBuffer[] {
+    s.capacities.forEach((cap, j) => {
+      const have = this.buf.lists[j];
+      if (!have || have.size < 16 * cap) {
+        have?.destroy();
+        this.buf.lists[j] = this.ctx.createBuffer(16 * cap, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, `detect list ${j}`);
+      }
+    });
+    return this.buf.lists;
+  }
+
+  private pipe(entry: string, constants: Record<string, number>): Promise<GPUComputePipeline> {
+    const c = this.cc;
+    return this.ctx.pipeline('detect', detectWgsl, entry, {
+      COUNT: c.count, FIRST: c.firstStage, STAGED: c.staged ? 1 : 0, NLEVELS: this.levels.length, SRC_W: this.W, SRC_H: this.H, CHANNELS: this.channels, ...constants,
+    });
+  }
+
+  private groups(n: number, per: number): [number, number] {
+    return grid1d(this.ctx, Math.ceil(n / per));
+  }
+
+  /** Records the integral pyramid of `src` (the input's packed bytes). */
+  async recordPyramid(rec: Recording, src: GPUBuffer): Promise<void> {
+    const b = this.buf;
+    rec.dispatch('detect.pyramid rows (resize + row sums)', await this.pipe('integral_rows', { TOTAL: this.rows }), { 0: src, 1: b.levels, 2: b.coefs, 3: b.ii }, ...this.groups(this.rows, 1));
+    rec.dispatch('detect.pyramid columns', await this.pipe('integral_cols', { TOTAL: this.blocks }), { 1: b.levels, 3: b.ii }, ...this.groups(this.blocks, 1));
+  }
+
+  private async recordStage0(rec: Recording, calibrate: boolean): Promise<void> {
+    const b = this.buf;
+    rec.clear(b.mask);
+    rec.dispatch(`detect.stage 0 (weak 1–${this.cc.firstStage})`, await this.pipe('stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }),
+      { 1: b.levels, 3: b.ii, 4: b.weak, 5: b.tables, 6: b.mask, 9: b.counters }, ...this.groups(this.windows, 64));
+  }
+
+  /**
+   * Records one detection pass over the pyramid already in `ii`: the staged reduction (or, with no schedule,
+   * the naive single kernel), then copies counters and the first detections into `staging`.
+   */
+  async recordDetect(rec: Recording, schedule: ReductionSchedule | undefined, staging: GPUBuffer): Promise<void> {
+    const b = this.buf, cc = this.cc;
+    rec.clear(b.counters);
+    const first = cc.staged ? cc.firstStage : 0;
+    if (cc.staged) await this.recordStage0(rec, false);
+    const bounds = schedule?.bounds ?? [cc.count];
+    const caps = schedule?.capacities ?? [1];
+    const lists = schedule ? this.listsFor(schedule) : [b.spare];
+    const common = { 1: b.levels, 3: b.ii, 4: b.weak, 5: b.tables, 9: b.counters, 10: b.dets };
+    const base = { COUNT: cc.count, CAP_DETS: this.capDets };
+    rec.dispatch(schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
+      await this.pipe('windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }),
+      { ...common, 6: b.mask, 8: lists[0] }, ...this.groups(this.windows, 64));
+    for (let j = 1; j <= bounds.length; j++) {
+      const from = bounds[j - 1];
+      if (from >= cc.count) break;
+      const last = j === bounds.length;
+      rec.dispatch(`detect.sizes ${j}`, await this.pipe('dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }), { 9: b.counters, 11: b.args }, 1);
+      if (last) {
+        rec.dispatchIndirect(`detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`,
+          await this.pipe('final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }), { ...common, 7: lists[j - 1] }, b.args, 12 * (j - 1));
+      } else {
+        rec.dispatchIndirect(`detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`,
+          await this.pipe('candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }),
+          { ...common, 7: lists[j - 1], 8: lists[j] }, b.args, 12 * (j - 1));
+      }
+    }
+    rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
+    rec.copyRange(b.dets, 0, staging, 4 * COUNTERS.HIST, 16 * Math.min(DETS_PREVIEW, this.capDets));
+  }
+
+  /** Records a calibration pass: every window through the whole classifier, rejections counted per weak classifier. */
+  async recordCalibration(rec: Recording, staging: GPUBuffer): Promise<void> {
+    const b = this.buf, cc = this.cc;
+    rec.clear(b.counters);
+    const first = cc.staged ? cc.firstStage : 0;
+    if (cc.staged) await this.recordStage0(rec, true);
+    rec.dispatch('detect.calibrate', await this.pipe('windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }),
+      { 1: b.levels, 3: b.ii, 4: b.weak, 5: b.tables, 6: b.mask, 8: b.spare, 9: b.counters, 10: b.dets }, ...this.groups(this.windows, 64));
+    rec.copyRange(b.counters, 0, staging, 0, 4 * (COUNTERS.HIST + cc.count));
+  }
+
+  /** A mappable buffer for one pass's counters and detections. */
+  staging(): GPUBuffer {
+    const bytes = 4 * COUNTERS.HIST + 16 * Math.max(DETS_PREVIEW, this.cc.count);
+    return this.ctx.createBuffer(bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'detect readback');
+  }
+
+  /** Reads a submitted pass's results from `staging` (and the rest of the detections, if there were more). */
+  async readDetect(staging: GPUBuffer, schedule: ReductionSchedule | undefined): Promise<{ hits: RawHit[]; info: GpuPassInfo }> {
+    await staging.mapAsync(GPUMapMode.READ);
+    const words = new Uint32Array(staging.getMappedRange().slice(0));
+    staging.unmap();
+    const n = Math.min(words[COUNTERS.DETS], this.capDets);
+    let dets = words.subarray(COUNTERS.HIST, COUNTERS.HIST + 4 * Math.min(n, DETS_PREVIEW));
+    if (n > DETS_PREVIEW) {
+      const more = this.ctx.createBuffer(16 * n, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'detect readback (all detections)');
+      const enc = this.ctx.device.createCommandEncoder({ label: 'detect readback' });
+      enc.copyBufferToBuffer(this.buf.dets, 0, more, 0, 16 * n);
+      this.ctx.device.queue.submit([enc.finish()]);
+      await more.mapAsync(GPUMapMode.READ);
+      dets = new Uint32Array(more.getMappedRange().slice(0));
+      more.destroy();
+    }
+    const unit = 2 ** -this.cc.fixed.shift;
+    const hits: RawHit[] = [];
+    for (let i = 0; i < n; i++) {
+      const [level, xy, lo, hi] = dets.subarray(4 * i, 4 * i + 4);
+      hits.push({ level, x: xy & 0xffff, y: xy >>> 16, score: Number(BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo))) * unit });
+    }
+    hits.sort((a, b) => a.level - b.level || a.y - b.y || a.x - b.x);
+    const lists = schedule?.bounds.length ?? 0;
+    return {
+      hits,
+      info: {
+        survivors: Array.from(words.subarray(0, lists)),
+        dropped: Array.from(words.subarray(COUNTERS.DROPPED, COUNTERS.DROPPED + lists)),
+        droppedDetections: words[COUNTERS.DETS + 1],
+      },
+    };
+  }
+
+  /** Reads a calibration: the survivor curve over weak classifier counts 0..count. */
+  async readCalibration(staging: GPUBuffer): Promise<number[]> {
+    await staging.mapAsync(GPUMapMode.READ);
+    const words = new Uint32Array(staging.getMappedRange().slice(0));
+    staging.unmap();
+    const hist = words.slice(COUNTERS.HIST, COUNTERS.HIST + this.cc.count);
+    return survivorCurve(this.windows, words[COUNTERS.HIST - 1], hist, this.cc.firstStage, this.cc.staged);
+  }
+
+  destroy(): void {
+    for (const b of [...Object.values(this.buf).flat()]) (b as GPUBuffer).destroy();
+  }
+}
