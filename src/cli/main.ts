@@ -14,6 +14,7 @@ import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
+import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
 import { batchFormat, isBatch, runBatch } from './batch.js';
 
 const COMMON = `Common options:
@@ -53,7 +54,10 @@ function usage(): string {
 Usage:
 ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
+  imgpu detect <image|video|folder> --classifier FILE.xml [options]   objects (faces) by LBP cascade / WaldBoost (see detect --help)
+  imgpu classifier convert <opencv.xml> <waldboost.xml>   an OpenCV LBP cascade written as a WaldBoost classifier (exactly)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
+  imgpu adapters [--json]                   the GPU adapters available (names for --adapter)
 
 Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D); volumes: .nii/.nii.gz, DICOM (.dcm file or a folder
 holding one series; read, geometry kept, written as NIfTI), .raw with --shape/--dtype. Colour is converted to gray (OpenCV's RGB→gray),
@@ -181,6 +185,9 @@ export async function main(argv: string[]): Promise<number> {
   assertNodeVersion();
   if (command === 'info') return infoCommand(rest);
   if (command === 'gmu') return gmuCommand(rest);
+  if (command === 'detect') return detectCommand(rest);
+  if (command === 'classifier') return classifierCommand(rest);
+  if (command === 'adapters') return adaptersCommand(rest);
   const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
   return runOp(command, op, rest);

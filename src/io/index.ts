@@ -140,7 +140,7 @@ export async function checkWritable(path: string): Promise<void> {
  * Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed over it, so a crash,
  * `kill -9` or a full disk never leaves a half-written output (at worst a stray hidden .tmp file is left).
  */
-async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
+export async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     await writeFile(tmp, bytes);

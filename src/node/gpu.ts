@@ -59,3 +59,52 @@ export async function createNodeGpuContext(opts: NodeGpuOptions = {}): Promise<G
   }
   return GpuContext.create(gpu, { featureLevel: gles ? 'compatibility' : 'core', ...opts });
 }
+
+/** One adapter Dawn offers, as `imgpu adapters` lists it. */
+export interface AdapterListing {
+  backend: string;
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  software: boolean;
+  fallback: boolean;
+}
+
+/**
+ * The adapters Dawn offers on each backend (WebGPU has no enumeration: each backend is asked for its
+ * high-performance, low-power and fallback adapter, and duplicates are merged).
+ */
+export async function listNodeAdapters(backends: readonly string[] = ['vulkan', 'opengles']): Promise<AdapterListing[]> {
+  assertNodeVersion();
+  const { create } = await loadDawn();
+  const out: AdapterListing[] = [];
+  for (const backend of backends) {
+    if (backend === 'opengles') process.env.EGL_PLATFORM ??= 'surfaceless';
+    const flags = dawnFlags({ backend });
+    let gpu: GPU;
+    try {
+      const key = flags.join(' ');
+      gpu = instances.get(key) ?? create(flags);
+      instances.set(key, gpu);
+    } catch {
+      continue;
+    }
+    const asks: GPURequestAdapterOptions[] = [
+      { powerPreference: 'high-performance' }, { powerPreference: 'low-power' }, { forceFallbackAdapter: true },
+      ...(backend === 'opengles' ? [{ featureLevel: 'compatibility' } as GPURequestAdapterOptions] : []),
+    ];
+    for (const ask of asks) {
+      const a = await gpu.requestAdapter(ask).catch(() => null);
+      if (!a) continue;
+      const i = a.info;
+      const entry: AdapterListing = {
+        backend, vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '',
+        software: /llvmpipe|lavapipe|swiftshader|software/i.test(`${i.vendor} ${i.architecture} ${i.device} ${i.description}`),
+        fallback: (i as { isFallbackAdapter?: boolean }).isFallbackAdapter === true,
+      };
+      if (!out.some((o) => o.backend === backend && o.description === entry.description && o.vendor === entry.vendor && o.device === entry.device)) out.push(entry);
+    }
+  }
+  return out;
+}

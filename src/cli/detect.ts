@@ -1,0 +1,341 @@
+import { readdir, stat, writeFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { FileAccessError, InvalidArgumentError } from '../core/errors.js';
+import type { Image } from '../core/image.js';
+import { paramHelp, resolveParams, type ParamSpec, type Size } from '../core/params.js';
+import { now, type Timings } from '../core/timings.js';
+import { checkWritable, formatOf, READERS, readImage, writeAtomically, writeImage } from '../io/index.js';
+import { readClassifier, waldBoostXml } from '../io/classifier.js';
+import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
+import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
+import { detectParams, Detector, parseIntList, resizeLinearExact, type DetectImpl, type DetectOutput, type Detection } from '../ops/detect/index.js';
+import { toGray } from '../core/image.js';
+import { listNodeAdapters } from '../node/gpu.js';
+import { paramFlags, parseArgs, rejectUnknown } from './args.js';
+import { acquire, type Execution } from './context.js';
+import { formatTimings } from './format.js';
+
+/** Options of `imgpu detect` besides the detector's own parameters. */
+const RUN_PARAMS: readonly ParamSpec[] = [
+  { name: 'output', kind: 'string', doc: 'write results: .jsonl/.json (detections, a JSON line per image or frame), an image (.png/.jpg: the input with boxes), a video (.mp4/.mkv/.avi: annotated) or frames (out/%05d.png)' },
+  { name: 'profile', kind: 'string', doc: 'write per-image/per-frame timings (each kernel, upload, readback, decode) as JSON lines to FILE' },
+  { name: 'show-pyramid', kind: 'string', doc: 'write the pyramid levels of the (first) image side by side as a PNG' },
+  { name: 'start-frame', kind: 'int', min: 0, default: 0, doc: 'video: first frame to detect on (earlier frames are decoded and skipped)' },
+  { name: 'max-frames', kind: 'int', min: 1, doc: 'video: stop after this many frames' },
+  { name: 'timeout', kind: 'float', min: 0, doc: 'stop after S seconds (video, folders); what was done is reported' },
+  { name: 'count-discarded', kind: 'bool', doc: 'report candidates each reduction kernel dropped for want of room (0 = exact; a frame that drops any is redone with larger lists)' },
+  { name: 'verbose', kind: 'bool', doc: 'print levels, the reduction schedule and survivors per kernel' },
+];
+const COMMON = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'quiet'];
+const BOOLEANS = new Set(['json', 'help', 'quiet', 'count-discarded', 'verbose']);
+
+const USAGE = `imgpu detect <image|video|folder|frames/%04d.png> --classifier FILE.xml [options]
+  Objects (faces, …) found by an OpenCV LBP cascade or a WaldBoost classifier on multi-block LBP features: the same
+  windows as cv2.CascadeClassifier.detectMultiScale (bit-exact pyramid, OpenCV's scan), grouped as groupRectangles.
+${paramHelp(detectParams)}
+${paramHelp(RUN_PARAMS)}
+  --device <auto|cpu|gpu|both>    both: run the CPU reference too and check the raw windows agree (exit 8 if not)
+  --adapter <name> --backend <vulkan|opengles> --threads <n> --repeat <n> (time the last of n runs)
+  --json                          a JSON line per image or frame, then a summary line
+  --quiet                         no progress on stderr
+Exit codes: 0 done, 2 bad arguments, 3 unreadable/unwritable file or video, 4 no GPU adapter, 8 CPU and GPU disagree.`;
+
+interface Ctx {
+  exec: Execution;
+  cpu?: Detector;
+  gpu?: Detector;
+  json: boolean;
+  verbose: boolean;
+  countDropped: boolean;
+  profile: string[];
+  jsonl: string[];
+}
+
+function boxJson(d: Detection) {
+  return { x: d.x, y: d.y, width: d.width, height: d.height, neighbors: d.neighbors, score: Number(d.score.toPrecision(7)) };
+}
+
+function timingJson(t: Timings) {
+  const r = (v: number) => Number(v.toFixed(3));
+  return { total: r(t.total), host: r(t.host), upload: r(t.upload), download: r(t.download), kernels: t.kernels.map((k) => ({ name: k.name, ms: r(k.ms) })), kernelSource: t.kernelSource };
+}
+
+function sameHits(a: DetectOutput, b: DetectOutput): boolean {
+  if (a.hits.length !== b.hits.length) return false;
+  return a.hits.every((h, i) => { const g = b.hits[i]; return h.level === g.level && h.x === g.x && h.y === g.y && h.score === g.score; });
+}
+
+/** Runs the detectors on one image or frame; returns the output of record and whether CPU and GPU agree. */
+async function detectOne(c: Ctx, img: Image, repeat: number) {
+  let cpu, gpu;
+  for (let r = 0; r < repeat; r++) {
+    if (c.cpu) cpu = await c.cpu.runCpu(img);
+    if (c.gpu) gpu = await c.gpu.runGpu(img, c.exec.gpu!);
+  }
+  const main = (gpu ?? cpu)!;
+  const agree = cpu && gpu ? sameHits(cpu.output, gpu.output) : undefined;
+  return { main, cpu, gpu, agree };
+}
+
+type One = Awaited<ReturnType<typeof detectOne>>;
+
+function report(c: Ctx, name: string, frame: number | undefined, img: Image, r: One, extra: Record<string, unknown> = {}): void {
+  const o = r.main.output;
+  const g = r.gpu?.output.gpu;
+  const line = {
+    ...(frame !== undefined ? { frame } : { file: name }), width: img.shape[1], height: img.shape[0],
+    detections: o.detections.map(boxJson), windows: o.windows, accepted: o.hits.length,
+    ...(r.agree !== undefined ? { identical: r.agree } : {}),
+    ...(g && (c.countDropped || c.verbose) ? { survivors: g.survivors, discarded: g.dropped, rerun: g.rerun } : {}),
+    ...extra,
+  };
+  c.jsonl.push(JSON.stringify(line));
+  c.profile.push(JSON.stringify({ ...(frame !== undefined ? { frame } : { file: name }), cpu: r.cpu ? timingJson(r.cpu.timings) : null, gpu: r.gpu ? timingJson(r.gpu.timings) : null, ...extra }));
+  if (c.json) {
+    console.log(JSON.stringify({ ...line, cpu: r.cpu ? timingJson(r.cpu.timings) : null, gpu: r.gpu ? timingJson(r.gpu.timings) : null }));
+    return;
+  }
+  if (frame !== undefined && !c.verbose) return;
+  console.log(`${frame !== undefined ? `frame ${frame}` : name} (${img.shape[1]}×${img.shape[0]}): ${o.detections.length} detection${o.detections.length === 1 ? '' : 's'} from ${o.hits.length} accepted of ${o.windows} windows`);
+  for (const d of o.detections) console.log(`  box x=${d.x} y=${d.y} ${d.width}×${d.height}  neighbors ${d.neighbors}  score ${d.score.toFixed(4)}`);
+  if (r.cpu) console.log(formatTimings('cpu', r.cpu.timings) + ` [${c.exec.pool.size} threads]`);
+  if (r.gpu) console.log(formatTimings('gpu', r.gpu.timings) + ` [${c.exec.gpu?.adapter.description || c.exec.gpu?.adapter.vendor}]`);
+  if (g && (c.countDropped || c.verbose)) {
+    console.log(`  reduction: weak classifiers per kernel end at ${g.schedule?.bounds.join(', ') ?? '(naive)'}; survivors ${g.survivors.join(' → ')}; discarded ${g.dropped.join(', ') || 0}${g.rerun ? ' (redone with larger lists)' : ''}`);
+  }
+  if (c.verbose) console.log(`  pyramid: ${o.levels.length} levels, ${o.levels.map((l) => `${l.width}×${l.height}`).join(' ')}`);
+  if (r.agree !== undefined) console.log(`  CPU and GPU ${r.agree ? 'agree: the same accepted windows and sums' : 'DISAGREE'}`);
+}
+
+/** Where --output goes, checked before any work. */
+async function outputKind(path: string | undefined, video: boolean): Promise<'jsonl' | 'image' | 'video' | undefined> {
+  if (!path) return undefined;
+  const ext = extname(path).toLowerCase();
+  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) || '/' : '.';
+  const s = await stat(dir).catch(() => undefined);
+  if (!s?.isDirectory()) throw new FileAccessError(`cannot write ${path}: the folder ${dir} does not exist`);
+  if (ext === '.jsonl' || ext === '.json' || ext === '.ndjson') return 'jsonl';
+  if (video) {
+    if (path.includes('%') || isVideoPath(path)) return 'video';
+    throw new InvalidArgumentError(`--output for a video: .jsonl, a video (.mp4, .mkv, .avi) or frames (out/%05d.png), got ${path}`);
+  }
+  await checkWritable(path);
+  return 'image';
+}
+
+async function imageFiles(dir: string): Promise<string[]> {
+  const names = (await readdir(dir)).filter((n) => (READERS as readonly string[]).includes(formatOf(n)) && formatOf(n) !== '.dcm').sort();
+  return names.map((n) => join(dir, n));
+}
+
+async function showPyramid(path: string, det: Detector, img: Image): Promise<void> {
+  const g = toGray(img);
+  const [H, W] = g.shape as [number, number];
+  const levels = det.levelsFor(W, H).map((l) => {
+    const pixels = new Uint8Array(l.width * l.height);
+    resizeLinearExact(g.data as Uint8Array, W, H, l.width, l.height, pixels);
+    return { width: l.width, height: l.height, pixels };
+  });
+  if (levels.length) await writeImage(path, pyramidMontage(levels));
+}
+
+export async function detectCommand(argv: string[]): Promise<number> {
+  const { positional, flags } = parseArgs(argv, BOOLEANS);
+  if (flags.has('help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  rejectUnknown(flags, [...COMMON, ...detectParams.map((p) => p.name), ...RUN_PARAMS.map((p) => p.name)]);
+  if (positional.length !== 1) throw new InvalidArgumentError(`imgpu detect needs one <image|video|folder> (got ${positional.length} arguments); see imgpu detect --help`);
+  const input = positional[0];
+  const p = resolveParams('detect', [...detectParams, ...RUN_PARAMS], paramFlags([...detectParams, ...RUN_PARAMS], flags));
+  if (!p.classifier) throw new InvalidArgumentError('imgpu detect needs --classifier FILE.xml (e.g. /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml)');
+  const repeat = Number(flags.get('repeat') ?? 1);
+  if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
+  const classifier = await readClassifier(p.classifier as string);
+  const video = isVideoPath(input);
+  const info = video ? undefined : await stat(input).catch(() => undefined);
+  if (!video && !info) throw new FileAccessError(`no such file or folder: ${input}`);
+  const kind = await outputKind(p.output as string | undefined, video);
+  if (kind === 'image' && info?.isDirectory()) throw new InvalidArgumentError('--output for a folder: a .jsonl file');
+  for (const f of ['profile', 'show-pyramid'] as const) if (p[f]) await outputKind(p[f] as string, false).catch((e) => { if (!(e instanceof InvalidArgumentError)) throw e; });
+  const opts = {
+    scale: p.scale as number, minNeighbors: p['min-neighbors'] as number, minSize: p['min-size'] as Size | undefined, maxSize: p['max-size'] as Size | undefined,
+    threshold: p.threshold as number | undefined, nms: p.nms as number | undefined, impl: p.impl as DetectImpl,
+    stages: parseIntList(p.stages as string | undefined, 'stages'), divisors: parseIntList(p.divisors as string, 'divisors'),
+  };
+  new Detector(classifier, opts); // options checked before a device is acquired
+  const exec = await acquire(flags.get('device') ?? 'auto', flags);
+  const c: Ctx = {
+    exec, json: flags.has('json'), verbose: flags.has('verbose'), countDropped: flags.has('count-discarded'), profile: [], jsonl: [],
+    cpu: exec.cpu ? new Detector(classifier, { ...opts, pool: exec.pool }) : undefined,
+    gpu: exec.gpu ? new Detector(classifier, { ...opts, gpu: exec.gpu, pool: exec.pool }) : undefined,
+  };
+  const deadline = p.timeout !== undefined ? now() + 1000 * (p.timeout as number) : Infinity;
+  try {
+    for (const w of exec.warnings) console.error(w);
+    let code: number;
+    if (video) code = await detectVideo(c, input, p, kind, deadline, flags.has('quiet'));
+    else if (info!.isDirectory()) code = await detectFolder(c, input, repeat, deadline, flags.has('quiet'));
+    else {
+      const img = await readImage(input);
+      if (p['show-pyramid']) await showPyramid(p['show-pyramid'] as string, (c.gpu ?? c.cpu)!, img);
+      const r = await detectOne(c, img, repeat);
+      report(c, input, undefined, img, r);
+      if (kind === 'image') await writeImage(p.output as string, annotate(img, r.main.output.detections));
+      code = r.agree === false ? 8 : 0;
+    }
+    if (kind === 'jsonl') await writeAtomically(p.output as string, Buffer.from(c.jsonl.join('\n') + '\n'));
+    if (p.profile) await writeAtomically(p.profile as string, Buffer.from(c.profile.join('\n') + '\n'));
+    return code;
+  } finally {
+    c.cpu?.close();
+    c.gpu?.close();
+    await exec.close();
+  }
+}
+
+async function detectFolder(c: Ctx, dir: string, repeat: number, deadline: number, quiet: boolean): Promise<number> {
+  const files = await imageFiles(dir);
+  if (!files.length) throw new FileAccessError(`${dir}: no images (${READERS.filter((r) => r !== '.dcm').join(' ')})`);
+  let failed = 0, disagree = 0, done = 0;
+  for (const f of files) {
+    if (now() > deadline) break;
+    try {
+      const img = await readImage(f);
+      const r = await detectOne(c, img, repeat);
+      report(c, f, undefined, img, r);
+      if (r.agree === false) disagree++;
+    } catch (e) {
+      if (!(e instanceof FileAccessError || e instanceof InvalidArgumentError || (e as Error).name === 'UnsupportedFormatError' || (e as Error).name === 'UnsupportedDtypeError')) throw e;
+      failed++;
+      console.error(`imgpu: ${f}: ${(e as Error).message}`);
+    }
+    done++;
+    if (!quiet && !c.json) process.stderr.write(`\r${done}/${files.length} images`);
+  }
+  if (!quiet && !c.json) process.stderr.write('\n');
+  if (done < files.length) console.error(`imgpu: --timeout reached after ${done} of ${files.length} images`);
+  return disagree ? 8 : failed ? 9 : 0;
+}
+
+/** Sums of per-frame phases for the video summary. */
+class PhaseTotals {
+  frames = 0;
+  decode = 0;
+  upload = 0;
+  readback = 0;
+  host = 0;
+  total = 0;
+  kernels = new Map<string, number>();
+  add(t: Timings, decode: number): void {
+    this.frames++;
+    this.decode += decode;
+    this.upload += t.upload;
+    this.readback += t.download;
+    this.host += t.host;
+    this.total += t.total + decode;
+    for (const k of t.kernels) this.kernels.set(k.name, (this.kernels.get(k.name) ?? 0) + k.ms);
+  }
+  summary(wall: number) {
+    const n = Math.max(1, this.frames), r = (v: number) => Number((v / n).toFixed(3));
+    return {
+      frames: this.frames, fps: Number((this.frames / (wall / 1000)).toFixed(2)), wallMs: Number(wall.toFixed(1)),
+      perFrameMs: { decodeWait: r(this.decode), upload: r(this.upload), kernels: r([...this.kernels.values()].reduce((a, b) => a + b, 0)), readback: r(this.readback), host: r(this.host) },
+      kernelsMs: Object.fromEntries([...this.kernels].map(([k, v]) => [k, r(v)])),
+    };
+  }
+}
+
+async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kind: string | undefined, deadline: number, quiet: boolean): Promise<number> {
+  const reader = await VideoReader.open(path);
+  const writer = kind === 'video' ? VideoWriter.create(p.output as string, reader.info.width, reader.info.height, reader.info.fps) : undefined;
+  const start = p['start-frame'] as number, max = (p['max-frames'] as number | undefined) ?? Infinity;
+  const gpuT = new PhaseTotals(), cpuT = new PhaseTotals();
+  let disagree = 0, index = 0, shown = false, stopped = false;
+  const t0 = now();
+  try {
+    for (;;) {
+      const td = now();
+      const frame = await reader.next();
+      const decode = now() - td;
+      if (!frame) break;
+      const k = index++;
+      if (k < start) continue;
+      if (gpuT.frames + cpuT.frames >= max || now() > deadline) { stopped = now() > deadline; break; }
+      if (!shown && p['show-pyramid']) { await showPyramid(p['show-pyramid'] as string, (c.gpu ?? c.cpu)!, frame); shown = true; }
+      const r = await detectOne(c, frame, 1);
+      if (r.gpu) gpuT.add(r.gpu.timings, decode);
+      if (r.cpu) (r.gpu ? cpuT.add(r.cpu.timings, 0) : cpuT.add(r.cpu.timings, decode));
+      if (r.agree === false) disagree++;
+      report(c, path, k, frame, r);
+      if (writer) await writer.write(annotate(frame, r.main.output.detections));
+      if (!quiet && !c.json && (k - start) % 10 === 0) process.stderr.write(`\rframe ${k}${reader.info.frames ? ` of ${reader.info.frames}` : ''}`);
+    }
+    await writer?.close();
+  } catch (e) {
+    await writer?.abort();
+    throw e;
+  } finally {
+    reader.close();
+  }
+  if (!quiet && !c.json) process.stderr.write('\n');
+  const wall = now() - t0;
+  const summary = { video: path, width: reader.info.width, height: reader.info.height, gpu: gpuT.frames ? gpuT.summary(wall) : null, cpu: cpuT.frames ? cpuT.summary(wall) : null, ...(disagree ? { framesDisagreeing: disagree } : {}), ...(stopped ? { stoppedByTimeout: true } : {}) };
+  if (c.json) console.log(JSON.stringify({ summary }));
+  else {
+    for (const [name, t] of [['gpu', summary.gpu], ['cpu', summary.cpu]] as const) {
+      if (!t) continue;
+      console.log(`${name}: ${t.frames} frames in ${(t.wallMs / 1000).toFixed(2)} s, ${t.fps} fps; per frame: decode wait ${t.perFrameMs.decodeWait} ms, upload ${t.perFrameMs.upload} ms, kernels ${t.perFrameMs.kernels} ms, readback ${t.perFrameMs.readback} ms, host ${t.perFrameMs.host} ms`);
+      for (const [k, v] of Object.entries(t.kernelsMs)) console.log(`  ${k}: ${v} ms`);
+    }
+    if (stopped) console.log('stopped by --timeout');
+    if (disagree) console.log(`CPU and GPU disagree on ${disagree} frames`);
+  }
+  return disagree ? 8 : 0;
+}
+
+/** `imgpu classifier convert <opencv.xml> <waldboost.xml>`: a cascade written as a WaldBoost classifier. */
+export async function classifierCommand(argv: string[]): Promise<number> {
+  const { positional, flags } = parseArgs(argv, new Set(['help', 'json']));
+  const usage = 'usage: imgpu classifier convert <in.xml> <out.xml>   (an OpenCV LBP cascade or WaldBoost XML, written as WaldBoost XML)\n       imgpu classifier info <file.xml> [--json]';
+  if (flags.has('help')) { console.log(usage); return 0; }
+  rejectUnknown(flags, ['help', 'json']);
+  const [sub, src, dst] = positional;
+  if (sub === 'info' && src && !dst) {
+    const c = await readClassifier(src);
+    const stages = c.weak.filter((w) => w.reset).length;
+    const out = { name: c.name, window: c.window, weak: c.weak.length, staged: c.staged, stages: c.staged ? stages : undefined };
+    console.log(flags.has('json') ? JSON.stringify(out) : `${c.name}: ${c.window.width}×${c.window.height} window, ${c.weak.length} weak classifiers${c.staged ? ` in ${stages} stages` : ' (WaldBoost, one running sum)'}`);
+    return 0;
+  }
+  if (sub !== 'convert' || !src || !dst || positional.length !== 3) throw new InvalidArgumentError(usage);
+  if (extname(dst).toLowerCase() !== '.xml') throw new InvalidArgumentError(`${dst}: the WaldBoost classifier is written as .xml`);
+  await checkWritableXml(dst);
+  const c = await readClassifier(src);
+  await writeAtomically(dst, Buffer.from(waldBoostXml(c, `converted by imgpu from ${c.name}: ${c.weak.length} weak classifiers; reset="1" ends an OpenCV stage (the sum restarts)`)));
+  console.log(`wrote ${dst}: ${c.weak.length} weak classifiers${c.staged ? `, ${c.weak.filter((w) => w.reset).length} stages` : ''}`);
+  return 0;
+}
+
+async function checkWritableXml(path: string): Promise<void> {
+  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) || '/' : '.';
+  const s = await stat(dir).catch(() => undefined);
+  if (!s?.isDirectory()) throw new FileAccessError(`cannot write ${path}: the folder ${dir} does not exist`);
+  await writeFile(join(dir, `.imgpu-write-test-${process.pid}`), '').then(
+    async () => { await import('node:fs/promises').then((fs) => fs.rm(join(dir, `.imgpu-write-test-${process.pid}`), { force: true })); },
+    () => { throw new FileAccessError(`cannot write ${path}: the folder ${dir} is not writable`); },
+  );
+}
+
+/** `imgpu adapters`: every GPU adapter Dawn offers (each backend), which one imgpu would pick. */
+export async function adaptersCommand(argv: string[]): Promise<number> {
+  const { flags } = parseArgs(argv, new Set(['json', 'help']));
+  if (flags.has('help')) { console.log('usage: imgpu adapters [--json]   the GPU adapters available (use a name with --adapter)'); return 0; }
+  rejectUnknown(flags, ['json', 'help']);
+  const list = await listNodeAdapters();
+  if (flags.has('json')) console.log(JSON.stringify(list));
+  else if (!list.length) console.log('no GPU adapter (imgpu runs on the CPU; see docs/device.md)');
+  else for (const a of list) console.log(`${a.backend.padEnd(9)} ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ')}${a.software ? ' (software)' : ''}${a.fallback ? ' (fallback)' : ''}`);
+  return 0;
+}
