@@ -151,8 +151,16 @@ export class DetectGpu {
     private readonly rows: number,
     private readonly blocks: number,
     private readonly buf: PlanBuffers,
-    private readonly capDets: number,
+    private capDets: number,
   ) {}
+
+  /** Makes room for at least `n` detections (after a pass that had more than the buffer held). */
+  growDetections(n: number): void {
+    if (n <= this.capDets) return;
+    this.capDets = Math.min(this.windows, Math.max(n, 2 * this.capDets));
+    this.buf.dets.destroy();
+    this.buf.dets = this.ctx.createBuffer(16 * this.capDets, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC, 'detect detections');
+  }
 
   static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number, maxLists = MAX_LISTS): DetectGpu {
     if (cc.staged && cc.accept.subarray(0, cc.firstStage).some((a) => a !== Infinity)) {

@@ -189,20 +189,22 @@ export class Detector {
     }, { alwaysDownload: true });
     pass ??= r.output as { hits: RawHit[]; info: GpuPassInfo };
     let rerun = false;
-    if (schedule && (pass.info.dropped.some((d) => d > 0))) {
-      // A list overflowed: the result would miss windows. Redo the frame with lists as large as the windows.
+    const overflow = pass.info.droppedDetections > 0;
+    if (overflow || (schedule && pass.info.dropped.some((d) => d > 0))) {
+      // A list or the detection buffer overflowed: the result would miss windows. Redo the frame with lists as
+      // large as the windows and room for every detection (the first pass counted them all).
       rerun = true;
-      const full = { bounds: schedule.bounds, capacities: schedule.capacities.map(() => p.gpu.windows) };
-      const again = await runGpu(ctx, img, 'detect (lists enlarged)', { profile: false }, async (input, rec) => {
+      if (overflow) p.gpu.growDetections(pass.hits.length + pass.info.droppedDetections);
+      const full = schedule && { bounds: schedule.bounds, capacities: schedule.capacities.map(() => p.gpu.windows) };
+      const again = await runGpu(ctx, img, 'detect (buffers enlarged)', { profile: false }, async (input, rec) => {
         await p.gpu.recordPyramid(rec, input.buffer);
         await p.gpu.recordDetect(rec, full, p.staging);
         return { toHost: () => p.gpu.readDetect(p.staging, full), release: () => undefined };
       }, { alwaysDownload: true });
       const redo = again.output as { hits: RawHit[]; info: GpuPassInfo };
-      pass = { hits: redo.hits, info: { ...redo.info, dropped: pass.info.dropped } };
-      r.timings.kernels.push(...again.timings.kernels);
+      pass = { hits: redo.hits, info: { ...redo.info, dropped: pass.info.dropped, droppedDetections: pass.info.droppedDetections } };
+      r.timings.kernels.push(...again.timings.kernels.map((k) => ({ ...k, name: `${k.name} (redone)` })));
     }
-    if (pass.info.droppedDetections > 0) throw new InvalidArgumentError(`detect: more than ${pass.hits.length} raw detections; raise --min-neighbors' input limits (--min-size) or the scale factor`);
     const detections = finishDetections(pass.hits, levels, W, H, o);
     const timings = { ...r.timings, total: now() - t0 };
     timings.host = Math.max(0, timings.total - timings.upload - timings.download - timings.kernels.reduce((a, k) => a + k.ms, 0));
