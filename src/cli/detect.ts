@@ -212,9 +212,9 @@ async function detectFolder(c: Ctx, dir: string, repeat: number, deadline: numbe
       console.error(`imgpu: ${f}: ${(e as Error).message}`);
     }
     done++;
-    if (!quiet && !c.json) process.stderr.write(`\r${done}/${files.length} images`);
+    if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write(`\r${done}/${files.length} images`);
   }
-  if (!quiet && !c.json) process.stderr.write('\n');
+  if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write('\n');
   if (done < files.length) console.error(`imgpu: --timeout reached after ${done} of ${files.length} images`);
   return disagree ? 8 : failed ? 9 : 0;
 }
@@ -270,7 +270,7 @@ async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kin
       if (r.agree === false) disagree++;
       report(c, path, k, frame, r);
       if (writer) await writer.write(annotate(frame, r.main.output.detections));
-      if (!quiet && !c.json && (k - start) % 10 === 0) process.stderr.write(`\rframe ${k}${reader.info.frames ? ` of ${reader.info.frames}` : ''}`);
+      if (!quiet && !c.json && process.stderr.isTTY && (k - start) % 10 === 0) process.stderr.write(`\rframe ${k}${reader.info.frames ? ` of ${reader.info.frames}` : ''}`);
     }
     await writer?.close();
   } catch (e) {
@@ -279,7 +279,7 @@ async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kin
   } finally {
     reader.close();
   }
-  if (!quiet && !c.json) process.stderr.write('\n');
+  if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write('\n');
   const wall = now() - t0;
   const summary = { video: path, width: reader.info.width, height: reader.info.height, gpu: gpuT.frames ? gpuT.summary(wall) : null, cpu: cpuT.frames ? cpuT.summary(wall) : null, ...(disagree ? { framesDisagreeing: disagree } : {}), ...(stopped ? { stoppedByTimeout: true } : {}) };
   if (c.json) console.log(JSON.stringify({ summary }));
