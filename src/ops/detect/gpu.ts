@@ -67,6 +67,9 @@ export function reductionSchedule(cc: CompiledClassifier, total: number, divisor
     for (const d of divisors) {
       target /= d;
       while (w < cc.count && curve && curve[w] > target) w++;
+      // The weak classifiers left after the reductions belong to the final kernel (a workgroup per candidate):
+      // a reduction never runs to the end of the classifier unless the first one must.
+      if (w === cc.count && bounds.length) break;
       bounds.push(w);
       if (w === cc.count) break;
       w++;
