@@ -137,6 +137,12 @@ test('GPU = CPU on odd sizes, noise, colour input on the GPU, a resident GpuImag
     const g = await detect(img, c, { ...o, gpu });
     assert.deepEqual(hitKey(g.output), hitKey(cpu.output), what);
   }
+  // A cascade of one stage: the GPU's window kernel evaluates it again after the stage-0 mask, for the sums.
+  const oneStage = { ...c, weak: c.weak.slice(0, c.weak.findIndex((w) => w.reset) + 1) };
+  const small = crop(101, 11, 120, 90);
+  const one = await detect(small, oneStage, { minNeighbors: 0, pool });
+  assert.ok(one.output.hits.length > 100);
+  assert.deepEqual(hitKey((await detect(small, oneStage, { minNeighbors: 0, gpu })).output), hitKey(one.output), 'one-stage cascade');
   // Colour: the GPU converts RGB to gray inside the pyramid kernel (cv2's fixed-point formula).
   const cat = await readImage(fixture('images', 'chelsea.png'));
   assert.equal(cat.channels, 3);

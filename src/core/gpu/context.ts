@@ -28,7 +28,7 @@ const LIMIT_NAMES = [
   'maxBufferSize', 'maxStorageBufferBindingSize', 'maxComputeWorkgroupStorageSize',
   'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY',
   'maxComputeWorkgroupSizeZ', 'maxComputeWorkgroupsPerDimension', 'maxStorageBuffersPerShaderStage',
-  'minStorageBufferOffsetAlignment', 'minUniformBufferOffsetAlignment',
+  'minStorageBufferOffsetAlignment', 'minUniformBufferOffsetAlignment', 'maxUniformBufferBindingSize',
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 

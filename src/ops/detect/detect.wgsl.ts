@@ -1,5 +1,6 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { u64Wgsl } from '../../core/gpu/wgsl/u64.js';
+import { words64, type CompiledClassifier } from './compiled.js';
 
 /**
  * The detection kernels: one WGSL module, entry points specialised by override constants (weak classifier
@@ -27,7 +28,14 @@ export const COUNTERS = { DROPPED: 8, DETS: 16, HIST: 32 } as const;
 /** The most reduction kernels (lists) a plan may have. */
 export const MAX_LISTS = 8;
 
-export const detectWgsl = /* wgsl */ `
+/**
+ * The module for one plan: the level table as a uniform array (`levels` levels), and `evalRange` — the
+ * evaluation of the weak classifiers a kernel runs, generated with their features and thresholds as literals
+ * (bakedEvaluation) so that a window's 16 integral reads of a feature issue at once instead of waiting on a
+ * feature record.
+ */
+export function detectWgsl(levels: number, evalRange: string): string {
+  return /* wgsl */ `
 ${gridWgsl}
 ${u64Wgsl}
 override FROM: u32 = 0u;      // first weak classifier this kernel evaluates
@@ -49,7 +57,7 @@ override CHANNELS: u32 = 1u;  // input channels: 1 gray, 3 RGB, 4 RGBA
 override PER_GROUP: u32 = 64u; // threads per candidate-list workgroup (args kernel)
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read> levels: array<u32>;
+@group(0) @binding(1) var<uniform> levels: array<vec4u, ${4 * levels}>;
 @group(0) @binding(2) var<storage, read> coefs: array<u32>;
 @group(0) @binding(3) var<storage, read_write> ii: array<u32>;
 @group(0) @binding(4) var<storage, read> weak: array<u32>;
@@ -61,7 +69,7 @@ override PER_GROUP: u32 = 64u; // threads per candidate-list workgroup (args ker
 @group(0) @binding(10) var<storage, read_write> dets: array<vec4u>;
 @group(0) @binding(11) var<storage, read_write> args: array<u32>;
 
-fn lv(l: u32, f: u32) -> u32 { return levels[l * ${LEVEL_WORDS}u + f]; }
+fn lv(l: u32, f: u32) -> u32 { return levels[l * 4u + (f >> 2u)][f & 3u]; }
 
 // The level whose range [start field of l, of l + 1) holds i: a binary search over the level table.
 fn level_of(i: u32, field: u32) -> u32 {
@@ -100,50 +108,52 @@ fn level_px(cx: u32, cy: u32) -> u32 {
 
 var<workgroup> scan: array<u32, 256>;
 
-// Row pass of the integral pyramid, one workgroup per level row: resize on the fly, prefix-sum the row into
-// integral row y + 1 (row 0 and column 0 are zeros). Threads take consecutive chunks of the row.
+// Row pass of the integral pyramid, one workgroup per level row: each tile of 256 pixels is resized on the fly
+// (each pixel computed once, neighbouring threads on neighbouring pixels), prefix-summed in workgroup memory
+// and written to integral row y + 1 after the running total of the tiles before it (row 0 and column 0 are 0).
 @compute @workgroup_size(256)
 fn integral_rows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
-  let g = linear_group_id(wid, nwg);
-  let valid = g < TOTAL;
-  let l = level_of(min(g, TOTAL - 1u), ${LEVEL_FIELDS.rowStart}u);
-  let y = min(g, TOTAL - 1u) - lv(l, ${LEVEL_FIELDS.rowStart}u);
+  let g0 = linear_group_id(wid, nwg);
+  let valid = g0 < TOTAL;
+  let g = min(g0, TOTAL - 1u);
+  let l = level_of(g, ${LEVEL_FIELDS.rowStart}u);
+  let y = g - lv(l, ${LEVEL_FIELDS.rowStart}u);
   let w = lv(l, ${LEVEL_FIELDS.width}u);
   let stride = lv(l, ${LEVEL_FIELDS.stride}u);
   let cy = coefs[lv(l, ${LEVEL_FIELDS.cyOff}u) + y];
   let cx0 = lv(l, ${LEVEL_FIELDS.cxOff}u);
-  let chunk = (w + 255u) / 256u;
-  let x0 = min(t * chunk, w);
-  let x1 = min(x0 + chunk, w);
-  var own = 0u;
-  for (var x = x0; x < x1; x++) { own += level_px(coefs[cx0 + x], cy); }
-  scan[t] = own;
-  workgroupBarrier();
-  for (var d = 1u; d < 256u; d <<= 1u) {
-    var v = 0u;
-    if (t >= d) { v = scan[t - d]; }
-    workgroupBarrier();
-    scan[t] += v;
-    workgroupBarrier();
-  }
-  if (!valid) { return; }
   let row = lv(l, ${LEVEL_FIELDS.iiOff}u) + (y + 1u) * stride;
-  var run = scan[t] - own;
-  for (var x = x0; x < x1; x++) {
-    run += level_px(coefs[cx0 + x], cy);
-    ii[row + x + 1u] = run;
+  var carry = 0u;
+  let tiles = (w + 255u) / 256u;
+  for (var tile = 0u; tile < tiles; tile++) {
+    let x = tile * 256u + t;
+    var v = 0u;
+    if (x < w) { v = level_px(coefs[cx0 + x], cy); }
+    scan[t] = v;
+    workgroupBarrier();
+    for (var d = 1u; d < 256u; d <<= 1u) {
+      var a = 0u;
+      if (t >= d) { a = scan[t - d]; }
+      workgroupBarrier();
+      scan[t] += a;
+      workgroupBarrier();
+    }
+    if (valid && x < w) { ii[row + x + 1u] = carry + scan[t]; }
+    carry += scan[255];
+    workgroupBarrier();
   }
-  if (t == 0u) {
-    ii[row] = 0u;
-    if (y == 0u) { for (var x = 0u; x < stride; x++) { ii[lv(l, ${LEVEL_FIELDS.iiOff}u) + x] = 0u; } }
+  if (valid && t == 0u) { ii[row] = 0u; }
+  if (valid && y == 0u) {
+    for (var x = t; x < stride; x += 256u) { ii[lv(l, ${LEVEL_FIELDS.iiOff}u) + x] = 0u; }
   }
 }
 
 var<workgroup> seg: array<u32, 256>;
 
-// Column pass: a workgroup takes 32 columns of one level, its 8 rows of threads 8 segments of the rows; the
-// segment totals are scanned in workgroup memory, then each segment is prefix-summed in place.
-@compute @workgroup_size(32, 8)
+// Column pass: a workgroup takes 8 columns of one level (a 32-byte sector per row), its 32 rows of threads 32
+// segments of the rows; segment totals are scanned in workgroup memory, then each segment is prefix-summed in
+// place. Short serial walks (h/32 rows twice) keep enough threads in flight.
+@compute @workgroup_size(8, 32)
 fn integral_cols(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let g = min(linear_group_id(wid, nwg), TOTAL - 1u);
   let l = level_of(g, ${LEVEL_FIELDS.blockStart}u);
@@ -151,18 +161,18 @@ fn integral_cols(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg
   let w = lv(l, ${LEVEL_FIELDS.width}u);
   let h = lv(l, ${LEVEL_FIELDS.height}u);
   let stride = lv(l, ${LEVEL_FIELDS.stride}u);
-  let x = 1u + blk * 32u + lid.x;
-  let len = (h + 7u) / 8u;
+  let x = 1u + blk * 8u + lid.x;
+  let len = (h + 31u) / 32u;
   let r0 = 1u + min(lid.y * len, h);
   let r1 = 1u + min((lid.y + 1u) * len, h);
   let base = lv(l, ${LEVEL_FIELDS.iiOff}u) + x;
   let live = x <= w && linear_group_id(wid, nwg) < TOTAL;
   var total = 0u;
   if (live) { for (var r = r0; r < r1; r++) { total += ii[base + r * stride]; } }
-  seg[lid.y * 32u + lid.x] = total;
+  seg[lid.y * 8u + lid.x] = total;
   workgroupBarrier();
   var run = 0u;
-  for (var s = 0u; s < lid.y; s++) { run += seg[s * 32u + lid.x]; }
+  for (var s = 0u; s < lid.y; s++) { run += seg[s * 8u + lid.x]; }
   if (live) {
     for (var r = r0; r < r1; r++) {
       run += ii[base + r * stride];
@@ -174,8 +184,11 @@ fn integral_cols(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg
 // The MB-LBP code of weak classifier k's feature for the window whose top-left integral index is o.
 fn lbp(k: u32, o: u32, s: u32) -> u32 {
   let f = weak[k * ${WEAK_WORDS}u];
-  let fx = f & 255u; let fy = (f >> 8u) & 255u; let fw = (f >> 16u) & 255u; let fh = f >> 24u;
-  let a = o + fy * s + fx;
+  return lbp_at(o + ((f >> 8u) & 255u) * s + (f & 255u), s, (f >> 16u) & 255u, f >> 24u);
+}
+
+// The MB-LBP code of the 3×3 cells of fw×fh whose top-left corner is integral index a (row stride s).
+fn lbp_at(a: u32, s: u32, fw: u32, fh: u32) -> u32 {
   let b = a + fh * s; let c = b + fh * s; let d = c + fh * s;
   let p00 = ii[a]; let p01 = ii[a + fw]; let p02 = ii[a + 2u * fw]; let p03 = ii[a + 3u * fw];
   let p10 = ii[b]; let p11 = ii[b + fw]; let p12 = ii[b + 2u * fw]; let p13 = ii[b + 3u * fw];
@@ -198,20 +211,11 @@ fn reject_t(k: u32) -> vec2u { return vec2u(weak[k * ${WEAK_WORDS}u + 1u], weak[
 fn accept_t(k: u32) -> vec2u { return vec2u(weak[k * ${WEAK_WORDS}u + 3u], weak[k * ${WEAK_WORDS}u + 4u]); }
 fn resets(k: u32) -> bool { return weak[k * ${WEAK_WORDS}u + 5u] != 0u; }
 
-// Outcome of evaluating weak classifiers [k0, k1): 0 undecided, 1 rejected, 2 accepted; the sum; and the
-// rejecting classifier.
+// Outcome of evaluating a range of weak classifiers: 0 undecided, 1 rejected, 2 accepted; the sum; and the
+// deciding classifier.
 struct Eval { state: u32, sum: vec2u, at: u32 }
 
-fn evaluate(o: u32, s: u32, k0: u32, k1: u32, start: vec2u) -> Eval {
-  var sum = start;
-  for (var k = k0; k < k1; k++) {
-    sum = add64(sum, response(k, o, s));
-    if (slt64(sum, reject_t(k))) { return Eval(1u, sum, k); }
-    if (!slt64(sum, accept_t(k))) { return Eval(2u, sum, k); }
-    if (resets(k) && k + 1u < COUNT) { sum = vec2u(0u); }
-  }
-  return Eval(select(0u, 2u, k1 == COUNT), sum, k1);
-}
+${evalRange}
 
 fn emit(level: u32, xy: u32, sum: vec2u) {
   let i = atomicAdd(&counters[${COUNTERS.DETS}u], 1u);
@@ -284,7 +288,7 @@ fn stage0(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
   let g = linear_group_id(wid, nwg) * 64u + t;
   if (g >= TOTAL) { return; }
   let w = window_of(g);
-  let e = evaluate(w.o, w.s, 0u, FIRST, vec2u(0u));
+  let e = eval_range(w.o, w.s, vec2u(0u));
   if (e.state == 1u) {
     let m = lv(w.level, ${LEVEL_FIELDS.maskOff}u) + w.row * lv(w.level, ${LEVEL_FIELDS.maskStride}u) + (w.xi >> 5u);
     atomicOr(&mask[m], 1u << (w.xi & 31u));
@@ -305,7 +309,7 @@ fn windows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     if (STAGED) { live = (mask_word(w, w.xi >> 5u) & (1u << (w.xi & 31u))) == 0u && scanned(w); }
     if (live) {
       if (CALIBRATE) { atomicAdd(&counters[${COUNTERS.HIST - 1}u], 1u); }
-      let e = evaluate(w.o, w.s, FROM, TO, vec2u(0u));
+      let e = eval_range(w.o, w.s, vec2u(0u));
       if (CALIBRATE && e.state == 1u) { atomicAdd(&counters[${COUNTERS.HIST}u + e.at], 1u); }
       if (e.state == 2u && !CALIBRATE) { emit(w.level, w.x | (w.y << 16u), e.sum); }
       keep = e.state == 0u;
@@ -331,7 +335,7 @@ fn candidates(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: v
   if (i < n) {
     c = list_in[i];
     let ws = candidate_window(c);
-    let e = evaluate(ws.x, ws.y, FROM, TO, c.zw);
+    let e = eval_range(ws.x, ws.y, c.zw);
     if (e.state == 2u) { emit(c.x, c.y, e.sum); }
     keep = e.state == 0u;
     c = vec4u(c.x, c.y, e.sum.x, e.sum.y);
@@ -388,3 +392,51 @@ fn dispatch_args() {
   args[LIST_IN * 3u + 2u] = 1u;
 }
 `;
+}
+
+/** A threshold on the fixed-point grid as a WGSL vec2u literal (lo, hi). */
+function fixedLiteral(v: number, shift: number): string {
+  const [lo, hi] = words64(v === Infinity ? 2 ** 62 : v === -Infinity ? -(2 ** 62) : Math.round(v * 2 ** shift));
+  return `vec2u(${lo}u, ${hi}u)`;
+}
+
+/** Ranges longer than this are evaluated by a loop over the weak classifier records (compile time). */
+export const MAX_UNROLLED = 48;
+
+/**
+ * `fn eval_range(o, s, start) -> Eval` for weak classifiers [from, to): unrolled, with each feature's position
+ * and cell size and each threshold as literals (the responses stay in the `tables` buffer), for ranges up to
+ * MAX_UNROLLED; longer ranges (calibration, a schedule of one long kernel) loop over the `weak` records, since
+ * unrolling hundreds of classifiers makes some compilers (lavapipe's LLVM) take minutes. Reaching `to` leaves the
+ * window undecided, or accepted when `to` is the end of the classifier. `usesWeak`: the code reads `weak`.
+ */
+export function bakedEvaluation(cc: CompiledClassifier, from: number, to: number): { code: string; usesWeak: boolean } {
+  const end = `return Eval(${to === cc.count ? 2 : 0}u, sum, ${to}u);`;
+  if (to - from > MAX_UNROLLED) {
+    return {
+      usesWeak: true,
+      code: `fn eval_range(o: u32, s: u32, start: vec2u) -> Eval {
+  var sum = start;
+  for (var k = ${from}u; k < ${to}u; k++) {
+    sum = add64(sum, response(k, o, s));
+    if (slt64(sum, reject_t(k))) { return Eval(1u, sum, k); }
+    if (!slt64(sum, accept_t(k))) { return Eval(2u, sum, k); }
+    if (resets(k) && k + 1u < ${cc.count}u) { sum = vec2u(0u); }
+  }
+  ${end}
+}`,
+    };
+  }
+  const lines = ['fn eval_range(o: u32, s: u32, start: vec2u) -> Eval {', '  var sum = start;'];
+  // An empty range still names the buffers every window kernel is given (layout 'auto' keeps used bindings only).
+  if (from >= to) lines.push('  _ = tables[0];', '  _ = ii[0];');
+  for (let k = from; k < to; k++) {
+    const [x, y, w, h] = cc.features.subarray(4 * k, 4 * k + 4);
+    lines.push(`  sum = add64(sum, tables[${256 * k}u + lbp_at(o + ${y}u * s + ${x}u, s, ${w}u, ${h}u)]);`);
+    if (cc.reject[k] !== -Infinity) lines.push(`  if (slt64(sum, ${fixedLiteral(cc.reject[k], cc.fixed.shift)})) { return Eval(1u, sum, ${k}u); }`);
+    if (cc.accept[k] !== Infinity) lines.push(`  if (!slt64(sum, ${fixedLiteral(cc.accept[k], cc.fixed.shift)})) { return Eval(2u, sum, ${k}u); }`);
+    if (cc.reset[k] && k + 1 < cc.count) lines.push('  sum = vec2u(0u);');
+  }
+  lines.push(`  ${end}`, '}');
+  return { code: lines.join('\n'), usesWeak: false };
+}

@@ -3,7 +3,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { words64, type CompiledClassifier } from './compiled.js';
-import { COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
+import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
 import { linearCoefficients, type Level } from './pyramid.js';
 import type { RawHit } from './cpu.js';
 
@@ -52,7 +52,8 @@ export function survivorCurve(total: number, live: number, hist: Uint32Array, fi
  */
 export function reductionSchedule(cc: CompiledClassifier, total: number, divisors: readonly number[], stages?: readonly number[], curve?: number[]): ReductionSchedule {
   if (divisors.length > MAX_LISTS) throw new InvalidArgumentError(`detect: at most ${MAX_LISTS} divisors`);
-  const min0 = cc.staged ? cc.firstStage : 1;
+  // The first reduction kernel evaluates at least one weak classifier past stage 0 (its own kernel).
+  const min0 = Math.min(cc.count, (cc.staged && cc.firstStage < cc.count ? cc.firstStage : 0) + 1);
   const bounds: number[] = [];
   if (stages) {
     if (stages.length > MAX_LISTS) throw new InvalidArgumentError(`detect: at most ${MAX_LISTS} stages`);
@@ -109,7 +110,7 @@ function layout(levels: Level[], W: number, H: number) {
   let ii = 0, win = 0, coef = 0, mask = 0, rows = 0, blocks = 0;
   levels.forEach((l, i) => {
     const perRow = Math.ceil(l.cols / l.step), nrows = Math.ceil(l.rows / l.step), maskStride = Math.ceil(perRow / 32);
-    const colBlocks = Math.ceil(l.width / 32);
+    const colBlocks = Math.ceil(l.width / 8); // the column pass takes 8 columns per workgroup
     const f = LEVEL_FIELDS;
     const t = table.subarray(i * LEVEL_WORDS);
     t[f.iiOff] = ii; t[f.stride] = l.width + 1; t[f.width] = l.width; t[f.height] = l.height; t[f.cols] = l.cols; t[f.rows] = l.rows;
@@ -170,6 +171,9 @@ export class DetectGpu {
       throw new InvalidArgumentError('detect: the GPU detector does not support early acceptance (posT) inside the first stage of a staged classifier');
     }
     if (cc.count > 4096) throw new InvalidArgumentError(`detect: ${cc.count} weak classifiers; the GPU detector takes at most 4096`);
+    if (levels.length * LEVEL_WORDS * 4 > ctx.limits.maxUniformBufferBindingSize) {
+      throw new InvalidArgumentError(`detect: ${levels.length} pyramid levels are more than the GPU detector's level table holds (${Math.floor(ctx.limits.maxUniformBufferBindingSize / (LEVEL_WORDS * 4))}): use a larger --scale or --min-size`);
+    }
     const L = layout(levels, W, H);
     const { weak, tables } = classifierWords(cc);
     const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
@@ -181,7 +185,7 @@ export class DetectGpu {
     const capDets = Math.min(L.windows, Math.max(DETS_PREVIEW, Math.ceil(L.windows / 64)));
     const put = (b: GPUBuffer, data: Uint32Array) => { ctx.device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>); return b; };
     const buf: PlanBuffers = {
-      levels: put(make(L.table.byteLength, 'levels'), L.table),
+      levels: put(make(L.table.byteLength, 'levels', GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST), L.table),
       coefs: put(make(L.coefs.byteLength, 'resize coefficients'), L.coefs),
       ii: make(iiBytes, 'integral pyramid'),
       weak: put(make(weak.byteLength, 'weak classifiers'), weak),
@@ -208,29 +212,52 @@ export class DetectGpu {
     return this.buf.lists;
   }
 
-  private pipe(entry: string, constants: Record<string, number>): Promise<GPUComputePipeline> {
+  /**
+   * A pipeline of the plan's module whose eval_range covers weak classifiers [range[0], range[1]), and the
+   * bindings it needs beyond the caller's (the weak classifier records, when the range is evaluated by a loop).
+   */
+  private async pipe(entry: string, constants: Record<string, number>, range: [number, number] = [0, 0]): Promise<{ pipeline: GPUComputePipeline; extra: Record<number, GPUBuffer> }> {
     const c = this.cc;
-    return this.ctx.pipeline('detect', detectWgsl, entry, {
+    const ev = bakedEvaluation(c, range[0], range[1]);
+    const pipeline = await this.ctx.pipeline('detect', detectWgsl(this.levels.length, ev.code), entry, {
       COUNT: c.count, FIRST: c.firstStage, STAGED: c.staged ? 1 : 0, NLEVELS: this.levels.length, SRC_W: this.W, SRC_H: this.H, CHANNELS: this.channels, ...constants,
     });
+    return { pipeline, extra: ev.usesWeak ? { 4: this.buf.weak } : {} };
+  }
+
+  /** Records a dispatch of `entry` (sized by `groups`, or indirectly by `args` at `offset`). */
+  private async run(rec: Recording, name: string, entry: string, constants: Record<string, number>, range: [number, number] | undefined, buffers: Record<number, GPUBuffer>, groups: [number, number] | { args: GPUBuffer; offset: number }): Promise<void> {
+    const { pipeline, extra } = await this.pipe(entry, constants, range);
+    const all = { ...buffers, ...extra };
+    if (Array.isArray(groups)) rec.dispatch(name, pipeline, all, ...groups);
+    else rec.dispatchIndirect(name, pipeline, all, groups.args, groups.offset);
   }
 
   private groups(n: number, per: number): [number, number] {
     return grid1d(this.ctx, Math.ceil(n / per));
   }
 
+  /**
+   * Where the first window kernel starts: after stage 0 (whose results the mask holds), unless the cascade is
+   * stage 0 alone — then it evaluates it again to have the final sums.
+   */
+  private firstKernelStart(): number {
+    const c = this.cc;
+    return c.staged && c.firstStage < c.count ? c.firstStage : 0;
+  }
+
   /** Records the integral pyramid of `src` (the input's packed bytes). */
   async recordPyramid(rec: Recording, src: GPUBuffer): Promise<void> {
     const b = this.buf;
-    rec.dispatch('detect.pyramid rows (resize + row sums)', await this.pipe('integral_rows', { TOTAL: this.rows }), { 0: src, 1: b.levels, 2: b.coefs, 3: b.ii }, ...this.groups(this.rows, 1));
-    rec.dispatch('detect.pyramid columns', await this.pipe('integral_cols', { TOTAL: this.blocks }), { 1: b.levels, 3: b.ii }, ...this.groups(this.blocks, 1));
+    await this.run(rec, 'detect.pyramid rows (resize + row sums)', 'integral_rows', { TOTAL: this.rows }, undefined, { 0: src, 1: b.levels, 2: b.coefs, 3: b.ii }, this.groups(this.rows, 1));
+    await this.run(rec, 'detect.pyramid columns', 'integral_cols', { TOTAL: this.blocks }, undefined, { 1: b.levels, 3: b.ii }, this.groups(this.blocks, 1));
   }
 
   private async recordStage0(rec: Recording, calibrate: boolean): Promise<void> {
     const b = this.buf;
     rec.clear(b.mask);
-    rec.dispatch(`detect.stage 0 (weak 1–${this.cc.firstStage})`, await this.pipe('stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }),
-      { 1: b.levels, 3: b.ii, 4: b.weak, 5: b.tables, 6: b.mask, 9: b.counters }, ...this.groups(this.windows, 64));
+    await this.run(rec, `detect.stage 0 (weak 1–${this.cc.firstStage})`, 'stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }, [0, this.cc.firstStage],
+      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 9: b.counters }, this.groups(this.windows, 64));
   }
 
   /**
@@ -240,28 +267,28 @@ export class DetectGpu {
   async recordDetect(rec: Recording, schedule: ReductionSchedule | undefined, staging: GPUBuffer): Promise<void> {
     const b = this.buf, cc = this.cc;
     rec.clear(b.counters);
-    const first = cc.staged ? cc.firstStage : 0;
+    const first = this.firstKernelStart();
     if (cc.staged) await this.recordStage0(rec, false);
     const bounds = schedule?.bounds ?? [cc.count];
     const caps = schedule?.capacities ?? [1];
     const lists = schedule ? this.listsFor(schedule) : [b.spare];
-    const common = { 1: b.levels, 3: b.ii, 4: b.weak, 5: b.tables, 9: b.counters, 10: b.dets };
+    const common = { 1: b.levels, 3: b.ii, 5: b.tables, 9: b.counters, 10: b.dets };
     const base = { COUNT: cc.count, CAP_DETS: this.capDets };
-    rec.dispatch(schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
-      await this.pipe('windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }),
-      { ...common, 6: b.mask, 8: lists[0] }, ...this.groups(this.windows, 64));
+    await this.run(rec, schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
+      'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
+      { ...common, 6: b.mask, 8: lists[0] }, this.groups(this.windows, 64));
     for (let j = 1; j <= bounds.length; j++) {
       const from = bounds[j - 1];
       if (from >= cc.count) break;
       const last = j === bounds.length;
-      rec.dispatch(`detect.sizes ${j}`, await this.pipe('dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }), { 9: b.counters, 11: b.args }, 1);
+      await this.run(rec, `detect.sizes ${j}`, 'dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }, undefined, { 9: b.counters, 11: b.args }, [1, 1]);
+      const indirect = { args: b.args, offset: 12 * (j - 1) };
       if (last) {
-        rec.dispatchIndirect(`detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`,
-          await this.pipe('final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }), { ...common, 7: lists[j - 1] }, b.args, 12 * (j - 1));
+        await this.run(rec, `detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`, 'final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }, undefined,
+          { ...common, 4: b.weak, 7: lists[j - 1] }, indirect);
       } else {
-        rec.dispatchIndirect(`detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`,
-          await this.pipe('candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }),
-          { ...common, 7: lists[j - 1], 8: lists[j] }, b.args, 12 * (j - 1));
+        await this.run(rec, `detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }, [from, bounds[j]],
+          { ...common, 7: lists[j - 1], 8: lists[j] }, indirect);
       }
     }
     rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
@@ -272,10 +299,10 @@ export class DetectGpu {
   async recordCalibration(rec: Recording, staging: GPUBuffer): Promise<void> {
     const b = this.buf, cc = this.cc;
     rec.clear(b.counters);
-    const first = cc.staged ? cc.firstStage : 0;
+    const first = this.firstKernelStart();
     if (cc.staged) await this.recordStage0(rec, true);
-    rec.dispatch('detect.calibrate', await this.pipe('windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }),
-      { 1: b.levels, 3: b.ii, 4: b.weak, 5: b.tables, 6: b.mask, 8: b.spare, 9: b.counters, 10: b.dets }, ...this.groups(this.windows, 64));
+    await this.run(rec, 'detect.calibrate', 'windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }, [first, cc.count],
+      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 8: b.spare, 9: b.counters, 10: b.dets }, this.groups(this.windows, 64));
     rec.copyRange(b.counters, 0, staging, 0, 4 * (COUNTERS.HIST + cc.count));
   }
 

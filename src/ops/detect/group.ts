@@ -21,7 +21,11 @@ function similar(a: Detection, b: Detection, eps: number): boolean {
     && Math.abs(a.x + a.width - b.x - b.width) <= delta && Math.abs(a.y + a.height - b.y - b.height) <= delta;
 }
 
-/** Connected components of the similarity graph, labelled in order of first member (cv::partition). */
+/**
+ * Connected components of the similarity graph, labelled in order of first member (cv::partition). Similar boxes
+ * have |x1 − x2| ≤ δ ≤ eps·(w + h)/2 of either box, so after sorting by x each box is compared only with the
+ * boxes that follow it within that reach — the same components as OpenCV's all-pairs loop, without its n².
+ */
 function partition(rects: Detection[], eps: number): number[] {
   const n = rects.length;
   const parent = Int32Array.from({ length: n }, (_, i) => i);
@@ -29,7 +33,16 @@ function partition(rects: Detection[], eps: number): number[] {
     while (parent[i] !== i) i = parent[i] = parent[parent[i]];
     return i;
   };
-  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (similar(rects[i], rects[j], eps)) parent[find(i)] = find(j);
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => rects[a].x - rects[b].x);
+  for (let a = 0; a < n; a++) {
+    const i = order[a], ri = rects[i];
+    const reach = eps * (ri.width + ri.height) * 0.5;
+    for (let b = a + 1; b < n; b++) {
+      const j = order[b];
+      if (rects[j].x - ri.x > reach) break;
+      if (similar(ri, rects[j], eps)) parent[find(i)] = find(j);
+    }
+  }
   const label = new Map<number, number>();
   return rects.map((_, i) => {
     const r = find(i);
