@@ -25,8 +25,9 @@ export const LEVEL_FIELDS = {
 export const WEAK_WORDS = 8;
 /** Counter slots. */
 export const COUNTERS = { DROPPED: 8, DETS: 16, HIST: 32 } as const;
-/** The most reduction kernels (lists) a plan may have. */
-export const MAX_LISTS = 8;
+/** The most reduction kernels (lists) a plan may have; counter and dispatch-size slot LIVE_LIST holds stage 0's survivors. */
+export const MAX_LISTS = 7;
+export const LIVE_LIST = 7;
 
 /**
  * The module for one plan: the level table as a uniform array (`levels` levels), and `evalRange` — the
@@ -68,6 +69,7 @@ override PER_GROUP: u32 = 64u; // threads per candidate-list workgroup (args ker
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> dets: array<vec4u>;
 @group(0) @binding(11) var<storage, read_write> args: array<u32>;
+@group(0) @binding(12) var<storage, read_write> live: array<u32>;
 
 fn lv(l: u32, f: u32) -> u32 { return levels[l * 4u + (f >> 2u)][f & 3u]; }
 
@@ -108,9 +110,10 @@ fn level_px(cx: u32, cy: u32) -> u32 {
 
 var<workgroup> scan: array<u32, 256>;
 
-// Row pass of the integral pyramid, one workgroup per level row: each tile of 256 pixels is resized on the fly
-// (each pixel computed once, neighbouring threads on neighbouring pixels), prefix-summed in workgroup memory
-// and written to integral row y + 1 after the running total of the tiles before it (row 0 and column 0 are 0).
+// Row pass of the integral pyramid, one workgroup per level row, tiles of 1024 pixels: each thread resizes 4
+// neighbouring pixels on the fly (each computed once), their sum is prefix-summed across the workgroup in
+// workgroup memory, and the 4 running sums go to integral row y + 1 after the total of the tiles before (row 0
+// and column 0 are zeros). Neighbouring threads write neighbouring 16-byte runs.
 @compute @workgroup_size(256)
 fn integral_rows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
   let g0 = linear_group_id(wid, nwg);
@@ -124,12 +127,13 @@ fn integral_rows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg
   let cx0 = lv(l, ${LEVEL_FIELDS.cxOff}u);
   let row = lv(l, ${LEVEL_FIELDS.iiOff}u) + (y + 1u) * stride;
   var carry = 0u;
-  let tiles = (w + 255u) / 256u;
+  let tiles = (w + 1023u) / 1024u;
   for (var tile = 0u; tile < tiles; tile++) {
-    let x = tile * 256u + t;
-    var v = 0u;
-    if (x < w) { v = level_px(coefs[cx0 + x], cy); }
-    scan[t] = v;
+    let x0 = tile * 1024u + 4u * t;
+    var p = vec4u(0u);
+    for (var i = 0u; i < 4u; i++) { if (x0 + i < w) { p[i] = level_px(coefs[cx0 + x0 + i], cy); } }
+    let own = p.x + p.y + p.z + p.w;
+    scan[t] = own;
     workgroupBarrier();
     for (var d = 1u; d < 256u; d <<= 1u) {
       var a = 0u;
@@ -138,7 +142,13 @@ fn integral_rows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg
       scan[t] += a;
       workgroupBarrier();
     }
-    if (valid && x < w) { ii[row + x + 1u] = carry + scan[t]; }
+    if (valid) {
+      var run = carry + scan[t] - own;
+      for (var i = 0u; i < 4u; i++) {
+        run += p[i];
+        if (x0 + i < w) { ii[row + x0 + i + 1u] = run; }
+      }
+    }
     carry += scan[255];
     workgroupBarrier();
   }
@@ -286,28 +296,48 @@ fn scanned(w: Window) -> bool {
 @compute @workgroup_size(64)
 fn stage0(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
   let g = linear_group_id(wid, nwg) * 64u + t;
-  if (g >= TOTAL) { return; }
-  let w = window_of(g);
-  let e = eval_range(w.o, w.s, vec2u(0u));
-  if (e.state == 1u) {
-    let m = lv(w.level, ${LEVEL_FIELDS.maskOff}u) + w.row * lv(w.level, ${LEVEL_FIELDS.maskStride}u) + (w.xi >> 5u);
-    atomicOr(&mask[m], 1u << (w.xi & 31u));
-    if (CALIBRATE) { atomicAdd(&counters[${COUNTERS.HIST}u + e.at], 1u); }
-  }
-}
-
-// A thread per window: the windows OpenCV's scan evaluates (all of them for plain WaldBoost) run weak
-// classifiers [FROM, TO); survivors go to list LIST_OUT, or are detections when TO is the end.
-@compute @workgroup_size(64)
-fn windows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
-  let g = linear_group_id(wid, nwg) * 64u + t;
-  var keep = false;
-  var c = vec4u(0u);
+  var passed = false;
   if (g < TOTAL) {
     let w = window_of(g);
-    var live = true;
-    if (STAGED) { live = (mask_word(w, w.xi >> 5u) & (1u << (w.xi & 31u))) == 0u && scanned(w); }
-    if (live) {
+    let e = eval_range(w.o, w.s, vec2u(0u));
+    if (e.state == 1u) {
+      let m = lv(w.level, ${LEVEL_FIELDS.maskOff}u) + w.row * lv(w.level, ${LEVEL_FIELDS.maskStride}u) + (w.xi >> 5u);
+      atomicOr(&mask[m], 1u << (w.xi & 31u));
+      if (CALIBRATE) { atomicAdd(&counters[${COUNTERS.HIST}u + e.at], 1u); }
+    }
+    passed = e.state != 1u;
+  }
+  // The windows that pass stage 0, compacted: the next kernel runs a thread per survivor, not per window.
+  if (t == 0u) { atomicStore(&wg_count, 0u); }
+  workgroupBarrier();
+  var slot = 0u;
+  if (passed) { slot = atomicAdd(&wg_count, 1u); }
+  workgroupBarrier();
+  if (t == 0u) {
+    let n = atomicLoad(&wg_count);
+    wg_base = select(0u, atomicAdd(&counters[${LIVE_LIST}u], n), n > 0u);
+  }
+  let base = workgroupUniformLoad(&wg_base);
+  if (passed) { live[base + slot] = g; }
+}
+
+// A thread per window OpenCV's scan evaluates — for a staged cascade, per stage-0 survivor (the live list)
+// that the scan reaches; for plain WaldBoost, every window: weak classifiers [FROM, TO); survivors go to list
+// LIST_OUT, or are detections when TO is the end.
+@compute @workgroup_size(64)
+fn windows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let i = linear_group_id(wid, nwg) * 64u + t;
+  var keep = false;
+  var c = vec4u(0u);
+  var n = TOTAL;
+  if (STAGED) { n = min(atomicLoad(&counters[${LIVE_LIST}u]), TOTAL); }
+  if (i < n) {
+    var g = i;
+    if (STAGED) { g = live[i]; }
+    let w = window_of(g);
+    var scan_hit = true;
+    if (STAGED) { scan_hit = scanned(w); }
+    if (scan_hit) {
       if (CALIBRATE) { atomicAdd(&counters[${COUNTERS.HIST - 1}u], 1u); }
       let e = eval_range(w.o, w.s, vec2u(0u));
       if (CALIBRATE && e.state == 1u) { atomicAdd(&counters[${COUNTERS.HIST}u + e.at], 1u); }

@@ -3,7 +3,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { words64, type CompiledClassifier } from './compiled.js';
-import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
+import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, LIVE_LIST, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
 import { linearCoefficients, type Level } from './pyramid.js';
 import type { RawHit } from './cpu.js';
 
@@ -97,6 +97,8 @@ interface PlanBuffers {
   args: GPUBuffer;
   /** Bound as the unused candidate list of single-kernel passes (naive, calibration). */
   spare: GPUBuffer;
+  /** Indices of the windows that pass stage 0 (staged cascades). */
+  live: GPUBuffer;
 }
 
 /** Detections read straight after the counters in the same copy; more need a second round trip. */
@@ -194,8 +196,9 @@ export class DetectGpu {
       lists: [],
       counters: make(4 * COUNTER_WORDS, 'counters'),
       dets: make(16 * capDets, 'detections'),
-      args: make(4 * 3 * maxLists, 'dispatch sizes', GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST),
+      args: make(4 * 3 * (maxLists + 1), 'dispatch sizes', GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST),
       spare: make(16, 'spare list'),
+      live: make(cc.staged ? 4 * L.windows : 16, 'stage-0 survivors'),
     };
     return new DetectGpu(ctx, cc, levels, W, H, channels, L.windows, L.rows, L.blocks, buf, capDets);
   }
@@ -257,7 +260,15 @@ export class DetectGpu {
     const b = this.buf;
     rec.clear(b.mask);
     await this.run(rec, `detect.stage 0 (weak 1–${this.cc.firstStage})`, 'stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }, [0, this.cc.firstStage],
-      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 9: b.counters }, this.groups(this.windows, 64));
+      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 9: b.counters, 12: b.live }, this.groups(this.windows, 64));
+  }
+
+  /** How the window kernel is sized: by the stage-0 survivors (indirect) for a staged cascade, else every window. */
+  private async windowGroups(rec: Recording): Promise<[number, number] | { args: GPUBuffer; offset: number }> {
+    if (!this.cc.staged) return this.groups(this.windows, 64);
+    const b = this.buf;
+    await this.run(rec, 'detect.sizes 0', 'dispatch_args', { LIST_IN: LIVE_LIST, CAP_IN: this.windows, PER_GROUP: 64 }, undefined, { 9: b.counters, 11: b.args }, [1, 1]);
+    return { args: b.args, offset: 12 * LIVE_LIST };
   }
 
   /**
@@ -276,7 +287,7 @@ export class DetectGpu {
     const base = { COUNT: cc.count, CAP_DETS: this.capDets };
     await this.run(rec, schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
       'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
-      { ...common, 6: b.mask, 8: lists[0] }, this.groups(this.windows, 64));
+      { ...common, 6: b.mask, 8: lists[0], 12: b.live }, await this.windowGroups(rec));
     for (let j = 1; j <= bounds.length; j++) {
       const from = bounds[j - 1];
       if (from >= cc.count) break;
@@ -302,7 +313,7 @@ export class DetectGpu {
     const first = this.firstKernelStart();
     if (cc.staged) await this.recordStage0(rec, true);
     await this.run(rec, 'detect.calibrate', 'windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }, [first, cc.count],
-      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 8: b.spare, 9: b.counters, 10: b.dets }, this.groups(this.windows, 64));
+      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 8: b.spare, 9: b.counters, 10: b.dets, 12: b.live }, await this.windowGroups(rec));
     rec.copyRange(b.counters, 0, staging, 0, 4 * (COUNTERS.HIST + cc.count));
   }
 
