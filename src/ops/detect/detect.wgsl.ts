@@ -19,8 +19,8 @@ import { words64, type CompiledClassifier } from './compiled.js';
 /** Words per level in the level table, and their meaning. */
 export const LEVEL_WORDS = 16;
 export const LEVEL_FIELDS = {
-  iiOff: 0, stride: 1, width: 2, height: 3, tileStart: 4, windowRows: 5, step: 6, winStart: 7, perRow: 8,
-  cxOff: 9, cyOff: 10, maskOff: 11, maskStride: 12, rowStart: 13, blockStart: 14, tilesX: 15,
+  iiOff: 0, stride: 1, width: 2, height: 3, cols: 4, rows: 5, step: 6, winStart: 7, perRow: 8,
+  cxOff: 9, cyOff: 10, maskOff: 11, maskStride: 12, rowStart: 13, blockStart: 14, colBlocks: 15,
 } as const;
 export const WEAK_WORDS = 8;
 /** Counter slots. */
@@ -28,10 +28,6 @@ export const COUNTERS = { DROPPED: 8, DETS: 16, HIST: 32 } as const;
 /** The most reduction kernels (lists) a plan may have; counter and dispatch-size slot LIVE_LIST holds stage 0's survivors. */
 export const MAX_LISTS = 7;
 export const LIVE_LIST = 7;
-/** Windows per workgroup tile of the first kernel: TILE_X × TILE_Y positions of one level. */
-export const TILE_X = 32, TILE_Y = 8;
-/** Integral words a tile needs at most (step 2): (31·2 + 25) × (7·2 + 25). */
-const TILE_WORDS = ((TILE_X - 1) * 2 + 25) * ((TILE_Y - 1) * 2 + 25);
 
 /**
  * The module for one plan: the level table as a uniform array (`levels` levels), and `evalRange` — the
@@ -39,7 +35,7 @@ const TILE_WORDS = ((TILE_X - 1) * 2 + 25) * ((TILE_Y - 1) * 2 + 25);
  * (bakedEvaluation) so that a window's 16 integral reads of a feature issue at once instead of waiting on a
  * feature record.
  */
-export function detectWgsl(levels: number, evalRange: string, evalTile = NO_TILE_EVAL): string {
+export function detectWgsl(levels: number, evalRange: string): string {
   return /* wgsl */ `
 ${gridWgsl}
 ${u64Wgsl}
@@ -60,7 +56,6 @@ override SRC_H: u32 = 1u;
 override CALIBRATE: bool = false;
 override CHANNELS: u32 = 1u;  // input channels: 1 gray, 3 RGB, 4 RGBA
 override PER_GROUP: u32 = 64u; // threads per candidate-list workgroup (args kernel)
-override SCAN_CHECK: bool = false; // candidates: drop those OpenCV's scan skips (list of the tiled first kernel)
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<uniform> levels: array<vec4u, ${4 * levels}>;
@@ -231,7 +226,6 @@ fn resets(k: u32) -> bool { return weak[k * ${WEAK_WORDS}u + 5u] != 0u; }
 struct Eval { state: u32, sum: vec2u, at: u32 }
 
 ${evalRange}
-${evalTile}
 
 fn emit(level: u32, xy: u32, sum: vec2u) {
   let i = atomicAdd(&counters[${COUNTERS.DETS}u], 1u);
@@ -355,76 +349,6 @@ fn windows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   if (TO < COUNT) { append(keep, c, t); }
 }
 
-var<workgroup> tilemem: array<u32, ${TILE_WORDS}>;
-
-// The MB-LBP code from the tile of the integral staged in workgroup memory (row stride s).
-fn lbp_tile(a: u32, s: u32, fw: u32, fh: u32) -> u32 {
-  let b = a + fh * s; let c = b + fh * s; let d = c + fh * s;
-  let p00 = tilemem[a]; let p01 = tilemem[a + fw]; let p02 = tilemem[a + 2u * fw]; let p03 = tilemem[a + 3u * fw];
-  let p10 = tilemem[b]; let p11 = tilemem[b + fw]; let p12 = tilemem[b + 2u * fw]; let p13 = tilemem[b + 3u * fw];
-  let p20 = tilemem[c]; let p21 = tilemem[c + fw]; let p22 = tilemem[c + 2u * fw]; let p23 = tilemem[c + 3u * fw];
-  let p30 = tilemem[d]; let p31 = tilemem[d + fw]; let p32 = tilemem[d + 2u * fw]; let p33 = tilemem[d + 3u * fw];
-  let cc = bitcast<i32>(p11 - p12 - p21 + p22);
-  return select(0u, 128u, bitcast<i32>(p00 - p01 - p10 + p11) >= cc)
-       | select(0u, 64u, bitcast<i32>(p01 - p02 - p11 + p12) >= cc)
-       | select(0u, 32u, bitcast<i32>(p02 - p03 - p12 + p13) >= cc)
-       | select(0u, 16u, bitcast<i32>(p12 - p13 - p22 + p23) >= cc)
-       | select(0u, 8u, bitcast<i32>(p22 - p23 - p32 + p33) >= cc)
-       | select(0u, 4u, bitcast<i32>(p21 - p22 - p31 + p32) >= cc)
-       | select(0u, 2u, bitcast<i32>(p20 - p21 - p30 + p31) >= cc)
-       | select(0u, 1u, bitcast<i32>(p10 - p11 - p20 + p21) >= cc);
-}
-
-// The first kernel of a staged cascade, dense: a workgroup per tile of ${TILE_X}×${TILE_Y} window positions of
-// one level stages the integral region they cover in workgroup memory once (coalesced), then each thread runs
-// stage 0 (mask bit on rejection) and weak classifiers [FIRST, TO) from it. Survivors go to list 0 before
-// OpenCV's scan rule is known (the mask is complete only after this kernel): the next kernel checks it.
-@compute @workgroup_size(${TILE_X * TILE_Y})
-fn first_tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
-  let g0 = linear_group_id(wid, nwg);
-  let g = min(g0, TOTAL - 1u);
-  let l = level_of(g, ${LEVEL_FIELDS.tileStart}u);
-  let tile = g - lv(l, ${LEVEL_FIELDS.tileStart}u);
-  let tilesX = lv(l, ${LEVEL_FIELDS.tilesX}u);
-  let ty = tile / tilesX;
-  let tx = tile - ty * tilesX;
-  let step = lv(l, ${LEVEL_FIELDS.step}u);
-  let s = lv(l, ${LEVEL_FIELDS.stride}u);
-  let ih = lv(l, ${LEVEL_FIELDS.height}u) + 1u;
-  let x0 = tx * ${TILE_X}u * step;
-  let y0 = ty * ${TILE_Y}u * step;
-  let tw = ${TILE_X - 1}u * step + 25u;
-  let th = ${TILE_Y - 1}u * step + 25u;
-  let base = lv(l, ${LEVEL_FIELDS.iiOff}u);
-  for (var i = t; i < tw * th; i += ${TILE_X * TILE_Y}u) {
-    let ry = i / tw;
-    let rx = i - ry * tw;
-    var v = 0u;
-    if (x0 + rx < s && y0 + ry < ih) { v = ii[base + (y0 + ry) * s + x0 + rx]; }
-    tilemem[i] = v;
-  }
-  workgroupBarrier();
-  let lx = t % ${TILE_X}u;
-  let ly = t / ${TILE_X}u;
-  let xi = tx * ${TILE_X}u + lx;
-  let ri = ty * ${TILE_Y}u + ly;
-  var keep = false;
-  var c = vec4u(0u);
-  if (g0 < TOTAL && xi < lv(l, ${LEVEL_FIELDS.perRow}u) && ri < lv(l, ${LEVEL_FIELDS.windowRows}u)) {
-    let o = ly * step * tw + lx * step;
-    let e0 = eval_tile_first(o, tw, vec2u(0u));
-    if (e0.state == 1u) {
-      let m = lv(l, ${LEVEL_FIELDS.maskOff}u) + ri * lv(l, ${LEVEL_FIELDS.maskStride}u) + (xi >> 5u);
-      atomicOr(&mask[m], 1u << (xi & 31u));
-    } else {
-      let e = eval_tile_rest(o, tw, vec2u(0u));
-      keep = e.state == 0u;
-      c = vec4u(l, (xi * step) | ((ri * step) << 16u), e.sum.x, e.sum.y);
-    }
-  }
-  append(keep, c, t);
-}
-
 fn candidate_window(c: vec4u) -> vec2u {
   let x = c.y & 65535u; let y = c.y >> 16u;
   let s = lv(c.x, ${LEVEL_FIELDS.stride}u);
@@ -438,16 +362,8 @@ fn candidates(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: v
   let n = min(atomicLoad(&counters[LIST_IN]), CAP_IN);
   var keep = false;
   var c = vec4u(0u);
-  var scan_hit = true;
   if (i < n) {
     c = list_in[i];
-    if (SCAN_CHECK) {
-      let step = lv(c.x, ${LEVEL_FIELDS.step}u);
-      let xi = (c.y & 65535u) / step;
-      scan_hit = scanned(Window(c.x, 0u, 0u, xi, (c.y >> 16u) / step, 0u, 0u));
-    }
-  }
-  if (i < n && scan_hit) {
     let ws = candidate_window(c);
     let e = eval_range(ws.x, ws.y, c.zw);
     if (e.state == 2u) { emit(c.x, c.y, e.sum); }
@@ -467,15 +383,8 @@ var<workgroup> carry: vec2u;
 @compute @workgroup_size(64)
 fn final_pass(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
   let i = linear_group_id(wid, nwg);
-  if (t == 0u) {
-    wg_n = min(atomicLoad(&counters[LIST_IN]), CAP_IN);
-    if (SCAN_CHECK && i < wg_n) {
-      let c0 = list_in[i];
-      let step = lv(c0.x, ${LEVEL_FIELDS.step}u);
-      if (!scanned(Window(c0.x, 0u, 0u, (c0.y & 65535u) / step, (c0.y >> 16u) / step, 0u, 0u))) { wg_n = 0u; }
-    }
-  }
-  if (i >= workgroupUniformLoad(&wg_n)) { return; } // the whole workgroup leaves (or OpenCV's scan skips it)
+  if (t == 0u) { wg_n = min(atomicLoad(&counters[LIST_IN]), CAP_IN); }
+  if (i >= workgroupUniformLoad(&wg_n)) { return; } // the whole workgroup leaves
   let c = list_in[i];
   let ws = candidate_window(c);
   if (t == 0u) { verdict = 0u; carry = c.zw; }
@@ -521,10 +430,6 @@ function fixedLiteral(v: number, shift: number): string {
   return `vec2u(${lo}u, ${hi}u)`;
 }
 
-/** What modules without the tiled first kernel define in its place. */
-export const NO_TILE_EVAL = `fn eval_tile_first(o: u32, s: u32, start: vec2u) -> Eval { return Eval(0u, start, 0u); }
-fn eval_tile_rest(o: u32, s: u32, start: vec2u) -> Eval { return Eval(0u, start, 0u); }`;
-
 /** Ranges longer than this are evaluated by a loop over the weak classifier records (compile time). */
 export const MAX_UNROLLED = 48;
 
@@ -535,9 +440,9 @@ export const MAX_UNROLLED = 48;
  * unrolling hundreds of classifiers makes some compilers (lavapipe's LLVM) take minutes. Reaching `to` leaves the
  * window undecided, or accepted when `to` is the end of the classifier. `usesWeak`: the code reads `weak`.
  */
-export function bakedEvaluation(cc: CompiledClassifier, from: number, to: number, name = 'eval_range', lbp = 'lbp_at'): { code: string; usesWeak: boolean } {
+export function bakedEvaluation(cc: CompiledClassifier, from: number, to: number): { code: string; usesWeak: boolean } {
   const end = `return Eval(${to === cc.count ? 2 : 0}u, sum, ${to}u);`;
-  if (to - from > MAX_UNROLLED && lbp === 'lbp_at') {
+  if (to - from > MAX_UNROLLED) {
     return {
       usesWeak: true,
       code: `fn eval_range(o: u32, s: u32, start: vec2u) -> Eval {
@@ -552,12 +457,12 @@ export function bakedEvaluation(cc: CompiledClassifier, from: number, to: number
 }`,
     };
   }
-  const lines = [`fn ${name}(o: u32, s: u32, start: vec2u) -> Eval {`, '  var sum = start;'];
+  const lines = ['fn eval_range(o: u32, s: u32, start: vec2u) -> Eval {', '  var sum = start;'];
   // An empty range still names the buffers every window kernel is given (layout 'auto' keeps used bindings only).
   if (from >= to) lines.push('  _ = tables[0];', '  _ = ii[0];');
   for (let k = from; k < to; k++) {
     const [x, y, w, h] = cc.features.subarray(4 * k, 4 * k + 4);
-    lines.push(`  sum = add64(sum, tables[${256 * k}u + ${lbp}(o + ${y}u * s + ${x}u, s, ${w}u, ${h}u)]);`);
+    lines.push(`  sum = add64(sum, tables[${256 * k}u + lbp_at(o + ${y}u * s + ${x}u, s, ${w}u, ${h}u)]);`);
     if (cc.reject[k] !== -Infinity) lines.push(`  if (slt64(sum, ${fixedLiteral(cc.reject[k], cc.fixed.shift)})) { return Eval(1u, sum, ${k}u); }`);
     if (cc.accept[k] !== Infinity) lines.push(`  if (!slt64(sum, ${fixedLiteral(cc.accept[k], cc.fixed.shift)})) { return Eval(2u, sum, ${k}u); }`);
     if (cc.reset[k] && k + 1 < cc.count) lines.push('  sum = vec2u(0u);');

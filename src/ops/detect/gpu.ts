@@ -3,7 +3,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { words64, type CompiledClassifier } from './compiled.js';
-import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, LIVE_LIST, MAX_LISTS, MAX_UNROLLED, TILE_X, TILE_Y, WEAK_WORDS } from './detect.wgsl.js';
+import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, LIVE_LIST, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
 import { linearCoefficients, type Level } from './pyramid.js';
 import type { RawHit } from './cpu.js';
 
@@ -48,7 +48,7 @@ export function survivorCurve(total: number, live: number, hist: Uint32Array, fi
 /**
  * The reduction schedule: explicit per-kernel weak classifier counts (`stages`), or the smallest counts that
  * bring the survivors down by each divisor in turn on the calibration curve. Capacities are twice the
- * divisors' target, four times for list 0 (and never below 4096 or above the number of windows).
+ * divisors' target (and never below 4096 or above the number of windows).
  */
 export function reductionSchedule(cc: CompiledClassifier, total: number, divisors: readonly number[], stages?: readonly number[], curve?: number[]): ReductionSchedule {
   if (divisors.length > MAX_LISTS) throw new InvalidArgumentError(`detect: at most ${MAX_LISTS} divisors`);
@@ -77,10 +77,9 @@ export function reductionSchedule(cc: CompiledClassifier, total: number, divisor
     }
   }
   let fraction = 1;
-  // List 0 also holds windows OpenCV's scan skips (the tiled first kernel learns which only afterwards): 4×.
   const capacities = bounds.map((_, j) => {
     fraction /= divisors[Math.min(j, divisors.length - 1)] ?? 4;
-    return Math.min(total, Math.max(4096, Math.ceil((j === 0 ? 4 : 2) * total * fraction)));
+    return Math.min(total, Math.max(4096, Math.ceil(2 * total * fraction)));
   });
   return { bounds, capacities };
 }
@@ -110,23 +109,22 @@ const COUNTER_WORDS = COUNTERS.HIST + 4096 + 1;
 function layout(levels: Level[], W: number, H: number) {
   const table = new Uint32Array(levels.length * LEVEL_WORDS);
   const coefs: Uint32Array[] = [];
-  let ii = 0, win = 0, coef = 0, mask = 0, rows = 0, blocks = 0, tiles = 0;
+  let ii = 0, win = 0, coef = 0, mask = 0, rows = 0, blocks = 0;
   levels.forEach((l, i) => {
     const perRow = Math.ceil(l.cols / l.step), nrows = Math.ceil(l.rows / l.step), maskStride = Math.ceil(perRow / 32);
     const colBlocks = Math.ceil(l.width / 8); // the column pass takes 8 columns per workgroup
     const f = LEVEL_FIELDS;
     const t = table.subarray(i * LEVEL_WORDS);
-    const tilesX = Math.ceil(perRow / TILE_X), tilesY = Math.ceil(nrows / TILE_Y);
-    t[f.iiOff] = ii; t[f.stride] = l.width + 1; t[f.width] = l.width; t[f.height] = l.height; t[f.tileStart] = tiles; t[f.windowRows] = nrows;
+    t[f.iiOff] = ii; t[f.stride] = l.width + 1; t[f.width] = l.width; t[f.height] = l.height; t[f.cols] = l.cols; t[f.rows] = l.rows;
     t[f.step] = l.step; t[f.winStart] = win; t[f.perRow] = perRow; t[f.cxOff] = coef; t[f.cyOff] = coef + l.width;
-    t[f.maskOff] = mask; t[f.maskStride] = maskStride; t[f.rowStart] = rows; t[f.blockStart] = blocks; t[f.tilesX] = tilesX;
+    t[f.maskOff] = mask; t[f.maskStride] = maskStride; t[f.rowStart] = rows; t[f.blockStart] = blocks; t[f.colBlocks] = colBlocks;
     coefs.push(linearCoefficients(W, l.width), linearCoefficients(H, l.height));
-    ii += (l.width + 1) * (l.height + 1); win += perRow * nrows; coef += l.width + l.height; mask += nrows * maskStride; rows += l.height; blocks += colBlocks; tiles += tilesX * tilesY;
+    ii += (l.width + 1) * (l.height + 1); win += perRow * nrows; coef += l.width + l.height; mask += nrows * maskStride; rows += l.height; blocks += colBlocks;
   });
   const coefAll = new Uint32Array(coef);
   let o = 0;
   for (const c of coefs) { coefAll.set(c, o); o += c.length; }
-  return { table, coefs: coefAll, iiWords: ii, windows: win, maskWords: mask, rows, blocks, tiles };
+  return { table, coefs: coefAll, iiWords: ii, windows: win, maskWords: mask, rows, blocks };
 }
 
 /** The classifier's weak table (WEAK_WORDS per weak classifier) and responses as 64-bit fixed point. */
@@ -158,7 +156,6 @@ export class DetectGpu {
     readonly windows: number,
     private readonly rows: number,
     private readonly blocks: number,
-    private readonly tiles: number,
     private readonly buf: PlanBuffers,
     private capDets: number,
   ) {}
@@ -205,7 +202,7 @@ export class DetectGpu {
       spare: make(16, 'spare list'),
       live: make(cc.staged ? 4 * L.windows : 16, 'stage-0 survivors'),
     };
-    return new DetectGpu(ctx, cc, levels, W, H, channels, L.windows, L.rows, L.blocks, L.tiles, buf, capDets);
+    return new DetectGpu(ctx, cc, levels, W, H, channels, L.windows, L.rows, L.blocks, buf, capDets);
   }
 
   /** Makes (or reuses) candidate lists of the schedule's capacities. */
@@ -225,7 +222,6 @@ export class DetectGpu {
    * bindings it needs beyond the caller's (the weak classifier records, when the range is evaluated by a loop).
    */
   private pipe(entry: string, constants: Record<string, number>, range: [number, number] = [0, 0]): Promise<{ pipeline: GPUComputePipeline; extra: Record<number, GPUBuffer> }> {
-    // The tiled first kernel evaluates stage 0 and then `range` from workgroup memory.
     // Cached per plan: generating and hashing the module text for every dispatch would cost milliseconds a frame.
     const key = `${entry}|${range}|${JSON.stringify(constants)}`;
     let p = this.pipes.get(key);
@@ -239,10 +235,8 @@ export class DetectGpu {
 
   private async makePipe(entry: string, constants: Record<string, number>, range: [number, number]): Promise<{ pipeline: GPUComputePipeline; extra: Record<number, GPUBuffer> }> {
     const c = this.cc;
-    const tiled = entry === 'first_tiled';
-    const ev = bakedEvaluation(c, tiled ? 0 : range[0], tiled ? 0 : range[1]);
-    const tile = tiled ? `${bakedEvaluation(c, 0, c.firstStage, 'eval_tile_first', 'lbp_tile').code}\n${bakedEvaluation(c, range[0], range[1], 'eval_tile_rest', 'lbp_tile').code}` : undefined;
-    const pipeline = await this.ctx.pipeline('detect', detectWgsl(this.levels.length, ev.code, tile), entry, {
+    const ev = bakedEvaluation(c, range[0], range[1]);
+    const pipeline = await this.ctx.pipeline('detect', detectWgsl(this.levels.length, ev.code), entry, {
       COUNT: c.count, FIRST: c.firstStage, STAGED: c.staged ? 1 : 0, NLEVELS: this.levels.length, SRC_W: this.W, SRC_H: this.H, CHANNELS: this.channels, ...constants,
     });
     return { pipeline, extra: ev.usesWeak ? { 4: this.buf.weak } : {} };
@@ -283,17 +277,6 @@ export class DetectGpu {
       { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 9: b.counters, 12: b.live }, this.groups(this.windows, 64));
   }
 
-  /**
-   * Whether the first kernel runs dense in tiles (stage 0 and the first reduction from workgroup memory): for a
-   * staged cascade whose first reduction ends before the classifier does, is short enough to unroll, and has no
-   * early acceptance there (a window may only be accepted after OpenCV's scan rule is checked).
-   */
-  private tiledFirst(bounds: number[]): boolean {
-    const c = this.cc, b0 = bounds[0];
-    return c.staged && c.firstStage < c.count && b0 < c.count && b0 - c.firstStage <= MAX_UNROLLED && bounds.length > 0
-      && !c.accept.subarray(0, b0).some((a) => a !== Infinity);
-  }
-
   /** How the window kernel is sized: by the stage-0 survivors (indirect) for a staged cascade, else every window. */
   private async windowGroups(rec: Recording): Promise<[number, number] | { args: GPUBuffer; offset: number }> {
     if (!this.cc.staged) return this.groups(this.windows, 64);
@@ -310,23 +293,15 @@ export class DetectGpu {
     const b = this.buf, cc = this.cc;
     rec.clear(b.counters);
     const first = this.firstKernelStart();
+    if (cc.staged) await this.recordStage0(rec, false);
     const bounds = schedule?.bounds ?? [cc.count];
     const caps = schedule?.capacities ?? [1];
     const lists = schedule ? this.listsFor(schedule) : [b.spare];
     const common = { 1: b.levels, 3: b.ii, 5: b.tables, 9: b.counters, 10: b.dets };
     const base = { COUNT: cc.count, CAP_DETS: this.capDets };
-    const tiled = this.tiledFirst(bounds);
-    if (tiled) {
-      rec.clear(b.mask);
-      await this.run(rec, `detect.reduce 1 (weak 1–${bounds[0]}, tiles of ${TILE_X}×${TILE_Y} windows)`, 'first_tiled',
-        { TOTAL: this.tiles, FIRST: cc.firstStage, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
-        { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 8: lists[0], 9: b.counters }, this.groups(this.tiles, 1));
-    } else {
-      if (cc.staged) await this.recordStage0(rec, false);
-      await this.run(rec, schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
-        'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
-        { ...common, 6: b.mask, 8: lists[0], 12: b.live }, await this.windowGroups(rec));
-    }
+    await this.run(rec, schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
+      'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
+      { ...common, 6: b.mask, 8: lists[0], 12: b.live }, await this.windowGroups(rec));
     for (let j = 1; j <= bounds.length; j++) {
       const from = bounds[j - 1];
       if (from >= cc.count) break;
@@ -334,11 +309,11 @@ export class DetectGpu {
       await this.run(rec, `detect.sizes ${j}`, 'dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }, undefined, { 9: b.counters, 11: b.args }, [1, 1]);
       const indirect = { args: b.args, offset: 12 * (j - 1) };
       if (last) {
-        await this.run(rec, `detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`, 'final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1], SCAN_CHECK: tiled && j === 1 ? 1 : 0 }, undefined,
-          { ...common, 4: b.weak, 6: b.mask, 7: lists[j - 1] }, indirect);
+        await this.run(rec, `detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`, 'final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }, undefined,
+          { ...common, 4: b.weak, 7: lists[j - 1] }, indirect);
       } else {
-        await this.run(rec, `detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j], SCAN_CHECK: tiled && j === 1 ? 1 : 0 }, [from, bounds[j]],
-          { ...common, 6: b.mask, 7: lists[j - 1], 8: lists[j] }, indirect);
+        await this.run(rec, `detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }, [from, bounds[j]],
+          { ...common, 7: lists[j - 1], 8: lists[j] }, indirect);
       }
     }
     rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
