@@ -75,7 +75,7 @@ export class Recording {
    * Records one dispatch (its own timed pass unless fused), binding `buffers` to @group(0): an array binds
    * @binding(0..n−1); an object binds the numbers it names (entry points that use some of a module's bindings).
    */
-  dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>, x: number, y = 1, z = 1): void {
+  dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer> | GPUBindGroup, x: number, y = 1, z = 1): void {
     this.pass(name, pipeline, buffers).dispatchWorkgroups(x, y, z);
   }
 
@@ -83,16 +83,21 @@ export class Recording {
    * Records a dispatch whose workgroup counts the GPU itself wrote (three u32 at `offset` of `args`, a buffer
    * with INDIRECT usage): work sized by an earlier kernel's result, with no round trip to the host.
    */
-  dispatchIndirect(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>, args: GPUBuffer, offset: number): void {
+  dispatchIndirect(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer> | GPUBindGroup, args: GPUBuffer, offset: number): void {
     this.pass(name, pipeline, buffers).dispatchWorkgroupsIndirect(args, offset);
   }
 
-  private pass(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>): GPUComputePassEncoder {
-    const group = this.ctx.device.createBindGroup({
+  /** The bind group of `buffers` for @group(0) of `pipeline` (callers that dispatch the same one each frame keep it). */
+  bindGroup(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>): GPUBindGroup {
+    return this.ctx.device.createBindGroup({
       label: name,
       layout: pipeline.getBindGroupLayout(0),
       entries: Object.entries(buffers).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } })),
     });
+  }
+
+  private pass(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer> | GPUBindGroup): GPUComputePassEncoder {
+    const group = isBindGroup(buffers) ? buffers : this.bindGroup(name, pipeline, buffers);
     if (!this.fuse) this.closePass();
     const pass = (this.open ??= this.encoder.beginComputePass(this.timer.pass(this.fuse ? `${this.label} (fused)` : name)));
     pass.setPipeline(pipeline);
@@ -107,6 +112,11 @@ export class Recording {
     this.ctx.device.queue.submit([this.encoder.finish()]);
     for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);
   }
+}
+
+/** A made bind group rather than the buffers to make one of (an array or a binding → buffer record). */
+function isBindGroup(x: unknown): x is GPUBindGroup {
+  return !Array.isArray(x) && typeof (x as GPUBindGroup).label === 'string' && !Object.keys(x as object).some((k) => /^\d+$/.test(k));
 }
 
 /** The bits of an f32, for uniform words. */
