@@ -82,6 +82,38 @@ async function backToBack(ctx: GpuContext, det: Detector, img: Image, n: number)
   return times;
 }
 
+/**
+ * Frames per second over `n` frames of a pan across a photograph (each frame a different crop), host frame in →
+ * boxes out: one frame at a time (runGpu), and pipelined (submitGpu: frame k+1 submitted before frame k is read
+ * back). Decoding is not included (the GPU machine has no ffmpeg; docs/detection.md gives the decode times).
+ */
+async function videoFps(ctx: GpuContext, classifier: Awaited<ReturnType<typeof readClassifier>>, W: number, H: number, n: number) {
+  const wide = await frame(W + n * 4, H);
+  const crop = (k: number): Image => {
+    const out = new Uint8Array(W * H);
+    const ww = W + n * 4;
+    for (let y = 0; y < H; y++) out.set((wide.data as Uint8Array).subarray(y * ww + 4 * k, y * ww + 4 * k + W), y * W);
+    return { data: out, shape: [H, W], channels: 1, dtype: 'uint8' };
+  };
+  const frames = Array.from({ length: n }, (_, k) => crop(k));
+  const det = new Detector(classifier, { gpu: ctx, profile: false });
+  await det.runGpu(frames[0], ctx);
+  let t0 = now();
+  for (const f of frames) await det.runGpu(f, ctx);
+  const sequential = n / ((now() - t0) / 1000);
+  t0 = now();
+  let pending: (() => Promise<unknown>) | undefined;
+  for (const f of frames) {
+    const next = await det.submitGpu(f, ctx);
+    if (pending) await pending();
+    pending = next;
+  }
+  await pending?.();
+  const pipelined = n / ((now() - t0) / 1000);
+  det.close();
+  return { frames: n, sequentialFps: sequential, pipelinedFps: pipelined };
+}
+
 async function main(): Promise<void> {
   const classifier = await readClassifier(CASCADE);
   const pool = new NodeWorkerPool(Math.min(16, availableParallelism()));
@@ -136,6 +168,7 @@ async function main(): Promise<void> {
         endToEnd: stat(e2e.slice(1)), resident: stat(resident.slice(1)), naiveKernelsOnePass: stat(naiveT.slice(1)),
         kernelsEach: Object.fromEntries(Object.entries(each).map(([k, v]) => [k, stat(v.slice(1)).median])), listSizes: survivors,
       };
+      row.video = await videoFps(ctx, classifier, W, H, 60);
       det.close(); fast.close(); naive.close();
     }
     const py = spawnSync('python3', ['bench/detect_anchors.py', file, CASCADE, String(Math.max(3, reps / 4))], { encoding: 'utf8' });

@@ -8,7 +8,7 @@ import { checkWritable, formatOf, READERS, readImage, writeAtomically, writeImag
 import { readClassifier, waldBoostXml } from '../io/classifier.js';
 import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
 import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
-import { detectParams, Detector, parseIntList, resizeLinearExact, type DetectImpl, type DetectOutput, type Detection } from '../ops/detect/index.js';
+import { detectParams, Detector, parseIntList, resizeLinearExact, type DetectImpl, type DetectOutput, type Detection, type PendingDetection } from '../ops/detect/index.js';
 import { toGray } from '../core/image.js';
 import { listNodeAdapters } from '../node/gpu.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
@@ -252,25 +252,39 @@ async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kin
   const writer = kind === 'video' ? VideoWriter.create(p.output as string, reader.info.width, reader.info.height, reader.info.fps) : undefined;
   const start = p['start-frame'] as number, max = (p['max-frames'] as number | undefined) ?? Infinity;
   const gpuT = new PhaseTotals(), cpuT = new PhaseTotals();
-  let disagree = 0, index = 0, shown = false, stopped = false;
+  let disagree = 0, index = 0, taken = 0, shown = false, stopped = false;
   const t0 = now();
+  // Frame k+1 is decoded (by ffmpeg, ahead) and submitted to the GPU before frame k's results are read back,
+  // grouped and written: the GPU, the decoder and the host work at the same time.
+  let pending: { k: number; frame: Image; decode: number; gpu?: PendingDetection; cpu?: Awaited<ReturnType<Detector['runCpu']>> } | undefined;
+  const finish = async (f: NonNullable<typeof pending>) => {
+    const gpu = f.gpu ? await f.gpu() : undefined;
+    const r = { main: (gpu ?? f.cpu)!, cpu: f.cpu, gpu, agree: f.cpu && gpu ? sameHits(f.cpu.output, gpu.output) : undefined };
+    if (gpu) gpuT.add(gpu.timings, f.decode);
+    if (f.cpu) cpuT.add(f.cpu.timings, gpu ? 0 : f.decode);
+    if (r.agree === false) disagree++;
+    report(c, path, f.k, f.frame, r);
+    if (writer) await writer.write(annotate(f.frame, r.main.output.detections));
+    if (!quiet && !c.json && process.stderr.isTTY && (f.k - start) % 10 === 0) process.stderr.write(`\rframe ${f.k}${reader.info.frames ? ` of ${reader.info.frames}` : ''}`);
+  };
   try {
     for (;;) {
       const td = now();
-      const frame = await reader.next();
+      let frame = await reader.next();
       const decode = now() - td;
-      if (!frame) break;
       const k = index++;
-      if (k < start) continue;
-      if (gpuT.frames + cpuT.frames >= max || now() > deadline) { stopped = now() > deadline; break; }
-      if (!shown && p['show-pyramid']) { await showPyramid(p['show-pyramid'] as string, (c.gpu ?? c.cpu)!, frame); shown = true; }
-      const r = await detectOne(c, frame, 1);
-      if (r.gpu) gpuT.add(r.gpu.timings, decode);
-      if (r.cpu) (r.gpu ? cpuT.add(r.cpu.timings, 0) : cpuT.add(r.cpu.timings, decode));
-      if (r.agree === false) disagree++;
-      report(c, path, k, frame, r);
-      if (writer) await writer.write(annotate(frame, r.main.output.detections));
-      if (!quiet && !c.json && process.stderr.isTTY && (k - start) % 10 === 0) process.stderr.write(`\rframe ${k}${reader.info.frames ? ` of ${reader.info.frames}` : ''}`);
+      if (frame && k < start) continue;
+      if (frame && (taken >= max || now() > deadline)) { stopped = now() > deadline; frame = undefined; }
+      let next: typeof pending;
+      if (frame) {
+        taken++;
+        if (!shown && p['show-pyramid']) { await showPyramid(p['show-pyramid'] as string, (c.gpu ?? c.cpu)!, frame); shown = true; }
+        next = { k, frame, decode, gpu: c.gpu ? await c.gpu.submitGpu(frame, c.exec.gpu!) : undefined };
+        if (c.cpu) next.cpu = await c.cpu.runCpu(frame);
+      }
+      if (pending) await finish(pending);
+      pending = next;
+      if (!frame) break;
     }
     await writer?.close();
   } catch (e) {

@@ -113,6 +113,13 @@ test('video: every frame\'s detections equal those of the same frame detected as
   const v = cli('detect', VIDEO, '--classifier', FACE, '--device', device, '--output', annotated, '--start-frame', '3', '--max-frames', '4', '--json');
   assert.equal(v.status, 0, v.stderr);
   assert.deepEqual(jsonLines(v.stdout).slice(0, -1).map((l) => l.frame), [3, 4, 5, 6]);
+  if (gpu) {
+    const both = cli('detect', VIDEO, '--classifier', FACE, '--device', 'both', '--max-frames', '3', '--json');
+    assert.equal(both.status, 0, both.stderr);
+    const l = jsonLines(both.stdout);
+    assert.deepEqual(l.slice(0, -1).map((f) => f.identical), [true, true, true]);
+    assert.equal(l.at(-1).summary.cpu.frames, 3);
+  }
   const probe = spawnSync('ffprobe', ['-v', 'error', '-count_frames', '-show_entries', 'stream=nb_read_frames,width', '-of', 'csv=p=0', annotated], { encoding: 'utf8' });
   assert.equal(probe.stdout.trim(), '320,4');
   assert.equal(readdirSync(tmp).filter((n) => n.includes('.tmp')).length, 0, 'no temporary file left');

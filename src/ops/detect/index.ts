@@ -105,6 +105,16 @@ function checkFrame(img: Image | GpuImage): { W: number; H: number; channels: nu
   return { W, H, channels: img.channels };
 }
 
+/** One frame size's GPU plan: buffers and pipelines, its readback buffers, and the reduction schedule. */
+interface Plan {
+  gpu: DetectGpu;
+  staging: GPUBuffer;
+  /** Readback buffers of pipelined frames, used in turn (two frames in flight). */
+  ring: GPUBuffer[];
+  next: number;
+  schedule?: ReductionSchedule;
+}
+
 /**
  * A detector for one classifier and one set of options, reused across images and video frames: the CPU
  * reference and, with a GPU, plans per frame size (buffers, pipelines and the reduction schedule, calibrated
@@ -112,7 +122,7 @@ function checkFrame(img: Image | GpuImage): { W: number; H: number; channels: nu
  */
 export class Detector {
   readonly compiled: CompiledClassifier;
-  private readonly plans = new Map<string, { gpu: DetectGpu; staging: GPUBuffer; schedule?: ReductionSchedule }>();
+  private readonly plans = new Map<string, Plan>();
 
   constructor(readonly classifier: Classifier, readonly options: DetectOptions = {}) {
     this.compiled = compileClassifier(classifier);
@@ -152,7 +162,7 @@ export class Detector {
     if (!p) {
       if (this.plans.size >= 4) this.close(); // a folder of many sizes: keep memory bounded
       const gpu = DetectGpu.create(ctx, this.compiled, levels, W, H, channels);
-      p = { gpu, staging: gpu.staging() };
+      p = { gpu, staging: gpu.staging(), ring: [gpu.staging(), gpu.staging()], next: 0 };
       this.plans.set(key, p);
     }
     return p;
@@ -211,6 +221,60 @@ export class Detector {
     return { output: { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun, calibrationMs } }, timings };
   }
 
+  /**
+   * Starts a frame on the GPU (upload, record, submit) and returns the function that completes it (readback,
+   * grouping). A video loop submits frame k+1 before completing frame k, so the GPU works on one frame while the
+   * host waits for, groups and writes the other; two frames may be in flight (each has its own readback buffer,
+   * and the queue runs their kernels in order). A frame whose lists overflowed is redone whole when completed.
+   */
+  async submitGpu(img: Image, ctx: GpuContext): Promise<PendingDetection> {
+    const t0 = now();
+    const { W, H, channels } = checkFrame(img);
+    const levels = this.levelsFor(W, H);
+    if (!levels.length || this.options.impl === 'naive') {
+      const done = this.runGpu(img, ctx);
+      return () => done;
+    }
+    const p = await this.plan(ctx, W, H, channels, levels);
+    if (!p.schedule) return this.submitAfterCalibration(img, ctx);
+    const schedule = p.schedule;
+    const staging = p.ring[p.next++ % p.ring.length];
+    const timer = new KernelTimer(ctx, true);
+    const tu = now();
+    const input = await GpuImage.upload(ctx, img);
+    const upload = now() - tu;
+    await ctx.scoped('detect', async () => {
+      const rec = new Recording(ctx, timer, 'detect', true);
+      await p.gpu.recordPyramid(rec, input.buffer);
+      await p.gpu.recordDetect(rec, schedule, staging);
+      rec.submit();
+    });
+    return async () => {
+      const tw = now();
+      let pass: { hits: RawHit[]; info: GpuPassInfo };
+      try {
+        pass = await p.gpu.readDetect(staging, schedule);
+      } finally {
+        input.release();
+      }
+      const download = now() - tw;
+      const kernels = await timer.read();
+      timer.destroy();
+      if (pass.info.droppedDetections > 0 || pass.info.dropped.some((d) => d > 0)) return this.runGpu(img, ctx);
+      const detections = finishDetections(pass.hits, levels, W, H, this.options);
+      return {
+        output: { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun: false } },
+        timings: makeTimings({ backend: 'gpu', upload, download, kernels: kernels.length ? kernels : [{ name: 'detect (all kernels)', ms: 0 }], kernelSource: kernels.length ? 'timestamp' : 'wallclock', total: now() - t0 }),
+      };
+    };
+  }
+
+  /** The first frame of a size calibrates the schedule: it runs whole, and completes at once. */
+  private async submitAfterCalibration(img: Image, ctx: GpuContext): Promise<PendingDetection> {
+    const r = await this.runGpu(img, ctx);
+    return async () => r;
+  }
+
   /** One calibration pass on this frame: survivors after each number of weak classifiers. */
   private async calibrate(ctx: GpuContext, p: { gpu: DetectGpu; staging: GPUBuffer }, img: Image | GpuImage): Promise<number[]> {
     return ctx.scoped('detect calibration', async () => {
@@ -241,11 +305,14 @@ export class Detector {
   close(): void {
     for (const p of this.plans.values()) {
       p.gpu.destroy();
-      p.staging.destroy();
+      for (const b of [p.staging, ...p.ring]) b.destroy();
     }
     this.plans.clear();
   }
 }
+
+/** A frame submitted to the GPU whose results are not read yet (see Detector.submitGpu). */
+export type PendingDetection = () => Promise<OpResult<DetectOutput>>;
 
 function parseOptions(o: DetectOptions): { stages?: number[]; divisors: number[] } {
   if (o.scale !== undefined && !(o.scale > 1)) throw new InvalidArgumentError(`detect: the scale factor must be > 1, got ${o.scale}`);
