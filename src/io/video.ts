@@ -117,9 +117,15 @@ export class VideoReader {
     }
   }
 
-  /** Stops decoding (the rest of the video is not read). */
+  /**
+   * Stops decoding (the rest of the video is not read). ffmpeg may be blocked writing into the paused pipe, where
+   * SIGTERM would wait for a write that never ends: the pipe is closed and the process killed outright.
+   */
   close(): void {
-    if (!this.ended) this.proc.kill('SIGTERM');
+    if (this.ended) return;
+    this.proc.stdout?.destroy();
+    this.proc.kill('SIGKILL');
+    this.proc.unref();
   }
 }
 
