@@ -131,7 +131,7 @@ export class Detector {
 
   levelsFor(W: number, H: number): Level[] {
     const o = this.options;
-    return pyramidLevels(W, H, this.classifier.window, { scale: o.scale ?? 1.1, minSize: o.minSize, maxSize: o.maxSize });
+    return pyramidLevels(W, H, this.classifier.window, { scale: o.scale ?? 1.1, minSize: o.minSize, maxSize: o.maxSize, opencvStripes: this.classifier.staged });
   }
 
   /** Detects on the GPU if the options name a context, else on the CPU pool. */

@@ -11,7 +11,7 @@ export interface Level {
   /** Size of the resized image. */
   width: number;
   height: number;
-  /** Window positions x ∈ [0, cols), y ∈ [0, rows), on multiples of `step`. */
+  /** Window positions x ∈ [0, cols), y ∈ [0, rows), on multiples of `step` (rows: those OpenCV's stripes reach). */
   cols: number;
   rows: number;
   step: number;
@@ -27,6 +27,8 @@ export interface PyramidOptions {
   minSize?: { width: number; height: number };
   /** Largest object size in input pixels. @default the image size */
   maxSize?: { width: number; height: number };
+  /** Scan only the window rows OpenCV's stripes reach (staged cascades, for parity with detectMultiScale). */
+  opencvStripes?: boolean;
 }
 
 /** Round half to even (cvRound on x86, std::nearbyint). */
@@ -55,6 +57,21 @@ export function pyramidLevels(W: number, H: number, window: { width: number; hei
       winWidth: roundEven(f32(window.width * f)), winHeight: roundEven(f32(window.height * f)),
     });
     if (levels.length > 4096) throw new InvalidArgumentError(`detect: more than 4096 pyramid levels: use a larger scale factor than ${o.scale}`);
+  }
+  return o.opencvStripes ? stripeRows(levels) : levels;
+}
+
+/**
+ * OpenCV scans each level in `nstripes` horizontal stripes (nstripes = ⌈working width of the first level / 32⌉) of
+ * `stripeSize = max(⌈⌊rows/step⌋ / nstripes⌉, 1)·step` rows — an integer division that can leave the last window
+ * row of a level unscanned (rows = 241, step 2: rows 0…238 only). Those rows are dropped here too.
+ */
+function stripeRows(levels: Level[]): Level[] {
+  if (!levels.length) return levels;
+  const nstripes = Math.ceil(levels[0].cols / 32);
+  for (const l of levels) {
+    const stripe = Math.max(Math.floor((Math.floor(l.rows / l.step) + nstripes - 1) / nstripes), 1) * l.step;
+    l.rows = Math.min(l.rows, nstripes * stripe);
   }
   return levels;
 }
