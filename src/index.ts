@@ -20,3 +20,8 @@ export {
   type MorphOp, type MorphOptions, type MorphBorder, type MorphMethod, type StructuringElement,
 } from './ops/morph/index.js';
 export type { Size } from './core/params.js';
+export {
+  detect, Detector, detectParams, groupRectangles, nonMaxSuppression, iou, pyramidLevels, resizeLinearExact, validateClassifier, DETECT_IMPLS, DEFAULT_DIVISORS,
+  type Classifier, type WeakClassifier, type LbpFeature, type Detection, type DetectOptions, type DetectOutput, type DetectImpl, type Level, type RawHit, type PendingDetection,
+} from './ops/detect/index.js';
+export { parseClassifierXml, waldBoostXml } from './io/classifier-xml.js';

@@ -3,3 +3,4 @@ export * from './index.js';
 export { createNodeGpuContext, type NodeGpuOptions } from './node/gpu.js';
 export { NodeWorkerPool } from './node/worker-pool.js';
 export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions } from './io/index.js';
+export { readClassifier } from './io/classifier.js';

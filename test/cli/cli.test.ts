@@ -9,22 +9,11 @@ import { compareImages } from '../../src/core/compare.js';
 import { readImage } from '../../src/io/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-'));
 
-function cli(...args: string[]) {
-  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
-}
-
-/** Bad input ends in one line on stderr and a non-zero exit code, never a stack trace. */
-function assertOneLineError(r: ReturnType<typeof cli>, code: number, pattern: RegExp): void {
-  assert.equal(r.status, code, `exit ${r.status}: ${r.stderr}`);
-  const lines = r.stderr.split('\n').filter((l) => l.startsWith('imgpu:'));
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0], pattern);
-  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-}
 
 test('equalize --device both --json: both timings and "identical": true, output equals cv2', async (t) => {
   if (!(await gpuOrSkip(t))) return;

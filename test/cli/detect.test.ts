@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { readImage } from '../../src/io/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-detect-'));
@@ -15,16 +16,6 @@ const FACE = fixture('detect', 'lbpcascade_frontalface.xml');
 const ASTRO = fixture('detect', 'astronaut.png');
 const VIDEO = fixture('detect', 'pan.mp4');
 
-function cli(...args: string[]) {
-  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 300_000 });
-}
-function assertOneLineError(r: ReturnType<typeof cli>, code: number, pattern: RegExp): void {
-  assert.equal(r.status, code, `exit ${r.status}: ${r.stderr}`);
-  const lines = r.stderr.split('\n').filter((l) => l.startsWith('imgpu:'));
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0], pattern);
-  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
-}
 const boxes = (line: { detections: { x: number; y: number; width: number; height: number }[] }) => line.detections.map((d) => [d.x, d.y, d.width, d.height]);
 function jsonLines(text: string) {
   return text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));

@@ -235,9 +235,10 @@ fn emit(level: u32, xy: u32, sum: vec2u) {
 var<workgroup> wg_count: atomic<u32>;
 var<workgroup> wg_base: u32;
 
-// Appends a survivor to list LIST_OUT: one atomic per workgroup on the global counter (the block-aggregated
-// compaction of Herout et al.), the order inside the list is arbitrary. Called by every thread (uniformly).
-fn append(keep: bool, c: vec4u, t: u32) {
+// The block-aggregated compaction of Herout et al.: each kept item gets a slot in the list whose length is
+// counters[slot], with one global atomic per workgroup; the order inside the list is arbitrary. Called by every
+// thread (uniformly); returns the item's index in the list (meaningful where keep).
+fn compact(keep: bool, t: u32, counter: u32) -> u32 {
   if (t == 0u) { atomicStore(&wg_count, 0u); }
   workgroupBarrier();
   var slot = 0u;
@@ -245,11 +246,15 @@ fn append(keep: bool, c: vec4u, t: u32) {
   workgroupBarrier();
   if (t == 0u) {
     let n = atomicLoad(&wg_count);
-    wg_base = select(0u, atomicAdd(&counters[LIST_OUT], n), n > 0u);
+    wg_base = select(0u, atomicAdd(&counters[counter], n), n > 0u);
   }
-  let base = workgroupUniformLoad(&wg_base);
+  return workgroupUniformLoad(&wg_base) + slot;
+}
+
+// Appends a survivor to list LIST_OUT (counted as dropped when the list is full).
+fn append(keep: bool, c: vec4u, t: u32) {
+  let i = compact(keep, t, LIST_OUT);
   if (keep) {
-    let i = base + slot;
     if (i < CAP_OUT) { list_out[i] = c; } else { atomicAdd(&counters[${COUNTERS.DROPPED}u + LIST_OUT], 1u); }
   }
 }
@@ -308,17 +313,8 @@ fn stage0(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
     passed = e.state != 1u;
   }
   // The windows that pass stage 0, compacted: the next kernel runs a thread per survivor, not per window.
-  if (t == 0u) { atomicStore(&wg_count, 0u); }
-  workgroupBarrier();
-  var slot = 0u;
-  if (passed) { slot = atomicAdd(&wg_count, 1u); }
-  workgroupBarrier();
-  if (t == 0u) {
-    let n = atomicLoad(&wg_count);
-    wg_base = select(0u, atomicAdd(&counters[${LIVE_LIST}u], n), n > 0u);
-  }
-  let base = workgroupUniformLoad(&wg_base);
-  if (passed) { live[base + slot] = g; }
+  let i = compact(passed, t, ${LIVE_LIST}u);
+  if (passed) { live[i] = g; }
 }
 
 // A thread per window OpenCV's scan evaluates — for a staged cascade, per stage-0 survivor (the live list)
