@@ -38,7 +38,8 @@ ${paramHelp(RUN_PARAMS)}
   --adapter <name> --backend <vulkan|opengles> --threads <n> --repeat <n> (time the last of n runs)
   --json                          a JSON line per image or frame, then a summary line
   --quiet                         no progress on stderr
-Exit codes: 0 done, 2 bad arguments, 3 unreadable/unwritable file or video, 4 no GPU adapter, 8 CPU and GPU disagree.`;
+Exit codes: 0 done, 2 bad arguments, 3 unreadable/unwritable file or video, 4 no GPU adapter, 8 CPU and GPU disagree,
+9 some images of a folder could not be read (each is reported; the others are processed).`;
 
 interface Ctx {
   exec: Execution;
