@@ -30,6 +30,16 @@ if (process.argv.includes('--after-profiled')) {
   for (let r = 0; r < 20; r++) await prof.runGpu(img, ctx);
   prof.close();
 }
+if (process.argv.includes('--like-bench')) {
+  // bench/detect.ts's order before its one-pass loop: a profiled detector, its survivor curve, 20 profiled runs,
+  // a second of profiled runs; left alive, as there (or closed, with --close).
+  const prof = new Detector(c, { gpu: ctx, profile: true });
+  await prof.runGpu(img, ctx);
+  await prof.survivorCurve(img);
+  for (let r = 0; r < 20; r++) await prof.runGpu(img, ctx);
+  for (const t0 = performance.now(); performance.now() - t0 < 1000;) await prof.runGpu(img, ctx);
+  if (process.argv.includes('--close')) prof.close();
+}
 const det = new Detector(c, { gpu: ctx, profile: false });
 await det.runGpu(img, ctx);
 const plan = (det as unknown as { plans: Map<string, { gpu: DetectGpu; staging: GPUBuffer; schedule: ReductionSchedule }> }).plans.values().next().value!;
