@@ -38,8 +38,11 @@ export function compileClassifier(c: Classifier): CompiledClassifier {
   return { count: n, window: { ...c.window }, features, tables, reject, accept, reset, staged: c.staged, firstStage: firstStage(c), fixed };
 }
 
-/** A fixed-point integer (|v| < 2^63) as two's-complement 32-bit words [lo, hi]. */
-export function words64(v: number): [number, number] {
-  const big = BigInt.asUintN(64, BigInt(v));
+/**
+ * A compiled response or threshold (a value on the grid, or ±Infinity) as the GPU's two's-complement 64-bit
+ * fixed point: 32-bit words [lo, hi].
+ */
+export function fixedWords(v: number, fp: FixedPoint): [number, number] {
+  const big = BigInt.asUintN(64, BigInt(toFixed(v, fp)));
   return [Number(big & 0xffffffffn), Number(big >> 32n)];
 }

@@ -1,6 +1,7 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { workgroupScanWgsl } from '../../core/gpu/wgsl/scan.js';
 import { u64Wgsl } from '../../core/gpu/wgsl/u64.js';
-import { words64, type CompiledClassifier } from './compiled.js';
+import { fixedWords, type CompiledClassifier } from './compiled.js';
 
 /**
  * The detection kernels: one WGSL module, entry points specialised by override constants (weak classifier
@@ -19,8 +20,8 @@ import { words64, type CompiledClassifier } from './compiled.js';
 /** Words per level in the level table, and their meaning. */
 export const LEVEL_WORDS = 16;
 export const LEVEL_FIELDS = {
-  iiOff: 0, stride: 1, width: 2, height: 3, cols: 4, rows: 5, step: 6, winStart: 7, perRow: 8,
-  cxOff: 9, cyOff: 10, maskOff: 11, maskStride: 12, rowStart: 13, blockStart: 14, colBlocks: 15,
+  iiOff: 0, stride: 1, width: 2, height: 3, step: 6, winStart: 7, perRow: 8,
+  cxOff: 9, cyOff: 10, maskOff: 11, maskStride: 12, rowStart: 13, blockStart: 14, // 4, 5, 15: unused
 } as const;
 export const WEAK_WORDS = 8;
 /** Counter slots. */
@@ -134,14 +135,7 @@ fn integral_rows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg
     for (var i = 0u; i < 4u; i++) { if (x0 + i < w) { p[i] = level_px(coefs[cx0 + x0 + i], cy); } }
     let own = p.x + p.y + p.z + p.w;
     scan[t] = own;
-    workgroupBarrier();
-    for (var d = 1u; d < 256u; d <<= 1u) {
-      var a = 0u;
-      if (t >= d) { a = scan[t - d]; }
-      workgroupBarrier();
-      scan[t] += a;
-      workgroupBarrier();
-    }
+    ${workgroupScanWgsl('scan', 't', 256)}
     if (valid) {
       var run = carry + scan[t] - own;
       for (var i = 0u; i < 4u; i++) {
@@ -421,8 +415,8 @@ fn dispatch_args() {
 }
 
 /** A threshold on the fixed-point grid as a WGSL vec2u literal (lo, hi). */
-function fixedLiteral(v: number, shift: number): string {
-  const [lo, hi] = words64(v === Infinity ? 2 ** 62 : v === -Infinity ? -(2 ** 62) : Math.round(v * 2 ** shift));
+function fixedLiteral(v: number, cc: CompiledClassifier): string {
+  const [lo, hi] = fixedWords(v, cc.fixed);
   return `vec2u(${lo}u, ${hi}u)`;
 }
 
@@ -459,8 +453,8 @@ export function bakedEvaluation(cc: CompiledClassifier, from: number, to: number
   for (let k = from; k < to; k++) {
     const [x, y, w, h] = cc.features.subarray(4 * k, 4 * k + 4);
     lines.push(`  sum = add64(sum, tables[${256 * k}u + lbp_at(o + ${y}u * s + ${x}u, s, ${w}u, ${h}u)]);`);
-    if (cc.reject[k] !== -Infinity) lines.push(`  if (slt64(sum, ${fixedLiteral(cc.reject[k], cc.fixed.shift)})) { return Eval(1u, sum, ${k}u); }`);
-    if (cc.accept[k] !== Infinity) lines.push(`  if (!slt64(sum, ${fixedLiteral(cc.accept[k], cc.fixed.shift)})) { return Eval(2u, sum, ${k}u); }`);
+    if (cc.reject[k] !== -Infinity) lines.push(`  if (slt64(sum, ${fixedLiteral(cc.reject[k], cc)})) { return Eval(1u, sum, ${k}u); }`);
+    if (cc.accept[k] !== Infinity) lines.push(`  if (!slt64(sum, ${fixedLiteral(cc.accept[k], cc)})) { return Eval(2u, sum, ${k}u); }`);
     if (cc.reset[k] && k + 1 < cc.count) lines.push('  sum = vec2u(0u);');
   }
   lines.push(`  ${end}`, '}');

@@ -2,9 +2,9 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
-import { words64, type CompiledClassifier } from './compiled.js';
+import { fixedWords, type CompiledClassifier } from './compiled.js';
 import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, LIVE_LIST, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
-import { linearCoefficients, type Level } from './pyramid.js';
+import { linearCoefficients, windowGrid, type Level } from './pyramid.js';
 import type { RawHit } from './cpu.js';
 
 export const DETECT_IMPLS = ['staged', 'naive'] as const;
@@ -110,6 +110,14 @@ function bufferId(b: GPUBuffer): number {
   return id;
 }
 
+/** A readback buffer's contents, copied out of the mapping (the buffer is unmapped for its next use). */
+async function mappedWords(b: GPUBuffer): Promise<Uint32Array> {
+  await b.mapAsync(GPUMapMode.READ);
+  const words = new Uint32Array(b.getMappedRange().slice(0));
+  b.unmap();
+  return words;
+}
+
 /** Detections read straight after the counters in the same copy; more need a second round trip. */
 const DETS_PREVIEW = 4096;
 const COUNTER_WORDS = COUNTERS.HIST + 4096 + 1;
@@ -120,13 +128,13 @@ function layout(levels: Level[], W: number, H: number) {
   const coefs: Uint32Array[] = [];
   let ii = 0, win = 0, coef = 0, mask = 0, rows = 0, blocks = 0;
   levels.forEach((l, i) => {
-    const perRow = Math.ceil(l.cols / l.step), nrows = Math.ceil(l.rows / l.step), maskStride = Math.ceil(perRow / 32);
+    const { perRow, rows: nrows } = windowGrid(l), maskStride = Math.ceil(perRow / 32);
     const colBlocks = Math.ceil(l.width / 8); // the column pass takes 8 columns per workgroup
     const f = LEVEL_FIELDS;
     const t = table.subarray(i * LEVEL_WORDS);
-    t[f.iiOff] = ii; t[f.stride] = l.width + 1; t[f.width] = l.width; t[f.height] = l.height; t[f.cols] = l.cols; t[f.rows] = l.rows;
+    t[f.iiOff] = ii; t[f.stride] = l.width + 1; t[f.width] = l.width; t[f.height] = l.height;
     t[f.step] = l.step; t[f.winStart] = win; t[f.perRow] = perRow; t[f.cxOff] = coef; t[f.cyOff] = coef + l.width;
-    t[f.maskOff] = mask; t[f.maskStride] = maskStride; t[f.rowStart] = rows; t[f.blockStart] = blocks; t[f.colBlocks] = colBlocks;
+    t[f.maskOff] = mask; t[f.maskStride] = maskStride; t[f.rowStart] = rows; t[f.blockStart] = blocks;
     coefs.push(linearCoefficients(W, l.width), linearCoefficients(H, l.height));
     ii += (l.width + 1) * (l.height + 1); win += perRow * nrows; coef += l.width + l.height; mask += nrows * maskStride; rows += l.height; blocks += colBlocks;
   });
@@ -138,8 +146,7 @@ function layout(levels: Level[], W: number, H: number) {
 
 /** The classifier's weak table (WEAK_WORDS per weak classifier) and responses as 64-bit fixed point. */
 function classifierWords(cc: CompiledClassifier): { weak: Uint32Array; tables: Uint32Array } {
-  const scale = 2 ** cc.fixed.shift;
-  const fixed = (v: number) => words64(v === Infinity ? 2 ** 62 : v === -Infinity ? -(2 ** 62) : Math.round(v * scale));
+  const fixed = (v: number) => fixedWords(v, cc.fixed);
   const weak = new Uint32Array(cc.count * WEAK_WORDS), tables = new Uint32Array(cc.count * 512);
   for (let k = 0; k < cc.count; k++) {
     const [x, y, w, h] = cc.features.subarray(4 * k, 4 * k + 4);
@@ -180,7 +187,7 @@ export class DetectGpu {
     this.buf.dets = this.ctx.createBuffer(16 * this.capDets, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC, 'detect detections');
   }
 
-  static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number, maxLists = MAX_LISTS): DetectGpu {
+  static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number): DetectGpu {
     if (cc.staged && cc.accept.subarray(0, cc.firstStage).some((a) => a !== Infinity)) {
       throw new InvalidArgumentError('detect: the GPU detector does not support early acceptance (posT) inside the first stage of a staged classifier');
     }
@@ -208,7 +215,7 @@ export class DetectGpu {
       lists: [],
       counters: make(4 * COUNTER_WORDS, 'counters'),
       dets: make(16 * capDets, 'detections'),
-      args: make(4 * 3 * (maxLists + 1), 'dispatch sizes', GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST),
+      args: make(4 * 3 * (MAX_LISTS + 1), 'dispatch sizes', GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST),
       spare: make(16, 'spare list'),
       live: make(cc.staged ? 4 * L.windows : 16, 'stage-0 survivors'),
     };
@@ -358,9 +365,7 @@ export class DetectGpu {
 
   /** Reads a submitted pass's results from `staging` (and the rest of the detections, if there were more). */
   async readDetect(staging: GPUBuffer, schedule: ReductionSchedule | undefined): Promise<{ hits: RawHit[]; info: GpuPassInfo }> {
-    await staging.mapAsync(GPUMapMode.READ);
-    const words = new Uint32Array(staging.getMappedRange().slice(0));
-    staging.unmap();
+    const words = await mappedWords(staging);
     const n = Math.min(words[COUNTERS.DETS], this.capDets);
     let dets = words.subarray(COUNTERS.HIST, COUNTERS.HIST + 4 * Math.min(n, DETS_PREVIEW));
     if (n > DETS_PREVIEW) {
@@ -368,8 +373,7 @@ export class DetectGpu {
       const enc = this.ctx.device.createCommandEncoder({ label: 'detect readback' });
       enc.copyBufferToBuffer(this.buf.dets, 0, more, 0, 16 * n);
       this.ctx.device.queue.submit([enc.finish()]);
-      await more.mapAsync(GPUMapMode.READ);
-      dets = new Uint32Array(more.getMappedRange().slice(0));
+      dets = await mappedWords(more);
       more.destroy();
     }
     const unit = 2 ** -this.cc.fixed.shift;
@@ -393,9 +397,7 @@ export class DetectGpu {
 
   /** Reads a calibration: the survivor curve over weak classifier counts 0..count. */
   async readCalibration(staging: GPUBuffer): Promise<number[]> {
-    await staging.mapAsync(GPUMapMode.READ);
-    const words = new Uint32Array(staging.getMappedRange().slice(0));
-    staging.unmap();
+    const words = await mappedWords(staging);
     const hist = words.slice(COUNTERS.HIST, COUNTERS.HIST + this.cc.count);
     return survivorCurve(this.windows, words[COUNTERS.HIST - 1], hist, this.cc.firstStage, this.cc.staged);
   }

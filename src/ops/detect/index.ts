@@ -14,7 +14,7 @@ import { compileClassifier, type CompiledClassifier } from './compiled.js';
 import { detectCpu, type RawHit } from './cpu.js';
 import { DEFAULT_DIVISORS, DETECT_IMPLS, DetectGpu, reductionSchedule, type DetectImpl, type GpuPassInfo, type ReductionSchedule } from './gpu.js';
 import { clipToImage, groupRectangles, nonMaxSuppression, type Detection } from './group.js';
-import { pyramidLevels, roundEven, type Level } from './pyramid.js';
+import { pyramidLevels, roundEven, windowGrid, type Level } from './pyramid.js';
 
 export { firstStage, validateClassifier, type Classifier, type LbpFeature, type WeakClassifier } from './classifier.js';
 export { groupRectangles, iou, nonMaxSuppression, type Detection } from './group.js';
@@ -149,7 +149,7 @@ export class Detector {
     const { hits, pyramidMs, scanMs } = levels.length ? await detectCpu(gray.data as Uint8Array, W, H, this.compiled, levels, this.options.pool ?? inlinePool) : { hits: [], pyramidMs: 0, scanMs: 0 };
     const detections = finishDetections(hits, levels, W, H, this.options);
     const total = now() - t0;
-    const windows = levels.reduce((a, l) => a + Math.ceil(l.cols / l.step) * Math.ceil(l.rows / l.step), 0);
+    const windows = levels.reduce((a, l) => { const g = windowGrid(l); return a + g.perRow * g.rows; }, 0);
     return {
       output: { detections, hits, levels, windows },
       timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: 'detect.pyramid (cpu)', ms: pyramidMs }, { name: 'detect.scan (cpu)', ms: scanMs }], kernelSource: 'cpu', total }),
@@ -188,37 +188,33 @@ export class Detector {
       calibrationMs = now() - tc;
     }
     const schedule = naive ? undefined : p.schedule;
-    let pass: { hits: RawHit[]; info: GpuPassInfo } | undefined;
-    const r = await runGpu(ctx, img, 'detect', { profile: o.profile ?? true }, async (input, rec) => {
-      await p.gpu.recordPyramid(rec, input.buffer);
-      await p.gpu.recordDetect(rec, schedule, p.staging);
-      return {
-        toHost: async () => (pass = await p.gpu.readDetect(p.staging, schedule)),
-        release: () => undefined,
-      };
-    }, { alwaysDownload: true });
-    pass ??= r.output as { hits: RawHit[]; info: GpuPassInfo };
+    const r = await this.gpuPass(ctx, img, p, schedule, 'detect', o.profile ?? true);
+    let pass = r.output;
     let rerun = false;
-    const overflow = pass.info.droppedDetections > 0;
-    if (overflow || (schedule && pass.info.dropped.some((d) => d > 0))) {
+    if (overflowed(pass.info)) {
       // A list or the detection buffer overflowed: the result would miss windows. Redo the frame with lists as
       // large as the windows and room for every detection (the first pass counted them all).
       rerun = true;
-      if (overflow) p.gpu.growDetections(pass.hits.length + pass.info.droppedDetections);
+      if (pass.info.droppedDetections > 0) p.gpu.growDetections(pass.hits.length + pass.info.droppedDetections);
       const full = schedule && { bounds: schedule.bounds, capacities: schedule.capacities.map(() => p.gpu.windows) };
-      const again = await runGpu(ctx, img, 'detect (buffers enlarged)', { profile: false }, async (input, rec) => {
-        await p.gpu.recordPyramid(rec, input.buffer);
-        await p.gpu.recordDetect(rec, full, p.staging);
-        return { toHost: () => p.gpu.readDetect(p.staging, full), release: () => undefined };
-      }, { alwaysDownload: true });
-      const redo = again.output as { hits: RawHit[]; info: GpuPassInfo };
-      pass = { hits: redo.hits, info: { ...redo.info, dropped: pass.info.dropped, droppedDetections: pass.info.droppedDetections } };
+      const again = await this.gpuPass(ctx, img, p, full, 'detect (buffers enlarged)', false);
+      pass = { hits: again.output.hits, info: { ...again.output.info, dropped: pass.info.dropped, droppedDetections: pass.info.droppedDetections } };
       r.timings.kernels.push(...again.timings.kernels.map((k) => ({ ...k, name: `${k.name} (redone)` })));
     }
     const detections = finishDetections(pass.hits, levels, W, H, o);
     const timings = { ...r.timings, total: now() - t0 };
     timings.host = Math.max(0, timings.total - timings.upload - timings.download - timings.kernels.reduce((a, k) => a + k.ms, 0));
     return { output: { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun, calibrationMs } }, timings };
+  }
+
+  /** One pass of a frame through the plan (pyramid, detection, readback), timed by runGpu. */
+  private async gpuPass(ctx: GpuContext, img: Image | GpuImage, p: Plan, schedule: ReductionSchedule | undefined, name: string, profile: boolean) {
+    const r = await runGpu(ctx, img, name, { profile }, async (input, rec) => {
+      await p.gpu.recordPyramid(rec, input.buffer);
+      await p.gpu.recordDetect(rec, schedule, p.staging);
+      return { toHost: () => p.gpu.readDetect(p.staging, schedule), release: () => undefined };
+    }, { alwaysDownload: true });
+    return { output: r.output as { hits: RawHit[]; info: GpuPassInfo }, timings: r.timings };
   }
 
   /**
@@ -260,7 +256,7 @@ export class Detector {
       const download = now() - tw;
       const kernels = await timer.read();
       timer.destroy();
-      if (pass.info.droppedDetections > 0 || pass.info.dropped.some((d) => d > 0)) return this.runGpu(img, ctx);
+      if (overflowed(pass.info)) return this.runGpu(img, ctx);
       const detections = finishDetections(pass.hits, levels, W, H, this.options);
       return {
         output: { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun: false } },
@@ -309,6 +305,11 @@ export class Detector {
     }
     this.plans.clear();
   }
+}
+
+/** Whether a pass dropped candidates or detections for want of room (its result is then incomplete). */
+function overflowed(info: GpuPassInfo): boolean {
+  return info.droppedDetections > 0 || info.dropped.some((d) => d > 0);
 }
 
 /** A frame submitted to the GPU whose results are not read yet (see Detector.submitGpu). */

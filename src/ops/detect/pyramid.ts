@@ -31,6 +31,11 @@ export interface PyramidOptions {
   opencvStripes?: boolean;
 }
 
+/** The window positions a level scans: per row, rows (positions every `step` pixels). */
+export function windowGrid(l: Level): { perRow: number; rows: number } {
+  return { perRow: Math.ceil(l.cols / l.step), rows: Math.ceil(l.rows / l.step) };
+}
+
 /** Round half to even (cvRound on x86, std::nearbyint). */
 export function roundEven(v: number): number {
   const r = Math.round(v);

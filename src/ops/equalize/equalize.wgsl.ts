@@ -1,4 +1,5 @@
 import { exactFloatWgsl } from '../../core/gpu/wgsl/exact-float.js';
+import { workgroupScanWgsl } from '../../core/gpu/wgsl/scan.js';
 
 /**
  * Equalization LUT on the GPU, straight from the histogram kernel's output (no host round trip):
@@ -30,14 +31,7 @@ fn build_lut(@builtin(local_invocation_index) li: u32) {
   }
   atomicMin(&first_nz, first);
   partial[li] = s;
-  workgroupBarrier();
-  for (var off = 1u; off < 256u; off <<= 1u) {
-    var v = 0u;
-    if (li >= off) { v = partial[li - off]; }
-    workgroupBarrier();
-    partial[li] += v;
-    workgroupBarrier();
-  }
+  ${workgroupScanWgsl('partial', 'li', 256)}
   let i0 = atomicLoad(&first_nz);
   if (i0 == 0xffffffffu) { return; }
   let h0 = hist[i0];
