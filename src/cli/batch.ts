@@ -49,7 +49,11 @@ export async function isBatch(inputs: string[], out: string): Promise<boolean> {
   return Boolean(i?.isDirectory()) && formatOf(out) === '';
 }
 
-async function walk(dir: string, recursive: boolean, skip: string): Promise<string[]> {
+/**
+ * The image files of a folder in name order (hidden files skipped), with `recursive` those of its sub-folders
+ * too, except the folder `skip` (the real path of an output folder inside the input).
+ */
+export async function walk(dir: string, recursive: boolean, skip = ''): Promise<string[]> {
   const found: string[] = [];
   for (const e of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
     if (e.name.startsWith('.')) continue; // hidden files, and our own temporary outputs

@@ -1,17 +1,17 @@
-import { readdir, stat, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { extname } from 'node:path';
 import { FileAccessError, InvalidArgumentError } from '../core/errors.js';
-import type { Image } from '../core/image.js';
+import { toGray, type Image } from '../core/image.js';
 import { paramHelp, resolveParams, type ParamSpec, type Size } from '../core/params.js';
-import { now, type Timings } from '../core/timings.js';
-import { checkWritable, formatOf, READERS, readImage, writeAtomically, writeImage } from '../io/index.js';
+import { now, type OpResult, type Timings } from '../core/timings.js';
+import { checkFolderWritable, checkWritable, formatOf, READERS, readImage, writeAtomically, writeImage } from '../io/index.js';
 import { readClassifier, waldBoostXml } from '../io/classifier.js';
 import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
 import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
 import { detectParams, Detector, parseIntList, resizeLinearExact, type DetectImpl, type DetectOutput, type Detection, type PendingDetection } from '../ops/detect/index.js';
-import { toGray } from '../core/image.js';
 import { listNodeAdapters } from '../node/gpu.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
+import { walk } from './batch.js';
 import { acquire, type Execution } from './context.js';
 import { formatTimings } from './format.js';
 
@@ -66,16 +66,19 @@ function sameHits(a: DetectOutput, b: DetectOutput): boolean {
   return a.hits.every((h, i) => { const g = b.hits[i]; return h.level === g.level && h.x === g.x && h.y === g.y && h.score === g.score; });
 }
 
-/** Runs the detectors on one image or frame; returns the output of record and whether CPU and GPU agree. */
+/** The output of record (the GPU's, else the CPU's) and whether CPU and GPU agree, when both ran. */
+function outcome(cpu?: OpResult<DetectOutput>, gpu?: OpResult<DetectOutput>) {
+  return { main: (gpu ?? cpu)!, cpu, gpu, agree: cpu && gpu ? sameHits(cpu.output, gpu.output) : undefined };
+}
+
+/** Runs the detectors on one image or frame. */
 async function detectOne(c: Ctx, img: Image, repeat: number) {
   let cpu, gpu;
   for (let r = 0; r < repeat; r++) {
     if (c.cpu) cpu = await c.cpu.runCpu(img);
     if (c.gpu) gpu = await c.gpu.runGpu(img, c.exec.gpu!);
   }
-  const main = (gpu ?? cpu)!;
-  const agree = cpu && gpu ? sameHits(cpu.output, gpu.output) : undefined;
-  return { main, cpu, gpu, agree };
+  return outcome(cpu, gpu);
 }
 
 type One = Awaited<ReturnType<typeof detectOne>>;
@@ -112,21 +115,22 @@ function report(c: Ctx, name: string, frame: number | undefined, img: Image, r: 
 async function outputKind(path: string | undefined, video: boolean): Promise<'jsonl' | 'image' | 'video' | undefined> {
   if (!path) return undefined;
   const ext = extname(path).toLowerCase();
-  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) || '/' : '.';
-  const s = await stat(dir).catch(() => undefined);
-  if (!s?.isDirectory()) throw new FileAccessError(`cannot write ${path}: the folder ${dir} does not exist`);
-  if (ext === '.jsonl' || ext === '.json' || ext === '.ndjson') return 'jsonl';
+  if (ext === '.jsonl' || ext === '.json' || ext === '.ndjson') {
+    await checkFolderWritable(path);
+    return 'jsonl';
+  }
   if (video) {
-    if (path.includes('%') || isVideoPath(path)) return 'video';
-    throw new InvalidArgumentError(`--output for a video: .jsonl, a video (.mp4, .mkv, .avi) or frames (out/%05d.png), got ${path}`);
+    if (!path.includes('%') && !isVideoPath(path)) throw new InvalidArgumentError(`--output for a video: .jsonl, a video (.mp4, .mkv, .avi) or frames (out/%05d.png), got ${path}`);
+    await checkFolderWritable(path);
+    return 'video';
   }
   await checkWritable(path);
   return 'image';
 }
 
+/** The images of a folder (DICOM files excluded: they hold volumes or 16-bit slices, not photographs). */
 async function imageFiles(dir: string): Promise<string[]> {
-  const names = (await readdir(dir)).filter((n) => (READERS as readonly string[]).includes(formatOf(n)) && formatOf(n) !== '.dcm').sort();
-  return names.map((n) => join(dir, n));
+  return (await walk(dir, false)).filter((f) => formatOf(f) !== '.dcm');
 }
 
 async function showPyramid(path: string, det: Detector, img: Image): Promise<void> {
@@ -159,7 +163,8 @@ export async function detectCommand(argv: string[]): Promise<number> {
   if (!video && !info) throw new FileAccessError(`no such file or folder: ${input}`);
   const kind = await outputKind(p.output as string | undefined, video);
   if (kind === 'image' && info?.isDirectory()) throw new InvalidArgumentError('--output for a folder: a .jsonl file');
-  for (const f of ['profile', 'show-pyramid'] as const) if (p[f]) await outputKind(p[f] as string, false).catch((e) => { if (!(e instanceof InvalidArgumentError)) throw e; });
+  if (p.profile) await checkFolderWritable(p.profile as string);
+  if (p['show-pyramid']) await checkWritable(p['show-pyramid'] as string);
   const opts = {
     scale: p.scale as number, minNeighbors: p['min-neighbors'] as number, minSize: p['min-size'] as Size | undefined, maxSize: p['max-size'] as Size | undefined,
     threshold: p.threshold as number | undefined, nms: p.nms as number | undefined, impl: p.impl as DetectImpl,
@@ -260,7 +265,7 @@ async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kin
   let pending: { k: number; frame: Image; decode: number; gpu?: PendingDetection; cpu?: Awaited<ReturnType<Detector['runCpu']>> } | undefined;
   const finish = async (f: NonNullable<typeof pending>) => {
     const gpu = f.gpu ? await f.gpu() : undefined;
-    const r = { main: (gpu ?? f.cpu)!, cpu: f.cpu, gpu, agree: f.cpu && gpu ? sameHits(f.cpu.output, gpu.output) : undefined };
+    const r = outcome(f.cpu, gpu);
     if (gpu) gpuT.add(gpu.timings, f.decode);
     if (f.cpu) cpuT.add(f.cpu.timings, gpu ? 0 : f.decode);
     if (r.agree === false) disagree++;
@@ -326,22 +331,13 @@ export async function classifierCommand(argv: string[]): Promise<number> {
   }
   if (sub !== 'convert' || !src || !dst || positional.length !== 3) throw new InvalidArgumentError(usage);
   if (extname(dst).toLowerCase() !== '.xml') throw new InvalidArgumentError(`${dst}: the WaldBoost classifier is written as .xml`);
-  await checkWritableXml(dst);
+  await checkFolderWritable(dst);
   const c = await readClassifier(src);
   await writeAtomically(dst, Buffer.from(waldBoostXml(c, `converted by imgpu from ${c.name}: ${c.weak.length} weak classifiers; reset="1" ends an OpenCV stage (the sum restarts)`)));
   console.log(`wrote ${dst}: ${c.weak.length} weak classifiers${c.staged ? `, ${c.weak.filter((w) => w.reset).length} stages` : ''}`);
   return 0;
 }
 
-async function checkWritableXml(path: string): Promise<void> {
-  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) || '/' : '.';
-  const s = await stat(dir).catch(() => undefined);
-  if (!s?.isDirectory()) throw new FileAccessError(`cannot write ${path}: the folder ${dir} does not exist`);
-  await writeFile(join(dir, `.imgpu-write-test-${process.pid}`), '').then(
-    async () => { await import('node:fs/promises').then((fs) => fs.rm(join(dir, `.imgpu-write-test-${process.pid}`), { force: true })); },
-    () => { throw new FileAccessError(`cannot write ${path}: the folder ${dir} is not writable`); },
-  );
-}
 
 /** `imgpu adapters`: every GPU adapter Dawn offers (each backend), which one imgpu would pick. */
 export async function adaptersCommand(argv: string[]): Promise<number> {

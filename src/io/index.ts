@@ -120,7 +120,12 @@ async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
  * (Whether the image's dtype suits the format is known only once the image exists: writeImage checks that.)
  */
 export async function checkWritable(path: string): Promise<void> {
-  const ext = writerFormat(path);
+  writerFormat(path);
+  await checkFolderWritable(path);
+}
+
+/** Checks, before any work, that the folder `path` would be written into exists and is writable (any format). */
+export async function checkFolderWritable(path: string): Promise<void> {
   const dir = dirname(path);
   let info;
   try {

@@ -1,5 +1,5 @@
 import { NoGpuAdapterError } from '../core/errors.js';
-import { GpuContext, type GpuContextOptions } from '../core/gpu/context.js';
+import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions } from '../core/gpu/context.js';
 import { assertNodeVersion } from './runtime.js';
 
 export interface NodeGpuOptions extends GpuContextOptions {
@@ -50,14 +50,19 @@ export async function createNodeGpuContext(opts: NodeGpuOptions = {}): Promise<G
   if (gles) process.env.EGL_PLATFORM ??= 'surfaceless';
   let gpu: GPU;
   try {
-    // One Dawn instance per set of flags for the life of the process: it must outlive every device made from it.
-    const key = flags.join(' ');
-    gpu = instances.get(key) ?? create(flags);
-    instances.set(key, gpu);
+    gpu = dawnInstance(create, flags);
   } catch (e) {
     throw new NoGpuAdapterError(`Dawn could not start: ${(e as Error).message}`, { cause: e });
   }
   return GpuContext.create(gpu, { featureLevel: gles ? 'compatibility' : 'core', ...opts });
+}
+
+/** One Dawn instance per set of flags for the life of the process: it must outlive every device made from it. */
+function dawnInstance(create: Dawn['create'], flags: string[]): GPU {
+  const key = flags.join(' ');
+  const gpu = instances.get(key) ?? create(flags);
+  instances.set(key, gpu);
+  return gpu;
 }
 
 /** One adapter Dawn offers, as `imgpu adapters` lists it. */
@@ -84,11 +89,9 @@ export async function listNodeAdapters(backends: readonly string[] = ['vulkan', 
     const flags = dawnFlags({ backend });
     let gpu: GPU;
     try {
-      const key = flags.join(' ');
-      gpu = instances.get(key) ?? create(flags);
-      instances.set(key, gpu);
+      gpu = dawnInstance(create, flags);
     } catch {
-      continue;
+      continue; // this backend cannot start here
     }
     const asks: GPURequestAdapterOptions[] = [
       { powerPreference: 'high-performance' }, { powerPreference: 'low-power' }, { forceFallbackAdapter: true },
@@ -100,7 +103,7 @@ export async function listNodeAdapters(backends: readonly string[] = ['vulkan', 
       const i = a.info;
       const entry: AdapterListing = {
         backend, vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '',
-        software: /llvmpipe|lavapipe|swiftshader|software/i.test(`${i.vendor} ${i.architecture} ${i.device} ${i.description}`),
+        software: SOFTWARE_ADAPTER.test(`${i.vendor} ${i.architecture} ${i.device} ${i.description}`),
         fallback: (i as { isFallbackAdapter?: boolean }).isFallbackAdapter === true,
       };
       if (!out.some((o) => o.backend === backend && o.description === entry.description && o.vendor === entry.vendor && o.device === entry.device)) out.push(entry);
