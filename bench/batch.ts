@@ -5,7 +5,8 @@
  * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu`: images/s of
  * `imgpu <op> <folder> <out>` on the GPU and on the CPU (the CLI's own batch mode, one process) and of
  * bench/batch_anchors.py (cv2.imread → op → cv2.imwrite in a loop, and in a 16-process Pool) in the same run,
- * and where imgpu's time went (read, host, upload, kernels, download, write). Writes bench/results/batch.json.
+ * and where imgpu's time went (read, host, upload, kernels, download, write); for equalize also the GPU run with
+ * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1). Writes bench/results/batch.json.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,8 +39,8 @@ async function makeFolder(): Promise<string> {
   return src;
 }
 
-function imgpu(args: string[]): Record<string, unknown> {
-  const r = spawnSync(process.execPath, ['bin/imgpu.js', ...args, '--json', '--overwrite', '--quiet'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+function imgpu(args: string[], env: Record<string, string> = {}): Record<string, unknown> {
+  const r = spawnSync(process.execPath, ['bin/imgpu.js', ...args, '--json', '--overwrite', '--quiet'], { encoding: 'utf8', maxBuffer: 1 << 24, env: { ...process.env, ...env } });
   try {
     return JSON.parse(r.stdout.trim().split('\n').pop()!);
   } catch {
@@ -62,10 +63,12 @@ async function main(): Promise<void> {
       : [...cmd, src, out, '--device', device]);
     const gpu = imgpu(argsFor('gpu'));
     const cpu = imgpu(argsFor('cpu'));
+    // The same GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).
+    const gpuSharp = name === 'equalize' ? imgpu(argsFor('gpu'), { IMGPU_NO_NATIVE_JPEG: '1' }) : undefined;
     const py = spawnSync('python3', ['bench/batch_anchors.py', src, join(dir, `py-${name}`), name, '16'], { encoding: 'utf8' });
     let anchors: Record<string, unknown> = {};
     try { anchors = JSON.parse(py.stdout); } catch { anchors = { error: py.stderr.slice(-300) }; }
-    const row = { op: name, images: count, gpu, cpu, anchors };
+    const row = { op: name, images: count, gpu, cpu, ...(gpuSharp ? { gpu_sharp_codecs: gpuSharp } : {}), anchors };
     console.log(JSON.stringify(row));
     rows.push(row);
   }

@@ -4,7 +4,7 @@ export * from './core/image.js';
 export * from './core/timings.js';
 export type { ParamSpec } from './core/params.js';
 export { GpuContext, type AdapterDescription, type GpuContextOptions } from './core/gpu/context.js';
-export { GpuImage } from './core/gpu/gpu-image.js';
+export { GpuImage, type StagedImage } from './core/gpu/gpu-image.js';
 export type { GpuRunOptions } from './core/gpu/run.js';
 export { InlinePool, type CpuPool } from './core/cpu/pool.js';
 export { compareImages, type Comparison } from './core/compare.js';

@@ -18,6 +18,8 @@ import type { ThresholdResult } from '../ops/threshold/index.js';
 export interface RunOn {
   gpu?: GpuContext;
   pool: CpuPool;
+  /** GPU: time each phase separately (the default) or let them overlap (batch mode). */
+  profile?: boolean;
 }
 
 /**

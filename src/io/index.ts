@@ -5,6 +5,7 @@ import { extname } from 'node:path';
 import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
+import { decodeJpeg, encodeJpeg, isJpeg } from './jpeg.js';
 import { decodeNpy, encodeNpy } from './npy.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 
@@ -30,7 +31,11 @@ export function formatOf(path: string): string {
 }
 
 export interface ReadOptions {
-  /** Convert colour to one gray channel (OpenCV's RGB→gray, bit-identical to cv2.cvtColor). @default false */
+  /**
+   * Convert colour to one gray channel. @default false. A JPEG gives the luma stored in the file, decoded alone
+   * (bit-identical to cv2.imread(path, IMREAD_GRAYSCALE) and about twice as fast as decoding colour); other
+   * formats, and JPEG when the native codec is not built, convert RGB → gray bit-identically to cv2.cvtColor.
+   */
   gray?: boolean;
   /** Layout of a headerless .raw file (shape and dtype). */
   raw?: RawLayout;
@@ -48,8 +53,8 @@ async function readBytes(path: string): Promise<Buffer> {
 }
 
 /**
- * Reads PNG (8/16-bit), JPEG, TIFF (8/16-bit) — through sharp/libvips, EXIF orientation applied as cv2.imread
- * does, ICC profiles ignored — .npy (uint8/uint16/float32, 2D or 3D), NIfTI (.nii, .nii.gz), DICOM (a file, or
+ * Reads PNG (8/16-bit), JPEG, TIFF (8/16-bit) — JPEG through imgpu's libjpeg-turbo codec where built (io/jpeg.ts),
+ * the rest through sharp/libvips; EXIF orientation applied as cv2.imread does, ICC profiles ignored — .npy (uint8/uint16/float32, 2D or 3D), NIfTI (.nii, .nii.gz), DICOM (a file, or
  * a folder holding one series) and .raw with a given layout. Gray+alpha drops alpha; colour stays RGB(A) unless `gray`.
  */
 export async function readImage(path: string, opts: ReadOptions = {}): Promise<Image> {
@@ -72,7 +77,7 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
   } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
     img = decodeDicom(buf, path);
   } else {
-    img = await decodeRaster(buf, path);
+    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false) : undefined) ?? (await decodeRaster(buf, path));
   }
   validateImage(img, path);
   return opts.gray ? toGray(img) : img;
@@ -172,7 +177,7 @@ export function checkWriteOptions(o: WriteOptions): void {
   if (o.quality !== undefined && (!Number.isInteger(o.quality) || o.quality < 1 || o.quality > 100)) throw new InvalidArgumentError(`--quality must be an integer 1–100, got ${o.quality}`);
 }
 
-/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit), .npy or NIfTI .nii/.nii.gz (any dtype, 2D or 3D, geometry kept), by extension, atomically. */
+/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit; gray and RGB natively, as cv2.imwrite), .npy or NIfTI .nii/.nii.gz (any dtype, 2D or 3D, geometry kept), by extension, atomically. */
 export async function writeImage(path: string, img: Image, opts: WriteOptions = {}): Promise<void> {
   checkWriteOptions(opts);
   validateImage(img);
@@ -186,6 +191,9 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
     if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
     if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or --saturate for 8/16-bit input`);
     if (img.dtype === 'uint16' && (ext === '.jpg' || ext === '.jpeg')) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
+    const jpeg = ext === '.jpg' || ext === '.jpeg';
+    const native = jpeg ? encodeJpeg(img, opts.quality ?? 95) : undefined;
+    if (native) return writeAtomically(path, native);
     const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
     // sharp infers 16-bit raw samples from a Uint16Array input (a Buffer would be read as 8-bit).
     const input = img.dtype === 'uint16'
@@ -194,7 +202,7 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
     let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4 } });
     if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
     else if (img.channels === 1) s = s.toColourspace('b-w');
-    s = ext === '.png' ? s.png({ compressionLevel: opts.compression ?? 1 }) : ext === '.jpg' || ext === '.jpeg' ? s.jpeg({ quality: opts.quality ?? 95 }) : s.tiff({ compression: 'lzw' });
+    s = ext === '.png' ? s.png({ compressionLevel: opts.compression ?? 1 }) : jpeg ? s.jpeg({ quality: opts.quality ?? 95 }) : s.tiff({ compression: 'lzw' });
     bytes = await s.toBuffer();
   }
   await writeAtomically(path, bytes);

@@ -7,16 +7,14 @@ import { applyLutRange } from './lut/cpu-kernels.js';
 import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
 import { directMorph, subtractRange, vhgwLines } from './morph/cpu-kernels.js';
 import { adaptiveIsodataRows } from './threshold/adaptive-kernels.js';
-import { boxColsBinarize, boxRowSums, gaussColsBinarize, gaussRows } from './threshold/local-kernels.js';
+import { boxThresholdRows, gaussThresholdRows } from './threshold/local-kernels.js';
 
 /** Every CPU task a worker can run: pure functions over (shared) typed arrays. */
 export const TASKS: TaskTable = {
   histogram: histogramRange,
   applyLut: applyLutRange,
-  boxRowSums,
-  boxColsBinarize,
-  gaussRows,
-  gaussColsBinarize,
+  boxThresholdRows,
+  gaussThresholdRows,
   adaptiveIsodataRows,
   claheTileLuts,
   claheInterpolateRows,

@@ -45,3 +45,20 @@ test('pooled buffers come in size classes: close sizes share one capacity, never
   assert.ok(capacityFor(gpu, limit - 100) <= limit);
   assert.equal(capacityFor(gpu, 1000), 1008);
 });
+
+test('staged images: pixels written into mapped upload memory arrive without a copy; discard gives it back', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img: Image = { data: randomBytes(1023 * 777, 9), shape: [777, 1023], channels: 1, dtype: 'uint8' };
+  const staged = await GpuImage.staging(gpu, img.shape, 'uint8');
+  (staged.image.data as Uint8Array).set(img.data);
+  const dev = staged.upload();
+  assert.equal(staged.image.data.byteLength, 0, 'the staging view is detached once submitted');
+  assert.ok(compareImages(await dev.toHost(), img).identical);
+  assert.throws(() => staged.upload(), /already submitted/);
+  dev.release();
+  const unused = await GpuImage.staging(gpu, [10, 10], 'uint16', 3);
+  assert.equal(unused.image.data.length, 300);
+  unused.discard();
+  await assert.rejects(GpuImage.staging(gpu, [0, 5], 'uint8'), /empty/);
+});

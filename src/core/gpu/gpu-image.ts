@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { bytesPerElement, createImage, pixelCount, validateImage, type Channels, type Dtype, type Image, type Shape } from '../image.js';
 import type { GpuContext } from './context.js';
-import { download, downloadView, upload } from './transfer.js';
+import { download, downloadView, stagingView, upload } from './transfer.js';
 
 /**
  * An image resident in one device's memory. Operations given a GpuImage return a GpuImage and never
@@ -26,6 +26,24 @@ export class GpuImage {
     validateImage(img);
     const buf = await upload(ctx, img.data);
     return new GpuImage(ctx, buf, [...img.shape] as Shape, img.channels, img.dtype);
+  }
+
+  /**
+   * A host image whose pixels live in mapped upload memory: fill `image.data` (decode into it, read a frame into
+   * it), then `upload()` returns the GpuImage without copying them again. `image.data` is detached after
+   * `upload()` or `discard()`. For a host array that exists already, GpuImage.upload (one copy) is the way.
+   */
+  static async staging(ctx: GpuContext, shape: Shape, dtype: Dtype, channels: Channels = 1): Promise<StagedImage> {
+    const n = pixelCount(shape) * channels;
+    if (!(n > 0)) throw new InvalidArgumentError(`cannot stage an empty ${shape.join('×')} image`);
+    const v = await stagingView(ctx, n * bytesPerElement(dtype));
+    const Ctor = { uint8: Uint8Array, uint16: Uint16Array, float32: Float32Array }[dtype];
+    const image: Image = { data: new Ctor(v.bytes, 0, n), shape: [...shape] as Shape, channels, dtype };
+    return {
+      image,
+      upload: () => new GpuImage(ctx, v.submit(), [...shape] as Shape, channels, dtype),
+      discard: () => v.discard(),
+    };
   }
 
   /** Downloads into `into` (checked to match) or a new host image. */
@@ -62,6 +80,16 @@ export class GpuImage {
     if (this.released) throw new InvalidArgumentError('this GpuImage was released');
     this.ctx.assertAlive();
   }
+}
+
+/** Mapped upload memory shaped as an image (GpuImage.staging). */
+export interface StagedImage {
+  /** Write the pixels here; valid until upload() or discard(). */
+  readonly image: Image;
+  /** Submits the copy to the device and returns the resident image. */
+  upload(): GpuImage;
+  /** Gives the memory back without uploading. */
+  discard(): void;
 }
 
 export function isGpuImage(x: unknown): x is GpuImage {

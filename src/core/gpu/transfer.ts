@@ -110,6 +110,40 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
   return dst;
 }
 
+/**
+ * Mapped upload memory for the caller to fill: write the pixels into `bytes` (decode, read from a pipe, compute
+ * them there), then `submit()` copies them to a pooled device buffer — no JavaScript copy at all, where a host
+ * array costs one (~8 GB/s on one thread). `discard()` gives the memory back unused.
+ */
+export async function stagingView(ctx: GpuContext, byteLength: number): Promise<{ bytes: ArrayBuffer; submit(label?: string): GPUBuffer; discard(): void }> {
+  ctx.assertAlive();
+  const cap = capacityFor(ctx, byteLength);
+  const staging = await takeWriteStaging(ctx, cap);
+  const size = deviceBytes(byteLength);
+  let done = false;
+  const finish = () => {
+    if (done) throw new Error('staging memory already submitted or discarded');
+    done = true;
+    staging.unmap();
+  };
+  return {
+    bytes: staging.getMappedRange(0, size),
+    submit(label = 'image') {
+      finish();
+      const dst = acquireStorage(ctx, byteLength, label);
+      const enc = ctx.device.createCommandEncoder({ label: 'upload (staged)' });
+      enc.copyBufferToBuffer(staging, 0, dst, 0, size);
+      ctx.device.queue.submit([enc.finish()]);
+      remapInBackground(ctx, staging);
+      return dst;
+    },
+    discard() {
+      finish();
+      remapInBackground(ctx, staging);
+    },
+  };
+}
+
 /** Bytes per upload chunk (a multiple of 16): 8 MiB measured best on the H100 (bench/results/h100-transfer-sweep.json), within noise of the others. */
 export const UPLOAD_CHUNK = 8 << 20;
 /** Transfer settings benchmarks may change (bench/transfer.ts): uploadChunk 0 = one piece. */

@@ -9,7 +9,7 @@ export type LocalMethod = 'mean' | 'gaussian';
 
 /**
  * cv2.adaptiveThreshold(src, maxv, ADAPTIVE_THRESH_{MEAN,GAUSSIAN}_C, THRESH_BINARY, window, offset) on the
- * CPU: two separable passes over row bands on the worker pool.
+ * CPU: one fused pass per row band on the worker pool (local-kernels.ts).
  */
 export async function localThresholdCpu(img: Image, method: LocalMethod, window: number, offset: number, pool: CpuPool): Promise<Image> {
   const [h, w] = img.shape as [number, number];
@@ -18,16 +18,8 @@ export async function localThresholdCpu(img: Image, method: LocalMethod, window:
   const idelta = Math.ceil(offset);
   const r = (window - 1) / 2;
   const band = bandRows(w);
-  if (method === 'mean') {
-    const rowSums = shareable(pool, new Uint32Array(src.length));
-    await forChunks(pool, h, band, 'boxRowSums', (y0, y1) => [src, w, r, rowSums, y0, y1]);
-    await forChunks(pool, h, band, 'boxColsBinarize', (y0, y1) => [rowSums, src, w, h, r, idelta, 255, dst, y0, y1]);
-  } else {
-    const kernel = gaussianKernel(window);
-    const rows = shareable(pool, new Float32Array(src.length));
-    await forChunks(pool, h, band, 'gaussRows', (y0, y1) => [src, w, kernel, rows, y0, y1]);
-    await forChunks(pool, h, band, 'gaussColsBinarize', (y0, y1) => [rows, src, w, h, kernel, idelta, 255, dst, y0, y1]);
-  }
+  if (method === 'mean') await forChunks(pool, h, band, 'boxThresholdRows', (y0, y1) => [src, w, h, r, idelta, 255, dst, y0, y1]);
+  else await forChunks(pool, h, band, 'gaussThresholdRows', (y0, y1) => [src, w, h, gaussianKernel(window), idelta, 255, dst, y0, y1]);
   return { data: dst, shape: [h, w], channels: 1, dtype: 'uint8' };
 }
 

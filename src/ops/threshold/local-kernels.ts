@@ -4,79 +4,115 @@
  * out = src − mean > −ceil(C) ? maxValue : 0. Each works on a band of rows [y0, y1) so the pool can split.
  */
 
-/** Horizontal window sums (replicated border) of rows [y0, y1): a running sum, O(1) per pixel. */
-export function boxRowSums(src: Uint8Array, w: number, r: number, out: Uint32Array, y0: number, y1: number): void {
-  for (let y = y0; y < y1; y++) {
-    const row = y * w;
-    let s = 0;
-    for (let x = -r; x <= r; x++) s += src[row + Math.min(w - 1, Math.max(0, x))];
-    out[row] = s;
-    for (let x = 1; x < w; x++) {
-      s += src[row + Math.min(w - 1, x + r)] - src[row + Math.max(0, x - r - 1)];
-      out[row + x] = s;
-    }
+/**
+ * Per-thread scratch reused across calls (each worker has its own module instance): the row ring of a band is a
+ * few MB, and fresh memory would be touched page by page on every call.
+ */
+const scratch = new Map<string, Uint8Array | Int32Array | Float32Array>();
+function reuse<A extends Uint8Array | Int32Array | Float32Array>(key: string, Ctor: new (n: number) => A, n: number): A {
+  let a = scratch.get(key) as A | undefined;
+  if (!a || a.length < n) scratch.set(key, (a = new Ctor(n)));
+  return a;
+}
+
+/** Row y of `src` with r replicated pixels on each side (cv2's BORDER_REPLICATE), so the loops need no clamps. */
+function paddedRow(src: Uint8Array, w: number, y: number, r: number, pad: Uint8Array): Uint8Array {
+  const row = y * w;
+  pad.set(src.subarray(row, row + w), r);
+  pad.fill(src[row], 0, r);
+  pad.fill(src[row + w - 1], r + w, r + w + r);
+  return pad;
+}
+
+/** The ring slot of window row position p (which may lie outside the image: its row is clamped). */
+const slotOf = (p: number, k: number) => ((p % k) + k) % k;
+
+/** Horizontal k-wide window sums of row clamp(y) into out[o, o + w): a running sum, O(1) per pixel. */
+function boxRow(src: Uint8Array, w: number, h: number, y: number, r: number, pad: Uint8Array, out: Int32Array, o: number): void {
+  const p = paddedRow(src, w, Math.min(h - 1, Math.max(0, y)), r, pad);
+  const k = 2 * r + 1;
+  let s = 0;
+  for (let i = 0; i < k; i++) s += p[i];
+  out[o] = s;
+  for (let x = 1; x < w; x++) {
+    s += p[x + k - 1] - p[x - 1];
+    out[o + x] = s;
   }
 }
 
 /**
- * Vertical window sums of the row sums → mean = round(sum / k²) (exact: k² is odd, so no ties) → binary
- * output for rows [y0, y1).
+ * cv2.adaptiveThreshold(…, ADAPTIVE_THRESH_MEAN_C, THRESH_BINARY, k, C) for rows [y0, y1), in one pass: a ring
+ * of the k row sums of the window, running column sums, and an integer comparison instead of the rounded mean
+ * (mean = ⌊(2·sum + k²)/(2k²)⌋ exactly — k² is odd — and src − mean > −ceil(C) ⇔ 2·sum + k² < 2k²·(src + ceil(C))).
+ * One pass with a ring kept in cache replaced two passes through a full-image Uint32 buffer (fresh memory each call).
  */
-export function boxColsBinarize(
-  rowSums: Uint32Array, src: Uint8Array, w: number, h: number, r: number, idelta: number, maxv: number, dst: Uint8Array, y0: number, y1: number,
-): void {
-  const k2 = (2 * r + 1) * (2 * r + 1);
-  const col = new Float64Array(w);
-  for (let dy = -r; dy <= r; dy++) {
-    const yy = Math.min(h - 1, Math.max(0, y0 + dy)) * w;
-    for (let x = 0; x < w; x++) col[x] += rowSums[yy + x];
+export function boxThresholdRows(src: Uint8Array, w: number, h: number, r: number, idelta: number, maxv: number, dst: Uint8Array, y0: number, y1: number): void {
+  const k = 2 * r + 1, k2 = k * k;
+  const ring = reuse('boxRing', Int32Array, k * w);
+  const col = reuse('boxCol', Int32Array, w);
+  const pad = reuse('pad', Uint8Array, w + 2 * r);
+  col.fill(0, 0, w);
+  for (let p = y0 - r; p <= y0 + r; p++) {
+    const o = slotOf(p, k) * w;
+    boxRow(src, w, h, p, r, pad, ring, o);
+    for (let x = 0; x < w; x++) col[x] += ring[o + x];
   }
   for (let y = y0; y < y1; y++) {
     const row = y * w;
-    for (let x = 0; x < w; x++) {
-      const mean = Math.floor((2 * col[x] + k2) / (2 * k2));
-      dst[row + x] = src[row + x] - mean > -idelta ? maxv : 0;
-    }
+    for (let x = 0; x < w; x++) dst[row + x] = 2 * col[x] + k2 < 2 * k2 * (src[row + x] + idelta) ? maxv : 0;
     if (y + 1 < y1) {
-      const add = Math.min(h - 1, y + 1 + r) * w, sub = Math.max(0, y - r) * w;
-      for (let x = 0; x < w; x++) col[x] += rowSums[add + x] - rowSums[sub + x];
-    }
-  }
-}
-
-/** fma(a, b, c) in float32 (a·b is exact in double; the sum is rounded once more to float32). */
-const fma32 = (a: number, b: number, c: number): number => Math.fround(a * b + c);
-
-/** Horizontal Gaussian pass in float32, OpenCV's RowFilter order: s = k0·x0, then s = fma(k_i, x_i, s). */
-export function gaussRows(src: Uint8Array, w: number, kernel: Float32Array, out: Float32Array, y0: number, y1: number): void {
-  const r = (kernel.length - 1) >> 1;
-  for (let y = y0; y < y1; y++) {
-    const row = y * w;
-    for (let x = 0; x < w; x++) {
-      let s = Math.fround(kernel[0] * src[row + Math.max(0, x - r)]);
-      for (let k = 1; k < kernel.length; k++) s = fma32(kernel[k], src[row + Math.min(w - 1, Math.max(0, x - r + k))], s);
-      out[row + x] = s;
+      // Row y − r leaves the window and row y + r + 1 enters it, in the same ring slot.
+      const o = slotOf(y - r, k) * w;
+      for (let x = 0; x < w; x++) col[x] -= ring[o + x];
+      boxRow(src, w, h, y + r + 1, r, pad, ring, o);
+      for (let x = 0; x < w; x++) col[x] += ring[o + x];
     }
   }
 }
 
 /**
- * Vertical Gaussian pass, OpenCV's SymmColumnFilter order (centre tap, then symmetric pairs), rounded half to
- * even to 8 bits as convertTo does, then binarized.
+ * Horizontal Gaussian pass of row clamp(y) into out[o, o + w), in float32, OpenCV's RowFilter order per pixel:
+ * s = k0·x0, then s = fma(k_i, x_i, s) — taps outer, pixels inner, each partial sum rounded to float32 by the
+ * Float32Array store exactly as Math.fround would.
  */
-export function gaussColsBinarize(
-  rows: Float32Array, src: Uint8Array, w: number, h: number, kernel: Float32Array, idelta: number, maxv: number, dst: Uint8Array, y0: number, y1: number,
-): void {
+function gaussRow(src: Uint8Array, w: number, h: number, y: number, kernel: Float32Array, pad: Uint8Array, out: Float32Array, o: number): void {
   const r = (kernel.length - 1) >> 1;
+  const p = paddedRow(src, w, Math.min(h - 1, Math.max(0, y)), r, pad);
+  const k0 = kernel[0];
+  for (let x = 0; x < w; x++) out[o + x] = k0 * p[x];
+  for (let i = 1; i < kernel.length; i++) {
+    const ki = kernel[i];
+    for (let x = 0; x < w; x++) out[o + x] = ki * p[x + i] + out[o + x];
+  }
+}
+
+/**
+ * cv2.adaptiveThreshold(…, ADAPTIVE_THRESH_GAUSSIAN_C, THRESH_BINARY, k, C) for rows [y0, y1) in one pass: the
+ * horizontally filtered rows of the window in a ring, then OpenCV's SymmColumnFilter order per pixel (centre tap,
+ * then symmetric pairs), rounded half to even to 8 bits as convertTo does, then binarized. Bit-exact with the
+ * float32 arithmetic of cv2 (a·b of two float32 is exact in double, so a·b + c stored to float32 is fma32).
+ */
+export function gaussThresholdRows(
+  src: Uint8Array, w: number, h: number, kernel: Float32Array, idelta: number, maxv: number, dst: Uint8Array, y0: number, y1: number,
+): void {
+  const k = kernel.length, r = (k - 1) >> 1;
+  const ring = reuse('gaussRing', Float32Array, k * w);
+  const acc = reuse('gaussAcc', Float32Array, w);
+  const pad = reuse('pad', Uint8Array, w + 2 * r);
+  for (let p = y0 - r; p < y0 + r; p++) gaussRow(src, w, h, p, kernel, pad, ring, slotOf(p, k) * w);
   for (let y = y0; y < y1; y++) {
+    // Row y + r enters the window (the slot of row y − r − 1, which left it).
+    gaussRow(src, w, h, y + r, kernel, pad, ring, slotOf(y + r, k) * w);
+    const c = slotOf(y, k) * w;
+    const kc = kernel[r];
+    for (let x = 0; x < w; x++) acc[x] = kc * ring[c + x];
+    for (let i = 1; i <= r; i++) {
+      const up = slotOf(y - i, k) * w, down = slotOf(y + i, k) * w, ki = kernel[r + i];
+      for (let x = 0; x < w; x++) acc[x] = ki * Math.fround(ring[down + x] + ring[up + x]) + acc[x];
+    }
     const row = y * w;
     for (let x = 0; x < w; x++) {
-      let s = Math.fround(kernel[r] * rows[row + x]);
-      for (let k = 1; k <= r; k++) {
-        const pair = Math.fround(rows[Math.min(h - 1, y + k) * w + x] + rows[Math.max(0, y - k) * w + x]);
-        s = fma32(kernel[r + k], pair, s);
-      }
-      const mean = Math.min(255, Math.max(0, roundHalfEven(s)));
+      const mean = Math.min(255, Math.max(0, roundHalfEven(acc[x])));
       dst[row + x] = src[row + x] - mean > -idelta ? maxv : 0;
     }
   }
