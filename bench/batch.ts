@@ -6,12 +6,13 @@
  * `imgpu <op> <folder> <out>` on the GPU and on the CPU (the CLI's own batch mode, one process) and of
  * bench/batch_anchors.py (cv2.imread → op → cv2.imwrite in a loop, and in a 16-process Pool) in the same run,
  * and where imgpu's time went (read, host, upload, kernels, download, write); for equalize also the GPU run with
- * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1). Writes bench/results/batch.json.
+ * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1). Writes bench/results/<out>.json and a bar plot, <out>.svg.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { plotBatchSvg } from './plot.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const count = Number(arg('images', '210'));
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
   }
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, folder: `${count} JPEG q90, 1–24 MP, from test/fixtures/images`, rows }, null, 2));
+  writeFileSync(`bench/results/${outName}.svg`, plotBatchSvg(`${count} JPEG photos, 1–24 MP: images/s (one run)`, rows));
 }
 
 await main();

@@ -2,18 +2,20 @@
  * Transfers and host→host small operations: `node dist/bench/transfer.js [--sizes 4k,8k] [--reps 20]`.
  * Per size (the photograph, 8-bit): the round trip (chunked upload + download into a reused array, and with the
  * download as a view of mapped memory), equalize host→host (reused output; view), the pipeline
- * `equalize | threshold --method otsu` host→host (copy; view), the CPU path (16 threads; reused output and fresh),
+ * `equalize | threshold --method otsu` host→host (copy; view), the round trip of an input produced in mapped upload
+ * memory, a JPEG decoded then uploaded against decoded straight into upload memory, the CPU path (16 threads; reused output and fresh),
  * and cv2.equalizeHist / equalizeHist + THRESH_OTSU in the same run. Medians. Writes bench/results/<out>.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
 import { transferTuning, UPLOAD_CHUNK } from '../src/core/gpu/transfer.js';
 import { createImage } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
-import { encodeNpy } from '../src/io/index.js';
+import { encodeNpy, writeImage } from '../src/io/index.js';
+import { decodeJpeg, decodeJpegToGpu } from '../src/io/jpeg.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
@@ -55,6 +57,14 @@ async function main(): Promise<void> {
     const row: Record<string, unknown> = { size: s, bytes: img.data.length };
     row.roundTripCopy = await time(async () => { const d = await GpuImage.upload(gpu, img); await d.toHost(out); d.release(); });
     row.roundTripView = await time(async () => { const d = await GpuImage.upload(gpu, img); const v = await d.toHostView(); v.release(); d.release(); });
+    // Input produced in mapped upload memory (GpuImage.staging): no host copy either way.
+    row.roundTripStaged = await time(async () => { const st = await GpuImage.staging(gpu, img.shape, 'uint8'); const d = st.upload(); const v = await d.toHostView(); v.release(); d.release(); });
+    // A JPEG of the image decoded (gray) into a host array and uploaded, against decoded into upload memory.
+    const jpg = join(dir, `${s}.jpg`);
+    await writeImage(jpg, img);
+    const bytes = readFileSync(jpg);
+    row.jpegDecodeThenUpload = await time(async () => { const d = await GpuImage.upload(gpu, decodeJpeg(bytes, jpg, true)!); await gpu.finish(); d.release(); });
+    row.jpegDecodeToGpu = await time(async () => { const d = (await decodeJpegToGpu(gpu, bytes, jpg, true))!; await gpu.finish(); d.release(); });
     row.uploadOnly = await time(async () => { const d = await GpuImage.upload(gpu, img); await gpu.finish(); d.release(); });
     row.equalizeCopy = await time(async () => { await equalize(img, { gpu, out, profile: false }); });
     row.equalizeView = await time(async () => { (await equalize(img, { gpu, profile: false, view: true })).release?.(); });

@@ -3,7 +3,7 @@ import { mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path';
 import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
-import type { Image } from '../core/image.js';
+import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool } from '../node/codec-pool.js';
@@ -12,8 +12,10 @@ import type { Execution } from './context.js';
 
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
-/** Images a GPU batch processes at once (see the loop in runBatch). */
-export const GPU_IN_FLIGHT = 3;
+/** Images a GPU batch processes at once (measured: see the loop in runBatch). */
+export const GPU_IN_FLIGHT = 1;
+/** Images a CPU batch processes at once. */
+export const CPU_IN_FLIGHT = 1;
 
 export interface BatchOptions {
   recursive: boolean;
@@ -111,6 +113,25 @@ class Progress {
   }
 }
 
+/** Shared-memory pixel buffers by byte length, handed out again once their image has been written. */
+class SharedBuffers {
+  private readonly free = new Map<number, SharedArrayBuffer[]>();
+  /** A copy of `src` in a recycled (or new) shared buffer, same element type. */
+  take<A extends PixelArray>(src: A): A {
+    const sab = this.free.get(src.byteLength)?.pop() ?? new SharedArrayBuffer(src.byteLength);
+    const Ctor = src.constructor as new (b: SharedArrayBuffer) => A;
+    const dst = new Ctor(sab);
+    dst.set(src as never);
+    return dst;
+  }
+  give(a: PixelArray): void {
+    if (!(a.buffer instanceof SharedArrayBuffer) || a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength) return;
+    const list = this.free.get(a.byteLength) ?? [];
+    if (list.length < 32) list.push(a.buffer); // enough for the images being written behind
+    this.free.set(a.byteLength, list);
+  }
+}
+
 /**
  * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
  * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
@@ -160,13 +181,24 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       phases.read += now() - tr;
       return img;
     };
+    // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
+    // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
+    const outputs = new SharedBuffers();
+    const recycled = <R>(r: OpResult<R>): OpResult<R> => {
+      const out = r.output as unknown as Image;
+      if (!r.release || !out?.data) return r;
+      const data = outputs.take(out.data);
+      r.release();
+      return { ...r, output: { ...out, data } as unknown as R, release: undefined };
+    };
     async function processOne(job: Job, img: Image): Promise<void> {
       try {
         const results: Record<string, OpResult<T>> = {};
         const on: RunOn = { pool: exec.pool };
         if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
-        // Unprofiled: the phases overlap as in production (and with the other images in flight).
-        if (exec.gpu) results.gpu = await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false }, {});
+        // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
+        // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
+        if (exec.gpu) results.gpu = recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {}));
         if (results.cpu && results.gpu) {
           const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
           if (!c.identical) disagreed++;
@@ -185,6 +217,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
             const out = r.output as unknown as Image;
             if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
             else await cmd.write!(job.output, r.output, o.write);
+            if (results.gpu) outputs.give(out.data);
             processed++;
             bytes += job.bytes;
           } catch (e) {
@@ -213,10 +246,11 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       while (reads.length < window && nextRead < todo.length) reads.push(read(todo[nextRead++]).catch((e: Error) => e));
     };
     const writes = new Set<Promise<void>>();
-    // Images processed at once: on the GPU, image k+1 uploads while image k's kernels run and image k−1 downloads
-    // (each waits for Dawn's completion polling, ~1–2 ms on the H100, which the others fill); the CPU path already
-    // spreads one image over every core.
-    const depth = exec.gpu ? GPU_IN_FLIGHT : 1;
+    // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
+    // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
+    // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
+    // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
+    const depth = Number(process.env.IMGPU_BATCH_DEPTH) || (exec.gpu ? GPU_IN_FLIGHT : CPU_IN_FLIGHT);
     const running = new Set<Promise<void>>();
     const elu0 = performance.eventLoopUtilization();
     fill();

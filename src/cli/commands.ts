@@ -20,6 +20,8 @@ export interface RunOn {
   pool: CpuPool;
   /** GPU: time each phase separately (the default) or let them overlap (batch mode). */
   profile?: boolean;
+  /** GPU: return the output as a view of mapped readback memory, with a release() (batch mode). */
+  view?: boolean;
 }
 
 /**
