@@ -45,6 +45,17 @@ static napi_value set_int(napi_env env, napi_value obj, const char *key, int val
   return obj;
 }
 
+// A decompressor with the JPEG's header read, or NULL with a JS error thrown.
+static tjhandle open_header(napi_env env, unsigned char *src, size_t len, int *w, int *h, int *samp, int *cs) {
+  tjhandle t = tjInitDecompress();
+  if (tjDecompressHeader3(t, src, (unsigned long)len, w, h, samp, cs) != 0) {
+    throw_tj(env, t, "not a readable JPEG");
+    tjDestroy(t);
+    return NULL;
+  }
+  return t;
+}
+
 // header(jpeg: Uint8Array) -> { width, height, subsampling, colorspace }
 static napi_value header(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -56,13 +67,9 @@ static napi_value header(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "header(jpeg: Uint8Array)");
     return NULL;
   }
-  tjhandle h = tjInitDecompress();
   int w, hh, samp, cs;
-  if (tjDecompressHeader3(h, src, (unsigned long)len, &w, &hh, &samp, &cs) != 0) {
-    throw_tj(env, h, "not a readable JPEG");
-    tjDestroy(h);
-    return NULL;
-  }
+  tjhandle h = open_header(env, src, len, &w, &hh, &samp, &cs);
+  if (!h) return NULL;
   tjDestroy(h);
   napi_value obj;
   CHECK(env, napi_create_object(env, &obj));
@@ -86,13 +93,9 @@ static napi_value decode(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "decode(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3)");
     return NULL;
   }
-  tjhandle h = tjInitDecompress();
   int w, hh, samp, cs;
-  if (tjDecompressHeader3(h, src, (unsigned long)len, &w, &hh, &samp, &cs) != 0) {
-    throw_tj(env, h, "not a readable JPEG");
-    tjDestroy(h);
-    return NULL;
-  }
+  tjhandle h = open_header(env, src, len, &w, &hh, &samp, &cs);
+  if (!h) return NULL;
   if ((size_t)w * (size_t)hh * (size_t)channels > cap) {
     tjDestroy(h);
     napi_throw_range_error(env, NULL, "decode: output buffer too small");
