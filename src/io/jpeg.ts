@@ -119,7 +119,13 @@ export function orient(img: Image, o: number): Image {
 export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean): Image | undefined {
   const plan = nativePlan(buf, path, gray);
   if (!plan) return undefined;
-  const data = allocPixels('uint8', plan.width * plan.height * plan.channels) as Uint8Array;
+  let data: Uint8Array;
+  try {
+    data = allocPixels('uint8', plan.width * plan.height * plan.channels) as Uint8Array;
+  } catch {
+    // A header may declare up to 65535×65535 pixels in a file of a few bytes.
+    throw new UnsupportedFormatError(`${path}: a ${plan.width}×${plan.height} JPEG does not fit in memory`);
+  }
   decodeInto(plan, buf, path, data);
   return orient({ data, shape: [plan.height, plan.width], channels: plan.channels, dtype: 'uint8' }, plan.orientation);
 }

@@ -55,6 +55,13 @@ test('a truncated or mislabelled JPEG is a typed error, not a half-gray image', 
   writeFileSync(join(tmp, 'cut.jpg'), bytes.subarray(0, bytes.length >> 1));
   await assert.rejects(readImage(join(tmp, 'cut.jpg')), UnsupportedFormatError);
   await assert.rejects(readImage(join(tmp, 'cut.jpg'), { gray: true }), UnsupportedFormatError);
+  // A header declaring 65535×65535 pixels over a few kilobytes of data.
+  const huge = Buffer.from(readFileSync(jpeg('camera_gray.jpg')));
+  const sof = huge.indexOf(Buffer.from([0xff, 0xc0]));
+  huge.writeUInt16BE(65535, sof + 5);
+  huge.writeUInt16BE(65535, sof + 7);
+  writeFileSync(join(tmp, 'huge.jpg'), huge);
+  await assert.rejects(readImage(join(tmp, 'huge.jpg'), { gray: true }), UnsupportedFormatError);
   writeFileSync(join(tmp, 'text.jpg'), 'not an image');
   await assert.rejects(readImage(join(tmp, 'text.jpg')), UnsupportedFormatError);
 });
