@@ -113,22 +113,31 @@ class Progress {
   }
 }
 
-/** Shared-memory pixel buffers by byte length, handed out again once their image has been written. */
+/**
+ * Shared-memory pixel buffers handed out again once their image has been written, in size classes (8 per doubling,
+ * the images take views of their first bytes): a folder's photos rarely share an exact size.
+ */
 class SharedBuffers {
   private readonly free = new Map<number, SharedArrayBuffer[]>();
+  private static classOf(bytes: number): number {
+    const step = 2 ** Math.max(12, Math.floor(Math.log2(Math.max(bytes, 1))) - 3);
+    return Math.ceil(bytes / step) * step;
+  }
   /** A copy of `src` in a recycled (or new) shared buffer, same element type. */
   take<A extends PixelArray>(src: A): A {
-    const sab = this.free.get(src.byteLength)?.pop() ?? new SharedArrayBuffer(src.byteLength);
-    const Ctor = src.constructor as new (b: SharedArrayBuffer) => A;
-    const dst = new Ctor(sab);
+    const cap = SharedBuffers.classOf(src.byteLength);
+    const sab = this.free.get(cap)?.pop() ?? new SharedArrayBuffer(cap);
+    const Ctor = src.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => A;
+    const dst = new Ctor(sab, 0, src.length);
     dst.set(src as never);
     return dst;
   }
   give(a: PixelArray): void {
-    if (!(a.buffer instanceof SharedArrayBuffer) || a.byteOffset !== 0 || a.byteLength !== a.buffer.byteLength) return;
-    const list = this.free.get(a.byteLength) ?? [];
-    if (list.length < 32) list.push(a.buffer); // enough for the images being written behind
-    this.free.set(a.byteLength, list);
+    const sab = a.buffer;
+    if (!(sab instanceof SharedArrayBuffer) || a.byteOffset !== 0 || SharedBuffers.classOf(a.byteLength) !== sab.byteLength) return;
+    const list = this.free.get(sab.byteLength) ?? [];
+    if (list.length < 32) list.push(sab); // enough for the images being written behind
+    this.free.set(sab.byteLength, list);
   }
 }
 

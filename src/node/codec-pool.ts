@@ -16,7 +16,8 @@ export class CodecPool {
   private turn = 0;
 
   // One worker per core but the main thread's and the GPU driver's: with libjpeg-turbo a batch is codec-bound.
-  constructor(readonly size = Math.max(2, Math.min(16, availableParallelism() - 2))) {
+  // IMGPU_CODEC_THREADS overrides it (benchmarks).
+  constructor(readonly size = Number(process.env.IMGPU_CODEC_THREADS) || Math.max(2, Math.min(16, availableParallelism() - 2))) {
     for (let i = 0; i < size; i++) {
       const w = new Worker(new URL('./codec-worker.js', import.meta.url));
       w.on('message', (m: { id: number; ok: boolean; value?: unknown; name?: string; message?: string }) => {

@@ -89,12 +89,13 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
   // Large uploads go in chunks, each through its own mapped staging buffer and submitted at once: the GPU copies
   // chunk i while JavaScript copies chunk i + 1 into mapped memory (one TypedArray.set runs at ~8 GB/s on one
   // thread; the GPU's copy would otherwise wait for all of it). Chunk-sized staging buffers serve every image size.
+  // Uploads up to one chunk go through a chunk-sized staging buffer too, so one staging size serves every image.
   const c = transferTuning.uploadChunk;
   const chunk = c > 0 && size > 2 * c ? c : size;
   for (let off = 0; off < size; off += chunk) {
     const n = Math.min(chunk, size - off);
     const t0 = performance.now();
-    const staging = await takeWriteStaging(ctx, chunk === size ? capacityFor(ctx, bytes.byteLength) : chunk);
+    const staging = await takeWriteStaging(ctx, c > 0 && size <= c ? c : chunk === size ? capacityFor(ctx, bytes.byteLength) : chunk);
     const t1 = performance.now();
     new Uint8Array(staging.getMappedRange(0, n)).set(bytes.subarray(off, Math.min(off + n, bytes.byteLength)));
     staging.unmap();
