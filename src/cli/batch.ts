@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Comparison } from '../core/compare.js';
@@ -93,12 +96,24 @@ async function plan(inputs: string[], outDir: string, o: BatchOptions): Promise<
   return jobs;
 }
 
-/** Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. */
+/**
+ * Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. A process running one
+ * shard of a --jobs batch instead reports {"progress": done, "bytes": n} lines on stdout to its parent.
+ */
 class Progress {
   private last = 0;
+  private readonly shard = shardOf() !== undefined;
   constructor(private readonly total: number, private readonly quiet: boolean, private readonly t0 = now()) {}
 
   update(done: number, bytes: number, final = false): void {
+    if (this.shard) {
+      const t = now();
+      if (final || t - this.last >= 200) {
+        this.last = t;
+        console.log(JSON.stringify({ progress: done, bytes }));
+      }
+      return;
+    }
     if (this.quiet) return;
     const t = now();
     const tty = process.stderr.isTTY;
@@ -141,15 +156,18 @@ class SharedBuffers {
   }
 }
 
-/**
- * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
- * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
- * --overwrite; every output is written atomically (io writeImage), so an interrupted run leaves only whole files
- * and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
- * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
- * Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
- */
-export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
+/** The jobs whose output is missing or older than their input (all of them with --overwrite). */
+async function pending(jobs: Job[], o: BatchOptions): Promise<Job[]> {
+  const todo: Job[] = [];
+  for (const j of jobs) {
+    const out = o.overwrite ? undefined : await stat(j.output).catch(() => undefined);
+    if (!(out && out.mtimeMs >= j.mtimeMs)) todo.push(j);
+  }
+  return todo;
+}
+
+/** Creates the output folder and checks, before any image is read, that it can be written. */
+async function prepareOutputFolder(outDir: string): Promise<void> {
   try {
     await mkdir(outDir, { recursive: true });
   } catch (e) {
@@ -163,18 +181,100 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   } catch {
     throw new FileAccessError(`the output folder ${outDir} is not writable`);
   }
-  const jobs = await plan(inputs, outDir, o);
-  if (jobs.length === 0) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
+}
+
+/** Environment variable that makes a process run shard k of n of a batch (set by runBatchInProcesses). */
+const SHARD_ENV = 'IMGPU_BATCH_SHARD';
+
+function shardOf(): { k: number; n: number } | undefined {
+  const m = /^(\d+)\/(\d+)$/.exec(process.env[SHARD_ENV] ?? '');
+  return m ? { k: Number(m[1]), n: Number(m[2]) } : undefined;
+}
+
+/**
+ * `--jobs N`: the batch split over N processes, each with its own GPU device, main thread, CPU pool and codec
+ * threads (the cores divided between them), image i going to process i mod N. One process's main thread sets the
+ * pace of a GPU batch (copies through mapped memory and Dawn's polling run there); several share the codec work
+ * of one folder the way a process pool does. The children report progress and a summary on stdout; the parent
+ * shows one progress line and one summary, and its exit code covers them all.
+ */
+export async function runBatchInProcesses(name: string, inputs: string[], outDir: string, o: BatchOptions, jobs: number, argv: string[], threads?: number): Promise<number> {
+  await prepareOutputFolder(outDir);
+  const all = await plan(inputs, outDir, o);
+  const total = (await pending(all, o)).length;
+  if (all.length === 0) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
+  const cores = availableParallelism();
+  const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
+  const perCodecs = Math.max(1, Math.floor((cores - 2 * jobs) / jobs));
+  const t0 = now();
+  const progress = new Progress(total, o.quiet || o.json);
+  const done = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
+  const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+  const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
+    const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
+      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let summary: BatchSummary | undefined;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { progress?: number; bytes?: number } & Partial<BatchSummary>;
+        if (msg.progress !== undefined) {
+          done[k] = msg.progress;
+          bytes[k] = msg.bytes ?? 0;
+          progress.update(sum(done), sum(bytes));
+        } else if (msg.processed !== undefined) summary = msg as BatchSummary;
+      } catch {
+        process.stdout.write(`${line}\n`);
+      }
+    });
+    child.on('close', (code) => resolve({ code: code ?? 70, summary }));
+  }));
+  const results = await Promise.all(children);
+  progress.update(sum(done), sum(bytes), true);
+  const broken = results.map((r, k) => ({ ...r, k })).filter((r) => !r.summary);
+  for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
+  const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
+  const seconds = (now() - t0) / 1000;
+  const addUp = (pick: (s: BatchSummary) => Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / (pick === busyOf ? parts.length : 1);
+    return out;
+  };
+  const processed = parts.reduce((a, p) => a + p.processed, 0);
+  const disagreed = parts.some((p) => p.disagreed !== undefined) ? parts.reduce((a, p) => a + (p.disagreed ?? 0), 0) : undefined;
+  const summary: BatchSummary = {
+    op: name, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
+    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp(busyOf), processes: jobs,
+    ...(disagreed !== undefined ? { disagreed } : {}),
+  };
+  if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
+  const code = report(summary, o.json);
+  return broken.length ? broken[0].code || 70 : code;
+}
+
+/** A child's busy fractions (averaged over the processes, unlike the phase times, which add up). */
+const busyOf = (s: BatchSummary) => s.busy;
+
+/**
+ * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
+ * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
+ * --overwrite; every output is written atomically (io writeImage), so an interrupted run leaves only whole files
+ * and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
+ * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
+ * Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
+ */
+export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
+  await prepareOutputFolder(outDir);
+  const shard = shardOf();
+  const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.n === shard.k);
+  if (jobs.length === 0 && !shard) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
   const t0 = now();
   const failed: { file: string; message: string }[] = [];
   const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
   let processed = 0, skipped = 0, disagreed = 0, bytes = 0;
-  const todo: Job[] = [];
-  for (const j of jobs) {
-    const out = o.overwrite ? undefined : await stat(j.output).catch(() => undefined);
-    if (out && out.mtimeMs >= j.mtimeMs) skipped++;
-    else todo.push(j);
-  }
+  const todo = await pending(jobs, o);
+  skipped = jobs.length - todo.length;
   const codecs = new CodecPool();
   try {
     return await batchLoop();
@@ -287,10 +387,31 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       read: phases.read / (wall * codecs.size),
       write: phases.write / (wall * codecs.size),
     };
-    const summary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
-    if (o.json) console.log(JSON.stringify(summary));
-    else console.log(`${name}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${exec.cpu && exec.gpu ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
-    if (disagreed) return 8;
-    return failed.length ? EXIT_SOME_FAILED : 0;
+    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+    return report(summary, o.json);
   }
+}
+
+export interface BatchSummary {
+  op: string;
+  processed: number;
+  skipped: number;
+  failed: { file: string; message: string }[];
+  seconds: number;
+  images_per_s: number;
+  phases_ms: Record<string, number>;
+  busy: Record<string, number>;
+  /** --device both: images on which CPU and GPU differed */
+  disagreed?: number;
+  /** --jobs: the processes that shared the batch */
+  processes?: number;
+}
+
+/** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */
+function report(summary: BatchSummary, json: boolean): number {
+  const { op, processed, skipped, failed, seconds, disagreed } = summary;
+  if (json) console.log(JSON.stringify(summary));
+  else console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
+  if (disagreed) return 8;
+  return failed.length ? EXIT_SOME_FAILED : 0;
 }

@@ -15,7 +15,7 @@ import { acquire } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
-import { batchFormat, isBatch, runBatch } from './batch.js';
+import { batchFormat, isBatch, runBatch, runBatchInProcesses } from './batch.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: GPU if an adapter exists, else CPU with a warning)
@@ -32,8 +32,10 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --overwrite                     redo outputs that exist and are newer than their input (default: skip them)
   --format <png|jpg|tif|npy|nii|nii.gz>  output format (default: the input's)
   --quiet                         no progress on stderr
+  --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
+                                  cores (default 1; a GPU batch is paced by one process's main thread)
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'quiet', 'compression', 'quality'];
+const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'quiet', 'compression', 'quality', 'jobs'];
 const COMMON_BOOLEANS = ['json', 'help', 'recursive', 'overwrite', 'quiet'];
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
@@ -97,15 +99,21 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const write: WriteOptions = { compression: num('compression'), quality: num('quality') };
   checkWriteOptions(write);
+  const jobs = Number(flags.get('jobs') ?? 1);
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new InvalidArgumentError(`--jobs must be an integer 1–64, got ${flags.get('jobs')}`);
   if (outPath && cmd.write && (await isBatch(inputs, outPath))) {
-    const format = batchFormat(flags.get('format'));
+    const o = {
+      recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
+      format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write,
+    };
+    if (jobs > 1) {
+      const rest = argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs' && !a.startsWith('--jobs='));
+      return await runBatchInProcesses(name, inputs, outPath, o, jobs, [name, ...rest], num('threads'));
+    }
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
     try {
       for (const w of exec.warnings) console.error(w);
-      return await runBatch(name, cmd, inputs, outPath, params, exec, {
-        recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-        format, read: { raw: rawLayout(flags) }, write,
-      });
+      return await runBatch(name, cmd, inputs, outPath, params, exec, o);
     } finally {
       await exec.close();
     }

@@ -58,6 +58,31 @@ test('batch: a folder with a corrupt file — good images equal the single-image
   assert.equal(JSON.parse(cli('equalize', join(dir, 'in'), out, '--recursive', '--overwrite', '--device', 'cpu', '--json').stdout).processed, 5);
 });
 
+test('batch --jobs 2: the same files as one process, the corrupt one reported once, exit 9, progress and one summary', async (t) => {
+  const dir = folder();
+  const one = join(dir, 'one'), two = join(dir, 'two');
+  assert.equal(cli('equalize', join(dir, 'in'), one, '--recursive', '--device', 'cpu', '--quiet').status, 9);
+  const r = cli('equalize', join(dir, 'in'), two, '--recursive', '--device', 'cpu', '--jobs', '2', '--json');
+  assert.equal(r.status, 9, r.stderr);
+  const s = JSON.parse(r.stdout.trim());
+  assert.equal(s.processes, 2);
+  assert.equal(s.processed, 5);
+  assert.deepEqual(s.failed.map((f: { file: string }) => f.file.replace(/.*[\\/]/, '')), ['corrupt.png']);
+  for (const f of ['camera.png', 'coins.png', 'moon.png', 'page.png', 'sub/chelsea.png']) {
+    assert.ok(compareImages(await readImage(join(two, f)), await readImage(join(one, f))).identical, f);
+  }
+  const again = cli('equalize', join(dir, 'in'), two, '--recursive', '--device', 'cpu', '--jobs', '2');
+  assert.equal(again.status, 9);
+  assert.match(again.stdout, /0 processed, 5 skipped .* in 2 processes/);
+  assert.match(again.stderr, /skipped .*corrupt\.png/);
+  assert.equal(cli('equalize', join(dir, 'in'), two, '--jobs', '0').status, 2);
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const g = cli('equalize', join(dir, 'in'), join(dir, 'gpu'), '--recursive', '--device', 'gpu', '--jobs', '2', '--json');
+  assert.equal(JSON.parse(g.stdout.trim()).processed, 5, g.stderr);
+  assert.ok(compareImages(await readImage(join(dir, 'gpu', 'sub', 'chelsea.png')), await readImage(join(one, 'sub', 'chelsea.png'))).identical);
+});
+
 test('batch: an output folder inside the input folder is never read back; several files in; --format', async () => {
   const dir = folder();
   const inDir = join(dir, 'in');
