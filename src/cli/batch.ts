@@ -9,7 +9,7 @@ import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/error
 import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
-import { CodecPool } from '../node/codec-pool.js';
+import { bufferClass, CodecPool } from '../node/codec-pool.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
 
@@ -128,19 +128,12 @@ class Progress {
   }
 }
 
-/**
- * Shared-memory pixel buffers handed out again once their image has been written, in size classes (8 per doubling,
- * the images take views of their first bytes): a folder's photos rarely share an exact size.
- */
+/** Shared-memory pixel buffers handed out again once their image has been written, in size classes (bufferClass). */
 class SharedBuffers {
   private readonly free = new Map<number, SharedArrayBuffer[]>();
-  private static classOf(bytes: number): number {
-    const step = 2 ** Math.max(12, Math.floor(Math.log2(Math.max(bytes, 1))) - 3);
-    return Math.ceil(bytes / step) * step;
-  }
   /** A copy of `src` in a recycled (or new) shared buffer, same element type. */
   take<A extends PixelArray>(src: A): A {
-    const cap = SharedBuffers.classOf(src.byteLength);
+    const cap = bufferClass(src.byteLength);
     const sab = this.free.get(cap)?.pop() ?? new SharedArrayBuffer(cap);
     const Ctor = src.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => A;
     const dst = new Ctor(sab, 0, src.length);
@@ -149,7 +142,7 @@ class SharedBuffers {
   }
   give(a: PixelArray): void {
     const sab = a.buffer;
-    if (!(sab instanceof SharedArrayBuffer) || a.byteOffset !== 0 || SharedBuffers.classOf(a.byteLength) !== sab.byteLength) return;
+    if (!(sab instanceof SharedArrayBuffer) || a.byteOffset !== 0 || bufferClass(a.byteLength) !== sab.byteLength) return;
     const list = this.free.get(sab.byteLength) ?? [];
     if (list.length < 32) list.push(sab); // enough for the images being written behind
     this.free.set(sab.byteLength, list);
@@ -205,7 +198,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   if (all.length === 0) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
   const cores = availableParallelism();
   const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
-  const perCodecs = Math.max(1, Math.floor((cores - 2 * jobs) / jobs));
+  const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));
   const t0 = now();
   const progress = new Progress(total, o.quiet || o.json);
   const done = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
@@ -313,6 +306,8 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
           if (!c.identical) disagreed++;
         }
         const r = results.gpu ?? results.cpu!;
+        // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
+        if (Object.values(results).every((x) => (x.output as unknown as Image)?.data?.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
         phases.host += r.timings.host;
         phases.upload += r.timings.upload;
         phases.kernels += kernelTotal(r.timings);

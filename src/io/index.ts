@@ -39,6 +39,12 @@ export interface ReadOptions {
   gray?: boolean;
   /** Layout of a headerless .raw file (shape and dtype). */
   raw?: RawLayout;
+  /**
+   * Where natively decoded JPEG pixels go: a buffer of at least `bytes` (e.g. a recycled one, as batch mode's codec
+   * workers do — a fresh 12 MB buffer per image meant page faults and address-space locking in every thread).
+   * @default a new shared buffer
+   */
+  alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer;
 }
 
 async function readBytes(path: string): Promise<Buffer> {
@@ -77,7 +83,7 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
   } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
     img = decodeDicom(buf, path);
   } else {
-    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false) : undefined) ?? (await decodeRaster(buf, path));
+    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false, opts.alloc) : undefined) ?? (await decodeRaster(buf, path));
   }
   validateImage(img, path);
   return opts.gray ? toGray(img) : img;

@@ -116,12 +116,13 @@ export function orient(img: Image, o: number): Image {
  * Decodes a JPEG natively: one channel when `gray` or the file is gray, RGB otherwise, into shared memory, EXIF
  * orientation applied. Returns undefined for what the native path leaves to sharp (no codec built, CMYK/YCCK).
  */
-export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean): Image | undefined {
+export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer): Image | undefined {
   const plan = nativePlan(buf, path, gray);
   if (!plan) return undefined;
+  const n = plan.width * plan.height * plan.channels;
   let data: Uint8Array;
   try {
-    data = allocPixels('uint8', plan.width * plan.height * plan.channels) as Uint8Array;
+    data = alloc ? new Uint8Array(alloc(n), 0, n) : (allocPixels('uint8', n) as Uint8Array);
   } catch {
     // A header may declare up to 65535×65535 pixels in a file of a few bytes.
     throw new UnsupportedFormatError(`${path}: a ${plan.width}×${plan.height} JPEG does not fit in memory`);

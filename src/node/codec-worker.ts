@@ -3,12 +3,24 @@
 import { parentPort } from 'node:worker_threads';
 import type { Image } from '../core/image.js';
 import { readImage, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
+import { bufferClass } from './codec-pool.js';
 
-type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image; opts: WriteOptions };
+type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image; opts: WriteOptions }
+  | { kind: 'recycle'; buffer: SharedArrayBuffer };
+
+// Buffers handed back by the main thread (CodecPool.recycle), by capacity: decoding goes into one of them.
+const free = new Map<number, SharedArrayBuffer[]>();
+const alloc = (bytes: number): SharedArrayBuffer => free.get(bufferClass(bytes))?.pop() ?? new SharedArrayBuffer(bufferClass(bytes));
 
 parentPort!.on('message', async (job: Job) => {
+  if (job.kind === 'recycle') {
+    const list = free.get(job.buffer.byteLength) ?? [];
+    if (list.length < 4) list.push(job.buffer);
+    free.set(job.buffer.byteLength, list);
+    return;
+  }
   try {
-    const value = job.kind === 'read' ? await readImage(job.path, job.opts) : await writeImage(job.path, job.image, job.opts);
+    const value = job.kind === 'read' ? await readImage(job.path, { ...job.opts, alloc }) : await writeImage(job.path, job.image, job.opts);
     parentPort!.postMessage({ id: job.id, ok: true, value });
   } catch (e) {
     const err = e as Error & { code?: string };
