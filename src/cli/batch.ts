@@ -10,7 +10,6 @@ import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { bufferClass, CodecPool } from '../node/codec-pool.js';
-import { defaultLanes, GpuLanes } from '../node/gpu-lanes.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
 
@@ -30,18 +29,6 @@ export interface BatchOptions {
   format?: string;
   read: ReadOptions;
   write: WriteOptions;
-  /** The GPU adapter and backend (--adapter, --backend), for GPU lanes to open their own devices. */
-  gpu?: { adapter?: string; backend?: string };
-}
-
-/**
- * GPU lanes for a GPU-only batch of `cmd`: IMGPU_GPU_LANES, else GpuLanes' default; 0 (env) keeps the batch on
- * the main thread. Commands with extra image inputs run on the main thread.
- */
-function lanesFor(cmd: OpCommand<unknown>): number {
-  if (cmd.imageFlags?.length) return 0;
-  const env = process.env.IMGPU_GPU_LANES;
-  return env === undefined || env === '' ? defaultLanes() : Math.max(0, Number(env) || 0);
 }
 
 interface Job {
@@ -281,59 +268,15 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   let processed = 0, skipped = 0, disagreed = 0, bytes = 0;
   const todo = await pending(jobs, o);
   skipped = jobs.length - todo.length;
-  const progress = new Progress(todo.length, o.quiet || o.json);
-  const fail = (j: Job, e: unknown) => {
-    // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
-    const message = e instanceof ImgpuError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
-    failed.push({ file: j.input, message });
-    if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
-  };
-  const elu0 = performance.eventLoopUtilization();
-  const finish = (busy: Record<string, number>): number => {
-    progress.update(processed + failed.length, bytes, true);
-    const seconds = (now() - t0) / 1000;
-    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy: { main: performance.eventLoopUtilization(elu0).utilization, ...busy }, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
-    return report(summary, o.json);
-  };
-  if (exec.gpu && !exec.cpu && lanesFor(cmd) > 0) return lanesLoop();
   const codecs = new CodecPool();
   try {
     return await batchLoop();
   } finally {
     await codecs.close();
   }
-
-  // GPU only: whole images through GPU lanes (worker threads with a device each); the main thread hands out names.
-  async function lanesLoop(): Promise<number> {
-    const lanes = new GpuLanes(name, params, o.read, o.write, o.gpu ?? {}, lanesFor(cmd));
-    let laneMs = 0;
-    try {
-      await Promise.all(todo.map(async (job) => {
-        try {
-          await mkdir(dirname(job.output), { recursive: true });
-          const r = await lanes.run(job.input, job.output);
-          phases.read += r.read;
-          phases.write += r.write;
-          phases.host += r.timings.host;
-          phases.upload += r.timings.upload;
-          phases.kernels += kernelTotal(r.timings);
-          phases.download += r.timings.download;
-          laneMs += r.read + r.op + r.write;
-          processed++;
-          bytes += job.bytes;
-        } catch (e) {
-          fail(job, e);
-        }
-        progress.update(processed + failed.length, bytes);
-      }));
-    } finally {
-      await lanes.close();
-    }
-    return finish({ lanes: laneMs / ((now() - t0) * lanes.size) });
-  }
-
   // The loop itself, so that the codec workers are closed whatever happens in it.
   async function batchLoop(): Promise<number> {
+    const progress = new Progress(todo.length, o.quiet || o.json);
     const read = async (j: Job): Promise<Image> => {
       const tr = now();
       const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
@@ -392,6 +335,12 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         fail(job, e);
       }
     }
+    const fail = (j: Job, e: unknown) => {
+      // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
+      const message = e instanceof ImgpuError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
+      failed.push({ file: j.input, message });
+      if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
+    };
     // Several images in flight on both sides of the processing: decoding and encoding run on the codec
     // workers, so `window` images are read ahead and `window` written behind.
     const window = Math.max(2, Math.min(16, exec.pool.size));
@@ -407,6 +356,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
     const depth = Number(process.env.IMGPU_BATCH_DEPTH) || (exec.gpu ? GPU_IN_FLIGHT : CPU_IN_FLIGHT);
     const running = new Set<Promise<void>>();
+    const elu0 = performance.eventLoopUtilization();
     fill();
     for (let k = 0; k < todo.length; k++) {
       const job = todo[k];
@@ -422,10 +372,18 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     }
     await Promise.all(running);
     await Promise.all(writes);
+    progress.update(processed + failed.length, bytes, true);
+    const seconds = (now() - t0) / 1000;
     // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the
     // GPU), codec phases against the codec workers' capacity — the phase nearest 1 is the one that sets the pace.
-    const wall = now() - t0;
-    return finish({ read: phases.read / (wall * codecs.size), write: phases.write / (wall * codecs.size) });
+    const wall = seconds * 1000;
+    const busy = {
+      main: performance.eventLoopUtilization(elu0).utilization,
+      read: phases.read / (wall * codecs.size),
+      write: phases.write / (wall * codecs.size),
+    };
+    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+    return report(summary, o.json);
   }
 }
 

@@ -105,7 +105,6 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     const o = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
       format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write,
-      gpu: { adapter: flags.get('adapter'), backend: flags.get('backend') },
     };
     if (jobs > 1) {
       const rest = argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs' && !a.startsWith('--jobs='));
