@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -81,6 +81,27 @@ test('batch --jobs 2: the same files as one process, the corrupt one reported on
   const g = cli('equalize', join(dir, 'in'), join(dir, 'gpu'), '--recursive', '--device', 'gpu', '--jobs', '2', '--json');
   assert.equal(JSON.parse(g.stdout.trim()).processed, 5, g.stderr);
   assert.ok(compareImages(await readImage(join(dir, 'gpu', 'sub', 'chelsea.png')), await readImage(join(one, 'sub', 'chelsea.png'))).identical);
+});
+
+test('batch of JPEGs (native codec, recycled decode buffers): CPU and GPU equal the single-image command, byte for byte', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-batch-jpeg-'));
+  const inDir = join(dir, 'in');
+  mkdirSync(inDir);
+  // Several sizes, repeated, so that decode buffers are handed back and reused across images.
+  const names = ['chelsea_q90.jpg', 'crop_o1.jpg', 'crop_o6.jpg', 'camera_gray.jpg'];
+  for (let k = 0; k < 3; k++) for (const f of names) copyFileSync(fixture('jpeg', f), join(inDir, `${k}-${f}`));
+  const gpu = await gpuOrSkip(t);
+  for (const device of gpu ? ['cpu', 'gpu'] : ['cpu']) {
+    const out = join(dir, device);
+    const r = cli('equalize', inDir, out, '--device', device, '--json');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).processed, 12);
+    for (const f of names) {
+      const single = join(dir, `single-${device}-${f}`);
+      assert.equal(cli('equalize', join(inDir, `2-${f}`), single, '--device', device).status, 0);
+      for (let k = 0; k < 3; k++) assert.ok(readFileSync(join(out, `${k}-${f}`)).equals(readFileSync(single)), `${device} ${k}-${f}`);
+    }
+  }
 });
 
 test('batch: an output folder inside the input folder is never read back; several files in; --format', async () => {
