@@ -8,6 +8,7 @@ import { readImage } from '../../src/io/index.js';
 import { HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
 import { isodataOfWindow } from '../../src/ops/threshold/adaptive-kernels.js';
 import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
+import { gaussianKernel, gaussThresholdRows } from '../../src/ops/threshold/local-kernels.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -206,4 +207,20 @@ test('every method honours a caller\'s out image on the CPU and the GPU', async 
     }
   }
   await assert.rejects(threshold(img, { out: imageFrom(new Uint8Array(4), [2, 2]) }), /out image is 2×2/);
+});
+
+test('gaussian: the generated CPU passes equal the generic loops bit for bit (windows 3–31, offsets, noise and a photo)', async () => {
+  const photo = await readImage(fixture('images', 'camera_301x256.png'));
+  const noise = randomBytes(301 * 256, 11);
+  for (const src of [photo.data as Uint8Array, noise]) {
+    for (const win of [3, 5, 7, 9, 11, 15, 21, 31]) {
+      for (const off of [-7, 0, 2, 5]) {
+        const kernel = gaussianKernel(win);
+        const a = new Uint8Array(src.length), b = new Uint8Array(src.length);
+        gaussThresholdRows(src, 301, 256, kernel, off, 255, a, 0, 256);
+        gaussThresholdRows(src, 301, 256, kernel, off, 255, b, 0, 256, false);
+        assert.ok(Buffer.from(a).equals(Buffer.from(b)), `window ${win}, offset ${off}`);
+      }
+    }
+  }
 });
