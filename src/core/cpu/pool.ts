@@ -35,6 +35,14 @@ export class InlinePool implements CpuPool {
 }
 
 /**
+ * Pixels per chunk below which point operations (histogram, LUT) do not split further. Swept on the H100 machine
+ * (16 threads, bench/cpu-profile.ts --chunk, h100-cpu-chunk-sweep.txt): at 4K, 2^20 left 8 of the 16 threads idle
+ * and equalize took 4.7 ms; 2^17–2^19 all gave 2.3–2.6 ms; 8K is split 16 ways either way. A setting so that
+ * benchmarks can sweep it.
+ */
+export const cpuTuning = { pixelChunk: 1 << 18 };
+
+/**
  * Splits [0, n) into at most pool.size chunks of at least `minChunk` items and runs `task` on each; below
  * 2·minChunk the work runs as one chunk (thread hand-off costs more than it saves).
  */

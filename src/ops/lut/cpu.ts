@@ -1,7 +1,6 @@
-import { forChunks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
+import { cpuTuning, forChunks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, type Image } from '../../core/image.js';
 
-const MIN_CHUNK = 1 << 20;
 
 /** `out` (or a new image) with every pixel mapped through `lut` (8/16-bit, same dtype), split over the pool's workers. */
 export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, out?: Image): Promise<Image> {
@@ -10,7 +9,7 @@ export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, o
   const direct = out && writableByWorkers(pool, out.data);
   const dst = (direct ? out.data : allocPixels(img.dtype, src.length)) as Uint8Array | Uint16Array;
   const table = img.dtype === 'uint8' ? Uint8Array.from(lut) : Uint16Array.from(lut);
-  await forChunks(pool, src.length, MIN_CHUNK, 'applyLut', (s, e) => [src, dst, table, s, e]);
+  await forChunks(pool, src.length, cpuTuning.pixelChunk, 'applyLut', (s, e) => [src, dst, table, s, e]);
   if (out) {
     if (!direct) out.data.set(dst);
     return out;
