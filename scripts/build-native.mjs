@@ -33,7 +33,7 @@ mkdirSync(outDir, { recursive: true });
 const tmp = join(outDir, `.imgpu-turbo.${process.pid}.node`);
 try {
   execFileSync(cc, ['-O2', '-fPIC', '-shared', '-Wall', '-I', headers, join(root, 'native', 'turbo.c'), '-o', tmp,
-    join(dirname(lib), 'libturbojpeg.so.0'), '-Wl,-rpath,$ORIGIN'], { stdio: 'inherit' });
+    lib, '-Wl,-rpath,$ORIGIN'], { stdio: 'inherit' });
 } catch {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
   process.exit(0);

@@ -9,16 +9,14 @@ import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/error
 import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
-import { bufferClass, CodecPool } from '../node/codec-pool.js';
+import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
 
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
-/** Images a GPU batch processes at once (measured: see the loop in runBatch). */
-export const GPU_IN_FLIGHT = 1;
-/** Images a CPU batch processes at once. */
-export const CPU_IN_FLIGHT = 1;
+/** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runBatch). */
+export const IMAGES_IN_FLIGHT = 1;
 
 export interface BatchOptions {
   recursive: boolean;
@@ -128,25 +126,8 @@ class Progress {
   }
 }
 
-/** Shared-memory pixel buffers handed out again once their image has been written, in size classes (bufferClass). */
-class SharedBuffers {
-  private readonly free = new Map<number, SharedArrayBuffer[]>();
-  /** A copy of `src` in a recycled (or new) shared buffer, same element type. */
-  take<A extends PixelArray>(src: A): A {
-    const cap = bufferClass(src.byteLength);
-    const sab = this.free.get(cap)?.pop() ?? new SharedArrayBuffer(cap);
-    const Ctor = src.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => A;
-    const dst = new Ctor(sab, 0, src.length);
-    dst.set(src as never);
-    return dst;
-  }
-  give(a: PixelArray): void {
-    const sab = a.buffer;
-    if (!(sab instanceof SharedArrayBuffer) || a.byteOffset !== 0 || bufferClass(a.byteLength) !== sab.byteLength) return;
-    const list = this.free.get(sab.byteLength) ?? [];
-    if (list.length < 32) list.push(sab); // enough for the images being written behind
-    this.free.set(sab.byteLength, list);
-  }
+function noImages(inputs: string[], o: BatchOptions): FileAccessError {
+  return new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
 }
 
 /** The jobs whose output is missing or older than their input (all of them with --overwrite). */
@@ -195,7 +176,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   await prepareOutputFolder(outDir);
   const all = await plan(inputs, outDir, o);
   const total = (await pending(all, o)).length;
-  if (all.length === 0) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
+  if (all.length === 0) throw noImages(inputs, o);
   const cores = availableParallelism();
   const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
   const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));
@@ -229,25 +210,23 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
   const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
   const seconds = (now() - t0) / 1000;
-  const addUp = (pick: (s: BatchSummary) => Record<string, number>) => {
+  // Phase times add up over the processes; busy fractions are averaged.
+  const addUp = (pick: (s: BatchSummary) => Record<string, number>, divisor = 1) => {
     const out: Record<string, number> = {};
-    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / (pick === busyOf ? parts.length : 1);
+    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / divisor;
     return out;
   };
   const processed = parts.reduce((a, p) => a + p.processed, 0);
   const disagreed = parts.some((p) => p.disagreed !== undefined) ? parts.reduce((a, p) => a + (p.disagreed ?? 0), 0) : undefined;
   const summary: BatchSummary = {
     op: name, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
-    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp(busyOf), processes: jobs,
+    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length), processes: jobs,
     ...(disagreed !== undefined ? { disagreed } : {}),
   };
   if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
   const code = report(summary, o.json);
   return broken.length ? broken[0].code || 70 : code;
 }
-
-/** A child's busy fractions (averaged over the processes, unlike the phase times, which add up). */
-const busyOf = (s: BatchSummary) => s.busy;
 
 /**
  * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
@@ -261,7 +240,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   await prepareOutputFolder(outDir);
   const shard = shardOf();
   const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.n === shard.k);
-  if (jobs.length === 0 && !shard) throw new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
+  if (jobs.length === 0 && !shard) throw noImages(inputs, o);
   const t0 = now();
   const failed: { file: string; message: string }[] = [];
   const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
@@ -285,11 +264,13 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     };
     // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
     // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
-    const outputs = new SharedBuffers();
+    const outputs = new RecycledBuffers(32); // enough for the images being written behind
     const recycled = <R>(r: OpResult<R>): OpResult<R> => {
       const out = r.output as unknown as Image;
       if (!r.release || !out?.data) return r;
-      const data = outputs.take(out.data);
+      const Ctor = out.data.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => PixelArray;
+      const data = new Ctor(outputs.alloc(out.data.byteLength), 0, out.data.length);
+      data.set(out.data as never);
       r.release();
       return { ...r, output: { ...out, data } as unknown as R, release: undefined };
     };
@@ -321,7 +302,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
             const out = r.output as unknown as Image;
             if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
             else await cmd.write!(job.output, r.output, o.write);
-            if (results.gpu) outputs.give(out.data);
+            if (results.gpu) outputs.give(out.data.buffer);
             processed++;
             bytes += job.bytes;
           } catch (e) {
@@ -354,7 +335,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
     // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
     // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
-    const depth = Number(process.env.IMGPU_BATCH_DEPTH) || (exec.gpu ? GPU_IN_FLIGHT : CPU_IN_FLIGHT);
+    const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
     const running = new Set<Promise<void>>();
     const elu0 = performance.eventLoopUtilization();
     fill();

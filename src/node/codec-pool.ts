@@ -14,6 +14,35 @@ export function bufferClass(bytes: number): number {
 }
 
 /**
+ * Shared pixel buffers handed out again once nothing reads them, by capacity class (bufferClass): a fresh 12 MB
+ * buffer per image meant page faults, zero-filling and garbage collection in every thread that made one. Keeps at
+ * most `keep` free buffers per class.
+ */
+export class RecycledBuffers {
+  private readonly free = new Map<number, SharedArrayBuffer[]>();
+  constructor(private readonly keep: number) {}
+
+  /** A buffer of bufferClass(bytes) bytes, recycled if one is free. */
+  alloc(bytes: number): SharedArrayBuffer {
+    const cap = bufferClass(bytes);
+    return this.free.get(cap)?.pop() ?? new SharedArrayBuffer(cap);
+  }
+
+  /** Takes back a buffer that came from alloc (others — exact-size ones, plain memory — are left to the GC). */
+  give(buffer: ArrayBufferLike): void {
+    if (!recyclable(buffer)) return;
+    const list = this.free.get(buffer.byteLength) ?? [];
+    if (list.length < this.keep) list.push(buffer);
+    this.free.set(buffer.byteLength, list);
+  }
+}
+
+/** Whether `buffer` is a shared buffer of a capacity class (so RecycledBuffers.alloc may hand it out again). */
+function recyclable(buffer: ArrayBufferLike): buffer is SharedArrayBuffer {
+  return buffer instanceof SharedArrayBuffer && buffer.byteLength === bufferClass(buffer.byteLength);
+}
+
+/**
  * Worker threads that read and write images (codec-worker.ts): decoding, the gray conversion and encoding of a
  * batch run here, several at a time, while the main thread feeds the GPU. Pixels come back in shared memory
  * (allocPixels), so handing an image between threads copies nothing. Errors keep their imgpu type.
@@ -61,7 +90,7 @@ export class CodecPool {
    * bufferClass). Only for buffers nothing reads any more.
    */
   recycle(buffer: ArrayBufferLike): void {
-    if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength !== bufferClass(buffer.byteLength)) return;
+    if (!recyclable(buffer)) return;
     this.workers[this.turn++ % this.workers.length].postMessage({ kind: 'recycle', buffer });
   }
 

@@ -4,7 +4,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { Image } from '../core/image.js';
 import { readImage, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
-import { bufferClass } from './codec-pool.js';
+import { RecycledBuffers } from './codec-pool.js';
 
 type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image; opts: WriteOptions }
   | { kind: 'recycle'; buffer: SharedArrayBuffer };
@@ -17,15 +17,13 @@ try {
   /* not permitted or not supported: run at the default priority */
 }
 
-// Buffers handed back by the main thread (CodecPool.recycle), by capacity: decoding goes into one of them.
-const free = new Map<number, SharedArrayBuffer[]>();
-const alloc = (bytes: number): SharedArrayBuffer => free.get(bufferClass(bytes))?.pop() ?? new SharedArrayBuffer(bufferClass(bytes));
+// Buffers handed back by the main thread (CodecPool.recycle): decoding goes into one of them.
+const buffers = new RecycledBuffers(4);
+const alloc = (bytes: number) => buffers.alloc(bytes);
 
 parentPort!.on('message', async (job: Job) => {
   if (job.kind === 'recycle') {
-    const list = free.get(job.buffer.byteLength) ?? [];
-    if (list.length < 4) list.push(job.buffer);
-    free.set(job.buffer.byteLength, list);
+    buffers.give(job.buffer);
     return;
   }
   try {

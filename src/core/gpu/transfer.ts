@@ -103,12 +103,17 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
       phases.wait += t1 - t0;
       phases.memcpy += performance.now() - t1;
     }
-    const enc = ctx.device.createCommandEncoder({ label: 'upload' });
-    enc.copyBufferToBuffer(staging, 0, dst, off, n);
-    ctx.device.queue.submit([enc.finish()]);
-    remapInBackground(ctx, staging);
+    submitStagedCopy(ctx, staging, dst, off, n);
   }
   return dst;
+}
+
+/** Submits the copy of `n` bytes from an (unmapped) upload staging buffer to `dst` at `offset`, then re-maps the staging buffer. */
+function submitStagedCopy(ctx: GpuContext, staging: GPUBuffer, dst: GPUBuffer, offset: number, n: number): void {
+  const enc = ctx.device.createCommandEncoder({ label: 'upload' });
+  enc.copyBufferToBuffer(staging, 0, dst, offset, n);
+  ctx.device.queue.submit([enc.finish()]);
+  remapInBackground(ctx, staging);
 }
 
 /**
@@ -132,10 +137,7 @@ export async function stagingView(ctx: GpuContext, byteLength: number): Promise<
     submit(label = 'image') {
       finish();
       const dst = acquireStorage(ctx, byteLength, label);
-      const enc = ctx.device.createCommandEncoder({ label: 'upload (staged)' });
-      enc.copyBufferToBuffer(staging, 0, dst, 0, size);
-      ctx.device.queue.submit([enc.finish()]);
-      remapInBackground(ctx, staging);
+      submitStagedCopy(ctx, staging, dst, 0, size);
       return dst;
     },
     discard() {

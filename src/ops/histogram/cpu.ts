@@ -1,8 +1,6 @@
 import { cpuTuning, forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import type { Image } from '../../core/image.js';
 
-/** Pixels per worker chunk below which splitting costs more than it gains. */
-
 /** Histogram of a gray 8/16-bit image on the CPU: workers each count a slice, then the slices are summed. */
 export async function histogramCpu(img: Image, pool: CpuPool, bins?: number, mask?: Uint8Array): Promise<Uint32Array> {
   const bits = img.dtype === 'uint8' ? 8 : 16;

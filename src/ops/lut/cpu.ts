@@ -1,7 +1,6 @@
 import { cpuTuning, forChunks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, type Image } from '../../core/image.js';
 
-
 /** `out` (or a new image) with every pixel mapped through `lut` (8/16-bit, same dtype), split over the pool's workers. */
 export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, out?: Image): Promise<Image> {
   const src = shareable(pool, img.data as Uint8Array | Uint16Array);
