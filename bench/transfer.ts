@@ -4,19 +4,21 @@
  * download as a view of mapped memory), equalize host→host (reused output; view), the pipeline
  * `equalize | threshold --method otsu` host→host (copy; view), the round trip of an input produced in mapped upload
  * memory, a JPEG decoded then uploaded against decoded straight into upload memory, the CPU path (16 threads; reused output and fresh),
- * and cv2.equalizeHist / equalizeHist + THRESH_OTSU in the same run. Medians. Writes bench/results/<out>.json.
+ * and cv2.equalizeHist / equalizeHist + THRESH_OTSU in the same run; sweeps of the upload chunk and of the threads per
+ * host copy (native/copy.c). Medians. Writes bench/results/<out>.json.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
-import { transferTuning, UPLOAD_CHUNK } from '../src/core/gpu/transfer.js';
+import { transferTuning } from '../src/core/gpu/transfer.js';
 import { createImage } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
 import { encodeNpy, writeImage } from '../src/io/index.js';
 import { decodeJpeg, decodeJpegToGpu } from '../src/io/jpeg.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
+import { copyTuning, nativeCopyBinding } from '../src/node/host-copy.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
 import { parsePipeline, runPipeline } from '../src/ops/pipeline.js';
@@ -81,8 +83,28 @@ async function main(): Promise<void> {
         roundTripView: await time(async () => { const d = await GpuImage.upload(gpu, img); const v = await d.toHostView(); v.release(); d.release(); }),
       };
     }
-    transferTuning.uploadChunk = UPLOAD_CHUNK;
+    transferTuning.uploadChunk = undefined;
     row.chunkSweep = sweep;
+    // Threads per host copy (native/copy.c; 'js' = TypedArray.set): into plain memory, and the transfers.
+    const native = nativeCopyBinding();
+    if (native) {
+      const threadSweep: Record<string, unknown> = {};
+      const plain = new Uint8Array(img.data.length);
+      const defaultThreads = copyTuning.threads;
+      for (const threads of [1, 2, 4, 6, 8, 12, 16]) {
+        copyTuning.threads = threads;
+        threadSweep[threads] = {
+          plainCopy: await time(async () => native.copy(plain, img.data as Uint8Array, threads)),
+          upload: await time(async () => { const d = await GpuImage.upload(gpu, img); await gpu.finish(); d.release(); }),
+          roundTripView: await time(async () => { const d = await GpuImage.upload(gpu, img); const v = await d.toHostView(); v.release(); d.release(); }),
+          roundTripCopy: await time(async () => { const d = await GpuImage.upload(gpu, img); await d.toHost(out); d.release(); }),
+          equalizeView: await time(async () => { (await equalize(img, { gpu, profile: false, view: true })).release?.(); }),
+        };
+      }
+      copyTuning.threads = defaultThreads;
+      row.copyThreads = defaultThreads;
+      row.threadSweep = threadSweep;
+    }
     const py = spawnSync('python3', ['-c', PY, npy, String(reps)], { encoding: 'utf8' });
     try { row.anchors = JSON.parse(py.stdout); } catch { row.anchors = { error: py.stderr.slice(-300) }; }
     console.log(JSON.stringify(row));

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// Builds imgpu's optional JPEG codec (native/turbo.c, a Node-API binding of the system libjpeg-turbo) into
-// dist/native/imgpu-turbo.node, with the library copied beside it (rpath $ORIGIN) so that dist/ runs on a
-// machine without it (the device machine). Needs a C compiler and libturbojpeg0-dev; without them it says so
-// and imgpu reads and writes JPEG through sharp instead (slower, and gray from RGB rather than the file's luma).
+// Builds imgpu's optional native pieces into dist/native/ (Node-API, one binary for every Node version):
+// - imgpu-turbo.node: the JPEG codec (native/turbo.c, a binding of the system libjpeg-turbo), with the library
+//   copied beside it (rpath $ORIGIN) so that dist/ runs on a machine without it (the device machine);
+// - imgpu-copy.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
+//   memory.
+// Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
+// its JavaScript fallback (JPEG through sharp; TypedArray.set).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, realpathSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -24,20 +27,33 @@ function libturbojpeg() {
   return undefined;
 }
 
-const lib = libturbojpeg();
-if (!lib || !existsSync(headers)) {
-  console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler); JPEG goes through sharp');
+/** Compiles native/<source> into dist/native/<name> (atomically); false when the compiler fails. */
+function build(source, name, extra) {
+  const tmp = join(outDir, `.${name}.${process.pid}`);
+  try {
+    execFileSync(cc, ['-O2', '-fPIC', '-shared', '-Wall', '-I', headers, join(root, 'native', source), '-o', tmp, ...extra], { stdio: 'inherit' });
+  } catch {
+    return false;
+  }
+  renameSync(tmp, join(outDir, name));
+  return true;
+}
+
+if (!existsSync(headers)) {
+  console.warn('imgpu: native pieces not built (node-api-headers missing); JPEG goes through sharp, copies through JavaScript');
   process.exit(0);
 }
 mkdirSync(outDir, { recursive: true });
-const tmp = join(outDir, `.imgpu-turbo.${process.pid}.node`);
-try {
-  execFileSync(cc, ['-O2', '-fPIC', '-shared', '-Wall', '-I', headers, join(root, 'native', 'turbo.c'), '-o', tmp,
-    lib, '-Wl,-rpath,$ORIGIN'], { stdio: 'inherit' });
-} catch {
+
+const lib = libturbojpeg();
+if (!lib) {
+  console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler); JPEG goes through sharp');
+} else if (build('turbo.c', 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
+  copyFileSync(realpathSync(lib), join(outDir, 'libturbojpeg.so.0'));
+  console.log(`imgpu: native JPEG codec built (${lib})`);
+} else {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
-  process.exit(0);
 }
-copyFileSync(realpathSync(lib), join(outDir, 'libturbojpeg.so.0'));
-renameSync(tmp, join(outDir, 'imgpu-turbo.node'));
-console.log(`imgpu: native JPEG codec built (${lib})`);
+
+if (build('copy.c', 'imgpu-copy.node', ['-pthread'])) console.log('imgpu: native parallel copy built');
+else console.warn('imgpu: native parallel copy failed to compile; host copies go through TypedArray.set');

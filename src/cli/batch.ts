@@ -270,7 +270,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       if (!r.release || !out?.data) return r;
       const Ctor = out.data.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => PixelArray;
       const data = new Ctor(outputs.alloc(out.data.byteLength), 0, out.data.length);
-      data.set(out.data as never);
+      exec.gpu!.hostCopy(new Uint8Array(data.buffer, 0, data.byteLength), new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength));
       r.release();
       return { ...r, output: { ...out, data } as unknown as R, release: undefined };
     };

@@ -1,5 +1,6 @@
 import { NoGpuAdapterError } from '../core/errors.js';
 import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions } from '../core/gpu/context.js';
+import { nativeHostCopy } from './host-copy.js';
 import { assertNodeVersion } from './runtime.js';
 
 export interface NodeGpuOptions extends GpuContextOptions {
@@ -54,7 +55,7 @@ export async function createNodeGpuContext(opts: NodeGpuOptions = {}): Promise<G
   } catch (e) {
     throw new NoGpuAdapterError(`Dawn could not start: ${(e as Error).message}`, { cause: e });
   }
-  return GpuContext.create(gpu, { featureLevel: gles ? 'compatibility' : 'core', ...opts });
+  return GpuContext.create(gpu, { featureLevel: gles ? 'compatibility' : 'core', hostCopy: nativeHostCopy(), ...opts });
 }
 
 /** One Dawn instance per set of flags for the life of the process: it must outlive every device made from it. */

@@ -2,22 +2,47 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import { capacityFor, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
+import { capacityFor, idleStagingStats, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
 import type { Image } from '../../src/core/image.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
 import { randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
-test('chunked uploads (over 2 chunks, a tail not a multiple of the chunk) come back byte for byte', async (t) => {
+test('uploads in chunks (over 2 chunks, a tail not a multiple of the chunk) and in one piece come back byte for byte', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  for (const n of [2 * UPLOAD_CHUNK + 12345, 3 * UPLOAD_CHUNK, 1001]) {
-    const img: Image = { data: randomBytes(n, n), shape: [1, n], channels: 1, dtype: 'uint8' };
+  try {
+    for (const chunk of [UPLOAD_CHUNK, 0, undefined]) {
+      transferTuning.uploadChunk = chunk;
+      for (const n of [2 * UPLOAD_CHUNK + 12345, 3 * UPLOAD_CHUNK, 1001, (1 << 20) + 3]) {
+        const img: Image = { data: randomBytes(n, n), shape: [1, n], channels: 1, dtype: 'uint8' };
+        const dev = await GpuImage.upload(gpu, img);
+        assert.ok(compareImages(await dev.toHost(), img).identical, `${n} bytes, chunk ${chunk}`);
+        dev.release();
+      }
+    }
+  } finally {
+    transferTuning.uploadChunk = undefined;
+  }
+});
+
+test('upload staging memory stays bounded when images grow one size class after another', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  let biggest = 0;
+  for (let i = 0; i < 24; i++) {
+    const n = (1 << 20) + i * (300 << 10);
+    biggest = n;
+    const img: Image = { data: randomBytes(n, i), shape: [1, n], channels: 1, dtype: 'uint8' };
     const dev = await GpuImage.upload(gpu, img);
-    assert.ok(compareImages(await dev.toHost(), img).identical, `${n} bytes`);
+    if (i === 23) assert.ok(compareImages(await dev.toHost(), img).identical);
     dev.release();
   }
+  await gpu.finish();
+  const idle = idleStagingStats(gpu);
+  assert.ok(idle.count <= 4, `${idle.count} idle staging buffers`);
+  assert.ok(idle.bytes <= 4 * 2 * Math.max(biggest, UPLOAD_CHUNK), `${idle.bytes} bytes of idle staging`);
 });
 
 test('outputs as views of mapped memory equal copied outputs; release() detaches them', async (t) => {

@@ -22,7 +22,20 @@ export interface GpuContextOptions {
   withoutFeatures?: readonly string[];
   /** Upload/download strategy. 'staging': reused mapped staging buffers; 'writeBuffer': queue.writeBuffer. @default 'staging' */
   transfer?: 'staging' | 'writeBuffer';
+  /**
+   * Copies host bytes into or out of mapped staging memory (same lengths). Node passes native threads
+   * (src/node/host-copy.ts); the default is TypedArray.set.
+   */
+  hostCopy?: HostCopy;
 }
+
+/**
+ * A byte copy between two equal-length views, one of them possibly mapped GPU memory; `parallel` when it uses
+ * several threads (uploads then go in one piece instead of overlapped chunks).
+ */
+export type HostCopy = ((dst: Uint8Array, src: Uint8Array) => void) & { parallel?: boolean };
+
+const typedArraySet: HostCopy = (dst, src) => dst.set(src);
 
 const LIMIT_NAMES = [
   'maxBufferSize', 'maxStorageBufferBindingSize', 'maxComputeWorkgroupStorageSize',
@@ -45,6 +58,7 @@ export class GpuContext {
   readonly timestamps: boolean;
   readonly buffers: BufferPool;
   readonly transfer: 'staging' | 'writeBuffer';
+  readonly hostCopy: HostCopy;
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
   private readonly modules = new Map<string, GPUShaderModule>();
   private readonly plans = new Map<string, Promise<unknown>>();
@@ -69,6 +83,7 @@ export class GpuContext {
     this.features = new Set(device.features as unknown as Iterable<string>);
     this.timestamps = (opts.timestamps ?? true) && this.features.has('timestamp-query');
     this.transfer = opts.transfer ?? 'staging';
+    this.hostCopy = opts.hostCopy ?? typedArraySet;
     this.buffers = new BufferPool();
     device.lost.then((info) => {
       this.lostReason = info.reason === 'destroyed' ? 'the device was destroyed' : info.message || String(info.reason);

@@ -37,30 +37,60 @@ export function acquireStorage(ctx: GpuContext, bytes: number, label: string): G
 
 interface Staging {
   buf: GPUBuffer;
+  /** True once the background re-map has finished (the buffer can be written at once). */
+  mapped: boolean;
   ready: Promise<boolean>;
 }
-const writers = new WeakMap<GpuContext, Map<number, Staging[]>>();
+const writers = new WeakMap<GpuContext, Staging[]>();
 
-async function takeWriteStaging(ctx: GpuContext, size: number): Promise<GPUBuffer> {
-  let byKey = writers.get(ctx);
-  if (!byKey) {
-    writers.set(ctx, (byKey = new Map()));
+/**
+ * Idle upload staging buffers kept per context. Beyond it the smallest is destroyed to make room: a folder whose
+ * images grow one size class after another would otherwise keep one mapped buffer per class.
+ */
+const MAX_IDLE_STAGING = 4;
+
+function idleStaging(ctx: GpuContext): Staging[] {
+  let list = writers.get(ctx);
+  if (!list) {
+    writers.set(ctx, (list = []));
     ctx.onDestroy(() => releaseStaging(ctx));
   }
-  const list = byKey.get(size) ?? [];
-  byKey.set(size, list);
-  while (list.length) {
-    const s = list.shift()!;
+  return list;
+}
+
+/**
+ * A mapped upload staging buffer of at least `need` bytes (a new one gets `createSize`): the smallest idle one that
+ * is mapped already; else, while fewer than MAX_IDLE_STAGING are idle, a new one (so that consecutive uploads do not
+ * wait for each other's re-map); else the smallest that fits, once re-mapped.
+ */
+async function takeWriteStaging(ctx: GpuContext, need: number, createSize = need): Promise<GPUBuffer> {
+  const list = idleStaging(ctx);
+  for (;;) {
+    const fits = list.filter((s) => s.buf.size >= need).sort((a, b) => a.buf.size - b.buf.size);
+    const s = fits.find((x) => x.mapped) ?? (list.length >= MAX_IDLE_STAGING ? fits[0] : undefined);
+    if (!s) break;
+    list.splice(list.indexOf(s), 1);
     if (await s.ready) return s.buf;
   }
+  if (list.length >= MAX_IDLE_STAGING) {
+    const smallest = list.reduce((a, b) => (b.buf.size < a.buf.size ? b : a));
+    list.splice(list.indexOf(smallest), 1);
+    smallest.buf.destroy();
+  }
   ctx.buffers.created++;
-  return ctx.createBuffer(size, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, 'upload staging', true);
+  return ctx.createBuffer(Math.max(need, createSize), GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, 'upload staging', true);
+}
+
+/** Idle upload staging buffers of a context and their bytes (tests, diagnostics). */
+export function idleStagingStats(ctx: GpuContext): { count: number; bytes: number } {
+  const list = writers.get(ctx) ?? [];
+  return { count: list.length, bytes: list.reduce((a, s) => a + s.buf.size, 0) };
 }
 
 function remapInBackground(ctx: GpuContext, buf: GPUBuffer): void {
-  const list = writers.get(ctx)!.get(buf.size)!;
-  const ready = buf.mapAsync(GPUMapMode.WRITE).then(() => true, () => false);
-  list.push({ buf, ready });
+  const s: Staging = { buf, mapped: false, ready: Promise.resolve(false) };
+  s.ready = buf.mapAsync(GPUMapMode.WRITE).then(() => (s.mapped = true), () => false);
+  idleStaging(ctx).push(s);
 }
 
 /** Where a transfer's time went: host memcpy to/from mapped staging memory vs. waiting for the GPU copy. */
@@ -86,18 +116,19 @@ export async function upload(ctx: GpuContext, data: PixelArray, label = 'image',
     return dst;
   }
   const size = deviceBytes(bytes.byteLength);
-  // Large uploads go in chunks, each through its own mapped staging buffer and submitted at once: the GPU copies
-  // chunk i while JavaScript copies chunk i + 1 into mapped memory (one TypedArray.set runs at ~8 GB/s on one
-  // thread; the GPU's copy would otherwise wait for all of it). Chunk-sized staging buffers serve every image size.
-  // Uploads up to one chunk go through a chunk-sized staging buffer too, so one staging size serves every image.
-  const c = transferTuning.uploadChunk;
+  // With a one-thread host copy (TypedArray.set, ~5–8 GB/s into mapped memory), large uploads go in chunks, each
+  // through its own mapped staging buffer and submitted at once, so that the GPU copies chunk i while JavaScript
+  // copies chunk i + 1. With the native multi-threaded copy that copy is faster than the per-chunk submissions
+  // and re-maps cost: one piece measured best (8K on the H100: 1.8 ms against 3.6 ms in 8 MiB chunks).
+  const c = transferTuning.uploadChunk ?? (ctx.hostCopy.parallel ? 0 : UPLOAD_CHUNK);
   const chunk = c > 0 && size > 2 * c ? c : size;
   for (let off = 0; off < size; off += chunk) {
     const n = Math.min(chunk, size - off);
     const t0 = performance.now();
-    const staging = await takeWriteStaging(ctx, c > 0 && size <= c ? c : chunk === size ? capacityFor(ctx, bytes.byteLength) : chunk);
+    const staging = await takeWriteStaging(ctx, n, chunk === size ? capacityFor(ctx, bytes.byteLength) : chunk);
     const t1 = performance.now();
-    new Uint8Array(staging.getMappedRange(0, n)).set(bytes.subarray(off, Math.min(off + n, bytes.byteLength)));
+    const part = bytes.subarray(off, Math.min(off + n, bytes.byteLength));
+    ctx.hostCopy(new Uint8Array(staging.getMappedRange(0, n), 0, part.byteLength), part);
     staging.unmap();
     if (phases) {
       phases.wait += t1 - t0;
@@ -123,9 +154,8 @@ function submitStagedCopy(ctx: GpuContext, staging: GPUBuffer, dst: GPUBuffer, o
  */
 export async function stagingView(ctx: GpuContext, byteLength: number): Promise<{ bytes: ArrayBuffer; submit(label?: string): GPUBuffer; discard(): void }> {
   ctx.assertAlive();
-  const cap = capacityFor(ctx, byteLength);
-  const staging = await takeWriteStaging(ctx, cap);
   const size = deviceBytes(byteLength);
+  const staging = await takeWriteStaging(ctx, size, capacityFor(ctx, byteLength));
   let done = false;
   const finish = () => {
     if (done) throw new Error('staging memory already submitted or discarded');
@@ -147,17 +177,23 @@ export async function stagingView(ctx: GpuContext, byteLength: number): Promise<
   };
 }
 
-/** Bytes per upload chunk (a multiple of 16): 8 MiB measured best on the H100 (bench/results/h100-transfer-sweep.json), within noise of the others. */
+/**
+ * Bytes per upload chunk (a multiple of 16) with a one-thread host copy: 8 MiB measured best on the H100
+ * (bench/results/h100-transfer-sweep.json), within noise of the others.
+ */
 export const UPLOAD_CHUNK = 8 << 20;
-/** Transfer settings benchmarks may change (bench/transfer.ts): uploadChunk 0 = one piece. */
-export const transferTuning = { uploadChunk: UPLOAD_CHUNK };
+/**
+ * Transfer settings benchmarks may change (bench/transfer.ts): uploadChunk 0 = one piece, undefined = chosen by
+ * the context's host copy (one piece when it is multi-threaded, else UPLOAD_CHUNK).
+ */
+export const transferTuning: { uploadChunk?: number } = {};
 
 /** Reads a device buffer back into `out`: the mapped view (downloadView) copied out, then released. */
 export async function download<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
   const t0 = performance.now();
   const view = await downloadView(ctx, src, out.byteLength);
   const t1 = performance.now();
-  new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(new Uint8Array(view.bytes, 0, out.byteLength));
+  ctx.hostCopy(new Uint8Array(out.buffer, out.byteOffset, out.byteLength), new Uint8Array(view.bytes, 0, out.byteLength));
   if (phases) {
     phases.wait += t1 - t0;
     phases.memcpy += performance.now() - t1;
@@ -198,8 +234,6 @@ export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: 
 
 /** Destroys the staging buffers kept for this context (done by GpuContext.destroy). */
 function releaseStaging(ctx: GpuContext): void {
-  const byKey = writers.get(ctx);
-  if (!byKey) return;
-  for (const list of byKey.values()) for (const s of list) s.buf.destroy();
+  for (const s of writers.get(ctx) ?? []) s.buf.destroy();
   writers.delete(ctx);
 }

@@ -1,0 +1,67 @@
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import type { HostCopy } from '../core/gpu/context.js';
+
+/**
+ * Host copies split over native threads (native/copy.c), for the copies into and out of GPU-mapped memory: one
+ * JavaScript TypedArray.set into Dawn's mapped upload memory runs at ~5 GB/s on the H100 machine, which made a
+ * 7680×4320 upload 6.7 ms for a GPU copy of ~0.8 ms. Worker threads cannot help there (a mapped ArrayBuffer is not
+ * shareable); native threads write through its pointer.
+ */
+interface CopyBinding {
+  copy(dst: Uint8Array, src: Uint8Array, threads: number): void;
+  copyAsync(dst: Uint8Array, src: Uint8Array, threads: number): Promise<void>;
+}
+
+let binding: CopyBinding | null | undefined;
+
+function load(): CopyBinding | undefined {
+  if (binding === undefined) {
+    binding = null;
+    if (process.env.IMGPU_NO_NATIVE_COPY !== '1') {
+      try {
+        binding = createRequire(import.meta.url)('../../native/imgpu-copy.node') as CopyBinding;
+      } catch {
+        binding = null;
+      }
+    }
+  }
+  return binding ?? undefined;
+}
+
+/** Below this many bytes one thread's copy is as fast as handing parts to others. */
+const PARALLEL_FROM = 1 << 20;
+
+/**
+ * Threads per copy: IMGPU_COPY_THREADS, else 8 (or the machine's threads if fewer) — memory bandwidth, not
+ * cores, bounds a copy; swept on the H100 machine (bench/transfer.ts).
+ */
+export function copyThreads(): number {
+  const env = Number(process.env.IMGPU_COPY_THREADS);
+  if (Number.isInteger(env) && env >= 1) return env;
+  return Math.max(1, Math.min(8, availableParallelism()));
+}
+
+/** Settings benchmarks may change (bench/transfer.ts sweeps the threads). */
+export const copyTuning = { threads: copyThreads() };
+
+/**
+ * The native parallel copy with `threads` threads (copyTuning.threads when not given), or undefined where it was
+ * not built (IMGPU_NO_NATIVE_COPY=1 also turns it off).
+ */
+export function nativeHostCopy(fixedThreads?: number): HostCopy | undefined {
+  const b = load();
+  if (!b) return undefined;
+  const copy: HostCopy = (dst, src) => {
+    const threads = fixedThreads ?? copyTuning.threads;
+    if (src.byteLength < PARALLEL_FROM || threads <= 1) dst.set(src);
+    else b.copy(dst, src, threads);
+  };
+  copy.parallel = true;
+  return copy;
+}
+
+/** The binding itself (tests and benchmarks). */
+export function nativeCopyBinding(): CopyBinding | undefined {
+  return load();
+}
