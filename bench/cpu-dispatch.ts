@@ -1,10 +1,13 @@
 /**
  * Where a CPU point operation's time goes on the worker pool: `node dist/bench/cpu-dispatch.js [--sizes 4k,8k] [--reps 30]`.
- * Per size: the pool's round trip with empty tasks (dispatch alone), the histogram and the LUT pass on the pool,
- * one chunk's share of each (n / threads pixels) run on the calling thread (the compute a perfectly parallel pool
- * would take), and equalize end to end. Medians, ms; one JSON line per size.
+ * Per size, for the pool with the native point kernels (native/point.c) and for one with the JavaScript loops
+ * (IMGPU_NO_NATIVE_KERNELS=1): the histogram and LUT passes and equalize end to end (dynamic blocks, the default),
+ * sweeps of the block size, and one thread's share of each pass (n / threads pixels, on the calling thread: what a
+ * perfectly parallel pool would take). Also the pool's round trip with empty tasks and, for 16 equal static
+ * chunks of the histogram, when the first, median and last came back (stragglers). Medians, ms; a JSON line per size.
  */
-import { cpuTuning, forChunks } from '../src/core/cpu/pool.js';
+import { nativeKernels } from '../src/core/cpu/native.js';
+import { BLOCK_END, BLOCK_START, cpuTuning, forBlocks } from '../src/core/cpu/pool.js';
 import { createImage } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
@@ -18,33 +21,67 @@ import { photoAt } from './common.js';
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const reps = Number(arg('reps', '30'));
 const SIZES: Record<string, [number, number]> = { '4k': [3840, 2160], '8k': [7680, 4320] };
-const pool = new NodeWorkerPool();
+const nativePool = new NodeWorkerPool();
+const nativePoint = nativeKernels.point;
+process.env.IMGPU_NO_NATIVE_KERNELS = '1'; // workers copy the environment when they start
+const jsPool = new NodeWorkerPool();
+delete process.env.IMGPU_NO_NATIVE_KERNELS;
+
 const median = async (f: () => unknown): Promise<number> => {
   const ts: number[] = [];
-  for (let i = 0; i < reps + 3; i++) {
+  for (let i = 0; i < reps + 5; i++) {
     const t0 = now();
     await f();
-    if (i >= 3) ts.push(now() - t0);
+    if (i >= 5) ts.push(now() - t0);
   }
   return ts.sort((a, b) => a - b)[Math.floor(ts.length / 2)];
 };
+
+async function chunkSpread(pool: NodeWorkerPool, data: Uint8Array): Promise<{ first: number; median: number; last: number }> {
+  const per = Math.ceil(data.length / pool.size);
+  const spreads: number[][] = [];
+  for (let r = 0; r < reps; r++) {
+    const t0 = now();
+    const done: number[] = [];
+    await Promise.all(Array.from({ length: pool.size }, (_, k) => pool.run('histogram', [data, k * per, Math.min(data.length, (k + 1) * per), 256, 8, undefined]).then(() => done.push(now() - t0))));
+    spreads.push(done.sort((a, b) => a - b));
+  }
+  const at = (i: number) => spreads.map((d) => d[i]).sort((a, b) => a - b)[Math.floor(reps / 2)];
+  return { first: at(0), median: at(Math.floor(pool.size / 2)), last: at(pool.size - 1) };
+}
+
 for (const s of arg('sizes', '4k,8k').split(',')) {
   const img = await photoAt(...SIZES[s]);
   const data = img.data as Uint8Array;
   const out = createImage(img.shape, 'uint8');
   const n = data.length;
-  const share = Math.ceil(n / pool.size);
+  const share = Math.ceil(n / nativePool.size);
   const lut = new Uint32Array(256).map((_, i) => 255 - i);
   const table = Uint8Array.from(lut);
-  const row = {
-    size: s, threads: pool.size, chunk: cpuTuning.pixelChunk,
-    dispatchEmpty: await median(() => forChunks(pool, pool.size * cpuTuning.pixelChunk, cpuTuning.pixelChunk, 'histogram', () => [data, 0, 0, 256, 8, undefined])),
-    histogramPool: await median(() => histogramCpu(img, pool)),
-    histogramOneShareLocal: await median(() => histogramRange(data, 0, share, 256, 8)),
-    lutPool: await median(() => applyLutCpu(img, lut, pool, out)),
-    lutOneShareLocal: await median(() => applyLutRange(data, out.data as Uint8Array, table, 0, share)),
-    equalizePool: await median(() => equalize(img, { pool, out })),
-  };
+  const row: Record<string, unknown> = { size: s, threads: nativePool.size, block: cpuTuning.pixelBlock, native: !!nativePoint };
+  row.dispatchEmpty = await median(() => Promise.all(Array.from({ length: nativePool.size }, () => nativePool.run('histogram', [data, 0, 0, 256, 8, undefined]))));
+  row.staticChunksDone = await chunkSpread(jsPool, data);
+  for (const [name, pool] of [['native', nativePool], ['js', jsPool]] as const) {
+    if (name === 'native' && !nativePoint) continue;
+    nativeKernels.point = name === 'native' ? nativePoint : undefined;
+    const blocks: Record<string, unknown> = {};
+    for (const block of [1 << 16, 1 << 17, 1 << 18]) {
+      blocks[block] = {
+        histogram: await median(() => forBlocks(pool, n, block, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true)),
+        lut: await median(() => forBlocks(pool, n, block, 'applyLut', [data, out.data, table, BLOCK_START, BLOCK_END])),
+      };
+    }
+    row[name] = {
+      histogram: await median(() => histogramCpu(img, pool)),
+      lut: await median(() => applyLutCpu(img, lut, pool, out)),
+      equalize: await median(() => equalize(img, { pool, out })),
+      histogramOneShare: await median(() => histogramRange(data, 0, share, 256, 8)),
+      lutOneShare: await median(() => applyLutRange(data, out.data as Uint8Array, table, 0, share)),
+      blocks,
+    };
+  }
+  nativeKernels.point = nativePoint;
   console.log(JSON.stringify(row));
 }
-await pool.close();
+await nativePool.close();
+await jsPool.close();

@@ -1,5 +1,5 @@
 /**
- * Where the CPU path's time goes: `node --cpu-prof --cpu-prof-dir=DIR dist/bench/cpu-profile.js [--size 8k] [--reps 50] [--chunk PIXELS]`
+ * Where the CPU path's time goes: `node --cpu-prof --cpu-prof-dir=DIR dist/bench/cpu-profile.js [--size 8k] [--reps 50] [--block PIXELS]`
  * runs equalize and Otsu on the CPU pool `reps` times (reused output) and prints the medians; the profiles of the
  * main thread and of each worker show the split (dispatch, first touch, the loops themselves).
  */
@@ -14,7 +14,7 @@ import { photoAt } from './common.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const reps = Number(arg('reps', '50'));
-cpuTuning.pixelChunk = Number(arg('chunk', String(cpuTuning.pixelChunk)));
+cpuTuning.pixelBlock = Number(arg('block', String(cpuTuning.pixelBlock)));
 const [w, h] = arg('size', '8k') === '8k' ? [7680, 4320] : [3840, 2160];
 const img = await photoAt(w, h);
 const out = createImage(img.shape, 'uint8');
@@ -31,6 +31,6 @@ for (const [name, f] of [
     await f();
     ts.push(now() - t0);
   }
-  console.log(JSON.stringify({ op: name, size: `${w}x${h}`, threads: pool.size, chunk: cpuTuning.pixelChunk, medianMs: med(ts), firstMs: ts[0] }));
+  console.log(JSON.stringify({ op: name, size: `${w}x${h}`, threads: pool.size, block: cpuTuning.pixelBlock, medianMs: med(ts), firstMs: ts[0] }));
 }
 await pool.close();

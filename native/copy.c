@@ -6,6 +6,7 @@
 // pointer. The threads are made once and wait on a condition variable; one copy uses them at a time (another
 // caller meanwhile copies on its own thread). Node-API: one binary for every Node version and worker thread.
 #include <node_api.h>
+#include "common.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,19 +94,6 @@ static void parallel_copy(unsigned char *dst, const unsigned char *src, size_t n
   while (pending > 0) pthread_cond_wait(&finished, &lock);
   pthread_mutex_unlock(&lock);
   pthread_mutex_unlock(&use_lock);
-}
-
-static int get_bytes(napi_env env, napi_value v, unsigned char **data, size_t *len) {
-  bool is;
-  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return 0;
-  napi_typedarray_type t;
-  size_t n, off;
-  void *p;
-  napi_value ab;
-  if (napi_get_typedarray_info(env, v, &t, &n, &p, &ab, &off) != napi_ok || t != napi_uint8_array) return 0;
-  *data = p;
-  *len = n;
-  return 1;
 }
 
 // Reads (dst: Uint8Array, src: Uint8Array, threads: number); same lengths, or a JS error is thrown.

@@ -5,6 +5,7 @@
 // caller-given buffer (shared memory, or a GPU staging buffer), so no copy follows. Node-API: one binary serves
 // every Node version and every worker thread.
 #include <node_api.h>
+#include "common.h"
 #include <turbojpeg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,21 +23,6 @@ static napi_value throw_tj(napi_env env, tjhandle h, const char *what) {
   snprintf(msg, sizeof msg, "%s: %s", what, tjGetErrorStr2(h));
   napi_throw_error(env, "EJPEG", msg);
   return NULL;
-}
-
-static int get_bytes(napi_env env, napi_value v, unsigned char **data, size_t *len) {
-  bool is;
-  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
-    napi_typedarray_type t;
-    size_t n, off;
-    void *p;
-    napi_value ab;
-    if (napi_get_typedarray_info(env, v, &t, &n, &p, &ab, &off) != napi_ok || t != napi_uint8_array) return 0;
-    *data = p;
-    *len = n;
-    return 1;
-  }
-  return 0;
 }
 
 static napi_value set_int(napi_env env, napi_value obj, const char *key, int value) {

@@ -3,9 +3,10 @@
 // - imgpu-turbo.node: the JPEG codec (native/turbo.c, a binding of the system libjpeg-turbo), with the library
 //   copied beside it (rpath $ORIGIN) so that dist/ runs on a machine without it (the device machine);
 // - imgpu-copy.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
-//   memory.
+//   memory;
+// - imgpu-point.node: the 8-bit histogram and LUT loops (native/point.c) for the CPU pool's workers.
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
-// its JavaScript fallback (JPEG through sharp; TypedArray.set).
+// its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, realpathSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -57,3 +58,5 @@ if (!lib) {
 
 if (build('copy.c', 'imgpu-copy.node', ['-pthread'])) console.log('imgpu: native parallel copy built');
 else console.warn('imgpu: native parallel copy failed to compile; host copies go through TypedArray.set');
+if (build('point.c', 'imgpu-point.node', [])) console.log('imgpu: native point kernels built');
+else console.warn('imgpu: native point kernels failed to compile; histogram and LUT run as JavaScript');

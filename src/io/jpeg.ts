@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
 import { UnsupportedFormatError } from '../core/errors.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { allocPixels, pixelCount, type Image } from '../core/image.js';
+import { loadNativeModule } from '../node/native.js';
 
 /**
  * JPEG through imgpu's native codec (native/turbo.c, libjpeg-turbo — the library behind cv2.imread/imwrite),
@@ -25,16 +25,7 @@ let binding: TurboBinding | null | undefined;
 
 /** The native codec, or undefined where it was not built (IMGPU_NO_NATIVE_JPEG=1 also turns it off). */
 export function nativeJpeg(): TurboBinding | undefined {
-  if (binding === undefined) {
-    binding = null;
-    if (process.env.IMGPU_NO_NATIVE_JPEG !== '1') {
-      try {
-        binding = createRequire(import.meta.url)('../../native/imgpu-turbo.node') as TurboBinding;
-      } catch {
-        binding = null;
-      }
-    }
-  }
+  binding ??= loadNativeModule<TurboBinding>('imgpu-turbo.node', 'IMGPU_NO_NATIVE_JPEG') ?? null;
   return binding ?? undefined;
 }
 

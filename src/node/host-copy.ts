@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import type { HostCopy } from '../core/gpu/context.js';
+import { loadNativeModule } from './native.js';
 
 /**
  * Host copies split over native threads (native/copy.c), for the copies into and out of GPU-mapped memory: one
@@ -16,16 +16,7 @@ interface CopyBinding {
 let binding: CopyBinding | null | undefined;
 
 function load(): CopyBinding | undefined {
-  if (binding === undefined) {
-    binding = null;
-    if (process.env.IMGPU_NO_NATIVE_COPY !== '1') {
-      try {
-        binding = createRequire(import.meta.url)('../../native/imgpu-copy.node') as CopyBinding;
-      } catch {
-        binding = null;
-      }
-    }
-  }
+  binding ??= loadNativeModule<CopyBinding>('imgpu-copy.node', 'IMGPU_NO_NATIVE_COPY') ?? null;
   return binding ?? undefined;
 }
 

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { runTask, type CpuPool } from '../core/cpu/pool.js';
 import { TASKS } from '../ops/tasks.js';
+import { installNativeKernels } from './native-kernels.js';
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -21,6 +22,7 @@ export class NodeWorkerPool implements CpuPool {
 
   constructor(size = Math.min(availableParallelism(), 16)) {
     this.size = Math.max(1, size);
+    installNativeKernels(); // for runLocal; each worker installs its own
     for (let i = 0; i < this.size; i++) {
       const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
       w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));

@@ -1,5 +1,5 @@
 import type { TaskTable } from '../core/cpu/pool.js';
-import { InlinePool } from '../core/cpu/pool.js';
+import { InlinePool, runBlocks } from '../core/cpu/pool.js';
 import { castSaturateRange, convDense, convLines, magnitudeRange } from './convolve/cpu-kernels.js';
 import { detectRows, pyramidLevelsCpu } from './detect/cpu-kernels.js';
 import { histogramRange } from './histogram/cpu-kernels.js';
@@ -28,6 +28,8 @@ export const TASKS: TaskTable = {
   castSaturate: castSaturateRange,
   detectPyramid: pyramidLevelsCpu,
   detectRows,
+  // Dynamic scheduling of any task above over blocks (forBlocks).
+  blocks: (task: string, counter: Int32Array, n: number, block: number, args: unknown[], sum: boolean) => runBlocks(TASKS, task, counter, n, block, args, sum),
 };
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */

@@ -35,12 +35,11 @@ export class InlinePool implements CpuPool {
 }
 
 /**
- * Pixels per chunk below which point operations (histogram, LUT) do not split further. Swept on the H100 machine
- * (16 threads, bench/cpu-profile.ts --chunk, h100-cpu-chunk-sweep.txt): at 4K, 2^20 left 8 of the 16 threads idle
- * and equalize took 4.7 ms; 2^17–2^19 all gave 2.3–2.6 ms; 8K is split 16 ways either way. A setting so that
- * benchmarks can sweep it.
+ * Pixels per block of the point operations (histogram, LUT), which workers take dynamically (forBlocks). Swept on
+ * the H100 machine (bench/cpu-dispatch.ts, 2^15–2^18): 2^17 and 2^18 best at 4K and 8K, smaller blocks slower
+ * (per-block results). A setting so that benchmarks can sweep it.
  */
-export const cpuTuning = { pixelChunk: 1 << 18 };
+export const cpuTuning = { pixelBlock: 1 << 17 };
 
 /**
  * Splits [0, n) into at most pool.size chunks of at least `minChunk` items and runs `task` on each; below
@@ -55,6 +54,49 @@ export async function forChunks<R>(
   const jobs: Promise<R>[] = [];
   for (let start = 0; start < n; start += per) jobs.push(pool.run<R>(task, argsFor(start, Math.min(n, start + per))));
   return Promise.all(jobs);
+}
+
+/** Placeholders in a block task's arguments, replaced by each block's bounds (forBlocks). */
+export const BLOCK_START = '\u0000start';
+export const BLOCK_END = '\u0000end';
+
+/**
+ * Worker side of forBlocks: takes blocks of `block` items from the shared counter until none are left and runs
+ * `task` on each (BLOCK_START/BLOCK_END in `args` replaced by the block's bounds). Returns the blocks' results, or
+ * with `sum` their elementwise sum (typed arrays of one length, e.g. partial histograms) as one result.
+ */
+export function runBlocks(tasks: TaskTable, task: string, counter: Int32Array, n: number, block: number, args: unknown[], sum = false): unknown[] {
+  const out: unknown[] = [];
+  for (;;) {
+    const start = Atomics.add(counter, 0, 1) * block;
+    if (start >= n) return out;
+    const end = Math.min(n, start + block);
+    const r = runTask(tasks, task, args.map((a) => (a === BLOCK_START ? start : a === BLOCK_END ? end : a)));
+    if (sum && out.length) {
+      const acc = out[0] as Uint32Array, add = r as Uint32Array;
+      for (let i = 0; i < acc.length; i++) acc[i] += add[i];
+    } else {
+      out.push(r);
+    }
+  }
+}
+
+/**
+ * Like forChunks, but scheduled dynamically, as OpenCV's parallel_for_: each worker gets one 'blocks' task that
+ * takes blocks of [0, n) from a shared counter until all are taken, so a worker that wakes late or is descheduled
+ * does fewer blocks instead of holding the others up. Measured on the H100 machine (bench/cpu-dispatch.ts,
+ * 16 workers, 8K): the last of 16 equal chunks came back at 5.6 ms, the first at 3.1 ms; with blocks the
+ * histogram pass went 5.7 → 4.5 ms and the LUT pass 6.2 → 3.9 ms. Results come per block in no particular order
+ * (`sum`: one elementwise sum per worker).
+ */
+export async function forBlocks<R>(pool: CpuPool, n: number, block: number, task: string, args: unknown[], sum = false): Promise<R[]> {
+  if (pool.size <= 1 || n < 2 * block || typeof SharedArrayBuffer === 'undefined') {
+    return [pool.runLocal<R>(task, args.map((a) => (a === BLOCK_START ? 0 : a === BLOCK_END ? n : a)))];
+  }
+  const counter = new Int32Array(new SharedArrayBuffer(4));
+  const workers = Math.min(pool.size, Math.ceil(n / block));
+  const parts = await Promise.all(Array.from({ length: workers }, () => pool.run<R[]>('blocks', [task, counter, n, block, args, sum])));
+  return parts.flat() as R[];
 }
 
 /** True when the array's memory can be shared with workers without a copy. */

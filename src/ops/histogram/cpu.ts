@@ -1,13 +1,15 @@
-import { cpuTuning, forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
+import { BLOCK_END, BLOCK_START, cpuTuning, forBlocks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import type { Image } from '../../core/image.js';
 
-/** Histogram of a gray 8/16-bit image on the CPU: workers each count a slice, then the slices are summed. */
+/** Histogram of a gray 8/16-bit image on the CPU: workers take blocks and count them, then their partial histograms are summed. */
 export async function histogramCpu(img: Image, pool: CpuPool, bins?: number, mask?: Uint8Array): Promise<Uint32Array> {
   const bits = img.dtype === 'uint8' ? 8 : 16;
   const nbins = bins ?? 1 << bits;
   const data = shareable(pool, img.data as Uint8Array | Uint16Array);
   const m = mask ? shareable(pool, mask) : undefined;
-  const parts = await forChunks<Uint32Array>(pool, data.length, cpuTuning.pixelChunk, 'histogram', (s, e) => [data, s, e, nbins, bits, m]);
+  // Blocks of at least 8 pixels per bin: each block's partial histogram is allocated and summed.
+  const block = Math.max(cpuTuning.pixelBlock, nbins * 8);
+  const parts = await forBlocks<Uint32Array>(pool, data.length, block, 'histogram', [data, BLOCK_START, BLOCK_END, nbins, bits, m], true);
   if (parts.length === 1) return parts[0];
   const out = new Uint32Array(nbins);
   for (const p of parts) for (let b = 0; b < nbins; b++) out[b] += p[b];

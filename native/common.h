@@ -1,0 +1,26 @@
+// Helpers shared by imgpu's Node-API modules.
+#ifndef IMGPU_NATIVE_COMMON_H
+#define IMGPU_NATIVE_COMMON_H
+#include <node_api.h>
+#include <stddef.h>
+
+// The data and element count of a typed array of type `want` (any backing: ArrayBuffer, SharedArrayBuffer, a
+// mapped GPU range); 0 when `v` is something else.
+static inline int typed_array(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *len) {
+  bool is;
+  napi_typedarray_type t;
+  napi_value ab;
+  size_t off;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return 0;
+  if (napi_get_typedarray_info(env, v, &t, len, data, &ab, &off) != napi_ok || t != want) return 0;
+  return 1;
+}
+
+// A Uint8Array's bytes.
+static inline int get_bytes(napi_env env, napi_value v, unsigned char **data, size_t *len) {
+  void *p;
+  if (!typed_array(env, v, napi_uint8_array, &p, len)) return 0;
+  *data = p;
+  return 1;
+}
+#endif

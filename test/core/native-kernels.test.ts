@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { nativeKernels } from '../../src/core/cpu/native.js';
+import { BLOCK_END, BLOCK_START, forBlocks, InlinePool } from '../../src/core/cpu/pool.js';
+import { histogram8Js } from '../../src/ops/histogram/cpu-kernels.js';
+import { applyLut8 } from '../../src/ops/lut/cpu-kernels.js';
+import { TASKS } from '../../src/ops/tasks.js';
+import { installNativeKernels } from '../../src/node/native-kernels.js';
+import { NodeWorkerPool } from '../../src/node/worker-pool.js';
+import { readImage } from '../../src/io/index.js';
+import { fixture, randomBytes } from '../helpers/fixtures.js';
+
+const built = installNativeKernels();
+// CI builds the native pieces (IMGPU_REQUIRE_NATIVE=1); elsewhere these tests say why they skip.
+const skip = built ? false : process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native point kernels not built (scripts/build-native.mjs)';
+
+test('the native point kernels are built where required', { skip: process.env.IMGPU_REQUIRE_NATIVE !== '1' }, () => {
+  assert.ok(built, 'dist/native/imgpu-point.node missing: did npm ci run scripts/build-native.mjs?');
+});
+
+test('native histogram and LUT equal the JavaScript loops on a photograph and on noise, any range', { skip }, async () => {
+  const k = nativeKernels.point!;
+  const photo = (await readImage(fixture('images', 'chelsea.png'), { gray: true })).data as Uint8Array;
+  const noise = randomBytes(100_003, 7);
+  const lut = Uint8Array.from({ length: 256 }, (_, i) => (i * 37 + 11) & 255);
+  for (const data of [photo, noise, photo.subarray(3)]) {
+    for (const [s, e] of [[0, data.length], [1, 2], [5, 5], [7, 8196], [data.length - 13, data.length]]) {
+      const h = new Uint32Array(256);
+      k.histogram8(data, s, e, h);
+      assert.deepEqual(h, histogram8Js(data, s, e), `histogram [${s}, ${e})`);
+      const a = new Uint8Array(data.length), b = new Uint8Array(data.length);
+      k.applyLut8(data, a, lut, s, e);
+      // The JavaScript word loop needs src and dst equally aligned; the plain loop otherwise.
+      if (data.byteOffset % 4 === 0) applyLut8(data, b, lut, s, e);
+      else for (let i = s; i < e; i++) b[i] = lut[data[i]];
+      assert.deepEqual(a, b, `LUT [${s}, ${e})`);
+    }
+  }
+  // Adds to what `out` holds: blocks accumulate into one histogram.
+  const h = new Uint32Array(256).fill(1);
+  k.histogram8(noise, 0, 10, h);
+  assert.equal(h.reduce((x, y) => x + y, 0), 256 + 10);
+});
+
+test('native kernels refuse out-of-range bounds and wrong types instead of touching memory', { skip }, () => {
+  const k = nativeKernels.point!;
+  const d = new Uint8Array(100);
+  assert.throws(() => k.histogram8(d, 0, 101, new Uint32Array(256)), TypeError);
+  assert.throws(() => k.histogram8(d, 5, 4, new Uint32Array(256)), TypeError);
+  assert.throws(() => k.histogram8(d, 0, 10, new Uint32Array(255)), TypeError);
+  assert.throws(() => k.applyLut8(d, new Uint8Array(50), new Uint8Array(256), 0, 60), TypeError);
+  assert.throws(() => k.applyLut8(d, d, new Uint8Array(255), 0, 10), TypeError);
+  assert.throws(() => k.applyLut8(new Uint16Array(100) as never, d, new Uint8Array(256), 0, 10), TypeError);
+});
+
+test('forBlocks: every block done once, results summed per worker, same as one pass', async () => {
+  const data = randomBytes(1_000_003, 3);
+  const whole = histogram8Js(data, 0, data.length);
+  const pool = new NodeWorkerPool(3);
+  try {
+    for (const block of [4096, 65536, 1 << 20]) {
+      const parts = await forBlocks<Uint32Array>(pool, data.length, block, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true);
+      assert.ok(parts.length <= pool.size, `${parts.length} results from ${pool.size} workers`);
+      const h = new Uint32Array(256);
+      for (const p of parts) for (let b = 0; b < 256; b++) h[b] += p[b];
+      assert.deepEqual(h, whole, `block ${block}`);
+      const out = new Uint8Array(new SharedArrayBuffer(data.length));
+      const lut = Uint8Array.from({ length: 256 }, (_, i) => 255 - i);
+      await forBlocks(pool, data.length, block, 'applyLut', [data, out, lut, BLOCK_START, BLOCK_END]);
+      assert.ok(out.every((v, i) => v === 255 - data[i]), `LUT, block ${block}`);
+    }
+  } finally {
+    await pool.close();
+  }
+  // Without workers: one call over the whole range.
+  const inline = await forBlocks<Uint32Array>(new InlinePool(TASKS), data.length, 4096, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true);
+  assert.deepEqual(inline, [whole]);
+});
