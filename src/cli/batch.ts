@@ -265,6 +265,13 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
     // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
     const outputs = new RecycledBuffers(32); // enough for the images being written behind
+    // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
+    const made = new Set<string>();
+    const ensureDir = async (d: string) => {
+      if (made.has(d)) return;
+      await mkdir(d, { recursive: true });
+      made.add(d);
+    };
     const recycled = <R>(r: OpResult<R>): OpResult<R> => {
       const out = r.output as unknown as Image;
       if (!r.release || !out?.data) return r;
@@ -293,7 +300,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         phases.upload += r.timings.upload;
         phases.kernels += kernelTotal(r.timings);
         phases.download += r.timings.download;
-        await mkdir(dirname(job.output), { recursive: true });
+        await ensureDir(dirname(job.output));
         while (writes.size >= window) await Promise.race(writes);
         const w: Promise<void> = (async () => {
           const tw = now();

@@ -24,13 +24,14 @@ function load(): CopyBinding | undefined {
 const PARALLEL_FROM = 1 << 20;
 
 /**
- * Threads per copy: IMGPU_COPY_THREADS, else 8 (or the machine's threads if fewer) — memory bandwidth, not
- * cores, bounds a copy; swept on the H100 machine (bench/transfer.ts).
+ * Threads per copy: IMGPU_COPY_THREADS, else one per core up to 16. Swept on the H100 machine (bench/transfer.ts,
+ * 1–16 threads, three runs): 16 was fastest at 4K and 8K in each (8K equalize host→host 2.5–5.3 ms against
+ * 3.3–6.6 with 8); a part is never under 256 KiB, so small copies use fewer.
  */
 export function copyThreads(): number {
   const env = Number(process.env.IMGPU_COPY_THREADS);
   if (Number.isInteger(env) && env >= 1) return env;
-  return Math.max(1, Math.min(8, availableParallelism()));
+  return Math.max(1, Math.min(16, availableParallelism()));
 }
 
 /** Settings benchmarks may change (bench/transfer.ts sweeps the threads). */
