@@ -47,7 +47,8 @@ export interface ReadOptions {
   alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer;
 }
 
-async function readBytes(path: string): Promise<Buffer> {
+/** A file's bytes, or a typed error saying why not. */
+export async function readBytes(path: string): Promise<Buffer> {
   try {
     return await readFile(path);
   } catch (e) {

@@ -15,6 +15,9 @@ interface TurboBinding {
   header(jpeg: Uint8Array): { width: number; height: number; subsampling: number; colorspace: number };
   decode(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3): void;
   encode(pixels: Uint8Array, width: number, height: number, channels: 1 | 3, quality: number): Buffer;
+  /** decode/encode on libuv's thread pool; `nice` raises that thread's nice value (Linux). */
+  decodeAsync(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, nice?: number): Promise<void>;
+  encodeAsync(pixels: Uint8Array, width: number, height: number, channels: 1 | 3, quality: number, nice?: number): Promise<Buffer>;
 }
 
 // TurboJPEG's TJSAMP_GRAY and TJCS_GRAY/TJCS_RGB/TJCS_YCbCr (CMYK and YCCK go to sharp).
@@ -149,8 +152,18 @@ function decodeInto(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8A
   try {
     plan.tj.decode(buf, out, plan.channels);
   } catch (e) {
-    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
+    throw corrupt(path, e);
   }
+}
+
+const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
+
+/** Where the work of the async codec calls runs: off the JavaScript thread, at this nice value. */
+export interface CodecThreadOptions {
+  /** Decode/encode on libuv's thread pool instead of the calling thread. @default false */
+  async?: boolean;
+  /** Nice value for that thread (Linux), so codecs yield to the thread feeding the GPU. @default 0 */
+  nice?: number;
 }
 
 /**
@@ -158,17 +171,38 @@ function decodeInto(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8A
  * output is the only write of the pixels on the host, no copy follows. Undefined where the native path does not
  * apply (no codec, CMYK, an EXIF rotation): read it with readImage and upload that instead.
  */
-export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean): Promise<GpuImage | undefined> {
+export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: CodecThreadOptions = {}): Promise<GpuImage | undefined> {
   const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
   if (!plan || plan.orientation !== 1) return undefined;
   const staged = await GpuImage.staging(ctx, [plan.height, plan.width], 'uint8', plan.channels);
   try {
-    decodeInto(plan, buf, path, staged.image.data as Uint8Array);
+    const out = staged.image.data as Uint8Array;
+    if (opts.async) await plan.tj.decodeAsync(buf, out, plan.channels, opts.nice ?? 0).catch((e) => Promise.reject(corrupt(path, e)));
+    else decodeInto(plan, buf, path, out);
   } catch (e) {
     staged.discard();
     throw e;
   }
   return staged.upload();
+}
+
+/**
+ * Encodes a resident 8-bit gray or RGB image to JPEG straight from mapped readback memory (GpuImage.toHostView):
+ * the encoder reads the pixels where the GPU's copy put them, no host copy. Undefined where the native path does
+ * not apply (no codec, another dtype or channel count): download it and use writeImage.
+ */
+export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: CodecThreadOptions = {}): Promise<Uint8Array | undefined> {
+  const tj = nativeJpeg();
+  if (!tj || img.dtype !== 'uint8' || (img.channels !== 1 && img.channels !== 3) || img.shape.length !== 2) return undefined;
+  const [h, w] = img.shape;
+  const v = await img.toHostView();
+  try {
+    const px = v.image.data as Uint8Array;
+    // The view stays mapped until the encoder is done with it (released below, after the await).
+    return opts.async ? await tj.encodeAsync(px, w, h, img.channels, quality, opts.nice ?? 0) : tj.encode(px, w, h, img.channels, quality);
+  } finally {
+    v.release();
+  }
 }
 
 /** Encodes an 8-bit gray or RGB image natively (cv2.imwrite's bytes), or undefined where sharp must (RGBA, no codec). */
