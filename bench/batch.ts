@@ -6,8 +6,7 @@
  * `imgpu <op> <folder> <out>` on the GPU and on the CPU (the CLI's own batch mode, one process) and of
  * bench/batch_anchors.py (cv2.imread → op → cv2.imwrite in a loop, and in a 16-process Pool) in the same run,
  * and where imgpu's time went (read, host, upload, kernels, download, write); for equalize also the GPU run with
- * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1); for each op the GPU run without the direct JPEG lane
- * (IMGPU_BATCH_DIRECT=0), and for equalize also with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1). Writes bench/results/<out>.json and a bar plot, <out>.svg.
+ * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1) and with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1). Writes bench/results/<out>.json and a bar plot, <out>.svg.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,14 +66,12 @@ async function main(): Promise<void> {
     const cpu = imgpu(argsFor('cpu'));
     // The same GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).
     const gpuSharp = name === 'equalize' ? imgpu(argsFor('gpu'), { IMGPU_NO_NATIVE_JPEG: '1' }) : undefined;
-    // Without the direct JPEG lane (decode → shared memory → copy into upload memory; readback → copy → encode), with
-    // the copies on native threads, and with them on the main thread (TypedArray.set).
-    const gpuNoDirect = imgpu(argsFor('gpu'), { IMGPU_BATCH_DIRECT: '0' });
-    const gpuJsCopy = name === 'equalize' ? imgpu(argsFor('gpu'), { IMGPU_BATCH_DIRECT: '0', IMGPU_NO_NATIVE_COPY: '1' }) : undefined;
+    // And with the host copies into/out of mapped memory on the main thread (TypedArray.set) instead of native threads.
+    const gpuJsCopy = name === 'equalize' ? imgpu(argsFor('gpu'), { IMGPU_NO_NATIVE_COPY: '1' }) : undefined;
     const py = spawnSync('python3', ['bench/batch_anchors.py', src, join(dir, `py-${name}`), name, '16'], { encoding: 'utf8' });
     let anchors: Record<string, unknown> = {};
     try { anchors = JSON.parse(py.stdout); } catch { anchors = { error: py.stderr.slice(-300) }; }
-    const row = { op: name, images: count, gpu, cpu, ...(gpuSharp ? { gpu_sharp_codecs: gpuSharp } : {}), gpu_no_direct: gpuNoDirect, ...(gpuJsCopy ? { gpu_js_copy: gpuJsCopy } : {}), anchors };
+    const row = { op: name, images: count, gpu, cpu, ...(gpuSharp ? { gpu_sharp_codecs: gpuSharp } : {}), ...(gpuJsCopy ? { gpu_js_copy: gpuJsCopy } : {}), anchors };
     console.log(JSON.stringify(row));
     rows.push(row);
   }

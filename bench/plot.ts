@@ -69,7 +69,6 @@ export function plotBatchSvg(title: string, rows: { op: string; [k: string]: unk
   const rate = (x: unknown) => (x as { images_per_s?: number } | undefined)?.images_per_s;
   const series: [string, string, (r: Record<string, unknown>) => number | undefined][] = [
     ['imgpu GPU', '#1f77b4', (r) => rate(r.gpu)],
-    ['imgpu GPU, no direct JPEG lane', '#9edae5', (r) => rate(r.gpu_no_direct)],
     ['imgpu CPU', '#8c8c8c', (r) => rate(r.cpu)],
     ['imgpu GPU, JPEG via sharp', '#aec7e8', (r) => rate(r.gpu_sharp_codecs)],
     ['OpenCV loop', '#ff9896', (r) => (r.anchors as { loop?: number })?.loop],

@@ -8,27 +8,11 @@ import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
-import { GpuImage } from '../core/gpu/gpu-image.js';
-import { formatOf, readBytes, READERS, writeAtomically, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
-import { decodeJpegToGpu, encodeJpegFromGpu, nativeJpeg } from '../io/jpeg.js';
+import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
 
-
-const JPEG_NAME = /\.jpe?g$/i;
-/** Nice value of the threads that decode and encode (codec workers, libuv's pool in the direct lane). */
-const CODEC_NICE = Number(process.env.IMGPU_CODEC_NICE ?? 5);
-
-/**
- * Whether a batch takes the direct JPEG lane: GPU only, a gray operation writing images, the native codec built
- * (IMGPU_BATCH_DIRECT=0 turns it off). JPEGs are then decoded on libuv's threads straight into mapped upload memory
- * and encoded straight from mapped readback memory, so the main thread copies no pixels: profiled on the H100
- * machine, its copies into and out of mapped memory were 40 % of its time, and it sets a GPU batch's pace.
- */
-function directJpeg(cmd: OpCommand<unknown>, exec: Execution): boolean {
-  return !!exec.gpu && !exec.cpu && !cmd.colour && cmd.write === writeImage && !!nativeJpeg() && process.env.IMGPU_BATCH_DIRECT !== '0';
-}
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runBatch). */
@@ -272,22 +256,11 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
   // The loop itself, so that the codec workers are closed whatever happens in it.
   async function batchLoop(): Promise<number> {
     const progress = new Progress(todo.length, o.quiet || o.json);
-    const direct = directJpeg(cmd, exec);
-    let directCount = 0;
-    const read = async (j: Job): Promise<Image | GpuImage> => {
+    const read = async (j: Job): Promise<Image> => {
       const tr = now();
-      try {
-        if (direct && JPEG_NAME.test(j.input) && JPEG_NAME.test(j.output)) {
-          const g = await decodeJpegToGpu(exec.gpu!, await readBytes(j.input), j.input, true, { async: true, nice: CODEC_NICE });
-          if (g) {
-            directCount++;
-            return g;
-          } // else (EXIF rotation, CMYK) through the codec workers
-        }
-        return await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
-      } finally {
-        phases.read += now() - tr;
-      }
+      const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
+      phases.read += now() - tr;
+      return img;
     };
     // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
     // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
@@ -308,38 +281,6 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       r.release();
       return { ...r, output: { ...out, data } as unknown as R, release: undefined };
     };
-    // A resident input (the direct JPEG lane): the operation is submitted without waiting, the input goes back to
-    // the pool (the queue runs in order), and the output is encoded from mapped readback memory on libuv's threads.
-    async function processResident(job: Job, img: GpuImage): Promise<void> {
-      try {
-        const r = await cmd.run(img as unknown as Image, params, { pool: exec.pool, gpu: exec.gpu, profile: false, wait: false }, {});
-        img.release();
-        const out = r.output as unknown as GpuImage;
-        phases.host += r.timings.host;
-        await ensureDir(dirname(job.output));
-        while (writes.size >= window) await Promise.race(writes);
-        const w: Promise<void> = (async () => {
-          const tw = now();
-          try {
-            const jpeg = await encodeJpegFromGpu(out, o.write.quality ?? 95, { async: true, nice: CODEC_NICE });
-            if (jpeg) await writeAtomically(job.output, jpeg);
-            else await codecs.write(job.output, await out.toHost(), o.write); // not 8-bit gray/RGB: the usual writer
-            processed++;
-            bytes += job.bytes;
-          } catch (e) {
-            fail(job, e);
-          } finally {
-            out.release();
-          }
-          phases.write += now() - tw;
-          progress.update(processed + failed.length, bytes);
-        })().finally(() => writes.delete(w));
-        writes.add(w);
-      } catch (e) {
-        img.release();
-        fail(job, e);
-      }
-    }
     async function processOne(job: Job, img: Image): Promise<void> {
       try {
         const results: Record<string, OpResult<T>> = {};
@@ -391,7 +332,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     // Several images in flight on both sides of the processing: decoding and encoding run on the codec
     // workers, so `window` images are read ahead and `window` written behind.
     const window = Math.max(2, Math.min(16, exec.pool.size));
-    const reads: Promise<Image | GpuImage | Error>[] = [];
+    const reads: Promise<Image | Error>[] = [];
     let nextRead = 0;
     const fill = () => {
       while (reads.length < window && nextRead < todo.length) reads.push(read(todo[nextRead++]).catch((e: Error) => e));
@@ -414,7 +355,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         continue;
       }
       while (running.size >= depth) await Promise.race(running);
-      const p: Promise<void> = (got instanceof GpuImage ? processResident(job, got) : processOne(job, got)).finally(() => running.delete(p));
+      const p: Promise<void> = processOne(job, got).finally(() => running.delete(p));
       running.add(p);
     }
     await Promise.all(running);
@@ -429,7 +370,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       read: phases.read / (wall * codecs.size),
       write: phases.write / (wall * codecs.size),
     };
-    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(direct ? { direct_jpeg: directCount } : {}) };
+    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
     return report(summary, o.json);
   }
 }
@@ -447,8 +388,6 @@ export interface BatchSummary {
   disagreed?: number;
   /** --jobs: the processes that shared the batch */
   processes?: number;
-  /** GPU runs: images that took the direct JPEG lane (decoded into upload memory, encoded from readback memory) */
-  direct_jpeg?: number;
 }
 
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */

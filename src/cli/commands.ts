@@ -22,8 +22,6 @@ export interface RunOn {
   profile?: boolean;
   /** GPU: return the output as a view of mapped readback memory, with a release() (batch mode). */
   view?: boolean;
-  /** GPU, resident input: submit without waiting; the output feeds what follows (batch mode's direct lane). */
-  wait?: boolean;
 }
 
 /**

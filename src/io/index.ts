@@ -47,8 +47,7 @@ export interface ReadOptions {
   alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer;
 }
 
-/** A file's bytes, or a typed error saying why not. */
-export async function readBytes(path: string): Promise<Buffer> {
+async function readBytes(path: string): Promise<Buffer> {
   try {
     return await readFile(path);
   } catch (e) {

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { UnsupportedFormatError } from '../../src/core/errors.js';
 import { readImage, writeImage } from '../../src/io/index.js';
-import { decodeJpegToGpu, exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
+import { decodeJpegToGpu, encodeJpegFromGpu, exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -66,16 +67,35 @@ test('a truncated or mislabelled JPEG is a typed error, not a half-gray image', 
   await assert.rejects(readImage(join(tmp, 'text.jpg')), UnsupportedFormatError);
 });
 
-test('a JPEG decodes straight into GPU upload memory, equal to the host decode', { skip }, async (t) => {
+test('a JPEG decodes straight into GPU upload memory (here or on libuv\'s threads), equal to the host decode', { skip }, async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  for (const gray of [true, false]) {
-    const dev = await decodeJpegToGpu(gpu, readFileSync(jpeg('chelsea_q90.jpg')), 'chelsea_q90.jpg', gray);
-    assert.ok(dev, 'decoded natively');
-    assert.ok(compareImages(await dev.toHost(), await readImage(jpeg('chelsea_q90.jpg'), { gray })).identical, gray ? 'gray' : 'colour');
+  for (const async of [false, true]) {
+    for (const gray of [true, false]) {
+      const dev = await decodeJpegToGpu(gpu, readFileSync(jpeg('chelsea_q90.jpg')), 'chelsea_q90.jpg', gray, { async, nice: 1 });
+      assert.ok(dev, 'decoded natively');
+      assert.ok(compareImages(await dev.toHost(), await readImage(jpeg('chelsea_q90.jpg'), { gray })).identical, `${gray ? 'gray' : 'colour'}, async ${async}`);
+      dev.release();
+    }
+    assert.equal(await decodeJpegToGpu(gpu, readFileSync(jpeg('crop_o6.jpg')), 'crop_o6.jpg', true, { async }), undefined, 'rotated files go through the host');
+    const bytes = readFileSync(jpeg('chelsea_q90.jpg'));
+    await assert.rejects(decodeJpegToGpu(gpu, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', true, { async }), UnsupportedFormatError);
+  }
+});
+
+test('a resident image encodes straight from mapped readback memory: cv2.imwrite\'s bytes, here or on libuv\'s threads', { skip }, async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (const [img, ref] of [[await readImage(jpeg('chelsea_q90_rgb.png')), 'chelsea_q95_cv2.jpg'], [await readImage(fixture('images', 'camera.png')), 'camera_q95_cv2.jpg']] as const) {
+    const dev = await GpuImage.upload(gpu, img);
+    for (const async of [false, true]) {
+      const bytes = await encodeJpegFromGpu(dev, 95, { async, nice: 1 });
+      assert.ok(bytes && Buffer.from(bytes).equals(readFileSync(jpeg(ref))), `${ref}, async ${async}`);
+    }
     dev.release();
   }
-  assert.equal(await decodeJpegToGpu(gpu, readFileSync(jpeg('crop_o6.jpg')), 'crop_o6.jpg', true), undefined, 'rotated files go through the host');
-  const bytes = readFileSync(jpeg('chelsea_q90.jpg'));
-  await assert.rejects(decodeJpegToGpu(gpu, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', true), UnsupportedFormatError);
+  // Not 8-bit gray/RGB: left to the caller (download and writeImage).
+  const f = await GpuImage.upload(gpu, { data: new Float32Array(16), shape: [4, 4], channels: 1, dtype: 'float32' });
+  assert.equal(await encodeJpegFromGpu(f, 95), undefined);
+  f.release();
 });

@@ -7,21 +7,61 @@ import type { GpuContext } from './context.js';
  * Dawn quantizes timestamps unless created with `disable-dawn-features=timestamp_quantization` (the Node
  * runtime does that).
  */
+interface TimerResources {
+  querySet: GPUQuerySet;
+  resolveBuf: GPUBuffer;
+  readBuf: GPUBuffer;
+}
+
+/**
+ * Query sets and buffers of finished timers, per context, for the next ones: every host→host operation makes a
+ * timer, and creating and destroying three GPU objects per call showed in a profile of a batch on the H100 (the
+ * main thread sets a GPU batch's pace).
+ */
+const idleTimers = new WeakMap<GpuContext, TimerResources[]>();
+const CAPACITY = 32;
+
+function takeResources(ctx: GpuContext): TimerResources {
+  let list = idleTimers.get(ctx);
+  if (!list) {
+    idleTimers.set(ctx, (list = []));
+    ctx.onDestroy(() => {
+      for (const r of list!) destroyResources(r);
+      list!.length = 0;
+    });
+  }
+  return list.pop() ?? {
+    querySet: ctx.device.createQuerySet({ type: 'timestamp', count: CAPACITY * 2 }),
+    resolveBuf: ctx.device.createBuffer({ size: CAPACITY * 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
+    readBuf: ctx.device.createBuffer({ size: CAPACITY * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+  };
+}
+
+function destroyResources(r: TimerResources): void {
+  r.querySet.destroy();
+  r.resolveBuf.destroy();
+  r.readBuf.destroy();
+}
+
 export class KernelTimer {
   readonly enabled: boolean;
   private readonly names: string[] = [];
-  private querySet?: GPUQuerySet;
-  private resolveBuf?: GPUBuffer;
-  private readBuf?: GPUBuffer;
+  private readonly res?: TimerResources;
+  /** A readback map is pending or the buffer is mapped: the resources cannot be reused as they are. */
+  private reading = false;
 
-  constructor(ctx: GpuContext, want: boolean, private readonly capacity = 32) {
+  constructor(private readonly ctx: GpuContext, want: boolean, private readonly capacity = CAPACITY) {
     this.enabled = want && ctx.timestamps;
-    if (this.enabled) {
-      this.querySet = ctx.device.createQuerySet({ type: 'timestamp', count: capacity * 2 });
-      this.resolveBuf = ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-      this.readBuf = ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    }
+    if (this.enabled) this.res = capacity === CAPACITY ? takeResources(ctx) : {
+      querySet: ctx.device.createQuerySet({ type: 'timestamp', count: capacity * 2 }),
+      resolveBuf: ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
+      readBuf: ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+    };
   }
+
+  private get querySet(): GPUQuerySet | undefined { return this.res?.querySet; }
+  private get resolveBuf(): GPUBuffer | undefined { return this.res?.resolveBuf; }
+  private get readBuf(): GPUBuffer | undefined { return this.res?.readBuf; }
 
   /** A compute pass descriptor that records this pass's begin and end time under `name`. */
   pass(name: string): GPUComputePassDescriptor {
@@ -41,15 +81,18 @@ export class KernelTimer {
   /** Reads the times back (after the encoder was submitted). */
   async read(): Promise<KernelTime[]> {
     if (!this.enabled || !this.names.length) return [];
+    this.reading = true;
     await this.readBuf!.mapAsync(GPUMapMode.READ);
     const t = new BigUint64Array(this.readBuf!.getMappedRange().slice(0));
     this.readBuf!.unmap();
+    this.reading = false;
     return this.names.map((name, i) => ({ name, ms: Math.max(0, Number(t[2 * i + 1] - t[2 * i])) / 1e6 }));
   }
 
+  /** Gives the query set and buffers to the next timer (destroys them if a readback never finished). */
   destroy(): void {
-    this.querySet?.destroy();
-    this.resolveBuf?.destroy();
-    this.readBuf?.destroy();
+    if (!this.res) return;
+    if (this.reading || this.capacity !== CAPACITY || this.ctx.lost) destroyResources(this.res);
+    else idleTimers.get(this.ctx)!.push(this.res);
   }
 }
