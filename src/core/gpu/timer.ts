@@ -30,10 +30,14 @@ function takeResources(ctx: GpuContext): TimerResources {
       list!.length = 0;
     });
   }
-  return list.pop() ?? {
-    querySet: ctx.device.createQuerySet({ type: 'timestamp', count: CAPACITY * 2 }),
-    resolveBuf: ctx.device.createBuffer({ size: CAPACITY * 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
-    readBuf: ctx.device.createBuffer({ size: CAPACITY * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+  return list.pop() ?? createResources(ctx, CAPACITY);
+}
+
+function createResources(ctx: GpuContext, capacity: number): TimerResources {
+  return {
+    querySet: ctx.device.createQuerySet({ type: 'timestamp', count: capacity * 2 }),
+    resolveBuf: ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
+    readBuf: ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
   };
 }
 
@@ -52,11 +56,7 @@ export class KernelTimer {
 
   constructor(private readonly ctx: GpuContext, want: boolean, private readonly capacity = CAPACITY) {
     this.enabled = want && ctx.timestamps;
-    if (this.enabled) this.res = capacity === CAPACITY ? takeResources(ctx) : {
-      querySet: ctx.device.createQuerySet({ type: 'timestamp', count: capacity * 2 }),
-      resolveBuf: ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC }),
-      readBuf: ctx.device.createBuffer({ size: capacity * 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
-    };
+    if (this.enabled) this.res = capacity === CAPACITY ? takeResources(ctx) : createResources(ctx, capacity);
   }
 
   private get querySet(): GPUQuerySet | undefined { return this.res?.querySet; }
