@@ -1,7 +1,8 @@
 /**
  * Where a CPU point operation's time goes on the worker pool: `node dist/bench/cpu-dispatch.js [--sizes 4k,8k] [--reps 30]`.
- * Per size, for the pool with the native point kernels (native/point.c) and for one with the JavaScript loops
- * (IMGPU_NO_NATIVE_KERNELS=1): the histogram and LUT passes and equalize end to end (dynamic blocks, the default),
+ * Per size, with the native point kernels on native threads (native/point.c, the default where built), with the
+ * native loops on the worker pool's dynamic blocks, and with the JavaScript loops there (IMGPU_NO_NATIVE_KERNELS=1):
+ * the histogram and LUT passes and equalize end to end,
  * sweeps of the block size, and one thread's share of each pass (n / threads pixels, on the calling thread: what a
  * perfectly parallel pool would take). Also the pool's round trip with empty tasks and, for 16 equal static
  * chunks of the histogram, when the first, median and last came back (stragglers). Medians, ms; a JSON line per size.
@@ -61,9 +62,12 @@ for (const s of arg('sizes', '4k,8k').split(',')) {
   const row: Record<string, unknown> = { size: s, threads: nativePool.size, block: cpuTuning.pixelBlock, native: !!nativePoint };
   row.dispatchEmpty = await median(() => Promise.all(Array.from({ length: nativePool.size }, () => nativePool.run('histogram', [data, 0, 0, 256, 8, undefined]))));
   row.staticChunksDone = await chunkSpread(jsPool, data);
-  for (const [name, pool] of [['native', nativePool], ['js', jsPool]] as const) {
-    if (name === 'native' && !nativePoint) continue;
-    nativeKernels.point = name === 'native' ? nativePoint : undefined;
+  // native: whole passes on native threads; workers: the worker pool's dynamic blocks with the native loops (each
+  // worker loads its own); js: the worker pool with the JavaScript loops.
+  const workersOnly = nativePoint ? { histogram8: nativePoint.histogram8, applyLut8: nativePoint.applyLut8 } : undefined;
+  for (const [name, pool] of [['native', nativePool], ['workers', nativePool], ['js', jsPool]] as const) {
+    if (name !== 'js' && !nativePoint) continue;
+    nativeKernels.point = name === 'native' ? nativePoint : name === 'workers' ? workersOnly : undefined;
     const blocks: Record<string, unknown> = {};
     for (const block of [1 << 16, 1 << 17, 1 << 18]) {
       blocks[block] = {

@@ -3,97 +3,37 @@
 // at ~5 GB/s on one thread (it is write-combined system memory), so a 7680×4320 upload was 6.7 ms of which the
 // GPU's own copy is ~0.8 ms; memory bandwidth allows several times that from several threads. JavaScript cannot
 // hand a mapped ArrayBuffer to worker threads (it is not shareable), but native threads can write through its
-// pointer. The threads are made once and wait on a condition variable; one copy uses them at a time (another
-// caller meanwhile copies on its own thread). Node-API: one binary for every Node version and worker thread.
+// pointer. The threads are pool.h's. Node-API: one binary for every Node version and worker thread.
 #include <node_api.h>
 #include "common.h"
-#include <pthread.h>
+#include "pool.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_THREADS 32
-// Parts are cut at 64-byte boundaries (cache lines; write-combining buffers) and never smaller than this.
+// Parts never smaller than this; cut at 64-byte boundaries (cache lines; write-combining buffers).
 #define MIN_PART (256 * 1024)
 
 typedef struct {
   unsigned char *dst;
   const unsigned char *src;
   size_t n;
-} part_t;
+} copy_job_t;
 
-static pthread_mutex_t use_lock = PTHREAD_MUTEX_INITIALIZER; // one parallel copy at a time
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;     // guards the fields below
-static pthread_cond_t go = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
-static pthread_t threads[MAX_THREADS];
-static int started = 0;       // helper threads running
-static unsigned long generation = 0;
-static int active = 0;        // helpers given a part in this generation
-static int pending = 0;       // of those, not done yet
-static part_t parts[MAX_THREADS];
-
-static void *helper(void *arg) {
-  int id = (int)(intptr_t)arg;
-  unsigned long seen = 0;
-  pthread_mutex_lock(&lock);
-  for (;;) {
-    while (generation == seen) pthread_cond_wait(&go, &lock);
-    seen = generation;
-    if (id >= active) continue;
-    part_t p = parts[id];
-    pthread_mutex_unlock(&lock);
-    memcpy(p.dst, p.src, p.n);
-    pthread_mutex_lock(&lock);
-    if (--pending == 0) pthread_cond_signal(&finished);
-  }
-  return NULL;
-}
-
-// Starts helpers up to `want` (best effort: fewer if the system refuses threads). Called with use_lock held.
-static int ensure_helpers(int want) {
-  while (started < want && started < MAX_THREADS) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    int rc = pthread_create(&threads[started], &attr, helper, (void *)(intptr_t)started);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) break;
-    started++;
-  }
-  return started < want ? started : want;
+static void copy_part(void *job, int index, int count) {
+  copy_job_t *c = job;
+  size_t per = ((c->n / (size_t)count) + 63) & ~(size_t)63;
+  size_t start = per * (size_t)index;
+  if (start >= c->n) return;
+  size_t len = index == count - 1 || start + per > c->n ? c->n - start : per;
+  memcpy(c->dst + start, c->src + start, len);
 }
 
 // Copies n bytes with up to `nthreads` threads (the caller's included).
 static void parallel_copy(unsigned char *dst, const unsigned char *src, size_t n, int nthreads) {
-  int parts_wanted = (int)(n / MIN_PART);
-  if (parts_wanted > nthreads) parts_wanted = nthreads;
-  if (parts_wanted > MAX_THREADS + 1) parts_wanted = MAX_THREADS + 1;
-  if (parts_wanted <= 1 || pthread_mutex_trylock(&use_lock) != 0) {
-    memcpy(dst, src, n);
-    return;
-  }
-  int helpers = ensure_helpers(parts_wanted - 1);
-  int total = helpers + 1;
-  size_t per = ((n / total) + 63) & ~(size_t)63;
-  size_t off = 0;
-  pthread_mutex_lock(&lock);
-  for (int i = 0; i < helpers; i++) {
-    size_t len = off + per <= n ? per : n - off;
-    parts[i] = (part_t){dst + off, src + off, len};
-    off += len;
-  }
-  active = helpers;
-  pending = helpers;
-  generation++;
-  pthread_cond_broadcast(&go);
-  pthread_mutex_unlock(&lock);
-  memcpy(dst + off, src + off, n - off); // the caller's own part: the rest
-  pthread_mutex_lock(&lock);
-  while (pending > 0) pthread_cond_wait(&finished, &lock);
-  pthread_mutex_unlock(&lock);
-  pthread_mutex_unlock(&use_lock);
+  copy_job_t job = {dst, src, n};
+  int parts = (int)(n / MIN_PART);
+  pool_run(copy_part, &job, parts < nthreads ? parts : nthreads);
 }
 
 // Reads (dst: Uint8Array, src: Uint8Array, threads: number); same lengths, or a JS error is thrown.

@@ -5,7 +5,9 @@
 // (tested against the JavaScript loops).
 #include <node_api.h>
 #include "common.h"
+#include "pool.h"
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int range(napi_env env, napi_value s, napi_value e, size_t len, size_t *start, size_t *end) {
@@ -83,10 +85,111 @@ static napi_value apply_lut8(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// The whole image on the native pool (pool.h), blocks taken from a shared counter by each thread until none are
+// left (a late or descheduled thread does fewer) — OpenCV's parallel_for_, with threads woken by a condition
+// variable instead of the messages that wake JavaScript workers.
+#define BLOCK (128 * 1024)
+
+typedef struct {
+  size_t n;
+  size_t next; // the next block, taken atomically
+} blocks_t;
+
+static int take_block(blocks_t *b, size_t *start, size_t *end) {
+  size_t k = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+  if (k * BLOCK >= b->n) return 0;
+  *start = k * BLOCK;
+  *end = *start + BLOCK < b->n ? *start + BLOCK : b->n;
+  return 1;
+}
+
+typedef struct {
+  blocks_t blocks;
+  const uint8_t *src;
+  uint32_t hist[POOL_MAX_THREADS + 1][256]; // one per participant, summed by the caller
+} hist_job_t;
+
+typedef struct {
+  blocks_t blocks;
+  const uint8_t *src;
+  uint8_t *dst;
+  const uint8_t *lut;
+} lut_job_t;
+
+// No more threads than blocks.
+static int useful_threads(size_t n, int threads) {
+  size_t blocks = (n + BLOCK - 1) / BLOCK;
+  return (size_t)threads < blocks ? threads : (int)blocks;
+}
+
+static void hist_work(void *job, int index, int count) {
+  (void)count;
+  hist_job_t *j = job;
+  size_t s, e;
+  while (take_block(&j->blocks, &s, &e)) hist8(j->src, s, e, j->hist[index]);
+}
+
+static void lut_work(void *job, int index, int count) {
+  (void)index;
+  (void)count;
+  lut_job_t *j = job;
+  size_t s, e;
+  while (take_block(&j->blocks, &s, &e)) lut8(j->src, j->dst, j->lut, s, e);
+}
+
+// histogram8Parallel(data: Uint8Array, out: Uint32Array(256), threads): adds the counts of all of data to out.
+static napi_value histogram8_parallel(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  void *data, *out;
+  size_t n, bins;
+  int threads;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
+      !typed_array(env, argv[0], napi_uint8_array, &data, &n) || !typed_array(env, argv[1], napi_uint32_array, &out, &bins) ||
+      bins != 256 || napi_get_value_int32(env, argv[2], &threads) != napi_ok) {
+    napi_throw_type_error(env, NULL, "histogram8Parallel(data: Uint8Array, out: Uint32Array(256), threads)");
+    return NULL;
+  }
+  hist_job_t *j = calloc(1, sizeof *j);
+  if (!j) {
+    napi_throw_error(env, NULL, "histogram8Parallel: out of memory");
+    return NULL;
+  }
+  j->src = data;
+  j->blocks.n = n;
+  pool_run(hist_work, j, useful_threads(n, threads));
+  uint32_t *o = out;
+  for (int t = 0; t <= POOL_MAX_THREADS; t++)
+    for (int b = 0; b < 256; b++) o[b] += j->hist[t][b];
+  free(j);
+  return NULL;
+}
+
+// applyLut8Parallel(src: Uint8Array, dst: Uint8Array, lut: Uint8Array(256), threads): dst[i] = lut[src[i]], all i.
+static napi_value apply_lut8_parallel(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  void *src, *dst, *lut;
+  size_t n, dn, ln;
+  int threads;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 ||
+      !typed_array(env, argv[0], napi_uint8_array, &src, &n) || !typed_array(env, argv[1], napi_uint8_array, &dst, &dn) ||
+      !typed_array(env, argv[2], napi_uint8_array, &lut, &ln) || ln != 256 || dn != n ||
+      napi_get_value_int32(env, argv[3], &threads) != napi_ok) {
+    napi_throw_type_error(env, NULL, "applyLut8Parallel(src: Uint8Array, dst: Uint8Array (same length), lut: Uint8Array(256), threads)");
+    return NULL;
+  }
+  lut_job_t j = {.blocks = {.n = n}, .src = src, .dst = dst, .lut = lut};
+  pool_run(lut_work, &j, useful_threads(n, threads));
+  return NULL;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"histogram8", NULL, histogram8, NULL, NULL, NULL, napi_default, NULL},
       {"applyLut8", NULL, apply_lut8, NULL, NULL, NULL, napi_default, NULL},
+      {"histogram8Parallel", NULL, histogram8_parallel, NULL, NULL, NULL, napi_default, NULL},
+      {"applyLut8Parallel", NULL, apply_lut8_parallel, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
   return exports;

@@ -42,6 +42,24 @@ test('native histogram and LUT equal the JavaScript loops on a photograph and on
   assert.equal(h.reduce((x, y) => x + y, 0), 256 + 10);
 });
 
+test('native parallel histogram and LUT (whole image on native threads) equal the JavaScript loops', { skip }, async () => {
+  const k = nativeKernels.point!;
+  const photo = (await readImage(fixture('images', 'chelsea.png'), { gray: true })).data as Uint8Array;
+  const lut = Uint8Array.from({ length: 256 }, (_, i) => (i * 91 + 7) & 255);
+  for (const data of [photo, photo.subarray(5, 5 + 100_001), randomBytes(3_000_017, 9), new Uint8Array(0), randomBytes(17, 2)]) {
+    for (const threads of [1, 2, 3, 16, 64]) {
+      const h = new Uint32Array(256);
+      k.histogram8Parallel!(data, h, threads);
+      assert.deepEqual(h, histogram8Js(data, 0, data.length), `histogram, ${data.length} px, ${threads} threads`);
+      const dst = new Uint8Array(data.length);
+      k.applyLut8Parallel!(data, dst, lut, threads);
+      assert.ok(dst.every((v, i) => v === lut[data[i]]), `LUT, ${data.length} px, ${threads} threads`);
+    }
+  }
+  assert.throws(() => k.applyLut8Parallel!(photo, new Uint8Array(photo.length - 1), lut, 4), TypeError);
+  assert.throws(() => k.histogram8Parallel!(photo, new Uint32Array(10), 4), TypeError);
+});
+
 test('native kernels refuse out-of-range bounds and wrong types instead of touching memory', { skip }, () => {
   const k = nativeKernels.point!;
   const d = new Uint8Array(100);

@@ -1,10 +1,17 @@
 import { BLOCK_END, BLOCK_START, cpuTuning, forBlocks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import type { Image } from '../../core/image.js';
+import { nativeKernels } from '../../core/cpu/native.js';
 
 /** Histogram of a gray 8/16-bit image on the CPU: workers take blocks and count them, then their partial histograms are summed. */
 export async function histogramCpu(img: Image, pool: CpuPool, bins?: number, mask?: Uint8Array): Promise<Uint32Array> {
   const bits = img.dtype === 'uint8' ? 8 : 16;
   const nbins = bins ?? 1 << bits;
+  const parallel = nativeKernels.point?.histogram8Parallel;
+  if (parallel && pool.size > 1 && bits === 8 && nbins === 256 && !mask) {
+    const out = new Uint32Array(256);
+    parallel(img.data as Uint8Array, out, pool.size);
+    return out;
+  }
   const data = shareable(pool, img.data as Uint8Array | Uint16Array);
   const m = mask ? shareable(pool, mask) : undefined;
   // Blocks of at least 8 pixels per bin: each block's partial histogram is allocated and summed.
