@@ -8,7 +8,6 @@
 #include "common.h"
 #include "pool.h"
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 // Parts never smaller than this; cut at 64-byte boundaries (cache lines; write-combining buffers).
@@ -65,71 +64,9 @@ static napi_value copy(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-typedef struct {
-  napi_async_work work;
-  napi_deferred deferred;
-  napi_ref dst_ref, src_ref; // keep both arrays alive while a libuv thread copies
-  unsigned char *dst;
-  const unsigned char *src;
-  size_t n;
-  int nthreads;
-} async_copy_t;
-
-static void async_execute(napi_env env, void *data) {
-  (void)env;
-  async_copy_t *c = data;
-  parallel_copy(c->dst, c->src, c->n, c->nthreads);
-}
-
-static void async_complete(napi_env env, napi_status status, void *data) {
-  async_copy_t *c = data;
-  napi_value undef;
-  napi_get_undefined(env, &undef);
-  if (status == napi_ok) {
-    napi_resolve_deferred(env, c->deferred, undef);
-  } else {
-    napi_value msg, err;
-    napi_create_string_utf8(env, "copy: cancelled", NAPI_AUTO_LENGTH, &msg);
-    napi_create_error(env, NULL, msg, &err);
-    napi_reject_deferred(env, c->deferred, err);
-  }
-  napi_delete_reference(env, c->dst_ref);
-  napi_delete_reference(env, c->src_ref);
-  napi_delete_async_work(env, c->work);
-  free(c);
-}
-
-// copyAsync(dst, src, threads) -> Promise<void>: the copy runs off the JavaScript thread. Neither array may be
-// detached (a mapped range unmapped) before the promise settles.
-static napi_value copy_async(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  unsigned char *dst, *src;
-  size_t n;
-  int nthreads;
-  if (!read_args(env, info, argv, &dst, &src, &n, &nthreads)) return NULL;
-  async_copy_t *c = calloc(1, sizeof *c);
-  napi_value promise, name;
-  if (!c) {
-    napi_throw_error(env, NULL, "copy: out of memory");
-    return NULL;
-  }
-  *c = (async_copy_t){.dst = dst, .src = src, .n = n, .nthreads = nthreads};
-  if (napi_create_promise(env, &c->deferred, &promise) != napi_ok ||
-      napi_create_reference(env, argv[0], 1, &c->dst_ref) != napi_ok ||
-      napi_create_reference(env, argv[1], 1, &c->src_ref) != napi_ok ||
-      napi_create_string_utf8(env, "imgpu-copy", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, async_execute, async_complete, c, &c->work) != napi_ok ||
-      napi_queue_async_work(env, c->work) != napi_ok) {
-    napi_throw_error(env, NULL, "copy: N-API failure");
-    return NULL;
-  }
-  return promise;
-}
-
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"copy", NULL, copy, NULL, NULL, NULL, napi_default, NULL},
-      {"copyAsync", NULL, copy_async, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
   return exports;

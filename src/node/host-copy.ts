@@ -10,7 +10,6 @@ import { loadNativeModule } from './native.js';
  */
 interface CopyBinding {
   copy(dst: Uint8Array, src: Uint8Array, threads: number): void;
-  copyAsync(dst: Uint8Array, src: Uint8Array, threads: number): Promise<void>;
 }
 
 let binding: CopyBinding | null | undefined;
