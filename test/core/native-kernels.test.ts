@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { nativeKernels } from '../../src/core/cpu/native.js';
 import { BLOCK_END, BLOCK_START, forBlocks, InlinePool } from '../../src/core/cpu/pool.js';
@@ -11,6 +16,7 @@ import { readImage } from '../../src/io/index.js';
 import { fixture, randomBytes } from '../helpers/fixtures.js';
 
 const built = installNativeKernels();
+const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 // CI builds the native pieces (IMGPU_REQUIRE_NATIVE=1); elsewhere these tests say why they skip.
 const skip = built ? false : process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native point kernels not built (scripts/build-native.mjs)';
 
@@ -93,4 +99,18 @@ test('forBlocks: every block done once, results summed per worker, same as one p
   // Without workers: one call over the whole range.
   const inline = await forBlocks<Uint32Array>(new InlinePool(TASKS), data.length, 4096, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true);
   assert.deepEqual(inline, [whole]);
+});
+
+test('the CLI gives the same bytes with the native kernels and with the JavaScript loops (equalize, otsu)', { skip }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-native-'));
+  const input = fixture('images', 'chelsea.png');
+  for (const args of [['equalize'], ['threshold', '--method', 'otsu']]) {
+    const outs = ['0', '1'].map((off) => {
+      const out = join(dir, `${args[0]}-${off}.png`);
+      const r = spawnSync(process.execPath, [BIN, ...args, input, out, '--device', 'cpu'], { encoding: 'utf8', env: { ...process.env, IMGPU_NO_NATIVE_KERNELS: off } });
+      assert.equal(r.status, 0, r.stderr);
+      return readFileSync(out);
+    });
+    assert.ok(outs[0].equals(outs[1]), args.join(' '));
+  }
 });
