@@ -1,10 +1,9 @@
 /**
  * Where a CPU point operation's time goes on the worker pool: `node dist/bench/cpu-dispatch.js [--sizes 4k,8k] [--reps 30]`.
- * Per size, with the native point kernels on native threads (native/point.c, the default where built), with the
- * native loops on the worker pool's dynamic blocks, and with the JavaScript loops there (IMGPU_NO_NATIVE_KERNELS=1):
- * the histogram and LUT passes and equalize end to end,
- * sweeps of the block size, and one thread's share of each pass (n / threads pixels, on the calling thread: what a
- * perfectly parallel pool would take). Also the pool's round trip with empty tasks and, for 16 equal static
+ * Per size, with the native point passes on native threads (native/point.c, the default where built) and with the
+ * JavaScript loops on the worker pool's dynamic blocks (IMGPU_NO_NATIVE_KERNELS=1): the histogram and LUT passes
+ * and equalize end to end. For the JavaScript loops also sweeps of the block size and one thread's share of each
+ * pass (n / threads pixels, on the calling thread: what a perfectly parallel pool would take). Also the pool's round trip with empty tasks and, for 16 equal static
  * chunks of the histogram, when the first, median and last came back (stragglers). Medians, ms; a JSON line per size.
  */
 import { nativeKernels } from '../src/core/cpu/native.js';
@@ -22,11 +21,9 @@ import { photoAt } from './common.js';
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const reps = Number(arg('reps', '30'));
 const SIZES: Record<string, [number, number]> = { '4k': [3840, 2160], '8k': [7680, 4320] };
-const nativePool = new NodeWorkerPool();
+const pool = new NodeWorkerPool();
+// The native passes run from this thread; without them (set to undefined below) the JavaScript loops run on the workers.
 const nativePoint = nativeKernels.point;
-process.env.IMGPU_NO_NATIVE_KERNELS = '1'; // workers copy the environment when they start
-const jsPool = new NodeWorkerPool();
-delete process.env.IMGPU_NO_NATIVE_KERNELS;
 
 const median = async (f: () => unknown): Promise<number> => {
   const ts: number[] = [];
@@ -56,36 +53,34 @@ for (const s of arg('sizes', '4k,8k').split(',')) {
   const data = img.data as Uint8Array;
   const out = createImage(img.shape, 'uint8');
   const n = data.length;
-  const share = Math.ceil(n / nativePool.size);
+  const share = Math.ceil(n / pool.size);
   const lut = new Uint32Array(256).map((_, i) => 255 - i);
   const table = Uint8Array.from(lut);
-  const row: Record<string, unknown> = { size: s, threads: nativePool.size, block: cpuTuning.pixelBlock, native: !!nativePoint };
-  row.dispatchEmpty = await median(() => Promise.all(Array.from({ length: nativePool.size }, () => nativePool.run('histogram', [data, 0, 0, 256, 8, undefined]))));
-  row.staticChunksDone = await chunkSpread(jsPool, data);
-  // native: whole passes on native threads; workers: the worker pool's dynamic blocks with the native loops (each
-  // worker loads its own); js: the worker pool with the JavaScript loops.
-  const workersOnly = nativePoint ? { histogram8: nativePoint.histogram8, applyLut8: nativePoint.applyLut8 } : undefined;
-  for (const [name, pool] of [['native', nativePool], ['workers', nativePool], ['js', jsPool]] as const) {
-    if (name !== 'js' && !nativePoint) continue;
-    nativeKernels.point = name === 'native' ? nativePoint : name === 'workers' ? workersOnly : undefined;
-    const blocks: Record<string, unknown> = {};
-    for (const block of [1 << 16, 1 << 17, 1 << 18]) {
-      blocks[block] = {
-        histogram: await median(() => forBlocks(pool, n, block, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true)),
-        lut: await median(() => forBlocks(pool, n, block, 'applyLut', [data, out.data, table, BLOCK_START, BLOCK_END])),
-      };
-    }
+  const row: Record<string, unknown> = { size: s, threads: pool.size, block: cpuTuning.pixelBlock, native: !!nativePoint };
+  row.dispatchEmpty = await median(() => Promise.all(Array.from({ length: pool.size }, () => pool.run('histogram', [data, 0, 0, 256, 8, undefined]))));
+  row.staticChunksDone = await chunkSpread(pool, data);
+  // The worker pool's dynamic blocks at several block sizes, and one thread's share (JavaScript loops).
+  const blocks: Record<string, unknown> = {};
+  for (const block of [1 << 16, 1 << 17, 1 << 18]) {
+    blocks[block] = {
+      histogram: await median(() => forBlocks(pool, n, block, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true)),
+      lut: await median(() => forBlocks(pool, n, block, 'applyLut', [data, out.data, table, BLOCK_START, BLOCK_END])),
+    };
+  }
+  row.blocks = blocks;
+  row.histogramOneShare = await median(() => histogramRange(data, 0, share, 256, 8));
+  row.lutOneShare = await median(() => applyLutRange(data, out.data as Uint8Array, table, 0, share));
+  // native: whole passes on native threads; js: the worker pool's dynamic blocks with the JavaScript loops.
+  for (const name of ['native', 'js'] as const) {
+    if (name === 'native' && !nativePoint) continue;
+    nativeKernels.point = name === 'native' ? nativePoint : undefined;
     row[name] = {
       histogram: await median(() => histogramCpu(img, pool)),
       lut: await median(() => applyLutCpu(img, lut, pool, out)),
       equalize: await median(() => equalize(img, { pool, out })),
-      histogramOneShare: await median(() => histogramRange(data, 0, share, 256, 8)),
-      lutOneShare: await median(() => applyLutRange(data, out.data as Uint8Array, table, 0, share)),
-      blocks,
     };
   }
   nativeKernels.point = nativePoint;
   console.log(JSON.stringify(row));
 }
-await nativePool.close();
-await jsPool.close();
+await pool.close();

@@ -3,9 +3,10 @@
 // at ~5 GB/s on one thread (it is write-combined system memory), so a 7680×4320 upload was 6.7 ms of which the
 // GPU's own copy is ~0.8 ms; memory bandwidth allows several times that from several threads. JavaScript cannot
 // hand a mapped ArrayBuffer to worker threads (it is not shareable), but native threads can write through its
-// pointer. The threads are pool.h's. Node-API: one binary for every Node version and worker thread.
+// pointer. The threads are the module's pool (pool.c). Node-API: one binary for every Node version and thread.
 #include <node_api.h>
 #include "common.h"
+#include "module.h"
 #include "pool.h"
 #include <stdint.h>
 #include <string.h>
@@ -35,39 +36,29 @@ static void parallel_copy(unsigned char *dst, const unsigned char *src, size_t n
   pool_run(copy_part, &job, parts < nthreads ? parts : nthreads);
 }
 
-// Reads (dst: Uint8Array, src: Uint8Array, threads: number); same lengths, or a JS error is thrown.
-static int read_args(napi_env env, napi_callback_info info, napi_value argv[3], unsigned char **dst, unsigned char **src,
-                     size_t *n, int *nthreads) {
-  size_t argc = 3;
-  size_t dn, sn;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !get_bytes(env, argv[0], dst, &dn) ||
-      !get_bytes(env, argv[1], src, &sn) || napi_get_value_int32(env, argv[2], nthreads) != napi_ok) {
-    napi_throw_type_error(env, NULL, "copy(dst: Uint8Array, src: Uint8Array, threads: number)");
-    return 0;
-  }
-  if (dn != sn) {
-    napi_throw_range_error(env, NULL, "copy: dst and src differ in length");
-    return 0;
-  }
-  *n = dn;
-  return 1;
-}
-
-// copy(dst, src, threads): returns when the bytes are copied.
+// copy(dst: Uint8Array, src: Uint8Array, threads): returns when the bytes are copied; same lengths, or a JS error.
 static napi_value copy(napi_env env, napi_callback_info info) {
+  size_t argc = 3, n, sn;
   napi_value argv[3];
   unsigned char *dst, *src;
-  size_t n;
   int nthreads;
-  if (!read_args(env, info, argv, &dst, &src, &n, &nthreads)) return NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 || !get_bytes(env, argv[0], &dst, &n) ||
+      !get_bytes(env, argv[1], &src, &sn) || napi_get_value_int32(env, argv[2], &nthreads) != napi_ok) {
+    napi_throw_type_error(env, NULL, "copy(dst: Uint8Array, src: Uint8Array, threads: number)");
+    return NULL;
+  }
+  if (n != sn) {
+    napi_throw_range_error(env, NULL, "copy: dst and src differ in length");
+    return NULL;
+  }
   if (n) parallel_copy(dst, src, n, nthreads);
   return NULL;
 }
 
-NAPI_MODULE_INIT() {
+// Adds this file's functions to the module's exports (module.c).
+int imgpu_copy_exports(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"copy", NULL, copy, NULL, NULL, NULL, napi_default, NULL},
   };
-  if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
-  return exports;
+  return napi_define_properties(env, exports, sizeof props / sizeof *props, props) == napi_ok;
 }

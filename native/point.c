@@ -1,23 +1,15 @@
-// imgpu's 8-bit point kernels in C, called by the CPU pool's workers on their blocks (src/ops/histogram/cpu-kernels.ts,
-// src/ops/lut/cpu-kernels.ts) where this module is built; the JavaScript loops remain the fallback and the browser
-// path. Measured on the H100 machine (one thread, 7680×4320): the JavaScript histogram and LUT loops ran ~2× slower
-// than the same loops compiled, and those two passes are all of equalize. Results are integers: identical either way
-// (tested against the JavaScript loops).
+// imgpu's 8-bit point passes in C: the histogram and the LUT of a whole image on native threads (pool.h), called
+// by src/ops/histogram/cpu.ts and src/ops/lut/cpu.ts where this module is built; the JavaScript loops on the worker
+// pool remain the fallback and the browser path. Measured on the H100 machine: the JavaScript loops ran ~2× slower
+// per thread than these, and waking 16 JavaScript workers by message cost ~0.25 ms a pass; those two passes are all
+// of equalize. Results are integers: identical either way (tested against the JavaScript loops).
 #include <node_api.h>
 #include "common.h"
+#include "module.h"
 #include "pool.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int range(napi_env env, napi_value s, napi_value e, size_t len, size_t *start, size_t *end) {
-  double a, b;
-  if (napi_get_value_double(env, s, &a) != napi_ok || napi_get_value_double(env, e, &b) != napi_ok) return 0;
-  if (!(a >= 0 && b >= a && b <= (double)len)) return 0;
-  *start = (size_t)a;
-  *end = (size_t)b;
-  return 1;
-}
 
 // Four interleaved sub-histograms, so that runs of equal pixels (flat regions) do not serialize on one counter.
 static void hist8(const uint8_t *p, size_t start, size_t end, uint32_t *out) {
@@ -51,38 +43,6 @@ static void lut8(const uint8_t *src, uint8_t *dst, const uint8_t *lut, size_t st
     dst[i + 4] = e, dst[i + 5] = f, dst[i + 6] = g, dst[i + 7] = h;
   }
   for (; i < end; i++) dst[i] = lut[src[i]];
-}
-
-// histogram8(data: Uint8Array, start, end, out: Uint32Array(256)): adds the counts of data[start, end) to out.
-static napi_value histogram8(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  void *data, *out;
-  size_t n, bins, start, end;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4 ||
-      !typed_array(env, argv[0], napi_uint8_array, &data, &n) || !typed_array(env, argv[3], napi_uint32_array, &out, &bins) ||
-      bins != 256 || !range(env, argv[1], argv[2], n, &start, &end)) {
-    napi_throw_type_error(env, NULL, "histogram8(data: Uint8Array, start, end, out: Uint32Array(256)), 0 <= start <= end <= length");
-    return NULL;
-  }
-  hist8(data, start, end, out);
-  return NULL;
-}
-
-// applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array(256), start, end): dst[i] = lut[src[i]] on [start, end).
-static napi_value apply_lut8(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  void *src, *dst, *lut;
-  size_t n, dn, ln, start, end;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5 ||
-      !typed_array(env, argv[0], napi_uint8_array, &src, &n) || !typed_array(env, argv[1], napi_uint8_array, &dst, &dn) ||
-      !typed_array(env, argv[2], napi_uint8_array, &lut, &ln) || ln != 256 || !range(env, argv[3], argv[4], n < dn ? n : dn, &start, &end)) {
-    napi_throw_type_error(env, NULL, "applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array(256), start, end), in bounds of both");
-    return NULL;
-  }
-  lut8(src, dst, lut, start, end);
-  return NULL;
 }
 
 // The whole image on the native pool (pool.h), blocks taken from a shared counter by each thread until none are
@@ -137,8 +97,8 @@ static void lut_work(void *job, int index, int count) {
   while (take_block(&j->blocks, &s, &e)) lut8(j->src, j->dst, j->lut, s, e);
 }
 
-// histogram8Parallel(data: Uint8Array, out: Uint32Array(256), threads): adds the counts of all of data to out.
-static napi_value histogram8_parallel(napi_env env, napi_callback_info info) {
+// histogram8(data: Uint8Array, out: Uint32Array(256), threads): adds the counts of all of data to out.
+static napi_value histogram8(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
   void *data, *out;
@@ -147,12 +107,12 @@ static napi_value histogram8_parallel(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
       !typed_array(env, argv[0], napi_uint8_array, &data, &n) || !typed_array(env, argv[1], napi_uint32_array, &out, &bins) ||
       bins != 256 || napi_get_value_int32(env, argv[2], &threads) != napi_ok) {
-    napi_throw_type_error(env, NULL, "histogram8Parallel(data: Uint8Array, out: Uint32Array(256), threads)");
+    napi_throw_type_error(env, NULL, "histogram8(data: Uint8Array, out: Uint32Array(256), threads)");
     return NULL;
   }
   hist_job_t *j = calloc(1, sizeof *j);
   if (!j) {
-    napi_throw_error(env, NULL, "histogram8Parallel: out of memory");
+    napi_throw_error(env, NULL, "histogram8: out of memory");
     return NULL;
   }
   j->src = data;
@@ -165,8 +125,8 @@ static napi_value histogram8_parallel(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// applyLut8Parallel(src: Uint8Array, dst: Uint8Array, lut: Uint8Array(256), threads): dst[i] = lut[src[i]], all i.
-static napi_value apply_lut8_parallel(napi_env env, napi_callback_info info) {
+// applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array(256), threads): dst[i] = lut[src[i]], all i.
+static napi_value apply_lut8(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
   void *src, *dst, *lut;
@@ -176,7 +136,7 @@ static napi_value apply_lut8_parallel(napi_env env, napi_callback_info info) {
       !typed_array(env, argv[0], napi_uint8_array, &src, &n) || !typed_array(env, argv[1], napi_uint8_array, &dst, &dn) ||
       !typed_array(env, argv[2], napi_uint8_array, &lut, &ln) || ln != 256 || dn != n ||
       napi_get_value_int32(env, argv[3], &threads) != napi_ok) {
-    napi_throw_type_error(env, NULL, "applyLut8Parallel(src: Uint8Array, dst: Uint8Array (same length), lut: Uint8Array(256), threads)");
+    napi_throw_type_error(env, NULL, "applyLut8(src: Uint8Array, dst: Uint8Array (same length), lut: Uint8Array(256), threads)");
     return NULL;
   }
   lut_job_t j = {.blocks = {.n = n}, .src = src, .dst = dst, .lut = lut};
@@ -184,13 +144,11 @@ static napi_value apply_lut8_parallel(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-NAPI_MODULE_INIT() {
+// Adds this file's functions to the module's exports (module.c).
+int imgpu_point_exports(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"histogram8", NULL, histogram8, NULL, NULL, NULL, napi_default, NULL},
       {"applyLut8", NULL, apply_lut8, NULL, NULL, NULL, napi_default, NULL},
-      {"histogram8Parallel", NULL, histogram8_parallel, NULL, NULL, NULL, napi_default, NULL},
-      {"applyLut8Parallel", NULL, apply_lut8_parallel, NULL, NULL, NULL, napi_default, NULL},
   };
-  if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
-  return exports;
+  return napi_define_properties(env, exports, sizeof props / sizeof *props, props) == napi_ok;
 }

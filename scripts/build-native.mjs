@@ -2,9 +2,8 @@
 // Builds imgpu's optional native pieces into dist/native/ (Node-API, one binary for every Node version):
 // - imgpu-turbo.node: the JPEG codec (native/turbo.c, a binding of the system libjpeg-turbo), with the library
 //   copied beside it (rpath $ORIGIN) so that dist/ runs on a machine without it (the device machine);
-// - imgpu-copy.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
-//   memory;
-// - imgpu-point.node: the 8-bit histogram and LUT loops (native/point.c) for the CPU pool's workers.
+// - imgpu-native.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
+//   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c).
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
 // its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
@@ -28,11 +27,11 @@ function libturbojpeg() {
   return undefined;
 }
 
-/** Compiles native/<source> into dist/native/<name> (atomically); false when the compiler fails. */
-function build(source, name, extra) {
+/** Compiles native/<sources> into dist/native/<name> (atomically); false when the compiler fails. */
+function build(sources, name, extra) {
   const tmp = join(outDir, `.${name}.${process.pid}`);
   try {
-    execFileSync(cc, ['-O2', '-fPIC', '-shared', '-Wall', '-I', headers, join(root, 'native', source), '-o', tmp, ...extra], { stdio: 'inherit' });
+    execFileSync(cc, ['-O2', '-fPIC', '-shared', '-Wall', '-I', headers, ...sources.map((f) => join(root, 'native', f)), '-o', tmp, ...extra], { stdio: 'inherit' });
   } catch {
     return false;
   }
@@ -49,14 +48,12 @@ mkdirSync(outDir, { recursive: true });
 const lib = libturbojpeg();
 if (!lib) {
   console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler); JPEG goes through sharp');
-} else if (build('turbo.c', 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
+} else if (build(['turbo.c'], 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
   copyFileSync(realpathSync(lib), join(outDir, 'libturbojpeg.so.0'));
   console.log(`imgpu: native JPEG codec built (${lib})`);
 } else {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
 }
 
-if (build('copy.c', 'imgpu-copy.node', ['-pthread'])) console.log('imgpu: native parallel copy built');
-else console.warn('imgpu: native parallel copy failed to compile; host copies go through TypedArray.set');
-if (build('point.c', 'imgpu-point.node', [])) console.log('imgpu: native point kernels built');
-else console.warn('imgpu: native point kernels failed to compile; histogram and LUT run as JavaScript');
+if (build(['module.c', 'pool.c', 'copy.c', 'point.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
+else console.warn('imgpu: native copies and point kernels failed to compile; they run as JavaScript (TypedArray.set, the worker pool)');

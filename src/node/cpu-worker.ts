@@ -2,9 +2,6 @@
 import { parentPort } from 'node:worker_threads';
 import { runTask } from '../core/cpu/pool.js';
 import { TASKS } from '../ops/tasks.js';
-import { installNativeKernels } from './native-kernels.js';
-
-installNativeKernels();
 
 parentPort!.on('message', (msg: { task: string; args: unknown[] }) => {
   try {

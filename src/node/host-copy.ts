@@ -3,7 +3,7 @@ import type { HostCopy } from '../core/gpu/context.js';
 import { loadNativeModule } from './native.js';
 
 /**
- * Host copies split over native threads (native/copy.c), for the copies into and out of GPU-mapped memory: one
+ * Host copies split over native threads (native/copy.c, in imgpu-native.node), for the copies into and out of GPU-mapped memory: one
  * JavaScript TypedArray.set into Dawn's mapped upload memory runs at ~5 GB/s on the H100 machine, which made a
  * 7680×4320 upload 6.7 ms for a GPU copy of ~0.8 ms. Worker threads cannot help there (a mapped ArrayBuffer is not
  * shareable); native threads write through its pointer.
@@ -15,7 +15,7 @@ interface CopyBinding {
 let binding: CopyBinding | null | undefined;
 
 function load(): CopyBinding | undefined {
-  binding ??= loadNativeModule<CopyBinding>('imgpu-copy.node', 'IMGPU_NO_NATIVE_COPY') ?? null;
+  binding ??= loadNativeModule<CopyBinding>('imgpu-native.node', 'IMGPU_NO_NATIVE_COPY') ?? null;
   return binding ?? undefined;
 }
 

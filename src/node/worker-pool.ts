@@ -22,7 +22,7 @@ export class NodeWorkerPool implements CpuPool {
 
   constructor(size = Math.min(availableParallelism(), 16)) {
     this.size = Math.max(1, size);
-    installNativeKernels(); // for runLocal; each worker installs its own
+    installNativeKernels(); // the 8-bit point passes run on native threads where built, not on the workers
     for (let i = 0; i < this.size; i++) {
       const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
       w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));

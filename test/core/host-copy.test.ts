@@ -7,7 +7,7 @@ import { randomBytes } from '../helpers/fixtures.js';
 const skip = nativeCopyBinding() ? false : process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native copy not built (scripts/build-native.mjs)';
 
 test('the native parallel copy is built where required', { skip: process.env.IMGPU_REQUIRE_NATIVE !== '1' }, () => {
-  assert.ok(nativeCopyBinding(), 'dist/native/imgpu-copy.node missing: did npm ci run scripts/build-native.mjs?');
+  assert.ok(nativeCopyBinding(), 'dist/native/imgpu-native.node missing: did npm ci run scripts/build-native.mjs?');
 });
 
 test('native copy: every byte lands, whatever the length, offsets and thread count', { skip }, async () => {

@@ -1,20 +1,16 @@
 /**
- * Native CPU kernels, when the platform provides them (Node with dist/native/imgpu-point.node, installed by
- * src/node/native-kernels.ts in the main thread and in every pool worker). The 8-bit histogram and LUT passes then
- * run whole on native threads (a pool woken by a condition variable) with as many threads as the CpuPool has —
- * measured on the H100 machine, waking 16 JavaScript workers by message twice per equalize was a third of a 4K
- * equalize. The JavaScript loops (on the worker pool, dynamic blocks) are used otherwise
- * (browsers, no C compiler at install, IMGPU_NO_NATIVE_KERNELS=1). Both give identical results (integer kernels).
+ * Native CPU kernels, when the platform provides them (Node with dist/native/imgpu-native.node, installed by
+ * src/node/native-kernels.ts when a worker pool is made). The 8-bit histogram and LUT passes then run whole on
+ * native threads (a pool woken by a condition variable) with as many threads as the CpuPool has — measured on the
+ * H100 machine, waking 16 JavaScript workers by message twice per equalize was a third of a 4K equalize. The
+ * JavaScript loops (on the worker pool, dynamic blocks) are used otherwise (browsers, no C compiler at install,
+ * IMGPU_NO_NATIVE_KERNELS=1). Both give identical results (integer kernels).
  */
 export interface PointKernels {
-  /** Adds the counts of data[start, end) to out (256 bins). */
-  histogram8(data: Uint8Array, start: number, end: number, out: Uint32Array): void;
-  /** dst[i] = lut[src[i]] for i in [start, end). */
-  applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, start: number, end: number): void;
-  /** histogram8 over all of data on `threads` native threads (blocks taken dynamically). */
-  histogram8Parallel?(data: Uint8Array, out: Uint32Array, threads: number): void;
-  /** applyLut8 over all of src on `threads` native threads; dst has src's length. */
-  applyLut8Parallel?(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, threads: number): void;
+  /** Adds the counts of all of data to out (256 bins), on `threads` native threads (blocks taken dynamically). */
+  histogram8(data: Uint8Array, out: Uint32Array, threads: number): void;
+  /** dst[i] = lut[src[i]] for all i (dst has src's length), on `threads` native threads. */
+  applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, threads: number): void;
 }
 
 export const nativeKernels: { point?: PointKernels } = {};

@@ -1,5 +1,3 @@
-import { nativeKernels } from '../../core/cpu/native.js';
-
 /**
  * Histogram of data[start, end) with `bins` bins over the dtype's range (bin = (v · bins) >> bits), counting
  * only where `mask` is non-zero (when given). The full-range 8-bit case counts into four interleaved
@@ -26,16 +24,6 @@ export function histogramRange(
  * V8 keeps the loop monomorphic.
  */
 function histogram8(data: Uint8Array, start: number, end: number): Uint32Array {
-  if (nativeKernels.point) {
-    const out = new Uint32Array(256);
-    nativeKernels.point.histogram8(data, start, end, out);
-    return out;
-  }
-  return histogram8Js(data, start, end);
-}
-
-/** The JavaScript loop of histogram8 (the fallback; tested equal to the native one). */
-export function histogram8Js(data: Uint8Array, start: number, end: number): Uint32Array {
   const h = new Uint32Array(1024);
   let i = start;
   // Head: up to the first 4-byte-aligned address.

@@ -6,10 +6,10 @@ import { nativeKernels } from '../../core/cpu/native.js';
 export async function histogramCpu(img: Image, pool: CpuPool, bins?: number, mask?: Uint8Array): Promise<Uint32Array> {
   const bits = img.dtype === 'uint8' ? 8 : 16;
   const nbins = bins ?? 1 << bits;
-  const parallel = nativeKernels.point?.histogram8Parallel;
-  if (parallel && pool.size > 1 && bits === 8 && nbins === 256 && !mask) {
+  const native = nativeKernels.point;
+  if (native && bits === 8 && nbins === 256 && !mask) {
     const out = new Uint32Array(256);
-    parallel(img.data as Uint8Array, out, pool.size);
+    native.histogram8(img.data as Uint8Array, out, pool.size);
     return out;
   }
   const data = shareable(pool, img.data as Uint8Array | Uint16Array);

@@ -1,11 +1,5 @@
-import { nativeKernels } from '../../core/cpu/native.js';
-
 /** dst[i] = lut[src[i]] for i in [start, end). */
 export function applyLutRange(src: Uint8Array | Uint16Array, dst: Uint8Array | Uint16Array, lut: Uint32Array | Uint8Array | Uint16Array, start: number, end: number): void {
-  if (src instanceof Uint8Array && dst instanceof Uint8Array && lut instanceof Uint8Array && nativeKernels.point && lut.length === 256) {
-    nativeKernels.point.applyLut8(src, dst, lut, start, end);
-    return;
-  }
   if (src instanceof Uint8Array && dst instanceof Uint8Array && lut instanceof Uint8Array && src.byteOffset % 4 === dst.byteOffset % 4) {
     applyLut8(src, dst, lut, start, end);
     return;
@@ -26,7 +20,7 @@ function applyLut16(src: Uint16Array, dst: Uint16Array, lut: Uint16Array, start:
  * The 8-bit case with one element type throughout (monomorphic for V8) and the aligned middle in 32-bit words:
  * one load and one store per four pixels.
  */
-export function applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, start: number, end: number): void {
+function applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, start: number, end: number): void {
   let i = start;
   while (i < end && (src.byteOffset + i) % 4 !== 0) {
     dst[i] = lut[src[i]];

@@ -4,11 +4,11 @@ import { nativeKernels } from '../../core/cpu/native.js';
 
 /** `out` (or a new image) with every pixel mapped through `lut` (8/16-bit, same dtype), split over the pool's workers. */
 export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, out?: Image): Promise<Image> {
-  const parallel = nativeKernels.point?.applyLut8Parallel;
-  if (parallel && pool.size > 1 && img.dtype === 'uint8') {
+  const native = nativeKernels.point;
+  if (native && img.dtype === 'uint8') {
     // Native threads write any memory: no shared copy of the input, the output written in place.
     const dst = (out?.data ?? allocPixels('uint8', img.data.length)) as Uint8Array;
-    parallel(img.data as Uint8Array, dst, Uint8Array.from(lut), pool.size);
+    native.applyLut8(img.data as Uint8Array, dst, Uint8Array.from(lut), pool.size);
     return out ?? { data: dst, shape: [...img.shape] as Image['shape'], channels: img.channels, dtype: img.dtype };
   }
   const src = shareable(pool, img.data as Uint8Array | Uint16Array);
