@@ -175,8 +175,8 @@ function shardOf(): { k: number; n: number } | undefined {
 export async function runBatchInProcesses(name: string, inputs: string[], outDir: string, o: BatchOptions, jobs: number, argv: string[], threads?: number): Promise<number> {
   await prepareOutputFolder(outDir);
   const all = await plan(inputs, outDir, o);
-  const total = (await pending(all, o)).length;
   if (all.length === 0) throw noImages(inputs, o);
+  const total = (await pending(all, o)).length;
   const cores = availableParallelism();
   const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
   const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));

@@ -196,8 +196,8 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
   } else {
     if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
     if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or --saturate for 8/16-bit input`);
-    if (img.dtype === 'uint16' && (ext === '.jpg' || ext === '.jpeg')) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
     const jpeg = ext === '.jpg' || ext === '.jpeg';
+    if (img.dtype === 'uint16' && jpeg) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
     const native = jpeg ? encodeJpeg(img, opts.quality ?? 95) : undefined;
     if (native) return writeAtomically(path, native);
     const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];

@@ -1,7 +1,7 @@
 import { UnsupportedFormatError } from '../core/errors.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
-import { allocPixels, pixelCount, type Image } from '../core/image.js';
+import { allocPixels, pixelCount, type Dtype, type Image } from '../core/image.js';
 import { loadNativeModule } from '../node/native.js';
 
 /**
@@ -192,24 +192,31 @@ export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: st
  * not apply (no codec, another dtype or channel count): download it and use writeImage.
  */
 export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: CodecThreadOptions = {}): Promise<Uint8Array | undefined> {
-  const tj = nativeJpeg();
-  if (!tj || img.dtype !== 'uint8' || (img.channels !== 1 && img.channels !== 3) || img.shape.length !== 2) return undefined;
+  const enc = encoderFor(img.dtype, img.channels);
+  if (!enc || img.shape.length !== 2) return undefined;
+  const { tj, channels } = enc;
   const [h, w] = img.shape;
   const v = await img.toHostView();
   try {
     const px = v.image.data as Uint8Array;
     // The view stays mapped until the encoder is done with it (released below, after the await).
-    return opts.async ? await tj.encodeAsync(px, w, h, img.channels, quality, opts.nice ?? 0) : tj.encode(px, w, h, img.channels, quality);
+    return opts.async ? await tj.encodeAsync(px, w, h, channels, quality, opts.nice ?? 0) : tj.encode(px, w, h, channels, quality);
   } finally {
     v.release();
   }
 }
 
+/** The native encoder where it applies: 8-bit gray or RGB pixels (not RGBA, not 16-bit) and the codec built. */
+function encoderFor(dtype: Dtype, channels: number): { tj: TurboBinding; channels: 1 | 3 } | undefined {
+  const tj = nativeJpeg();
+  return tj && dtype === 'uint8' && (channels === 1 || channels === 3) ? { tj, channels } : undefined;
+}
+
 /** Encodes an 8-bit gray or RGB image natively (cv2.imwrite's bytes), or undefined where sharp must (RGBA, no codec). */
 export function encodeJpeg(img: Image, quality: number): Uint8Array | undefined {
-  const tj = nativeJpeg();
-  if (!tj || img.dtype !== 'uint8' || (img.channels !== 1 && img.channels !== 3)) return undefined;
+  const enc = encoderFor(img.dtype, img.channels);
+  if (!enc) return undefined;
   const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
   const px = img.data as Uint8Array;
-  return tj.encode(px.subarray(0, pixelCount(img.shape) * img.channels), w, h, img.channels, quality);
+  return enc.tj.encode(px.subarray(0, pixelCount(img.shape) * enc.channels), w, h, enc.channels, quality);
 }

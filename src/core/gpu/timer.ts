@@ -1,12 +1,6 @@
 import type { KernelTime } from '../timings.js';
 import type { GpuContext } from './context.js';
 
-/**
- * Per-kernel GPU times from timestamp queries: each compute pass gets a begin/end pair. Where the adapter has
- * no timestamp queries (e.g. OpenGL ES), `enabled` is false and callers fall back to wall-clock time.
- * Dawn quantizes timestamps unless created with `disable-dawn-features=timestamp_quantization` (the Node
- * runtime does that).
- */
 interface TimerResources {
   querySet: GPUQuerySet;
   resolveBuf: GPUBuffer;
@@ -47,6 +41,12 @@ function destroyResources(r: TimerResources): void {
   r.readBuf.destroy();
 }
 
+/**
+ * Per-kernel GPU times from timestamp queries: each compute pass gets a begin/end pair. Where the adapter has
+ * no timestamp queries (e.g. OpenGL ES), `enabled` is false and callers fall back to wall-clock time.
+ * Dawn quantizes timestamps unless created with `disable-dawn-features=timestamp_quantization` (the Node
+ * runtime does that).
+ */
 export class KernelTimer {
   readonly enabled: boolean;
   private readonly names: string[] = [];
@@ -59,32 +59,28 @@ export class KernelTimer {
     if (this.enabled) this.res = capacity === CAPACITY ? takeResources(ctx) : createResources(ctx, capacity);
   }
 
-  private get querySet(): GPUQuerySet | undefined { return this.res?.querySet; }
-  private get resolveBuf(): GPUBuffer | undefined { return this.res?.resolveBuf; }
-  private get readBuf(): GPUBuffer | undefined { return this.res?.readBuf; }
-
   /** A compute pass descriptor that records this pass's begin and end time under `name`. */
   pass(name: string): GPUComputePassDescriptor {
     if (!this.enabled || this.names.length >= this.capacity) return { label: name };
     const i = this.names.push(name) - 1;
-    return { label: name, timestampWrites: { querySet: this.querySet!, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } };
+    return { label: name, timestampWrites: { querySet: this.res!.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } };
   }
 
   /** Appends the query resolution to `encoder` (call once, after the last timed pass). */
   resolve(encoder: GPUCommandEncoder): void {
     if (!this.enabled || !this.names.length) return;
     const n = this.names.length * 2;
-    encoder.resolveQuerySet(this.querySet!, 0, n, this.resolveBuf!, 0);
-    encoder.copyBufferToBuffer(this.resolveBuf!, 0, this.readBuf!, 0, n * 8);
+    encoder.resolveQuerySet(this.res!.querySet, 0, n, this.res!.resolveBuf, 0);
+    encoder.copyBufferToBuffer(this.res!.resolveBuf, 0, this.res!.readBuf, 0, n * 8);
   }
 
   /** Reads the times back (after the encoder was submitted). */
   async read(): Promise<KernelTime[]> {
     if (!this.enabled || !this.names.length) return [];
     this.reading = true;
-    await this.readBuf!.mapAsync(GPUMapMode.READ);
-    const t = new BigUint64Array(this.readBuf!.getMappedRange().slice(0));
-    this.readBuf!.unmap();
+    await this.res!.readBuf.mapAsync(GPUMapMode.READ);
+    const t = new BigUint64Array(this.res!.readBuf.getMappedRange().slice(0));
+    this.res!.readBuf.unmap();
     this.reading = false;
     return this.names.map((name, i) => ({ name, ms: Math.max(0, Number(t[2 * i + 1] - t[2 * i])) / 1e6 }));
   }
