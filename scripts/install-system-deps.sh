@@ -4,18 +4,24 @@
 #    lavapipe is refused by Dawn (missing shaderUniform*ArrayDynamicIndexing);
 #  - Debian's chromium for the browser test (WebGPU on SwiftShader);
 #  - ffmpeg, through which `imgpu detect` reads and writes video (the video tests run it);
-#  - libturbojpeg0-dev and a C compiler, for imgpu's native JPEG codec (scripts/build-native.mjs, run by npm ci).
-# Idempotent; needs root (CI runs as root).
+#  - libturbojpeg0-dev and a C compiler, for imgpu's native JPEG codec (scripts/build-native.mjs, run by npm ci:
+#    so run this script before `npm install`);
+#  - Debian's python3-opencv, python3-scipy and python3-skimage: the references of the randomized differential test
+#    (test/parity), run through /usr/bin/python3.
+# Idempotent; needs root (CI runs as root). Waits (up to 10 minutes) for another apt/dpkg holding the lock.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
   echo 'deb http://deb.debian.org/debian bookworm-backports main' | $SUDO tee /etc/apt/sources.list.d/imgpu-backports.list >/dev/null
 fi
+# Another apt (unattended-upgrades, a second install) may hold the dpkg lock: wait for it instead of failing at once.
+APT=($SUDO apt-get -o DPkg::Lock::Timeout=600)
 have() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | grep -q "install ok installed${2:+ .*$2}"; }
-if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have libturbojpeg0-dev || ! have gcc; then
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
-  $SUDO apt-get install -y -qq chromium ffmpeg libturbojpeg0-dev gcc libc6-dev >/dev/null
+if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have libturbojpeg0-dev || ! have gcc \
+  || ! have python3-opencv || ! have python3-scipy || ! have python3-skimage; then
+  "${APT[@]}" update -qq
+  "${APT[@]}" install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
+  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage >/dev/null
 fi
-echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev)"
+echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev python3-opencv)"
