@@ -39,3 +39,51 @@ for v in range(256):
 assert (cv2.cvtColor(table[None], cv2.COLOR_RGB2GRAY)[0] == np.arange(256)).all()
 save('images', 'gray-levels-rgb', table)
 print('gray: levels whose pixel differs with 14-bit weights:', int(((table[:, 0].astype(int) * 4899 + table[:, 1].astype(int) * 9617 + table[:, 2].astype(int) * 1868 + 8192) >> 14 != np.arange(256)).sum()))
+
+
+# ---- Otsu on 8-bit histograms full of exact and near ties: small images of few distinct values (random sets,
+# arithmetic runs, symmetric triples), and np.arange(0, 181, 3). Pixels concatenated; rows [offset, length, T]
+# with T = cv2.threshold(THRESH_OTSU)'s threshold. Half of the cases are ones an f32 evaluation of σ gets wrong.
+def f32_otsu(hist):
+    f = np.float32
+    N, S = int(hist.sum()), int((np.arange(256) * hist).sum())
+    best, at, n1, s1 = f(0), 0, 0, 0
+    for i in range(256):
+        n1 += int(hist[i])
+        s1 += i * int(hist[i])
+        f1, f2 = f(n1), f(N - n1)
+        if min(f1, f2) < f(1.1920928955078125e-7) * f(N):
+            continue
+        mu1, mu2 = f(s1) / f1, f(S - s1) / f2
+        sigma = f1 * f2 * (mu1 - mu2) * (mu1 - mu2)
+        if sigma > best:
+            best, at = sigma, i
+    return at
+
+
+rng = np.random.default_rng(14)
+wrong, right = [np.arange(0, 181, 3, dtype=np.uint8)], []
+while len(wrong) < 100 or len(right) < 100:
+    kind = rng.integers(3)
+    if kind == 0:
+        k = rng.integers(2, 7)
+        vals, cnt = rng.choice(256, k, replace=False), rng.integers(1, 4, k)
+    elif kind == 1:
+        step, start = rng.integers(1, 8), rng.integers(0, 50)
+        vals = np.arange(start, min(256, start + step * rng.integers(3, 60)), step)
+        cnt = np.full(len(vals), rng.integers(1, 3))
+    else:
+        c, d = rng.integers(20, 230), rng.integers(1, 25)
+        vals, cnt = np.array([c - d, c, c + d]), rng.integers(1, 5, 3)
+        cnt[2] = cnt[0]
+    img = np.repeat(vals, cnt).astype(np.uint8)
+    cv_t = int(cv2.threshold(img[None], 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[0])
+    (wrong if f32_otsu(np.bincount(img, minlength=256)) != cv_t else right).append(img)
+cases = wrong[:100] + right[:100]
+rows, at = [], 0
+for img in cases:
+    rows.append([at, len(img), int(cv2.threshold(img[None], 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[0])])
+    at += len(img)
+save('threshold', 'otsu-ties-pixels', np.concatenate(cases)[None])
+save('threshold', 'otsu-ties-cv2', np.array(rows, np.uint16))
+print('otsu ties:', len(cases), 'cases,', at, 'pixels; arange(0, 181, 3) ->', rows[0][2])
