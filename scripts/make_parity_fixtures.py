@@ -87,3 +87,30 @@ for img in cases:
 save('threshold', 'otsu-ties-pixels', np.concatenate(cases)[None])
 save('threshold', 'otsu-ties-cv2', np.array(rows, np.uint16))
 print('otsu ties:', len(cases), 'cases,', at, 'pixels; arange(0, 181, 3) ->', rows[0][2])
+
+
+def xorshift(n, seed, mx):
+    """test/helpers/fixtures.ts randomBytes / randomU16: xorshift32 values modulo mx, so tests rebuild inputs."""
+    out, s = np.empty(n, np.int64), (seed & 0xffffffff) or 1
+    for i in range(n):
+        s ^= (s << 13) & 0xffffffff
+        s ^= s >> 17
+        s ^= (s << 5) & 0xffffffff
+        out[i] = s % mx
+    return out
+
+
+# ---- uint16 box filter with rounding back to 16 bits: cv2.blur (BORDER_REFLECT_101) of randomU16(127 * 131, 16)
+# shaped 127×131 (131 % 8 = 3 columns take OpenCV's scalar tail), windows (w, h) 7×11, 16×16, 2×2, 5×1.
+box_in = xorshift(127 * 131, 16, 65536).astype(np.uint16).reshape(127, 131)
+for kw, kh in ((7, 11), (16, 16), (2, 2), (5, 1)):
+    save('convolve', f'cv2-blur-u16-{kw}x{kh}', cv2.blur(box_in, (kw, kh)))
+
+
+# ---- Gaussian adaptive threshold on low-contrast noise: 181 + randomBytes(320 * 300, 15, 4) shaped 300×320, whose
+# blur values fall within a float32 step of x.5; cv2.adaptiveThreshold(255, GAUSSIAN_C, BINARY, k, C = 2) for
+# k = 11, 15, 31, 101, stored as np.packbits of (result == 255), rows of 40 bytes.
+noise = (181 + xorshift(320 * 300, 15, 4)).astype(np.uint8).reshape(300, 320)
+for k in (11, 15, 31, 101):
+    ref = cv2.adaptiveThreshold(noise, 255, cv2.ADAPTIVE_THRESH_GAUSSIAN_C, cv2.THRESH_BINARY, k, 2)
+    save('threshold', f'gauss-noise-k{k}-bits', np.packbits(ref == 255, axis=1))

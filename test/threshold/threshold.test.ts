@@ -147,6 +147,20 @@ for (const method of ['mean', 'gaussian'] as const) {
   });
 }
 
+test('gaussian on low-contrast noise (blur values within a float32 step of x.5): CPU and GPU = cv2.adaptiveThreshold, windows 11–101 (issue 24 item 15)', async (t) => {
+  const [h, w] = [300, 320];
+  const noise = randomBytes(w * h, 15, 4).map((v) => 181 + v);
+  const img = imageFrom(noise, [h, w]);
+  const gpu = await gpuOrSkip(t);
+  for (const k of [11, 15, 31, 101]) {
+    const bits = (await readImage(fixture('threshold', `gauss-noise-k${k}-bits.npy`))).data;
+    const want = new Uint8Array(w * h).map((_, i) => ((bits[(i / w | 0) * (w / 8) + ((i % w) >> 3)] >> (7 - (i & 7))) & 1) * 255);
+    const ref = imageFrom(want, [h, w]);
+    assertSame((await threshold(img, { method: 'gaussian', window: k })).output, ref, `CPU, window ${k}`);
+    if (gpu) assertSame((await threshold(img, { method: 'gaussian', window: k, gpu })).output, ref, `GPU, window ${k}`);
+  }
+});
+
 test('local thresholds: GPU equals CPU on odd sizes, windows larger than the image; bad windows are typed errors', async (t) => {
   const gpu = await gpuOrSkip(t);
   for (const [i, shape] of ([[1, 1], [3, 7], [13, 29], [70, 33]] as [number, number][]).entries()) {
