@@ -114,3 +114,11 @@ noise = (181 + xorshift(320 * 300, 15, 4)).astype(np.uint8).reshape(300, 320)
 for k in (11, 15, 31, 101):
     ref = cv2.adaptiveThreshold(noise, 255, cv2.ADAPTIVE_THRESH_GAUSSIAN_C, cv2.THRESH_BINARY, k, 2)
     save('threshold', f'gauss-noise-k{k}-bits', np.packbits(ref == 255, axis=1))
+
+# A window sum where OpenCV's float32 scaling and the exact quotient round apart: 40×48 of 65535 with one pixel
+# 382 at (20, 24), window 15×17 (area 255): sum 254·65535 + 382.
+spike = np.full((40, 48), 65535, np.uint16)
+spike[20, 24] = 382
+save('convolve', 'cv2-blur-u16-spike-15x17', cv2.blur(spike, (15, 17)))
+s = 254 * 65535 + 382
+print('spike: cv2', int(cv2.blur(spike, (15, 17))[20, 24]), 'float32 scaling', int(np.rint(np.float32(s) * np.float32(1 / 255))), 'exact', round(s / 255))

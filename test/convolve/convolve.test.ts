@@ -7,7 +7,7 @@ import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { convolve, correlate, denseKernel, filter, separableKernel, type ConvImpl, type FilterOptions } from '../../src/ops/convolve/index.js';
-import { fixture } from '../helpers/fixtures.js';
+import { fixture, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
 const TOL = 1e-5;
@@ -179,6 +179,28 @@ test('saturate casts back to the input type as cv2 ddepth -1 (rounded half to ev
   if (!gpu) return;
   const g = (await filter(img, 'sobel-x', { saturate: true, gpu })).output;
   assert.ok(compareImages(g, r).identical);
+});
+
+test('uint16 box with saturate equals cv2.blur bit for bit (window sums rounded as OpenCV does), CPU and GPU (issue 24 item 15)', async (t) => {
+  // scripts/make_parity_fixtures.py: cv2.blur of randomU16(127 × 131, 16); 131 % 8 = 3 columns take OpenCV's scalar tail.
+  const noise: Image = { data: randomU16(127 * 131, 16), shape: [127, 131], channels: 1, dtype: 'uint16' };
+  const gpu = await gpuOrSkip(t);
+  // And a sum OpenCV scales in float32 to 65280 where the exact quotient rounds to 65279: 40×48 of 65535, one 382.
+  const spike: Image = { data: new Uint16Array(40 * 48).fill(65535), shape: [40, 48], channels: 1, dtype: 'uint16' };
+  spike.data[20 * 48 + 24] = 382;
+  for (const [kw, kh, input, ref] of [[7, 11], [16, 16], [2, 2], [5, 1], [15, 17, spike, 'spike-']] as const) {
+    const img = input ?? noise;
+    const want = await load(`cv2-blur-u16-${ref ?? ''}${kw}x${kh}`);
+    const spec = `box:${kw}x${kh}`, o: FilterOptions = { saturate: true, border: 'reflect101' };
+    const cpu = (await filter(img, spec, o)).output;
+    assert.equal(cpu.dtype, 'uint16');
+    assert.ok(compareImages(cpu, want).identical, `CPU ${spec}: ${compareImages(cpu, want).mismatches} pixels differ`);
+    if (!gpu) continue;
+    for (const impl of SEP) {
+      const g = (await filter(img, spec, { ...o, gpu, impl })).output;
+      assert.ok(compareImages(g, want).identical, `GPU ${impl} ${spec}: ${compareImages(g, want).mismatches} pixels differ`);
+    }
+  }
 });
 
 test('bad kernels and parameters are typed errors before any work', async () => {

@@ -18,6 +18,8 @@ export interface FilterPlan {
   name: string;
   components: ConvKernel[];
   combine: 'single' | 'magnitude';
+  /** box:… filters: the window size per axis [z,] y, x (box.ts rounds them back to 16 bits as cv2.blur does). */
+  box?: number[];
 }
 
 const AXES = ['x', 'y', 'z'] as const;
@@ -99,7 +101,7 @@ export function parseFilter(spec: string, ctx: FilterContext): FilterPlan {
     if (!arg) throw new InvalidArgumentError(`${spec}: give the size, e.g. box:5 or box:5x3`);
     const n = perAxis(parseNumbers(arg, spec), rank, spec);
     if (n.some((k) => !Number.isInteger(k) || k < 1)) throw new InvalidArgumentError(`${spec}: box sizes are integers ≥ 1`);
-    return { name, combine: 'single', components: [separableKernel(n.map((k) => Array(k).fill(1 / k)), n.map((k) => Math.floor(k / 2)), spec)] };
+    return { name, combine: 'single', components: [separableKernel(n.map((k) => Array(k).fill(1 / k)), n.map((k) => Math.floor(k / 2)), spec)], box: n };
   }
   throw new InvalidArgumentError(`unknown filter '${spec}' (sobel[-x|-y|-z], prewitt[-x|-y|-z], roberts, gauss:SIGMA[mm], box:N, laplace, kernel:FILE)`);
 }
