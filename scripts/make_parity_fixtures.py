@@ -122,3 +122,21 @@ spike[20, 24] = 382
 save('convolve', 'cv2-blur-u16-spike-15x17', cv2.blur(spike, (15, 17)))
 s = 254 * 65535 + 382
 print('spike: cv2', int(cv2.blur(spike, (15, 17))[20, 24]), 'float32 scaling', int(np.rint(np.float32(s) * np.float32(1 / 255))), 'exact', round(s / 255))
+
+
+# ---- float32 morphology at infinities: OpenCV pads float32 with ±FLT_MAX (its default border value made
+# concrete), so a window of border only gives ±FLT_MAX, and border beats an infinite pixel. Input: 6×7 with
+# ±inf at edges, an interior 3×3 block of +inf, a 2×2 corner block of +inf and one of −inf; references for rect:3x3, rect:5x5 with 2
+# iterations (OpenCV folds them into one 9×9 box), and a 3×3 mask with only its top-left element (the window
+# never covers its anchor).
+mf = np.arange(42, dtype=np.float32).reshape(6, 7) - 20
+mf[0, 0], mf[0, 6], mf[5, 3], mf[2, 0] = np.inf, -np.inf, -np.inf, np.inf
+mf[2:5, 2:5] = np.inf
+mf[4:, :2], mf[:2, 5:] = np.inf, -np.inf
+save('morph', 'inf-input', mf)
+corner = np.zeros((3, 3), np.uint8)
+corner[0, 0] = 1
+for name, kernel, it in (('rect3', np.ones((3, 3), np.uint8), 1), ('rect5-it2', np.ones((5, 5), np.uint8), 2), ('corner', corner, 1)):
+    save('morph', f'inf-erode-{name}', cv2.erode(mf, kernel, iterations=it))
+    save('morph', f'inf-dilate-{name}', cv2.dilate(mf, kernel, iterations=it))
+print('morph: corner erode row 0', cv2.erode(mf, corner)[0])
