@@ -140,3 +140,36 @@ for name, kernel, it in (('rect3', np.ones((3, 3), np.uint8), 1), ('rect5-it2', 
     save('morph', f'inf-erode-{name}', cv2.erode(mf, kernel, iterations=it))
     save('morph', f'inf-dilate-{name}', cv2.dilate(mf, kernel, iterations=it))
 print('morph: corner erode row 0', cv2.erode(mf, corner)[0])
+
+
+# ---- Non-finite input through the float filters: scipy.ndimage 1.10 (what imgpu's filter command follows).
+# sobel/prewitt run correlate1d passes that multiply every weight (0·NaN and 0·inf are NaN); uniform_filter runs
+# running sums (a NaN or inf that enters stays in the sum: the rest of the line is NaN); correlate skips weights
+# |w| ≤ DBL_EPSILON. Inputs: 12×13 and 5×8×9 float32 with NaN, +inf and −inf inside, on edges and corners.
+from scipy import ndimage as ndi  # noqa: E402
+
+rng = np.random.default_rng(16)
+nf2 = rng.normal(0, 10, (12, 13)).astype(np.float32)
+for (y, x), v in {(5, 6): np.nan, (0, 3): np.inf, (9, 12): -np.inf, (7, 1): np.inf, (7, 3): -np.inf, (11, 0): np.nan, (2, 10): np.inf}.items():
+    nf2[y, x] = v
+nf3 = rng.normal(0, 10, (5, 8, 9)).astype(np.float32)
+for (z, y, x), v in {(2, 4, 4): np.nan, (0, 0, 8): np.inf, (4, 6, 2): -np.inf, (1, 3, 0): np.inf}.items():
+    nf3[z, y, x] = v
+save('convolve', 'nf-in2d', nf2)
+save('convolve', 'nf-in3d', nf3)
+NF_MODES = {'reflect': 'reflect', 'reflect101': 'mirror', 'replicate': 'nearest', 'wrap': 'wrap', 'constant': 'constant'}
+kd = np.array([[0, 0, 0], [1, 2, 1], [0, -1, 0]], np.float32)  # zero weights, not rank 1
+kr = np.array([[0, 0, 0], [1, 2, 1], [0, 0, 0]], np.float32)  # zero weights, rank 1
+for m, sm in NF_MODES.items():
+    kw = {'mode': sm}  # cval 0: with another cval scipy's pass order moves finite border values (docs/convolution.md)
+    mag = lambda parts: np.sqrt(sum(p * p for p in parts)).astype(np.float32)  # noqa: E731
+    refs = {
+        'sobel-x': ndi.sobel(nf2, axis=1, **kw), 'sobel-y': ndi.sobel(nf2, axis=0, **kw),
+        'sobel': mag([ndi.sobel(nf2, axis=a, **kw) for a in (0, 1)]),
+        'prewitt-x': ndi.prewitt(nf2, axis=1, **kw), 'box-3x5': ndi.uniform_filter(nf2, size=(5, 3), **kw),
+        'box-4x2': ndi.uniform_filter(nf2, size=(2, 4), **kw), 'gauss-1': ndi.gaussian_filter(nf2, 1, **kw),
+        'laplace': ndi.laplace(nf2, **kw), 'kd': ndi.correlate(nf2, kd, **kw), 'kr': ndi.correlate(nf2, kr, **kw),
+        '3d-sobel-z': ndi.sobel(nf3, axis=0, **kw), '3d-box-3x3x3': ndi.uniform_filter(nf3, size=3, **kw),
+    }
+    for name, a in refs.items():
+        save('convolve', f'nf-{name}-{m}', a.astype(np.float32))

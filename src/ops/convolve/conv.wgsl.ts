@@ -6,7 +6,8 @@ import { boxScale } from './box.js';
 
 /**
  * Convolution kernels, generated per variant (input dtype, border mode, and for the tiled kernels the weights
- * themselves, baked in as exact float32 constants so zero taps cost nothing and skip NaNs as scipy does).
+ * themselves, baked in as exact float32 constants so zero taps cost nothing and skip NaNs as scipy's correlate
+ * does; nonfinite.wgsl.ts patches in the NaN and ±inf of the filters that spread them otherwise).
  *
  * Every kernel reads input position o + off + j along each axis for tap j (plan.ts AxisGeo); a position outside
  * [0, nIn) goes through `bmap`; with mode 'constant' a position outside the real range [lo, hi) reads cval.

@@ -3,7 +3,8 @@ import { roundBoxSum, type BoxRounding } from './box.js';
 /**
  * Convolution on the CPU: pure functions over (shared) typed arrays, run by the worker pool (ops/tasks.ts).
  * Sums are accumulated in float64 and stored as float32, as scipy.ndimage does; zero weights are skipped (as
- * scipy does, so a NaN under a zero weight does not spread). Index tables (plan.ts tapIndex) carry the border.
+ * scipy's correlate does; where its filters spread NaN and ±inf otherwise, nonfinite.ts patches the result).
+ * Index tables (plan.ts tapIndex) carry the border.
  */
 type Pixels = Uint8Array | Uint16Array | Float32Array;
 

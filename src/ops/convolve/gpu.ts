@@ -45,7 +45,7 @@ export interface Volume {
   shape: [number, number, number];
 }
 
-function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): number[] {
+export function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): number[] {
   const [z, y, x] = g;
   const v = (f: keyof AxisGeo) => [x[f], y[f], z[f], 0];
   return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, chunks];

@@ -15,6 +15,8 @@ import { castCpu, correlateCpu, magnitudeCpu } from './cpu.js';
 import { parseFilter, type FilterPlan } from './filters.js';
 import { CONV_IMPLS, ConvGpu, type ConvImpl, type ConvSchedule, type Volume } from './gpu.js';
 import { flipKernel, type ConvKernel } from './kernel.js';
+import { hasNonFinite, nonFiniteClasses, patchNonFinite } from './nonfinite.js';
+import { NonFiniteGpu } from './nonfinite-gpu.js';
 import { planSlabs, wholeGeometry, type Geo3, type Slab } from './plan.js';
 
 export { CONV_IMPLS, DEFAULT_CONV_SCHEDULE, type ConvImpl, type ConvSchedule } from './gpu.js';
@@ -77,7 +79,8 @@ function outGeometry(g: Geometry | undefined, k: ConvKernel, mode: BorderMode): 
 /**
  * Correlation with a kernel (scipy.ndimage.correlate, cv2.filter2D): out(o) = Σ_j k(j) · in(o + j − anchor), 2D
  * or 3D, float32 output (8/16-bit input promoted; `saturate` casts back). NaN/Inf in the data propagate to every
- * output whose window holds them under a nonzero weight (as scipy, which skips zero weights).
+ * output whose window holds them under a nonzero weight (as scipy's correlate, which skips zero weights; the
+ * named filters follow scipy's own rules: nonfinite.ts).
  */
 export async function correlate(src: Image, kernel: ConvKernel, opts?: FilterOptions): Promise<FilterResult<Image>>;
 export async function correlate(src: GpuImage, kernel: ConvKernel, opts?: FilterOptions): Promise<FilterResult<GpuImage>>;
@@ -166,6 +169,9 @@ async function runFilter(src: Image | GpuImage, asked: FilterPlan, opts: FilterO
   const tk = now();
   const parts: Float32Array[] = [];
   for (const k of plan.components) parts.push((await correlateCpu(gray.data, shape, k, r.mode, r.cval, separable, pool)).data);
+  if (plan.nonFinite && gray.data instanceof Float32Array && hasNonFinite(gray.data)) {
+    plan.components.forEach((k, c) => patchNonFinite(parts[c], nonFiniteClasses(gray.data as Float32Array, shape, k, geos[c], r.mode, plan.nonFinite!)));
+  }
   let data: Float32Array | Uint8Array | Uint16Array = plan.combine === 'magnitude' ? await magnitudeCpu(parts, pool) : parts[0];
   if (outDtype !== 'float32') data = await castCpu(data as Float32Array, outDtype, pool, box);
   const kernels: KernelTime[] = [{ name: `filter.${plan.name}`, ms: now() - tk }];
@@ -192,7 +198,12 @@ async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan
   const src: Volume = { buffer: input.buffer, dtype: input.dtype, shape: [geos[0][0].nIn, geos[0][1].nIn, geos[0][2].nIn] };
   const single = plan.combine === 'single' && outDtype === 'float32';
   const parts: Volume[] = [];
-  for (let c = 0; c < plan.components.length; c++) parts.push(await conv.apply(rec, src, plan.components[c], geos[c], r.mode, r.cval, impls[c], single));
+  // NaN and ±inf as scipy spreads them, patched into each component (float32 input only; nonfinite.ts).
+  const nonFinite = plan.nonFinite && src.dtype === 'float32' ? await NonFiniteGpu.scan(conv.ctx, rec, src) : undefined;
+  for (let c = 0; c < plan.components.length; c++) {
+    parts.push(await conv.apply(rec, src, plan.components[c], geos[c], r.mode, r.cval, impls[c], single));
+    await nonFinite?.patch(rec, src, parts[c], plan.components[c], geos[c], r.mode, plan.nonFinite!);
+  }
   let out = plan.combine === 'magnitude' ? await conv.magnitude(rec, parts, outDtype === 'float32') : parts[0];
   if (outDtype !== 'float32') out = await conv.cast(rec, out, outDtype as 'uint8' | 'uint16', box);
   return ConvGpu.toImage(conv.ctx, out, rank);
@@ -224,6 +235,10 @@ async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos
     accumulate(total, res.timings);
   }
   const finalShape = (rank === 2 ? outShape.slice(1) : outShape) as Shape;
+  // A running sum crosses slabs: scipy's box classes come from the whole lines, on the host.
+  if (plan.nonFinite === 'running' && img.data instanceof Float32Array && hasNonFinite(img.data)) {
+    patchNonFinite(out as Float32Array, nonFiniteClasses(img.data, shape, plan.components[0], geos[0], r.mode, 'running'));
+  }
   return { output: { data: out, shape: finalShape, channels: 1, dtype: outDtype }, impl, timings: total };
 }
 
