@@ -75,6 +75,9 @@ function operands(): Float64Array {
   // Halfway cases for the addition (ties to even both ways) and exact small integers, zero operands.
   out.push(1, 2 ** -53, 1 + 2 ** -52, 2 ** -53, 1, 2 ** -53 * (1 + 2 ** -52), 1, -(2 ** -54), 3, 7, 0, 5, 5, 0, 0, 0);
   out.push(1, 3, 2, 3, 10, 3, 1 / 3, 3, 0.1, 0.2, 1e-150, 1e-20, 255, 1 / 1234567);
+  // Division digits at their extremes: equal mantissas, the largest over the smallest and back, neighbours.
+  const top = 2 - 2 ** -52, above1 = 1 + 2 ** -52;
+  out.push(1.5, 1.5, top, 1, 1, top, above1, top, top, above1, top, top, 3 * above1, above1, 7, 7 * top);
   return new Float64Array(out);
 }
 
