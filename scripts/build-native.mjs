@@ -3,7 +3,8 @@
 // - imgpu-turbo.node: the JPEG codec (native/turbo.c, a binding of the system libjpeg-turbo), with the library
 //   copied beside it (rpath $ORIGIN) so that dist/ runs on a machine without it (the device machine);
 // - imgpu-native.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
-//   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c).
+//   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c); and
+//   the capture of Dawn's notices on stderr (native/stderr.c).
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
 // its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
@@ -55,5 +56,5 @@ if (!lib) {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
 }
 
-if (build(['module.c', 'pool.c', 'copy.c', 'point.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
+if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'stderr.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
 else console.warn('imgpu: native copies and point kernels failed to compile; they run as JavaScript (TypedArray.set, the worker pool)');

@@ -45,8 +45,8 @@ const LIMIT_NAMES = [
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-/** Adapter names of software rasterizers (CPU emulation of a GPU). */
-export const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|softpipe/i;
+/** Adapter names of software rasterizers (CPU emulation of a GPU; Microsoft's WARP is the "Basic Render Driver"). */
+export const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|softpipe|basic render driver/i;
 
 /**
  * One WebGPU device and everything that belongs to it: its limits and features, the pipeline cache, the
