@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
@@ -207,12 +208,26 @@ async function saveRecords(records: BatchRecords): Promise<void> {
   }
 }
 
+/**
+ * Why `mkdir -p dir` failed, in words: Node's recursive mkdir reports ENOENT where the nearest existing ancestor is
+ * on a read-only file system (EROFS) or not writable, which read as "no such file" for a folder the user asked us to
+ * create; name that ancestor instead.
+ */
+async function whyNoFolder(dir: string, e: Error): Promise<string> {
+  let parent = dirname(dir);
+  while (parent !== dirname(parent) && !(await stat(parent).then(() => true, () => false))) parent = dirname(parent);
+  const code = await access(parent, constants.W_OK).then(() => undefined, (a: NodeJS.ErrnoException) => a.code);
+  if (code === 'EROFS') return `${parent} is on a read-only file system`;
+  if (code) return `the folder ${parent} is not writable`;
+  return e.message;
+}
+
 /** Creates the output folder and checks, before any image is read, that it can be written. */
 async function prepareOutputFolder(outDir: string): Promise<void> {
   try {
     await mkdir(outDir, { recursive: true });
   } catch (e) {
-    throw new FileAccessError(`cannot create the output folder ${outDir}: ${(e as Error).message}`);
+    throw new FileAccessError(`cannot create the output folder ${outDir}: ${await whyNoFolder(outDir, e as Error)}`);
   }
   // A probe of our own (concurrent runs into one folder must not remove each other's).
   const probe = join(outDir, `.imgpu-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);

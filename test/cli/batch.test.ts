@@ -302,3 +302,25 @@ test('batch: an output sub-folder that cannot be made fails its images as a file
   assert.equal(failed.length, 1);
   assert.match(failed[0].message, /^cannot create the folder .*sub: /);
 });
+
+test('batch into a read-only file system names it (Node reported ENOENT for the folder to create)', (t) => {
+  const dir = folder();
+  const ro = join(dir, 'ro');
+  mkdirSync(ro);
+  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', ro], { encoding: 'utf8' });
+  if (m.status !== 0) {
+    if (process.env.CI || process.env.IMGPU_REQUIRE_GPU === '1') assert.fail(`cannot mount a read-only tmpfs here: ${m.stderr}`);
+    return t.skip(`cannot mount a read-only tmpfs (needs root): ${m.stderr.trim()}`);
+  }
+  try {
+    for (const out of [join(ro, 'sub'), ro]) {
+      const r = cli('equalize', join(dir, 'in'), out, '--device', 'cpu');
+      assert.equal(r.status, 3, r.stderr);
+      assert.doesNotMatch(r.stderr, /ENOENT/);
+      assert.match(r.stderr, /read-only file system|not writable/);
+    }
+    assert.match(cli('equalize', join(dir, 'in'), join(ro, 'sub'), '--device', 'cpu').stderr, new RegExp(`${ro} is on a read-only file system`));
+  } finally {
+    spawnSync('umount', [ro]);
+  }
+});
