@@ -50,9 +50,18 @@ export function planRowSlabs(count: number, halo: number, maxUnits: number, alig
   const own = Math.floor((maxUnits - 2 * halo - (align - 1)) / align) * align;
   if (own < align) return undefined;
   const slabs: RowSlab[] = [];
+  const down = (y: number) => Math.max(0, Math.floor(y / align) * align);
+  // A slab holds at least a whole window (2·halo + 1 units) where the image does: a short last slab is widened
+  // towards the image (operations may refuse windows larger than their input).
+  const least = Math.min(count, 2 * halo + 1);
   for (let y0 = 0; y0 < count; y0 += own) {
     const y1 = Math.min(count, y0 + own);
-    slabs.push({ y0, y1, in0: Math.max(0, Math.floor((y0 - halo) / align) * align), in1: Math.min(count, y1 + halo) });
+    let in0 = down(y0 - halo), in1 = Math.min(count, y1 + halo);
+    if (in1 - in0 < least) {
+      in1 = Math.min(count, in0 + least);
+      in0 = down(in1 - least);
+    }
+    slabs.push({ y0, y1, in0, in1 });
   }
   return slabs;
 }
