@@ -67,7 +67,7 @@ export function tileBands(ctx: GpuContext, g: TiledGeometry, dtype: ClaheDtype):
   const fits = (b: TileBand) => b.t1 - b.t0 <= perBand && deviceBytes((b.in1 - b.in0) * rowBytes) <= limit;
   const bands: TileBand[] = [];
   for (let t0 = 0; t0 < tiles;) {
-    // The most tiles from t0 on that fit: whole tile rows while they do, then single tiles.
+    // As many consecutive tiles from t0 on as fit (their histograms, and the rows their tile rows read).
     let t1 = t0 + 1;
     if (!fits(band(t0, t1))) return undefined;
     while (t1 < tiles && fits(band(t0, t1 + 1))) t1++;
