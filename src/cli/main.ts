@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ImgpuError, InvalidArgumentError } from '../core/errors.js';
+import { GpuLimitError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Dtype, Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
@@ -133,9 +133,19 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   try {
     for (const w of exec.warnings) console.error(w);
     const results: Record<string, OpResult<unknown>> = {};
+    const device = flags.get('device') ?? 'auto';
     for (let r = 0; r < repeat; r++) {
       if (exec.cpu) results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
-      if (exec.gpu) results.gpu = await cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images);
+      if (exec.gpu) {
+        try {
+          results.gpu = await cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images);
+        } catch (e) {
+          // Work the GPU cannot hold even split is refused before it starts; --device auto runs it on the CPU.
+          if (!(e instanceof GpuLimitError) || device !== 'auto') throw e;
+          if (r === 0) console.error(`warning: ${e.message.split('; ')[0]}; running on the CPU`);
+          results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
+        }
+      }
     }
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;

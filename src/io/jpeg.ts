@@ -3,6 +3,7 @@ import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { allocPixels, pixelCount, type Dtype, type Image } from '../core/image.js';
 import { loadNativeModule } from '../node/native.js';
+import { checkInputPixels, maxInputPixels } from './limits.js';
 
 /**
  * JPEG through imgpu's native codec (native/turbo.c, libjpeg-turbo — the library behind cv2.imread/imwrite),
@@ -110,8 +111,8 @@ export function orient(img: Image, o: number): Image {
  * Decodes a JPEG natively: one channel when `gray` or the file is gray, RGB otherwise, into shared memory, EXIF
  * orientation applied. Returns undefined for what the native path leaves to sharp (no codec built, CMYK/YCCK).
  */
-export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer): Image | undefined {
-  const plan = nativePlan(buf, path, gray);
+export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer, maxPixels?: number): Image | undefined {
+  const plan = nativePlan(buf, path, gray, maxPixels);
   if (!plan) return undefined;
   const n = plan.width * plan.height * plan.channels;
   let data: Uint8Array;
@@ -133,8 +134,11 @@ interface NativePlan {
   orientation: number;
 }
 
-/** What the native decoder will produce for `buf`, or undefined where sharp must read it (no codec, CMYK/YCCK). */
-function nativePlan(buf: Uint8Array, path: string, gray: boolean): NativePlan | undefined {
+/**
+ * What the native decoder will produce for `buf`, or undefined where sharp must read it (no codec, CMYK/YCCK); an
+ * image beyond the pixel limit (io/limits.ts) is refused from its header.
+ */
+function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixels?: number): NativePlan | undefined {
   const tj = nativeJpeg();
   if (!tj) return undefined;
   let h;
@@ -144,6 +148,7 @@ function nativePlan(buf: Uint8Array, path: string, gray: boolean): NativePlan | 
     throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
   }
   if (!NATIVE_COLORSPACES.has(h.colorspace)) return undefined;
+  checkInputPixels(h.width, h.height, path, maxInputPixels(maxPixels));
   const channels = gray || h.subsampling === SAMP_GRAY ? 1 : 3;
   return { tj, width: h.width, height: h.height, channels, orientation: exifOrientation(buf) };
 }
