@@ -82,7 +82,7 @@ export class GpuValidationError extends ImgpuError {
   override readonly exitCode: number = 70;
 }
 
-/** The JavaScript runtime is too old (Dawn crashes under Node < 22). */
+/** The JavaScript runtime is older than the Node.js imgpu is built and tested with (src/node/runtime.ts). */
 export class RuntimeVersionError extends ImgpuError {
   override readonly code: string = 'RUNTIME_VERSION';
   override readonly exitCode: number = 6;
