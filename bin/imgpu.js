@@ -19,12 +19,9 @@ if (!existsSync(cli)) {
   console.error('imgpu: error: the CLI is not built; run `npm install && npm run build` first');
   process.exit(1);
 }
-const { MIN_NODE_MAJOR, nodeMajor, nodeVersionMessage } = await import(pathToFileURL(join(dist, 'node', 'runtime.js')).href);
-// Set by the launcher in the child it starts: the child's IPC channel then ends when the launcher does.
-const PARENT_ENV = 'IMGPU_LAUNCHER_PID';
+const { MIN_NODE_MAJOR, nodeMajor, nodeVersionMessage, PARENT_ENV } = await import(pathToFileURL(join(dist, 'node', 'runtime.js')).href);
 
 if (nodeMajor() >= MIN_NODE_MAJOR) {
-  dieWithLauncher();
   await import(pathToFileURL(cli).href);
 } else {
   const node = process.env[PARENT_ENV] ? undefined : projectNode();
@@ -43,7 +40,7 @@ function projectNode() {
 /**
  * Runs this launcher under `node` as a child that ends with this process: the signals that end a process are passed
  * on (and this one then ends as the child did), and a SIGKILL of this process, which cannot be passed on, closes
- * the IPC channel the child watches (dieWithLauncher).
+ * the IPC channel the child watches (endWithParent in src/node/runtime.ts, called by the CLI).
  */
 function relaunch(node) {
   const child = spawn(node, [self, ...process.argv.slice(2)], {
@@ -66,10 +63,3 @@ function relaunch(node) {
   });
 }
 
-/** In a child of the launcher: when its channel closes (the launcher ended, however), end too. */
-function dieWithLauncher() {
-  if (!process.env[PARENT_ENV] || !process.channel) return;
-  delete process.env[PARENT_ENV];
-  process.channel.unref();
-  process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
-}

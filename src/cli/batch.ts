@@ -11,6 +11,7 @@ import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
+import { PARENT_ENV } from '../node/runtime.js';
 import { BatchRecords, recordKey, type OutputRecord } from './records.js';
 import type { OpCommand, RunOn } from './commands.js';
 import type { Execution } from './context.js';
@@ -271,8 +272,9 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
   const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
     const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
-      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs) },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
+      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs), [PARENT_ENV]: String(process.pid) },
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     });
     let summary: BatchSummary | undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -8,7 +8,7 @@ import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
 import { checkWritable, checkWriteOptions, readImage, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
-import { assertNodeVersion } from '../node/runtime.js';
+import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire } from './context.js';
@@ -218,6 +218,7 @@ export async function main(argv: string[]): Promise<number> {
   return runOp(command, op, rest);
 }
 
+endWithParent();
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (e) {

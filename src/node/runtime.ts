@@ -22,3 +22,21 @@ export function nodeVersionMessage(version = process.version): string {
 export function assertNodeVersion(): void {
   if (nodeMajor() < MIN_NODE_MAJOR) throw new RuntimeVersionError(nodeVersionMessage());
 }
+
+/**
+ * Set by a parent imgpu process in the environment of a child it starts with an IPC channel (the launcher's
+ * re-run under a newer Node, a `--jobs` batch's processes): the child then ends when the parent does.
+ */
+export const PARENT_ENV = 'IMGPU_PARENT_PID';
+
+/**
+ * In a child of an imgpu process (PARENT_ENV set, IPC channel open): end with SIGTERM when the channel closes —
+ * the parent ended, however (a SIGKILL cannot be passed on), so no orphan goes on writing outputs. The variable is
+ * removed so that the child's own children are not taken for such children.
+ */
+export function endWithParent(): void {
+  if (!process.env[PARENT_ENV] || !process.channel) return;
+  delete process.env[PARENT_ENV];
+  process.channel.unref();
+  process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -15,6 +15,7 @@ import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
 import { toGray } from '../../src/core/image.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { childrenOf, mkfifo, readerGone, readerOf, running, until } from '../helpers/process.js';
 import { RECORDS_FILE } from '../../src/cli/records.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
@@ -322,5 +323,23 @@ test('batch into a read-only file system names it (Node reported ENOENT for the 
     assert.match(cli('equalize', join(dir, 'in'), join(ro, 'sub'), '--device', 'cpu').stderr, new RegExp(`${ro} is on a read-only file system`));
   } finally {
     spawnSync('umount', [ro]);
+  }
+});
+
+test('batch --jobs 2: SIGKILL of the parent ends its processes (they went on reading and writing as orphans)', { skip: process.platform !== 'linux' && 'needs Linux /proc and mkfifo' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-jobs-kill-'));
+  // Each process's input is a FIFO: it reads until a writer closes it, i.e. it is at work until we say.
+  const inputs = ['a.png', 'b.png'].map((f) => join(dir, f));
+  for (const f of inputs) mkfifo(f);
+  const parent = spawn(process.execPath, [BIN, 'equalize', ...inputs, join(dir, 'out'), '--jobs', '2', '--device', 'cpu', '--quiet'], { stdio: 'ignore' });
+  const fds = await Promise.all(inputs.map(readerOf));
+  try {
+    const kids = childrenOf(parent.pid!);
+    assert.equal(kids.length, 2, 'two batch processes');
+    parent.kill('SIGKILL');
+    for (const fd of fds) await readerGone(fd, 'a batch process still reads its input after its parent was killed');
+    for (const k of kids) await until(() => (running(k) ? undefined : true), `batch process ${k} still runs`);
+  } finally {
+    for (const fd of fds) closeSync(fd);
   }
 });

@@ -12,6 +12,7 @@ import { delimiter, dirname, join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { fixture } from '../helpers/fixtures.js';
+import { childrenOf, mkfifo, readerGone, readerOf, running, until } from '../helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'imgpu-package-'));
@@ -257,7 +258,7 @@ test('without the native codec, JPEG goes through sharp and says so once per pro
     mkdirSync(inDir, { recursive: true });
     for (const f of ['chelsea_q90.jpg', 'crop_o1.jpg', 'crop_o2.jpg', 'crop_o3.jpg']) copyFileSync(fixture('jpeg', f), join(inDir, f));
     const b = ok(run(process.execPath, [join(project, 'node_modules', '.bin', 'imgpu'), 'equalize', inDir, join(work, 'jpegs-out'), '--device', 'cpu'], { cwd: project }), 'batch');
-    assert.equal(readdirSync(join(work, 'jpegs-out')).length, 4);
+    assert.equal(readdirSync(join(work, 'jpegs-out')).filter((f) => !f.startsWith('.')).length, 4, 'four outputs (and the batch record)');
     assert.equal(b.stderr.match(NOTICE)?.length, 1, b.stderr);
   } finally {
     renameSync(`${codec}.hidden`, codec);
@@ -311,59 +312,15 @@ test('on an older Node with node@22 in the project (as the advice says): the lau
   assert.equal(npx.status, 0, npx.stderr);
 });
 
-/** Pids of `pid`'s children (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  const kids: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) kids.push(Number(d));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return kids;
-}
-
-/** Whether `pid` runs (exists and is not a zombie). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** Polls `probe` until it returns a value (liveness, not speed: the deadline only ends a hung test). */
-async function until<T>(probe: () => T | undefined, failure: string, seconds = 60): Promise<T> {
-  const end = Date.now() + seconds * 1000;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(failure);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
   test(`on an older Node, ${signal} of the launcher ends the imgpu it started under Node 22`, { skip: oldSkip || (!linux && 'needs Linux /proc and mkfifo') }, async () => {
     if (!existsSync(projectNode)) symlinkSync(process.execPath, projectNode);
     const dir = mkdtempSync(join(work, 'signal-'));
     const input = join(dir, 'in.png');
-    ok(run('mkfifo', [input]), 'mkfifo');
+    mkfifo(input);
     // imgpu's input is a FIFO: it reads until a writer closes it, i.e. it is at work until we say.
     const proc = spawn(oldNode!, [launcher(), 'equalize', input, join(dir, 'out.png'), '--device', 'cpu'], { cwd: project, stdio: 'ignore', env: cleanEnv() });
-    // A non-blocking open for writing succeeds once a reader has the FIFO open: the Node 22 imgpu is reading it.
-    const fd = await until(() => {
-      try {
-        return openSync(input, constants.O_WRONLY | constants.O_NONBLOCK);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENXIO') return undefined;
-        throw e;
-      }
-    }, 'imgpu never opened its input');
+    const fd = await readerOf(input);
     try {
       const kids = childrenOf(proc.pid!);
       assert.equal(kids.length, 1, 'the launcher runs one child');
@@ -371,16 +328,7 @@ for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       proc.kill(signal);
       const [, sig] = await exited;
       assert.equal(sig, signal, 'the launcher ends by the signal it got');
-      // Once nothing reads the FIFO, writing to it fails with EPIPE.
-      await until(() => {
-        try {
-          writeSync(fd, Buffer.from([0]));
-          return undefined;
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === 'EPIPE') return true;
-          throw e;
-        }
-      }, `the imgpu child (pid ${kids[0]}) still reads its input after ${signal} of the launcher`);
+      await readerGone(fd, `the imgpu child (pid ${kids[0]}) still reads its input after ${signal} of the launcher`);
       await until(() => (running(kids[0]) ? undefined : true), `pid ${kids[0]} still runs`);
       assert.ok(!existsSync(join(dir, 'out.png')), 'no output written');
     } finally {
