@@ -1,10 +1,11 @@
 import { BORDER_ALIASES, BORDER_MODES, type BorderMode } from '../../core/border.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { GpuLimitError, InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
+import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { allocPixels, asShape3D, checkOut, intoOut, type Geometry, type Image, type Shape } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../../core/timings.js';
@@ -16,7 +17,7 @@ import { parseFilter, type FilterPlan } from './filters.js';
 import { CONV_IMPLS, ConvGpu, type ConvImpl, type ConvSchedule, type Volume } from './gpu.js';
 import { flipKernel, type ConvKernel } from './kernel.js';
 import { hasNonFinite, nonFiniteClasses, patchNonFinite } from './nonfinite.js';
-import { NonFiniteGpu } from './nonfinite-gpu.js';
+import { NonFiniteGpu, type AcrossSlabs } from './nonfinite-gpu.js';
 import { planSlabs, wholeGeometry, type Geo3, type Slab } from './plan.js';
 
 export { CONV_IMPLS, DEFAULT_CONV_SCHEDULE, type ConvImpl, type ConvSchedule } from './gpu.js';
@@ -155,7 +156,12 @@ async function runFilter(src: Image | GpuImage, asked: FilterPlan, opts: FilterO
 
   if (gray instanceof GpuImage) {
     const { conv, impls, impl } = gpuPlan(gray.ctx, plan, r, rank, opts.schedule);
-    const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => recordFilter(conv, rec, input, plan, geos, impls, r, outDtype, rank, box));
+    const spec = residentSlabs(gray.ctx, gray.shape, plan, r.mode, outDtype);
+    const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => {
+      const across = input.dtype === 'float32' ? NonFiniteGpu.acrossSlabs(rec, input.shape, slabsFor(rec.ctx, input.shape, input.dtype, spec), plan.nonFinite) : undefined;
+      return recordInSlabs(rec, input, spec, (slab, at) =>
+        recordFilter(conv, rec, slab, plan, plan.components.map((k) => wholeGeometry(asShape3D(slab.shape), k, r.mode)), impls, r, outDtype, rank, box, across?.(at)));
+    });
     return { ...res, impl } as FilterResult<GpuImage>;
   }
   if (opts.out) checkOut(opts.out, { data: opts.out.data, shape: finalShape, channels: 1, dtype: outDtype });
@@ -181,6 +187,24 @@ async function runFilter(src: Image | GpuImage, asked: FilterPlan, opts: FilterO
 }
 
 /**
+ * A resident input beyond one storage binding (a pipeline's image) runs on the device in row (plane) slabs with
+ * the kernels' reach as halo (core/gpu/slabs.ts; host images take the host slabs of filterGpuHost). Checked
+ * before any work: 'valid' shrinks the output, which slabs of the input's shape cannot hold, and 'wrap' reads the
+ * far side of the image, which a slab does not hold: those must fit whole.
+ */
+function residentSlabs(ctx: GpuContext, shape: Shape, plan: FilterPlan, mode: BorderMode, outDtype: 'uint8' | 'uint16' | 'float32'): SlabSpec {
+  const s3 = asShape3D(shape);
+  const axis = s3[0] > 1 ? 0 : 1;
+  const halo = Math.max(...plan.components.map((k) => Math.max(k.anchor[axis], k.size[axis] - 1 - k.anchor[axis])));
+  // The widest buffers are the float32 results and temporaries.
+  const spec: SlabSpec = { halo, unitBytes: (axis === 0 ? s3[1] * s3[2] : s3[2]) * 4, outDtype, what: 'filter' };
+  if (slabsFor(ctx, shape, outDtype, spec).length > 1 && (mode === 'valid' || mode === 'wrap')) {
+    throw new GpuLimitError(`filter --border ${mode}: this ${shape.join('×')} resident image exceeds one GPU storage binding, and ${mode === 'valid' ? 'a shrunk output' : 'a border read from the far side of the image'} cannot be computed in slabs on the device; filter the host image (split there) or use --device cpu`);
+  }
+  return spec;
+}
+
+/**
  * A filter prepared for a resident input of `shape` on `ctx` — for callers that record it themselves (the
  * benchmark's back-to-back batches): `record` appends its kernels to a recording and returns the output.
  */
@@ -194,12 +218,15 @@ export function prepareFilter(ctx: GpuContext, shape: Shape, spec: string | Filt
 }
 
 /** Records the filter's kernels (each component, then the magnitude and the cast) on a resident input. */
-async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan: FilterPlan, geos: Geo3[], impls: Exclude<ConvImpl, 'auto'>[], r: Resolved, outDtype: string, rank: 2 | 3, box?: BoxRounding): Promise<GpuImage> {
+async function recordFilter(
+  conv: ConvGpu, rec: Recording, input: GpuImage, plan: FilterPlan, geos: Geo3[], impls: Exclude<ConvImpl, 'auto'>[], r: Resolved, outDtype: string, rank: 2 | 3,
+  box?: BoxRounding, across?: AcrossSlabs,
+): Promise<GpuImage> {
   const src: Volume = { buffer: input.buffer, dtype: input.dtype, shape: [geos[0][0].nIn, geos[0][1].nIn, geos[0][2].nIn] };
   const single = plan.combine === 'single' && outDtype === 'float32';
   const parts: Volume[] = [];
   // NaN and ±inf as scipy spreads them, patched into each component (float32 input only; nonfinite.ts).
-  const nonFinite = plan.nonFinite && src.dtype === 'float32' ? await NonFiniteGpu.scan(conv.ctx, rec, src) : undefined;
+  const nonFinite = plan.nonFinite && src.dtype === 'float32' ? await NonFiniteGpu.scan(conv.ctx, rec, src, across) : undefined;
   for (let c = 0; c < plan.components.length; c++) {
     parts.push(await conv.apply(rec, src, plan.components[c], geos[c], r.mode, r.cval, impls[c], single));
     await nonFinite?.patch(rec, src, parts[c], plan.components[c], geos[c], r.mode, plan.nonFinite!);

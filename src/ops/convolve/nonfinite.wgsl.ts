@@ -82,24 +82,30 @@ fn taps_patch(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: v
 
 /**
  * Rule 'running': one pass of classes along an axis, one invocation per line (see nonfinite.ts runningLine).
- * The volume is [outer][nIn][inner] in, [outer][nOut][inner] out.
+ * The volume is [outer][nIn][inner] in, [outer][nOut][inner] out. Positions are those of the whole line: this
+ * piece holds its rows [start, start + nIn) of a line of `total` (a resident image in slabs, core/gpu/slabs.ts;
+ * start 0 and total nIn otherwise). The first occurrences of NaN, +inf and −inf before the piece come from
+ * `state` (load), and those before position `save` of the border-extended line go there for the next piece — a
+ * running sum crosses slabs. Extended positions [e0, end) are walked.
  */
 export function runningWgsl(mode: BorderMode): string {
   const outside = mode === 'constant' ? 'if (p < P.lo || p >= P.hi) { return 0u; }' : '';
   return /* wgsl */ `
 ${COMMON}
 ${borderMapWgsl(mode)}
-struct Line { nIn: i32, nOut: i32, off: i32, lo: i32, hi: i32, k: u32, inner: u32, lines: u32 }
+struct Line { nIn: i32, nOut: i32, off: i32, lo: i32, hi: i32, k: i32, inner: u32, lines: u32, start: i32, total: i32, save: i32, load: u32, end: i32, _p0: u32, _p1: u32, _p2: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> P: Line;
 @group(0) @binding(3) var<storage, read> flag: array<u32>;
+// Per line: first NaN, +inf, −inf positions + 1 (0: none yet).
+@group(0) @binding(4) var<storage, read_write> state: array<vec4<i32>>;
 
 // Element e of the border-extended line starting at sb: its bits if non-finite, else 0.
 fn element(sb: u32, e: i32) -> u32 {
   let p = e + P.off;
   ${outside}
-  let v = src[sb + u32(bmap(p, P.nIn)) * P.inner];
+  let v = src[sb + u32(bmap(p, P.total) - P.start) * P.inner];
   return select(0u, v, non_finite(v));
 }
 
@@ -115,18 +121,28 @@ fn running(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     var first_nan = never;
     var first_pos = never;
     var first_neg = never;
-    let k = i32(P.k);
-    for (var e = 0; e < P.nOut + k - 1; e++) {
+    var e0 = 0;
+    if (P.load == 1u) {
+      let s = state[l];
+      first_nan = select(never, s.x - 1, s.x > 0);
+      first_pos = select(never, s.y - 1, s.y > 0);
+      first_neg = select(never, s.z - 1, s.z > 0);
+      e0 = P.start - P.off;
+    }
+    for (var e = e0; e < P.end; e++) {
+      if (e == P.save) {
+        state[l] = vec4<i32>(select(0, first_nan + 1, first_nan != never), select(0, first_pos + 1, first_pos != never), select(0, first_neg + 1, first_neg != never), 0);
+      }
       let v = element(sb, e);
       if (v != 0u) {
         if (is_nan(v)) { first_nan = min(first_nan, e); } else if ((v >> 31u) == 0u) { first_pos = min(first_pos, e); } else { first_neg = min(first_neg, e); }
       }
-      let o = e - (k - 1);
-      if (o < 0) { continue; }
+      let o = e - (P.k - 1) - P.start;
+      if (o < 0 || o >= P.nOut) { continue; }
       let first = min(first_nan, min(first_pos, first_neg));
       var c = 0u;
       if (first <= e) {
-        if (first_nan <= e || (first_pos <= e && first_neg <= e) || first < o) { c = NAN_BITS; } else if (first_pos <= e) { c = POS_INF; } else { c = NEG_INF; }
+        if (first_nan <= e || (first_pos <= e && first_neg <= e) || first < o + P.start) { c = NAN_BITS; } else if (first_pos <= e) { c = POS_INF; } else { c = NEG_INF; }
       }
       dst[db + u32(o) * P.inner] = c;
     }
