@@ -14,7 +14,7 @@ import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
 import { PARENT_ENV } from '../node/runtime.js';
 import { BatchRecords, recordKey, type OutputRecord } from './records.js';
 import type { OpCommand, RunOn } from './commands.js';
-import type { Execution } from './context.js';
+import { runGpuOrCpu, type Execution } from './context.js';
 
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
@@ -390,7 +390,10 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
         // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
         // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
-        if (exec.gpu) results.gpu = recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {}));
+        if (exec.gpu) {
+          const r = await runGpuOrCpu(exec, async () => recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})), () => cmd.run(img, params, on, {}));
+          results[r.on] = r.result;
+        }
         if (results.cpu && results.gpu) {
           const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
           if (!c.identical) disagreed++;

@@ -1,5 +1,5 @@
 import type { CpuPool } from '../core/cpu/pool.js';
-import { InvalidArgumentError, NoGpuAdapterError } from '../core/errors.js';
+import { GpuLimitError, InvalidArgumentError, NoGpuAdapterError } from '../core/errors.js';
 import type { AdapterDescription, GpuContext } from '../core/gpu/context.js';
 import { createNodeGpuContext } from '../node/gpu.js';
 import { NodeWorkerPool } from '../node/worker-pool.js';
@@ -14,7 +14,29 @@ export interface Execution {
   pool: CpuPool;
   /** Lines for stderr: why `--device auto` runs on the CPU. */
   warnings: string[];
+  /** --device auto: work the GPU refuses before starting it (GpuLimitError) runs on the CPU (runGpuOrCpu). */
+  auto: boolean;
   close(): Promise<void>;
+}
+
+/** Reasons already said by runGpuOrCpu in this process (once each, not once per image of a batch). */
+const saidFallbacks = new Set<string>();
+
+/**
+ * Runs `gpuRun`; where the GPU refuses the work before starting it because even split it cannot hold it
+ * (GpuLimitError) and the device was left to --device auto, runs `cpuRun` instead — the same result, since the
+ * paths agree — and says so once per reason. Otherwise the error stands (--device gpu|both asked for the GPU).
+ */
+export async function runGpuOrCpu<R>(exec: Execution, gpuRun: () => Promise<R>, cpuRun: () => Promise<R>): Promise<{ on: 'gpu' | 'cpu'; result: R }> {
+  try {
+    return { on: 'gpu', result: await gpuRun() };
+  } catch (e) {
+    if (!(e instanceof GpuLimitError) || !exec.auto) throw e;
+    const why = e.message.split('; ')[0];
+    if (!saidFallbacks.has(why)) console.error(`warning: ${why}; running on the CPU`);
+    saidFallbacks.add(why);
+    return { on: 'cpu', result: await cpuRun() };
+  }
 }
 
 /** An adapter's name as the CLI prints it. */
@@ -57,7 +79,7 @@ export async function acquire(device: string, flags: Map<string, string>): Promi
   const cpu = device === 'cpu' || device === 'both' || !gpu;
   const pool = new NodeWorkerPool(threads);
   return {
-    cpu, gpu, pool, warnings,
+    cpu, gpu, pool, warnings, auto: device === 'auto',
     async close() {
       await pool.close();
       gpu?.destroy();

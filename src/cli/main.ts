@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GpuLimitError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
+import { ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Dtype, Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
@@ -11,7 +11,7 @@ import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
-import { acquire } from './context.js';
+import { acquire, runGpuOrCpu } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
@@ -133,18 +133,11 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   try {
     for (const w of exec.warnings) console.error(w);
     const results: Record<string, OpResult<unknown>> = {};
-    const device = flags.get('device') ?? 'auto';
     for (let r = 0; r < repeat; r++) {
       if (exec.cpu) results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
       if (exec.gpu) {
-        try {
-          results.gpu = await cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images);
-        } catch (e) {
-          // Work the GPU cannot hold even split is refused before it starts; --device auto runs it on the CPU.
-          if (!(e instanceof GpuLimitError) || device !== 'auto') throw e;
-          if (r === 0) console.error(`warning: ${e.message.split('; ')[0]}; running on the CPU`);
-          results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
-        }
+        const { on, result } = await runGpuOrCpu(exec, () => cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images), () => cmd.run(img, params, { pool: exec.pool }, images));
+        results[on] = result;
       }
     }
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;

@@ -96,7 +96,8 @@ test('clahe: more tiles than pixels (exit 2 before) and 16-bit 32×32 tiles on t
 });
 
 test('work the GPU cannot split: --device gpu is a one-line error (exit 5) before any work, --device auto runs it on the CPU saying so', async (t) => {
-  if (!(await gpuOrSkip(t))) return;
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
   // 140 MB (beyond lavapipe's 128 MiB binding) whose vertical element reaches every row: no slab of rows fits.
   const [h, w] = [200000, 700];
   const data = new Uint8Array(h * w);
@@ -105,10 +106,18 @@ test('work the GPU cannot split: --device gpu is a one-line error (exit 5) befor
   writeFileSync(input, encodeNpy({ data, shape: [h, w], channels: 1, dtype: 'uint8' }));
   const args = ['morph', 'erode', input, out, '--se', 'rect:1x400001'];
   assertOneLineError(cli(...args, '--device', 'gpu'), 5, /morph: a slab of this 200000×700 image needs .* more than this adapter binds/);
-  const r = cli(...args, '--device', 'auto');
+  // The adapter named, so that --device auto takes it although it is a software one (otherwise auto runs on the CPU).
+  const auto = ['--device', 'auto', '--adapter', /^[\w-]+/.exec(gpu.adapter.description)![0]];
+  const r = cli(...args, ...auto);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /^warning: morph: a slab of this 200000×700 image .*; running on the CPU$/m);
   assert.match(r.stdout, /cpu +total/);
   const res = await readImage(out);
   assert.ok(res.data.every((v) => v === 3), 'every pixel is the minimum of its column');
+  // Batch mode too (it failed the image, exit 9): the same fallback, said once.
+  const outDir = join(tmp, 'tall-batch');
+  const b = cli('morph', 'erode', input, outDir + '/', '--se', 'rect:1x400001', ...auto);
+  assert.equal(b.status, 0, b.stderr);
+  assert.equal(b.stderr.match(/running on the CPU/g)?.length, 1, b.stderr);
+  assert.ok(compareImages(await readImage(join(outDir, 'tall.npy')), res).identical, 'batch output = single-image output');
 });
