@@ -6,7 +6,7 @@ import type { RowSlab } from '../../core/gpu/slabs.js';
 import { asShape3D, type Shape } from '../../core/image.js';
 import { geoWords, type Volume } from './gpu.js';
 import type { ConvKernel } from './kernel.js';
-import type { NonFiniteRule } from './nonfinite.js';
+import { lineStrides, type NonFiniteRule } from './nonfinite.js';
 import { patchWgsl, runningWgsl, scanWgsl, tapsWgsl } from './nonfinite.wgsl.js';
 import type { Geo3 } from './plan.js';
 
@@ -90,8 +90,7 @@ export class NonFiniteGpu {
       const kk = k.size[axis];
       if (kk === 1) continue;
       const g = geo[axis];
-      const inner = axis === 2 ? 1 : axis === 1 ? dims[2] : dims[1] * dims[2];
-      const outer = axis === 0 ? 1 : axis === 1 ? dims[0] : dims[0] * dims[1];
+      const { inner, outer } = lineStrides(dims, axis);
       dims[axis] = g.nOut;
       const next = rec.storage(dims[0] * dims[1] * dims[2] * 4, 'non-finite classes');
       // [nIn, nOut, off, lo, hi, k, inner, lines, start, total, save, load, end]: the whole line, or this slab's piece.

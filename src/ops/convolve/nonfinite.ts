@@ -76,6 +76,17 @@ function tapClasses(src: Float32Array, shape: [number, number, number], k: ConvK
   return out;
 }
 
+/**
+ * The lines along `axis` of a z-y-x volume of `dims`: `inner` is the stride between a line's elements (the size of
+ * the axes after it), `outer` the number of lines before it (the size of the axes before it).
+ */
+export function lineStrides(dims: readonly [number, number, number], axis: number): { inner: number; outer: number } {
+  return {
+    inner: axis === 2 ? 1 : axis === 1 ? dims[2] : dims[1] * dims[2],
+    outer: axis === 0 ? 1 : axis === 1 ? dims[0] : dims[0] * dims[1],
+  };
+}
+
 function runningClasses(src: Float32Array, shape: [number, number, number], k: ConvKernel, geo: Geo3, mode: BorderMode): Float32Array {
   let cur = Float32Array.from(src, classOf);
   const dims = [...shape] as [number, number, number];
@@ -83,8 +94,7 @@ function runningClasses(src: Float32Array, shape: [number, number, number], k: C
     const kk = k.size[axis];
     if (kk === 1) continue;
     const g = geo[axis];
-    const inner = axis === 2 ? 1 : axis === 1 ? dims[2] : dims[1] * dims[2];
-    const outer = axis === 0 ? 1 : axis === 1 ? dims[0] : dims[0] * dims[1];
+    const { inner, outer } = lineStrides(dims, axis);
     const next = new Float32Array(outer * g.nOut * inner);
     for (let ou = 0; ou < outer; ou++) {
       for (let in_ = 0; in_ < inner; in_++) {
