@@ -112,7 +112,8 @@ def isodata_or(img, fallback):
 
 def ref_adaptive(inputs, a):
     """The documented rule (docs/histogram.md): skimage's isodata on each pixel's W×W window clipped at the image
-    border; windows whose value range is below `contrast`, or without a threshold, use the global isodata."""
+    border; windows whose value range is below `contrast`, or without a threshold, use the global isodata — a
+    constant window has none (skimage would return its value)."""
     img = gray_of(inputs['src'], a['channels'])
     fallback = isodata_or(img, 0)
     r = (a['window'] - 1) // 2
@@ -122,7 +123,7 @@ def ref_adaptive(inputs, a):
         for x in range(w):
             win = img[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1]
             lo, hi = int(win.min()), int(win.max())
-            t = fallback if hi - lo < a['contrast'] else isodata_or(win, fallback)
+            t = fallback if hi - lo < max(a['contrast'], 1) else isodata_or(win, fallback)
             out[y, x] = 255 if img[y, x] > t else 0
     return {'image': out, 'fallback': fallback}
 
@@ -256,7 +257,7 @@ def saturate(v, dtype):
 
 
 def cv2_filter(img, a):
-    """OpenCV's own integer result (ddepth −1) of the filters it has, for --saturate."""
+    """OpenCV's own integer result (ddepth −1) of the integer-weight filters, for --saturate."""
     b = CV_BORDERS[a['border']]
     kind = a['kind']
     if kind == 'box':
@@ -265,8 +266,6 @@ def cv2_filter(img, a):
         return cv2.Sobel(img, -1, 1 if a['axis'] == 'x' else 0, 1 if a['axis'] == 'y' else 0, ksize=3, borderType=b)
     if kind == 'laplace':
         return cv2.Laplacian(img, -1, ksize=1, borderType=b)
-    if kind == 'kernel':
-        return cv2.filter2D(img, -1, np.array(a['weights'], np.float32), anchor=tuple(a['anchor'][::-1]), borderType=b)
     raise ValueError(f'no OpenCV counterpart for {kind}')
 
 
