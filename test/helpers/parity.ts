@@ -133,7 +133,8 @@ interface RefEntry {
  */
 export class References {
   readonly dir = mkdtempSync(join(tmpdir(), 'imgpu-parity-'));
-  private readonly done: Promise<Record<string, RefEntry> | Error>;
+  /** The references, or why there are none: `missing` when Python or its packages are not installed. */
+  private readonly done: Promise<{ refs: Record<string, RefEntry> } | { error: Error; missing: boolean }>;
   /** Wall-clock seconds the Python process took (printed once by the first test that waits for it). */
   seconds = 0;
   private told = false;
@@ -152,34 +153,38 @@ export class References {
     this.done = this.run();
   }
 
-  private run(): Promise<Record<string, RefEntry> | Error> {
-    if (!existsSync(PYTHON)) return Promise.resolve(new Error(`${PYTHON} not found`));
+  private run(): Promise<{ refs: Record<string, RefEntry> } | { error: Error; missing: boolean }> {
+    if (!existsSync(PYTHON)) return Promise.resolve({ error: new Error(`${PYTHON} not found`), missing: true });
     const t0 = performance.now();
     return new Promise((resolve) => {
-      const p = spawn(PYTHON, [REFERENCE_SCRIPT, this.dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+      // A bound: the references take seconds; a hung Python must fail the tests, not hold them forever.
+      const p = spawn(PYTHON, [REFERENCE_SCRIPT, this.dir], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 });
       let stderr = '';
       p.stderr.on('data', (d) => (stderr += d));
-      p.on('error', (e) => resolve(e));
+      p.on('error', (error) => resolve({ error, missing: false }));
       p.on('close', (code) => {
         this.seconds = (performance.now() - t0) / 1000;
-        if (code !== 0) return resolve(new Error(`${PYTHON} test/parity/reference.py exited ${code}: ${stderr.trim().split('\n').slice(-2).join(' ')}`));
-        resolve(JSON.parse(readFileSync(join(this.dir, 'results.json'), 'utf8')) as Record<string, RefEntry>);
+        const missing = /ModuleNotFoundError|ImportError/.test(stderr);
+        if (code !== 0) return resolve({ missing, error: new Error(`${PYTHON} test/parity/reference.py exited ${code ?? 'on a signal (300 s limit?)'}: ${stderr.trim().split('\n').slice(-2).join(' ')}`) });
+        resolve({ refs: JSON.parse(readFileSync(join(this.dir, 'results.json'), 'utf8')) as Record<string, RefEntry> });
       });
     });
   }
 
   /**
    * The references, or undefined with the test skipped when Python or its packages are missing — a failure
-   * instead under IMGPU_REQUIRE_GPU=1 (CI, where scripts/install-system-deps.sh installs them).
+   * instead under IMGPU_REQUIRE_GPU=1 (CI, where scripts/install-system-deps.sh installs them). A reference script
+   * that breaks otherwise always fails.
    */
   async get(t: TestContext): Promise<Record<string, RefEntry> | undefined> {
     const r = await this.done;
-    if (!(r instanceof Error)) {
-      if (!this.told) t.diagnostic(`references: ${Object.keys(r).length} cases in one ${PYTHON} process, ${this.seconds.toFixed(1)} s`);
+    if ('refs' in r) {
+      if (!this.told) t.diagnostic(`references: ${Object.keys(r.refs).length} cases in one ${PYTHON} process, ${this.seconds.toFixed(1)} s`);
       this.told = true;
-      return r;
+      return r.refs;
     }
-    const reason = `Python references unavailable (${PYTHON} with python3-opencv, python3-scipy, python3-skimage): ${r.message}`;
+    if (!r.missing) throw r.error;
+    const reason = `Python references unavailable (${PYTHON} with python3-opencv, python3-scipy, python3-skimage): ${r.error.message}`;
     if (process.env.IMGPU_REQUIRE_GPU === '1') throw new Error(`IMGPU_REQUIRE_GPU=1 but ${reason}`);
     t.skip(reason);
     return undefined;
