@@ -26,7 +26,7 @@ for (const [name, w, h] of [['1080p', 1920, 1080], ['4k', 3840, 2160], ['8k', 76
   for (const grid of [8, 16]) {
     const g = tiledGeometry(h, w, grid, grid, 2, 'uint8');
     const luts = await timeBatched(ctx, batch, (rec) => void plan.encodeLuts(rec, img, g));
-    const both = await timeBatched(ctx, batch, (rec) => plan.encode(rec, img, g).release());
+    const both = await timeBatched(ctx, batch, async (rec) => (await plan.encode(rec, img, g)).release());
     out({ kernel: 'clahe.tiled', size: name, grid, histAndLutMs: luts, interpolateMs: both - luts, allMs: both });
   }
   img.release();

@@ -1,29 +1,65 @@
 #!/usr/bin/env node
-// imgpu launcher. Dawn crashes under Node < 22 (see docs/device.md), so on an older Node this re-runs the CLI
-// with the Node 22 that the project installs (npm package `node`), or says plainly what is missing.
-import { spawnSync } from 'node:child_process';
+// imgpu launcher. imgpu runs on Node >= 22 (src/node/runtime.ts). Started from an older Node, it re-runs itself with
+// a Node 22 from node_modules/.bin — this checkout's (its dev dependency `node`) or, installed as a dependency, the
+// user's project's — as a child that dies with it; with none, it says in one line what to do.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // Image decoding and encoding (sharp) and file I/O run on libuv's thread pool, 4 threads unless told: batch mode
 // keeps several images in flight, so give it the cores (read when the pool starts, i.e. before any I/O below).
 process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, Math.min(16, availableParallelism())));
-const here = dirname(fileURLToPath(import.meta.url));
-const cli = join(here, '..', 'dist', 'src', 'cli', 'main.js');
+const self = fileURLToPath(import.meta.url);
+const here = dirname(self);
+const dist = join(here, '..', 'dist', 'src');
+const cli = join(dist, 'cli', 'main.js');
 if (!existsSync(cli)) {
   console.error('imgpu: error: the CLI is not built; run `npm install && npm run build` first');
   process.exit(1);
 }
-if (Number(process.versions.node.split('.')[0]) >= 22) {
-  await import(cli);
+const { MIN_NODE_MAJOR, nodeMajor, nodeVersionMessage, PARENT_ENV } = await import(pathToFileURL(join(dist, 'node', 'runtime.js')).href);
+
+if (nodeMajor() >= MIN_NODE_MAJOR) {
+  await import(pathToFileURL(cli).href);
 } else {
-  const local = [join(here, '..', 'node_modules', '.bin', 'node'), join(here, '..', '..', '.bin', 'node')].find(existsSync);
-  if (!local) {
-    console.error(`imgpu: error: Node.js >= 22 is required (this is ${process.version}; Dawn crashes under older versions). Install Node 22, or run \`npm install\` in imgpu to get its own.`);
+  const node = process.env[PARENT_ENV] ? undefined : projectNode();
+  if (!node) {
+    console.error(`imgpu: error: ${nodeVersionMessage()}`);
     process.exit(6);
   }
-  const r = spawnSync(local, [cli, ...process.argv.slice(2)], { stdio: 'inherit' });
-  process.exit(r.status ?? 1);
+  relaunch(node);
 }
+
+/** The Node of node_modules/.bin: this checkout's own, or that of the project imgpu is installed in. */
+function projectNode() {
+  return [join(here, '..', 'node_modules', '.bin', 'node'), join(here, '..', '..', '.bin', 'node')].find((p) => existsSync(p));
+}
+
+/**
+ * Runs this launcher under `node` as a child that ends with this process: the signals that end a process are passed
+ * on (and this one then ends as the child did), and a SIGKILL of this process, which cannot be passed on, closes
+ * the IPC channel the child watches (endWithParent in src/node/runtime.ts, called by the CLI).
+ */
+function relaunch(node) {
+  const child = spawn(node, [self, ...process.argv.slice(2)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [PARENT_ENV]: String(process.pid) },
+  });
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const s of signals) process.on(s, () => child.kill(s));
+  child.on('error', (e) => {
+    console.error(`imgpu: error: cannot start ${node}: ${e.message}`);
+    process.exit(6);
+  });
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      // End as the child did: the signal's default action (the listeners above are removed) ends this process here.
+      for (const s of signals) process.removeAllListeners(s);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
+}
+

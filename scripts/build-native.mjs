@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Builds imgpu's optional native pieces into dist/native/ (Node-API, one binary for every Node version):
 // - imgpu-turbo.node: the JPEG codec (native/turbo.c, a binding of the system libjpeg-turbo), with the library
-//   copied beside it (rpath $ORIGIN) so that dist/ runs on a machine without it (the device machine);
+//   copied beside it (rpath $ORIGIN) so that dist/ — and the package, which ships dist/native prebuilt — runs on a
+//   machine without it (Debian's libturbojpeg.a is not position-independent, so it cannot be linked in);
 // - imgpu-native.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
-//   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c).
+//   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c); and
+//   the capture of Dawn's notices on stderr (native/stderr.c).
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
 // its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
@@ -47,13 +49,17 @@ mkdirSync(outDir, { recursive: true });
 
 const lib = libturbojpeg();
 if (!lib) {
-  console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler); JPEG goes through sharp');
+  console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler: scripts/install-system-deps.sh, then `npm run build`); ' +
+    'JPEG goes through sharp, whose gray reads and written files differ from cv2\'s');
 } else if (build(['turbo.c'], 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
-  copyFileSync(realpathSync(lib), join(outDir, 'libturbojpeg.so.0'));
+  // Replaced by a rename, never rewritten in place: a running imgpu has it mapped.
+  const tmp = join(outDir, `.libturbojpeg.so.0.${process.pid}`);
+  copyFileSync(realpathSync(lib), tmp);
+  renameSync(tmp, join(outDir, 'libturbojpeg.so.0'));
   console.log(`imgpu: native JPEG codec built (${lib})`);
 } else {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
 }
 
-if (build(['module.c', 'pool.c', 'copy.c', 'point.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
+if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'stderr.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
 else console.warn('imgpu: native copies and point kernels failed to compile; they run as JavaScript (TypedArray.set, the worker pool)');

@@ -46,6 +46,8 @@ m16 = gray('moon16.png')
 assert m16.dtype == np.uint16
 save('moon16-8x8-2.png', cv2.createCLAHE(2.0, (8, 8)).apply(m16))
 save('moon16-5x3-4.png', cv2.createCLAHE(4.0, (5, 3)).apply(m16))
+# 32×32 tiles of 65536 bins: 256 MiB of tile histograms, beyond a 128 MiB GPU binding (the GPU splits them).
+save('moon16-32x32-2.png', cv2.createCLAHE(2.0, (32, 32)).apply(m16))
 
 
 def colour_clahe(rgb, clip, tiles):
@@ -61,4 +63,21 @@ save('chelsea-8x8-2.png', cv2.cvtColor(colour_clahe(rgb, 2.0, (8, 8)), cv2.COLOR
 rgb16 = (rgb.astype(np.uint32) * 257 + (np.arange(rgb.size).reshape(rgb.shape) * 7919 % 257)).astype(np.uint16)
 cv2.imwrite(os.path.join(IMAGES, 'chelsea16.png'), cv2.cvtColor(rgb16, cv2.COLOR_RGB2BGR))
 save('chelsea16-8x8-2.png', cv2.cvtColor(colour_clahe(rgb16, 2.0, (8, 8)), cv2.COLOR_RGB2BGR))
+# More tiles than pixels along an axis: OpenCV pads with REFLECT_101 (reflecting more than once where the padding is
+# longer than the image) and returns a result; tiles of one pixel and whole images of one pixel included.
+# Inputs beside their references: tiny-<W>x<H>[-16].png, tiny-<W>x<H>[-16]-<tx>x<ty>-<clip>.png.
+TINY = [
+    ((4, 4), 8, [(2, 10), (10, 10), (10, 2), (8, 8), (3, 3)]),
+    ((1, 1), 8, [(8, 8), (1, 1), (3, 1)]),
+    ((5, 3), 8, [(7, 2), (2, 7), (5, 3)]),
+    ((4, 4), 16, [(2, 10), (10, 10)]),
+]
+for (w, h), bits, grids in TINY:
+    n = np.arange(w * h, dtype=np.uint32).reshape(h, w)
+    img = ((n * 13 + 7) % 256).astype(np.uint8) if bits == 8 else ((n * 4001 + 123) % 65536).astype(np.uint16)
+    stem = f'tiny-{w}x{h}' + ('-16' if bits == 16 else '')
+    save(f'{stem}.png', img)
+    for tx, ty in grids:
+        save(f'{stem}-{tx}x{ty}-2.png', cv2.createCLAHE(2.0, (tx, ty)).apply(img))
+
 print('clahe fixtures written to', os.path.normpath(OUT))

@@ -102,3 +102,9 @@ for name, block, c in [('page', 11, 2), ('page', 25, 5), ('camera', 15, 3), ('co
         out = cv2.adaptiveThreshold(img, 255, m, cv2.THRESH_BINARY, block, c)
         cv2.imwrite(os.path.join(THR, f'{name}_{mname}_{block}_{c}.png'), out)
 print('local threshold fixtures written')
+
+# ---- A pipeline (test/package: the packed package's runPipeline): "equalize | threshold --method otsu" =
+# cv2.threshold(cv2.equalizeHist(img), THRESH_OTSU).
+img = cv2.imread(os.path.join(IMAGES, 'camera.png'), cv2.IMREAD_UNCHANGED)
+cv2.imwrite(os.path.join(THR, 'camera_equalize_otsu.png'), cv2.threshold(cv2.equalizeHist(img), 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[1])
+print('pipeline fixture written')

@@ -64,6 +64,16 @@ save('sp-vol-dilate-5x3x4.npy', ndimage.grey_dilation(vol, size=(4, 3, 5)))
 vol8 = np.clip(vol * 60 + 128, 0, 255).astype(np.uint8)
 np.save(os.path.join(IMAGES, 'volume_u8.npy'), vol8)
 save('sp-vol8-open-3x3x3.npy', ndimage.grey_opening(vol8, size=(3, 3, 3)))
+# Elements far longer than the image (issue 24: rect:100000x100000 failed to compile on the GPU) on a 29×45 crop:
+# windows clamped to the image must change nothing. (OpenCV allocates the element: 100000 along one axis only.)
+small = np.ascontiguousarray(cat[100:129, 200:245])
+cv2.imwrite(os.path.join(IMAGES, 'cat_29x45.png'), small)
+save('cv-small-erode-rect100000x1.png', cv2.erode(small, rect(100000, 1)))
+save('cv-small-dilate-rect3x100000-it2.png', cv2.dilate(small, rect(3, 100000), iterations=2))
+save('cv-small-erode-rect3000x3000.png', cv2.erode(small, rect(3000, 3000)))
+save('cv-small-open-rect40x70.png', cv2.morphologyEx(small, cv2.MORPH_OPEN, rect(40, 70)))
+save('sp-small-erode-100000x70.png', ndimage.grey_erosion(small, size=(70, 100000)))
+save('sp-small-dilate-60x50.png', ndimage.grey_dilation(small, size=(50, 60)))
 print('morph fixtures written to', os.path.normpath(OUT))
 
 # The denoising example of docs/morphology.md: the coins photograph binarized with Otsu, 8 % salt-and-pepper noise.

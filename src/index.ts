@@ -1,4 +1,7 @@
 // imgpu public API (platform-neutral: nothing here imports Node-only modules; see src/node/ and src/io/).
+// The declarations name WebGPU's types (GPUDevice, GPUBuffer, …): this directive stays in the emitted index.d.ts, so
+// a user's compile loads them from the package's dependency @webgpu/types without configuring anything.
+/// <reference types="@webgpu/types" preserve="true" />
 export * from './core/errors.js';
 export * from './core/image.js';
 export * from './core/timings.js';
@@ -7,7 +10,7 @@ export { GpuContext, type AdapterDescription, type GpuContextOptions } from './c
 export { GpuImage, type StagedImage } from './core/gpu/gpu-image.js';
 export type { GpuRunOptions } from './core/gpu/run.js';
 export { InlinePool, type CpuPool } from './core/cpu/pool.js';
-export { compareImages, type Comparison } from './core/compare.js';
+export { compareImages, compareWithin, type Comparison } from './core/compare.js';
 export { equalize, equalizeParams, type EqualizeOptions } from './ops/equalize/index.js';
 export { equalizeLut } from './ops/equalize/lut.js';
 export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';
@@ -24,4 +27,10 @@ export {
   detect, Detector, detectParams, groupRectangles, nonMaxSuppression, iou, pyramidLevels, resizeLinearExact, validateClassifier, DETECT_IMPLS, DEFAULT_DIVISORS,
   type Classifier, type WeakClassifier, type LbpFeature, type Detection, type DetectOptions, type DetectOutput, type DetectImpl, type Level, type RawHit, type PendingDetection,
 } from './ops/detect/index.js';
+export {
+  filter, correlate, convolve, sobel, gaussian, filterParams, parseFilter, gaussianWeights, denseKernel, separableKernel, kernelFromJson, flipKernel,
+  rankOneFactors, CONV_IMPLS, BORDER_MODES,
+  type FilterOptions, type FilterResult, type FilterPlan, type ConvKernel, type ConvImpl, type ConvSchedule, type BorderMode,
+} from './ops/convolve/index.js';
+export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js';
 export { parseClassifierXml, waldBoostXml } from './io/classifier-xml.js';

@@ -2,5 +2,6 @@
 export * from './index.js';
 export { createNodeGpuContext, type NodeGpuOptions } from './node/gpu.js';
 export { NodeWorkerPool } from './node/worker-pool.js';
-export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions } from './io/index.js';
+export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions, type WriteOptions } from './io/index.js';
 export { readClassifier } from './io/classifier.js';
+export { decodeJpegToGpu, encodeJpegFromGpu, type CodecThreadOptions } from './io/jpeg.js';

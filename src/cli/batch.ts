@@ -2,16 +2,19 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { access, mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
+import { PARENT_ENV } from '../node/runtime.js';
+import { BatchRecords, recordKey, type OutputRecord } from './records.js';
 import type { OpCommand, RunOn } from './commands.js';
-import type { Execution } from './context.js';
+import { runGpuOrCpu, type Execution } from './context.js';
 
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
@@ -27,14 +30,38 @@ export interface BatchOptions {
   format?: string;
   read: ReadOptions;
   write: WriteOptions;
+  /**
+   * What makes an output from an input besides the input itself — operation, parameters, read and write options —
+   * as one string (batchRecipe): an output is up to date only if it was made by this recipe.
+   */
+  recipe: string;
 }
 
 interface Job {
   input: string;
   output: string;
+  /** the output's name in the folder's records (its path relative to the output folder) */
+  key: string;
   bytes: number;
-  /** the input's modification time (an output newer than it is up to date) */
+  /** the input's modification time (with its size and path: which input an output was made from) */
   mtimeMs: number;
+}
+
+/**
+ * The recipe of BatchOptions: operation, parameters (defaults included, so `--clip 2` and no --clip agree),
+ * output format and read/write options, as canonical JSON (keys sorted, so the order of flags does not matter).
+ */
+export function batchRecipe(op: string, params: Record<string, unknown>, o: Pick<BatchOptions, 'format' | 'read' | 'write'>): string {
+  return canonicalJson({ op, params, format: o.format ?? null, raw: o.read.raw ?? null, write: o.write });
+}
+
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
 }
 
 /** The output extension of --format (e.g. 'png' → '.png'), checked before anything is started. */
@@ -74,44 +101,79 @@ export async function walk(dir: string, recursive: boolean, skip = ''): Promise<
   return found;
 }
 
-/** Input files and where each one's output goes (the sub-folder layout kept under --recursive). */
+/** A path's real path, or its absolute path while it does not exist (an output folder not made yet). */
+async function realOrAbsolute(p: string): Promise<string> {
+  return realpath(p).catch(() => resolve(p));
+}
+
+/** File names compare as the file system does: without case where it ignores case (macOS, Windows). */
+const sameName = process.platform === 'darwin' || process.platform === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
+
+/**
+ * Input files and where each one's output goes (the sub-folder layout kept under --recursive). Checked here,
+ * before any output is made: the output folder is not a folder the inputs are read from (outputs would replace
+ * their inputs, or be read as inputs by the next run), and no two inputs write one output (x.png and x.jpg with
+ * --format png, or d1/y.png and d2/y.png) — either would lose outputs while reporting them processed.
+ */
 async function plan(inputs: string[], outDir: string, o: BatchOptions): Promise<Job[]> {
-  const outReal = await realpath(outDir);
+  const outReal = await realOrAbsolute(outDir);
   const jobs: Job[] = [];
   for (const arg of inputs) {
     const info = await stat(arg).catch(() => undefined);
     if (!info) throw new FileAccessError(`no such file or folder: ${arg}`);
     const root = info.isDirectory() ? arg : dirname(arg);
+    if ((await realOrAbsolute(root)) === outReal) {
+      throw new InvalidArgumentError(`the output folder ${outDir} is the folder of the inputs (${arg}): outputs would replace their inputs or be read as inputs next time; give another folder, e.g. ${join(root, 'out')}`);
+    }
     const files = info.isDirectory() ? await walk(arg, o.recursive, outReal) : [arg];
     for (const f of files) {
       const rel = relative(root, f);
       const ext = formatOf(rel);
       const stem = rel.slice(0, rel.length - ext.length);
       const { size, mtimeMs } = await stat(f);
-      jobs.push({ input: f, output: join(outDir, stem + (o.format ?? ext)), bytes: size, mtimeMs });
+      const output = join(outDir, stem + (o.format ?? ext));
+      jobs.push({ input: f, output, key: recordKey(outDir, output), bytes: size, mtimeMs });
     }
   }
+  assertDistinctOutputs(jobs);
   return jobs;
+}
+
+/** Two inputs that would write one output are an error before any work (InvalidArgumentError, exit 2). */
+function assertDistinctOutputs(jobs: Job[]): void {
+  const writer = new Map<string, Job>();
+  const clashes: string[] = [];
+  for (const j of jobs) {
+    const first = writer.get(sameName(j.key));
+    if (first) clashes.push(`${first.input} and ${j.input} both write ${j.output}`);
+    else writer.set(sameName(j.key), j);
+  }
+  if (clashes.length) {
+    const more = clashes.length > 1 ? ` (and ${clashes.length - 1} more)` : '';
+    throw new InvalidArgumentError(`outputs would overwrite each other: ${clashes[0]}${more}; rename the inputs, keep their formats (no --format), or run them into separate folders`);
+  }
 }
 
 /**
  * Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. A process running one
- * shard of a --jobs batch instead reports {"progress": done, "bytes": n} lines on stdout to its parent.
+ * shard of a --jobs batch instead reports {"progress": written, "failed": n, "bytes": n} lines on stdout to its parent.
  */
 class Progress {
   private last = 0;
   private readonly shard = shardOf() !== undefined;
   constructor(private readonly total: number, private readonly quiet: boolean, private readonly t0 = now()) {}
 
-  update(done: number, bytes: number, final = false): void {
+  /** `written` images written and `failed` failed so far, of `total`; `bytes` of input read. */
+  update(written: number, failed: number, bytes: number, final = false): void {
     if (this.shard) {
       const t = now();
       if (final || t - this.last >= 200) {
         this.last = t;
-        console.log(JSON.stringify({ progress: done, bytes }));
+        console.log(JSON.stringify({ progress: written, failed, bytes }));
       }
       return;
     }
+    const done = written + failed;
     if (this.quiet) return;
     const t = now();
     const tty = process.stderr.isTTY;
@@ -120,7 +182,8 @@ class Progress {
     const s = (t - this.t0) / 1000;
     const rate = done / Math.max(s, 1e-3);
     const eta = rate > 0 ? (this.total - done) / rate : 0;
-    const line = `${done}/${this.total} images, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
+    // Written, not just done: a run in which images failed must not read as complete.
+    const line = `${written}/${this.total} images written${failed ? `, ${failed} failed` : ''}, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
     if (tty) process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
   }
@@ -130,14 +193,34 @@ function noImages(inputs: string[], o: BatchOptions): FileAccessError {
   return new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
 }
 
-/** The jobs whose output is missing or older than their input (all of them with --overwrite). */
-async function pending(jobs: Job[], o: BatchOptions): Promise<Job[]> {
+/** The jobs whose output is not up to date by the folder's records (all of them with --overwrite). */
+async function pending(jobs: Job[], records: BatchRecords, o: BatchOptions): Promise<Job[]> {
   const todo: Job[] = [];
-  for (const j of jobs) {
-    const out = o.overwrite ? undefined : await stat(j.output).catch(() => undefined);
-    if (!(out && out.mtimeMs >= j.mtimeMs)) todo.push(j);
-  }
+  for (const j of jobs) if (o.overwrite || !(await records.upToDate(j, o.recipe))) todo.push(j);
   return todo;
+}
+
+/** Saves the records at the end of a run; a record that cannot be saved costs redoing its outputs, not the run. */
+async function saveRecords(records: BatchRecords): Promise<void> {
+  try {
+    await records.save();
+  } catch (e) {
+    process.stderr.write(`imgpu: warning: ${(e as Error).message}: the outputs are written, but a rerun will redo them\n`);
+  }
+}
+
+/**
+ * Why `mkdir -p dir` failed, in words: Node's recursive mkdir reports ENOENT where the nearest existing ancestor is
+ * on a read-only file system (EROFS) or not writable, which read as "no such file" for a folder the user asked us to
+ * create; name that ancestor instead.
+ */
+async function whyNoFolder(dir: string, e: Error): Promise<string> {
+  let parent = dirname(dir);
+  while (parent !== dirname(parent) && !(await stat(parent).then(() => true, () => false))) parent = dirname(parent);
+  const code = await access(parent, constants.W_OK).then(() => undefined, (a: NodeJS.ErrnoException) => a.code);
+  if (code === 'EROFS') return `${parent} is on a read-only file system`;
+  if (code) return `the folder ${parent} is not writable`;
+  return e.message;
 }
 
 /** Creates the output folder and checks, before any image is read, that it can be written. */
@@ -145,7 +228,7 @@ async function prepareOutputFolder(outDir: string): Promise<void> {
   try {
     await mkdir(outDir, { recursive: true });
   } catch (e) {
-    throw new FileAccessError(`cannot create the output folder ${outDir}: ${(e as Error).message}`);
+    throw new FileAccessError(`cannot create the output folder ${outDir}: ${await whyNoFolder(outDir, e as Error)}`);
   }
   // A probe of our own (concurrent runs into one folder must not remove each other's).
   const probe = join(outDir, `.imgpu-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
@@ -160,7 +243,8 @@ async function prepareOutputFolder(outDir: string): Promise<void> {
 /** Environment variable that makes a process run shard k of n of a batch (set by runBatchInProcesses). */
 const SHARD_ENV = 'IMGPU_BATCH_SHARD';
 
-function shardOf(): { k: number; n: number } | undefined {
+/** The shard this process runs of a --jobs batch (k of n), or undefined in a process of its own. */
+export function shardOf(): { k: number; n: number } | undefined {
   const m = /^(\d+)\/(\d+)$/.exec(process.env[SHARD_ENV] ?? '');
   return m ? { k: Number(m[1]), n: Number(m[2]) } : undefined;
 }
@@ -173,30 +257,37 @@ function shardOf(): { k: number; n: number } | undefined {
  * shows one progress line and one summary, and its exit code covers them all.
  */
 export async function runBatchInProcesses(name: string, inputs: string[], outDir: string, o: BatchOptions, jobs: number, argv: string[], threads?: number): Promise<number> {
-  await prepareOutputFolder(outDir);
   const all = await plan(inputs, outDir, o);
   if (all.length === 0) throw noImages(inputs, o);
-  const total = (await pending(all, o)).length;
+  await prepareOutputFolder(outDir);
+  // The children report each output they write; this process keeps the folder's records.
+  const records = await BatchRecords.open(outDir);
+  const total = (await pending(all, records, o)).length;
   const cores = availableParallelism();
   const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
   const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));
   const t0 = now();
   const progress = new Progress(total, o.quiet || o.json);
-  const done = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
+  const done = new Array<number>(jobs).fill(0), failed = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
   const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
   const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
     const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
-      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs) },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
+      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs), [PARENT_ENV]: String(process.pid) },
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     });
     let summary: BatchSummary | undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { progress?: number; bytes?: number } & Partial<BatchSummary>;
-        if (msg.progress !== undefined) {
+        const msg = JSON.parse(line) as { progress?: number; failed?: number; bytes?: number; record?: OutputRecord & { key: string } } & Partial<BatchSummary>;
+        if (msg.record) {
+          const { key, ...record } = msg.record;
+          records.add(key, record);
+        } else if (msg.progress !== undefined) {
           done[k] = msg.progress;
+          failed[k] = msg.failed ?? 0;
           bytes[k] = msg.bytes ?? 0;
-          progress.update(sum(done), sum(bytes));
+          progress.update(sum(done), sum(failed), sum(bytes));
         } else if (msg.processed !== undefined) summary = msg as BatchSummary;
       } catch {
         process.stdout.write(`${line}\n`);
@@ -205,7 +296,8 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
     child.on('close', (code) => resolve({ code: code ?? 70, summary }));
   }));
   const results = await Promise.all(children);
-  progress.update(sum(done), sum(bytes), true);
+  progress.update(sum(done), sum(failed), sum(bytes), true);
+  await saveRecords(records);
   const broken = results.map((r, k) => ({ ...r, k })).filter((r) => !r.summary);
   for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
   const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
@@ -230,28 +322,34 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
 
 /**
  * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
- * output folder. A file that fails is reported and skipped; outputs newer than their input are skipped unless
- * --overwrite; every output is written atomically (io writeImage), so an interrupted run leaves only whole files
- * and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
+ * output folder. A file that fails is reported and skipped; outputs up to date by the folder's records (the same
+ * input made them with the same recipe: records.ts) are skipped unless --overwrite; every output is written
+ * atomically (io writeImage), so an interrupted run leaves only whole files and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
  * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
  * Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
  */
 export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
-  await prepareOutputFolder(outDir);
   const shard = shardOf();
   const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.n === shard.k);
   if (jobs.length === 0 && !shard) throw noImages(inputs, o);
+  await prepareOutputFolder(outDir);
+  const records = await BatchRecords.open(outDir);
+  // A process running a shard of --jobs reports its outputs to the parent, which keeps the records.
+  const record = shard
+    ? (key: string, r: OutputRecord) => console.log(JSON.stringify({ record: { key, ...r } }))
+    : (key: string, r: OutputRecord) => records.add(key, r);
   const t0 = now();
   const failed: { file: string; message: string }[] = [];
   const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
   let processed = 0, skipped = 0, disagreed = 0, bytes = 0;
-  const todo = await pending(jobs, o);
+  const todo = await pending(jobs, records, o);
   skipped = jobs.length - todo.length;
   const codecs = new CodecPool();
   try {
     return await batchLoop();
   } finally {
     await codecs.close();
+    if (!shard) await saveRecords(records);
   }
   // The loop itself, so that the codec workers are closed whatever happens in it.
   async function batchLoop(): Promise<number> {
@@ -269,7 +367,11 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     const made = new Set<string>();
     const ensureDir = async (d: string) => {
       if (made.has(d)) return;
-      await mkdir(d, { recursive: true });
+      try {
+        await mkdir(d, { recursive: true });
+      } catch (e) {
+        throw new FileAccessError(`cannot create the folder ${d}: ${(e as Error).message}`); // a file failure, not a bug
+      }
       made.add(d);
     };
     const recycled = <R>(r: OpResult<R>): OpResult<R> => {
@@ -288,7 +390,10 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
         // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
         // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
-        if (exec.gpu) results.gpu = recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {}));
+        if (exec.gpu) {
+          const r = await runGpuOrCpu(exec, async () => recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})), () => cmd.run(img, params, on, {}));
+          results[r.on] = r.result;
+        }
         if (results.cpu && results.gpu) {
           const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
           if (!c.identical) disagreed++;
@@ -310,13 +415,14 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
             if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
             else await cmd.write!(job.output, r.output, o.write);
             if (results.gpu) outputs.give(out.data.buffer);
+            record(job.key, await BatchRecords.describe(job, o.recipe));
             processed++;
             bytes += job.bytes;
           } catch (e) {
             fail(job, e);
           }
           phases.write += now() - tw;
-          progress.update(processed + failed.length, bytes);
+          progress.update(processed, failed.length, bytes);
         })().finally(() => writes.delete(w));
         writes.add(w);
       } catch (e) {
@@ -360,7 +466,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     }
     await Promise.all(running);
     await Promise.all(writes);
-    progress.update(processed + failed.length, bytes, true);
+    progress.update(processed, failed.length, bytes, true);
     const seconds = (now() - t0) / 1000;
     // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the
     // GPU), codec phases against the codec workers' capacity — the phase nearest 1 is the one that sets the pace.

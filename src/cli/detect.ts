@@ -34,7 +34,8 @@ const USAGE = `imgpu detect <image|video|folder|frames/%04d.png> --classifier FI
   windows as cv2.CascadeClassifier.detectMultiScale (bit-exact pyramid, OpenCV's scan), grouped as groupRectangles.
 ${paramHelp(detectParams)}
 ${paramHelp(RUN_PARAMS)}
-  --device <auto|cpu|gpu|both>    both: run the CPU reference too and check the raw windows agree (exit 8 if not)
+  --device <auto|cpu|gpu|both>    auto: the GPU unless there is none or only a software one (then the CPU, said once);
+                                  both: run the CPU reference too and check the raw windows agree (exit 8 if not)
   --adapter <name> --backend <vulkan|opengles> --threads <n> --repeat <n> (time the last of n runs)
   --json                          a JSON line per image or frame, then a summary line
   --quiet                         no progress on stderr

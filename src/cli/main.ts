@@ -8,18 +8,20 @@ import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
 import { checkWritable, checkWriteOptions, readImage, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
-import { assertNodeVersion } from '../node/runtime.js';
+import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
-import { acquire } from './context.js';
+import { acquire, runGpuOrCpu } from './context.js';
 import { formatTimings } from './format.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
-import { batchFormat, isBatch, runBatch, runBatchInProcesses } from './batch.js';
+import { batchFormat, batchRecipe, isBatch, runBatch, runBatchInProcesses, shardOf, type BatchOptions } from './batch.js';
 
 const COMMON = `Common options:
-  --device <auto|cpu|gpu|both>    where to run (default auto: GPU if an adapter exists, else CPU with a warning)
-  --adapter <name>                adapter name substring, e.g. llvmpipe (default env IMGPU_ADAPTER)
+  --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
+                                  adapter or only a software one, e.g. lavapipe, which is slower than the CPU path)
+  --adapter <name>                adapter name substring, e.g. llvmpipe (default env IMGPU_ADAPTER): that adapter,
+                                  software or not; exit 4 if none matches
   --backend <vulkan|opengles>     Dawn backend (default env IMGPU_BACKEND, else vulkan)
   --threads <n>                   CPU worker threads (default: cores, at most 16)
   --repeat <n>                    run n times and report the last run (the first includes shader compilation)
@@ -27,9 +29,12 @@ const COMMON = `Common options:
   --compression <0-9>             PNG zlib level (default 1, as OpenCV: fast; 6–9 smaller and several times slower)
   --quality <1-100>               JPEG quality (default 95)
   --json                          print one JSON object on stdout instead of text
-Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written
+Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written.
+  <out> must not be a folder the inputs are in, and no two inputs may give one output name (exit 2 before any work).
+  An output is up to date, and skipped, when <out>/.imgpu-batch.json records that it was made from the same input
+  (path, size, modification time) by the same operation, parameters and format/codec options, and it is unchanged.
   --recursive                     include sub-folders (their layout is kept under <out>)
-  --overwrite                     redo outputs that exist and are newer than their input (default: skip them)
+  --overwrite                     redo outputs that are up to date too (default: skip them)
   --format <png|jpg|tif|npy|nii|nii.gz>  output format (default: the input's)
   --quiet                         no progress on stderr
   --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
@@ -50,7 +55,8 @@ function rawLayout(flags: Map<string, string>): RawLayout | undefined {
 }
 
 function usage(): string {
-  const ops = Object.entries(COMMANDS).map(([n, c]) => `  ${synopsis(n, c)}`.padEnd(44) + c.summary).join('\n');
+  // At least two spaces between a synopsis and its summary, however long the synopsis.
+  const ops = Object.entries(COMMANDS).map(([n, c]) => `  ${synopsis(n, c)}  `.padEnd(44) + c.summary).join('\n');
   return `imgpu — image processing on the GPU (WebGPU) with a CPU path beside every GPU path
 
 Usage:
@@ -102,9 +108,10 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const jobs = Number(flags.get('jobs') ?? 1);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new InvalidArgumentError(`--jobs must be an integer 1–64, got ${flags.get('jobs')}`);
   if (outPath && cmd.write && (await isBatch(inputs, outPath))) {
-    const o = {
+    const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write };
+    const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-      format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write,
+      ...codec, recipe: batchRecipe(name, params, codec),
     };
     if (jobs > 1) {
       const rest = argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs' && !a.startsWith('--jobs='));
@@ -112,7 +119,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     }
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
     try {
-      for (const w of exec.warnings) console.error(w);
+      if (!shardOf()?.k) for (const w of exec.warnings) console.error(w); // once for all --jobs processes
       return await runBatch(name, cmd, inputs, outPath, params, exec, o);
     } finally {
       await exec.close();
@@ -128,7 +135,10 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     const results: Record<string, OpResult<unknown>> = {};
     for (let r = 0; r < repeat; r++) {
       if (exec.cpu) results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
-      if (exec.gpu) results.gpu = await cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images);
+      if (exec.gpu) {
+        const { on, result } = await runGpuOrCpu(exec, () => cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images), () => cmd.run(img, params, { pool: exec.pool }, images));
+        results[on] = result;
+      }
     }
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
@@ -201,6 +211,7 @@ export async function main(argv: string[]): Promise<number> {
   return runOp(command, op, rest);
 }
 
+endWithParent();
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (e) {

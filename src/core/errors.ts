@@ -57,6 +57,19 @@ export class GpuOutOfMemoryError extends ImgpuError {
   override readonly exitCode: number = 5;
 }
 
+/**
+ * Work the GPU cannot hold even when split (one row or plane beyond the storage-binding limit, a halo as tall as
+ * the image): refused before any work. The CLI with --device auto runs it on the CPU instead, saying so.
+ */
+export class GpuLimitError extends GpuOutOfMemoryError {
+  override readonly code: string = 'GPU_LIMIT';
+}
+
+/** The image is larger than imgpu reads (a pixel limit checked from the file's header, before decoding). */
+export class ImageTooLargeError extends UnsupportedFormatError {
+  override readonly code: string = 'IMAGE_TOO_LARGE';
+}
+
 /** A WGSL shader failed to compile: always a bug in imgpu; the message carries the WGSL line. */
 export class ShaderCompileError extends ImgpuError {
   override readonly code: string = 'SHADER_COMPILE';
@@ -69,7 +82,7 @@ export class GpuValidationError extends ImgpuError {
   override readonly exitCode: number = 70;
 }
 
-/** The JavaScript runtime is too old (Dawn crashes under Node < 22). */
+/** The JavaScript runtime is older than the Node.js imgpu is built and tested with (src/node/runtime.ts). */
 export class RuntimeVersionError extends ImgpuError {
   override readonly code: string = 'RUNTIME_VERSION';
   override readonly exitCode: number = 6;

@@ -6,10 +6,12 @@ import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeJpeg, encodeJpeg, isJpeg } from './jpeg.js';
+import { checkInputPixels, maxInputPixels } from './limits.js';
 import { decodeNpy, encodeNpy } from './npy.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 
 export { decodeNpy, encodeNpy } from './npy.js';
+export { DEFAULT_MAX_INPUT_PIXELS } from './limits.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
 
 /** Formats imgpu writes, by file extension. */
@@ -45,6 +47,11 @@ export interface ReadOptions {
    * @default a new shared buffer
    */
   alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer;
+  /**
+   * The most pixels a PNG/JPEG/TIFF may declare: checked from its header before decoding (ImageTooLargeError,
+   * CLI exit 3). @default env IMGPU_MAX_PIXELS, else 16383 × 16383 (sharp's limitInputPixels)
+   */
+  maxPixels?: number;
 }
 
 async function readBytes(path: string): Promise<Buffer> {
@@ -83,19 +90,21 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
   } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
     img = decodeDicom(buf, path);
   } else {
-    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false, opts.alloc) : undefined) ?? (await decodeRaster(buf, path));
+    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false, opts.alloc, opts.maxPixels) : undefined) ?? (await decodeRaster(buf, path, opts.maxPixels));
   }
   validateImage(img, path);
   return opts.gray ? toGray(img) : img;
 }
 
-async function decodeRaster(buf: Buffer, path: string): Promise<Image> {
+async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Promise<Image> {
   let meta: sharp.Metadata;
   try {
     meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (e) {
     throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
   }
+  // metadata() reads the header only: refuse a huge image before inflating it.
+  checkInputPixels(meta.width ?? 0, meta.height ?? 0, path, maxInputPixels(maxPixels));
   const sixteen = meta.depth === 'ushort' || meta.depth === 'short';
   if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
     throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);

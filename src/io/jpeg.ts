@@ -2,11 +2,14 @@ import { UnsupportedFormatError } from '../core/errors.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { allocPixels, pixelCount, type Dtype, type Image } from '../core/image.js';
-import { loadNativeModule } from '../node/native.js';
+import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
+import { isCheckout, loadNativeModule, nativeModuleProblem } from '../node/native.js';
+import { checkInputPixels, maxInputPixels } from './limits.js';
 
 /**
  * JPEG through imgpu's native codec (native/turbo.c, libjpeg-turbo — the library behind cv2.imread/imwrite),
- * when it was built (scripts/build-native.mjs); otherwise io falls back to sharp. Measured on an 8K photograph on
+ * built by scripts/build-native.mjs and shipped prebuilt in the package; where it is missing io falls back to sharp,
+ * and says so once (noticeSharpJpeg). Measured on an 8K photograph on
  * the development machine: gray decode 38 ms, RGB 60 ms, gray encode 58 ms, against sharp's 256 / 111 / 518 ms.
  * Decoded pixels are cv2.imread's bit for bit (gray: the file's own luma, as IMREAD_GRAYSCALE); encoded files are
  * cv2.imwrite's byte for byte at the same quality.
@@ -14,22 +17,62 @@ import { loadNativeModule } from '../node/native.js';
 interface TurboBinding {
   header(jpeg: Uint8Array): { width: number; height: number; subsampling: number; colorspace: number };
   decode(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3): void;
-  encode(pixels: Uint8Array, width: number, height: number, channels: 1 | 3, quality: number): Buffer;
+  encode(pixels: Uint8Array, width: number, height: number, channels: 1 | 3, quality: number): Uint8Array;
   /** decode/encode on libuv's thread pool; `nice` raises that thread's nice value (Linux). */
   decodeAsync(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, nice?: number): Promise<void>;
-  encodeAsync(pixels: Uint8Array, width: number, height: number, channels: 1 | 3, quality: number, nice?: number): Promise<Buffer>;
+  encodeAsync(pixels: Uint8Array, width: number, height: number, channels: 1 | 3, quality: number, nice?: number): Promise<Uint8Array>;
 }
 
 // TurboJPEG's TJSAMP_GRAY and TJCS_GRAY/TJCS_RGB/TJCS_YCbCr (CMYK and YCCK go to sharp).
 const SAMP_GRAY = 3;
 const NATIVE_COLORSPACES = new Set([0, 1, 2]);
 
+const CODEC_FILE = 'imgpu-turbo.node';
 let binding: TurboBinding | null | undefined;
 
 /** The native codec, or undefined where it was not built (IMGPU_NO_NATIVE_JPEG=1 also turns it off). */
 export function nativeJpeg(): TurboBinding | undefined {
-  binding ??= loadNativeModule<TurboBinding>('imgpu-turbo.node', 'IMGPU_NO_NATIVE_JPEG') ?? null;
+  binding ??= loadNativeModule<TurboBinding>(CODEC_FILE, 'IMGPU_NO_NATIVE_JPEG') ?? null;
   return binding ?? undefined;
+}
+
+// One flag for the process: worker threads started after this module loaded on the main thread (the codec pool's)
+// receive the same shared memory through their environment data, so the notice below is said once, not per thread.
+const NOTICE_KEY = 'imgpu:jpeg-sharp-notice';
+const noticeFlag = new Int32Array(
+  (getEnvironmentData(NOTICE_KEY) as SharedArrayBuffer | undefined) ??
+    (() => {
+      const sab = new SharedArrayBuffer(4);
+      setEnvironmentData(NOTICE_KEY, sab);
+      return sab;
+    })(),
+);
+
+/** The codec for a JPEG it would handle, or undefined — then sharp does, and the first time that is said. */
+function codecOrNotice(): TurboBinding | undefined {
+  const tj = nativeJpeg();
+  if (!tj) noticeSharpJpeg();
+  return tj;
+}
+
+/**
+ * Says once per process that JPEG goes through sharp, what that changes and how to get the native codec — unless
+ * IMGPU_NO_NATIVE_JPEG=1 asked for it.
+ */
+function noticeSharpJpeg(): void {
+  const problem = nativeModuleProblem(CODEC_FILE);
+  if (problem === 'off' || Atomics.compareExchange(noticeFlag, 0, 0, 1) !== 0) return;
+  const remedy = isCheckout()
+    ? 'To get it: install libturbojpeg0-dev and a C compiler (scripts/install-system-deps.sh), then run `npm run build`.'
+    : problem === 'not built'
+      ? 'This copy of the package was packed without it.'
+      : `Its prebuilt binary does not load on ${process.platform}-${process.arch}: JPEG stays on sharp here.`;
+  process.emitWarning(
+    `imgpu's native JPEG codec is not available (dist/native/${CODEC_FILE}: ${problem}), so JPEG goes through sharp: ` +
+      'gray reads of colour JPEGs differ from cv2.imread(IMREAD_GRAYSCALE) on some pixels, and written JPEGs are not ' +
+      `byte-identical to cv2.imwrite (docs/throughput.md, "Without the native codec"). ${remedy}`,
+    { type: 'ImgpuWarning', code: 'IMGPU_JPEG_SHARP' },
+  );
 }
 
 /** True when `buf` starts with a JPEG SOI marker. */
@@ -110,8 +153,8 @@ export function orient(img: Image, o: number): Image {
  * Decodes a JPEG natively: one channel when `gray` or the file is gray, RGB otherwise, into shared memory, EXIF
  * orientation applied. Returns undefined for what the native path leaves to sharp (no codec built, CMYK/YCCK).
  */
-export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer): Image | undefined {
-  const plan = nativePlan(buf, path, gray);
+export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer, maxPixels?: number): Image | undefined {
+  const plan = nativePlan(buf, path, gray, maxPixels);
   if (!plan) return undefined;
   const n = plan.width * plan.height * plan.channels;
   let data: Uint8Array;
@@ -133,9 +176,12 @@ interface NativePlan {
   orientation: number;
 }
 
-/** What the native decoder will produce for `buf`, or undefined where sharp must read it (no codec, CMYK/YCCK). */
-function nativePlan(buf: Uint8Array, path: string, gray: boolean): NativePlan | undefined {
-  const tj = nativeJpeg();
+/**
+ * What the native decoder will produce for `buf`, or undefined where sharp must read it (no codec, CMYK/YCCK); an
+ * image beyond the pixel limit (io/limits.ts) is refused from its header.
+ */
+function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixels?: number): NativePlan | undefined {
+  const tj = codecOrNotice();
   if (!tj) return undefined;
   let h;
   try {
@@ -144,6 +190,7 @@ function nativePlan(buf: Uint8Array, path: string, gray: boolean): NativePlan | 
     throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
   }
   if (!NATIVE_COLORSPACES.has(h.colorspace)) return undefined;
+  checkInputPixels(h.width, h.height, path, maxInputPixels(maxPixels));
   const channels = gray || h.subsampling === SAMP_GRAY ? 1 : 3;
   return { tj, width: h.width, height: h.height, channels, orientation: exifOrientation(buf) };
 }
@@ -208,8 +255,9 @@ export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: Co
 
 /** The native encoder where it applies: 8-bit gray or RGB pixels (not RGBA, not 16-bit) and the codec built. */
 function encoderFor(dtype: Dtype, channels: number): { tj: TurboBinding; channels: 1 | 3 } | undefined {
-  const tj = nativeJpeg();
-  return tj && dtype === 'uint8' && (channels === 1 || channels === 3) ? { tj, channels } : undefined;
+  if (dtype !== 'uint8' || (channels !== 1 && channels !== 3)) return undefined;
+  const tj = codecOrNotice();
+  return tj ? { tj, channels } : undefined;
 }
 
 /** Encodes an 8-bit gray or RGB image natively (cv2.imwrite's bytes), or undefined where sharp must (RGBA, no codec). */

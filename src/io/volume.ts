@@ -50,9 +50,11 @@ const NIFTI_TYPES: Record<number, { bytes: number; get: (v: DataView, o: number,
  * affine is nibabel's best affine: the sform when sform_code > 0, else the qform, else the voxel sizes.
  */
 export function decodeNifti(bytes: Uint8Array, name: string): Image {
+  // An empty file is said as such (the gzip check below cannot read its two magic bytes).
+  if (bytes.byteLength === 0) throw new UnsupportedFormatError(`${name} is empty (0 bytes): not a NIfTI file`);
   let data: ArrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   try {
-    if (nifti.isCompressed(data)) data = gunzipSync(new Uint8Array(data)).buffer as ArrayBuffer;
+    if (bytes.byteLength >= 2 && nifti.isCompressed(data)) data = gunzipSync(new Uint8Array(data)).buffer as ArrayBuffer;
   } catch (e) {
     throw new UnsupportedFormatError(`${name}: corrupt gzip stream (${(e as Error).message})`);
   }

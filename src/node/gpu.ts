@@ -1,6 +1,7 @@
 import { NoGpuAdapterError } from '../core/errors.js';
 import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions } from '../core/gpu/context.js';
 import { nativeHostCopy } from './host-copy.js';
+import { loadNativeModule } from './native.js';
 import { assertNodeVersion } from './runtime.js';
 
 export interface NodeGpuOptions extends GpuContextOptions {
@@ -55,7 +56,46 @@ export async function createNodeGpuContext(opts: NodeGpuOptions = {}): Promise<G
   } catch (e) {
     throw new NoGpuAdapterError(`Dawn could not start: ${(e as Error).message}`, { cause: e });
   }
-  return GpuContext.create(gpu, { featureLevel: gles ? 'compatibility' : 'core', hostCopy: nativeHostCopy(), ...opts });
+  return GpuContext.create(quietAdapters(gpu), { featureLevel: gles ? 'compatibility' : 'core', hostCopy: nativeHostCopy(), ...opts });
+}
+
+interface StderrCapture {
+  stderrCaptureBegin(): boolean;
+  stderrCaptureEnd(): string;
+}
+let stderrCapture: StderrCapture | null | undefined;
+
+/**
+ * Dawn's notice each time it reads a Vulkan adapter's limits (NormalizeLimits, inside requestAdapter, before any
+ * limit can be asked for): it caps the dynamic-offset bindings, which imgpu never uses, and was printed on every
+ * GPU command.
+ */
+const DAWN_LIMIT_NOTICE = /^Warning: maxDynamic(?:Uniform|Storage)BuffersPerPipelineLayout artificially reduced from \d+ to \d+ to fit dynamic offset allocation limit\.$/;
+
+/**
+ * Runs `call` (a synchronous Dawn call) with native stderr captured (native/stderr.c) and writes back what Dawn
+ * printed but its limit notices. Without the native module the notices stay.
+ */
+function withoutDawnNotices<T>(call: () => T): T {
+  stderrCapture ??= loadNativeModule<StderrCapture>('imgpu-native.node', 'IMGPU_NO_NATIVE_STDERR') ?? null;
+  if (!stderrCapture?.stderrCaptureBegin()) return call();
+  try {
+    return call();
+  } finally {
+    const kept = stderrCapture.stderrCaptureEnd().split('\n').filter((l) => !DAWN_LIMIT_NOTICE.test(l)).join('\n');
+    if (kept.trim()) process.stderr.write(kept.endsWith('\n') ? kept : `${kept}\n`);
+  }
+}
+
+/** `gpu` whose requestAdapter keeps Dawn's limit notices off stderr (the rest of GPU is not used by GpuContext). */
+function quietAdapters(gpu: GPU): GPU {
+  return {
+    requestAdapter: (options?: GPURequestAdapterOptions) => withoutDawnNotices(() => gpu.requestAdapter(options)),
+    getPreferredCanvasFormat: () => gpu.getPreferredCanvasFormat(),
+    get wgslLanguageFeatures() {
+      return gpu.wgslLanguageFeatures;
+    },
+  } as GPU;
 }
 
 /** One Dawn instance per set of flags for the life of the process: it must outlive every device made from it. */
@@ -99,7 +139,7 @@ export async function listNodeAdapters(backends: readonly string[] = ['vulkan', 
       ...(backend === 'opengles' ? [{ featureLevel: 'compatibility' } as GPURequestAdapterOptions] : []),
     ];
     for (const ask of asks) {
-      const a = await gpu.requestAdapter(ask).catch(() => null);
+      const a = await withoutDawnNotices(() => gpu.requestAdapter(ask)).catch(() => null);
       if (!a) continue;
       const i = a.info;
       const entry: AdapterListing = {

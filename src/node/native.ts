@@ -1,14 +1,37 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
+/** Why each native module that was asked for is not there: 'off' (turned off by its environment variable) or the load error. */
+const problems = new Map<string, 'off' | Error>();
+
 /**
- * One of imgpu's optional native modules (dist/native/<file>, built by scripts/build-native.mjs), or undefined
- * where it was not built or the environment variable `off` is '1' — the callers then use their JavaScript path.
+ * One of imgpu's optional native modules (dist/native/<file>, built by scripts/build-native.mjs and shipped prebuilt
+ * in the package), or undefined where it was not built, does not load here, or the environment variable `off` is
+ * '1' — the callers then use their JavaScript path (nativeModuleProblem says why).
  */
 export function loadNativeModule<T>(file: string, off: string): T | undefined {
-  if (process.env[off] === '1') return undefined;
-  try {
-    return createRequire(import.meta.url)(`../../native/${file}`) as T;
-  } catch {
+  if (process.env[off] === '1') {
+    problems.set(file, 'off');
     return undefined;
   }
+  try {
+    const m = createRequire(import.meta.url)(`../../native/${file}`) as T;
+    problems.delete(file);
+    return m;
+  } catch (e) {
+    problems.set(file, e as Error);
+    return undefined;
+  }
+}
+
+/** Why loadNativeModule(file) gave undefined: 'off', 'not built', or the loader's message; undefined if it loaded. */
+export function nativeModuleProblem(file: string): string | undefined {
+  const p = problems.get(file);
+  if (p === undefined || p === 'off') return p;
+  return (p as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' ? 'not built' : p.message.split('\n')[0];
+}
+
+/** True in a checkout of imgpu (native/ sources beside dist/), false in an installed package (prebuilt binaries only). */
+export function isCheckout(): boolean {
+  return existsSync(new URL('../../../native/turbo.c', import.meta.url));
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -15,9 +15,13 @@ import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
 import { toGray } from '../../src/core/image.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { childrenOf, mkfifo, readerGone, readerOf, running, until } from '../helpers/process.js';
+import { RECORDS_FILE } from '../../src/cli/records.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+/** Hidden files of an output folder other than its batch record: temporary files left behind. */
+const strays = (dir: string) => readdirSync(dir).filter((f) => f.startsWith('.') && f !== RECORDS_FILE);
 
 /** A folder of real photographs (one in a sub-folder) and one corrupt file. */
 function folder(): string {
@@ -45,7 +49,7 @@ test('batch: a folder with a corrupt file — good images equal the single-image
     assert.equal(cli('equalize', join(dir, 'in', f), single, '--device', 'cpu').status, 0);
     assert.ok(compareImages(await readImage(join(out, f)), await readImage(single)).identical, f);
   }
-  assert.deepEqual(readdirSync(out).filter((f) => f.startsWith('.')), [], 'no temporary files left');
+  assert.deepEqual(strays(out), [], 'no temporary files left');
   const again = JSON.parse(cli('equalize', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json').stdout);
   assert.equal(again.processed, 0);
   assert.equal(again.skipped, 5);
@@ -114,7 +118,7 @@ test('batch: an output folder inside the input folder is never read back; severa
   const two = join(dir, 'two');
   const r = cli('filter', fixture('images', 'camera.png'), fixture('images', 'coins.png'), two, '--filter', 'sobel', '--format', 'npy', '--device', 'cpu', '--quiet');
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(readdirSync(two).sort(), ['camera.npy', 'coins.npy']);
+  assert.deepEqual(readdirSync(two).sort(), [RECORDS_FILE, 'camera.npy', 'coins.npy']);
   assert.equal((await readImage(join(two, 'camera.npy'))).dtype, 'float32');
   const bad = cli('equalize', inDir, join(dir, 'x'), '--format', 'gif', '--device', 'cpu');
   assert.equal(bad.status, 2);
@@ -133,7 +137,7 @@ test('batch: two runs writing one output folder at once leave whole, valid files
     const img = await readImage(join(out, f));
     assert.ok(img.data.length > 0 && statSync(join(out, f)).size > 0, f);
   }
-  assert.deepEqual(readdirSync(out).filter((f) => f.startsWith('.')), []);
+  assert.deepEqual(strays(out), []);
 });
 
 /** The operations one after another, the way separate commands would run them (gray conversion between). */
@@ -207,5 +211,135 @@ test('--compression (PNG level, default 1) and --quality (JPEG) change the bytes
   for (const bad of [['--compression', '12'], ['--quality', '0'], ['--quality', 'x']]) {
     const r = cli('equalize', fixture('images', 'chelsea.png'), q, '--device', 'cpu', ...bad);
     assert.equal(r.status, 2, bad.join(' '));
+  }
+});
+
+test('batch: two inputs that would write one output are an error before any work (exit 2), nothing written', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-batch-clash-'));
+  for (const d of ['coll', 'd1', 'd2']) mkdirSync(join(dir, d));
+  copyFileSync(fixture('images', 'camera.png'), join(dir, 'coll', 'x.png'));
+  copyFileSync(fixture('jpeg', 'camera_gray.jpg'), join(dir, 'coll', 'x.jpg'));
+  copyFileSync(fixture('images', 'camera.png'), join(dir, 'd1', 'y.png'));
+  copyFileSync(fixture('images', 'coins.png'), join(dir, 'd2', 'y.png'));
+  const a = cli('equalize', join(dir, 'coll'), join(dir, 'out1'), '--format', 'png', '--device', 'cpu');
+  assert.equal(a.status, 2, a.stderr + a.stdout);
+  assert.match(a.stderr, /x\.jpg and .*x\.png both write .*out1[\\/]x\.png/);
+  const b = cli('equalize', join(dir, 'd1', 'y.png'), join(dir, 'd2', 'y.png'), join(dir, 'out2') + '/', '--device', 'cpu');
+  assert.equal(b.status, 2, b.stderr + b.stdout);
+  assert.match(b.stderr, /both write .*out2[\\/]y\.png/);
+  assert.deepEqual(readdirSync(dir).sort(), ['coll', 'd1', 'd2'], 'no output folder made');
+  // Without --format the two formats keep their own names.
+  const c = cli('equalize', join(dir, 'coll'), join(dir, 'out3'), '--device', 'cpu', '--json');
+  assert.equal(c.status, 0, c.stderr);
+  assert.equal(JSON.parse(c.stdout).processed, 2);
+  assert.deepEqual(readdirSync(join(dir, 'out3')).filter((f) => !f.startsWith('.')).sort(), ['x.jpg', 'x.png']);
+});
+
+test('batch: up to date means the same input, operation, parameters and options; the input folder is refused as the output', async () => {
+  const dir = folder();
+  const inDir = join(dir, 'in'), out = join(dir, 'out');
+  const run = (...extra: string[]) => {
+    const r = cli('clahe', inDir, out, '--recursive', '--device', 'cpu', '--json', ...extra);
+    assert.equal(r.status, 9, r.stderr);
+    return JSON.parse(r.stdout) as { processed: number; skipped: number };
+  };
+  assert.equal(run('--clip', '2').processed, 5);
+  const rerun = run('--clip', '2');
+  assert.equal(rerun.processed, 0);
+  assert.equal(rerun.skipped, 5);
+  // Other parameters: every output is redone (the old results are not "up to date").
+  const four = run('--clip', '4');
+  assert.equal(four.processed, 5);
+  assert.equal(four.skipped, 0);
+  const single = join(dir, 'single.png');
+  assert.equal(cli('clahe', join(inDir, 'coins.png'), single, '--clip', '4', '--device', 'cpu').status, 0);
+  assert.ok(readFileSync(join(out, 'coins.png')).equals(readFileSync(single)), 'the output is the --clip 4 result');
+  assert.equal(run('--clip', '4').skipped, 5);
+  // Flag order and spelled-out defaults do not matter; another operation does.
+  assert.equal(run('--tiles', '8x8', '--clip', '4').skipped, 5);
+  assert.equal(JSON.parse(cli('equalize', inDir, out, '--recursive', '--device', 'cpu', '--json').stdout).processed, 5);
+  // An input replaced by another image (same name) and an output replaced by another file are redone.
+  copyFileSync(fixture('images', 'camera.png'), join(inDir, 'moon.png'));
+  copyFileSync(fixture('images', 'camera.png'), join(out, 'page.png'));
+  const again = JSON.parse(cli('equalize', inDir, out, '--recursive', '--device', 'cpu', '--json').stdout);
+  assert.equal(again.processed, 2);
+  // The input folder as the output folder: outputs would replace the inputs (or be read as inputs next time).
+  const before = readFileSync(join(inDir, 'camera.png'));
+  for (const args of [[inDir, inDir], [join(inDir, 'camera.png'), join(inDir, 'coins.png'), inDir + '/'], [inDir, inDir, '--format', 'npy']]) {
+    const r = cli('equalize', ...args, '--device', 'cpu', '--overwrite');
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /is the folder of the inputs/);
+  }
+  assert.ok(readFileSync(join(inDir, 'camera.png')).equals(before), 'inputs untouched');
+  assert.deepEqual(readdirSync(inDir).filter((f) => f.endsWith('.npy') || f.startsWith('.')), []);
+});
+
+test('batch --jobs 2 keeps the records too: a rerun skips, other parameters redo', () => {
+  const dir = folder();
+  const out = join(dir, 'out');
+  const run = (...extra: string[]) => JSON.parse(cli('clahe', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--jobs', '2', '--json', ...extra).stdout.trim());
+  assert.equal(run('--clip', '2').processed, 5);
+  assert.equal(run('--clip', '2').skipped, 5);
+  assert.equal(run('--clip', '3').processed, 5);
+  assert.equal(JSON.parse(cli('clahe', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json', '--clip', '3').stdout).skipped, 5);
+});
+
+test('batch progress counts failed images apart from written ones', () => {
+  const dir = folder();
+  const r = cli('equalize', join(dir, 'in'), join(dir, 'out'), '--recursive', '--device', 'cpu');
+  assert.equal(r.status, 9);
+  const last = r.stderr.trim().split('\n').filter((l) => /images/.test(l)).pop();
+  assert.match(last ?? '', /^5\/6 images written, 1 failed,/, r.stderr);
+});
+
+test('batch: an output sub-folder that cannot be made fails its images as a file error, not an internal one', () => {
+  const dir = folder();
+  const out = join(dir, 'out');
+  mkdirSync(out);
+  writeFileSync(join(out, 'sub'), 'a file where the sub-folder would go');
+  const r = cli('equalize', join(dir, 'in'), out, '--recursive', '--device', 'cpu', '--json');
+  assert.equal(r.status, 9, r.stderr);
+  const failed = (JSON.parse(r.stdout) as { failed: { file: string; message: string }[] }).failed.filter((f) => f.file.includes('chelsea'));
+  assert.equal(failed.length, 1);
+  assert.match(failed[0].message, /^cannot create the folder .*sub: /);
+});
+
+test('batch into a read-only file system names it (Node reported ENOENT for the folder to create)', (t) => {
+  const dir = folder();
+  const ro = join(dir, 'ro');
+  mkdirSync(ro);
+  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', ro], { encoding: 'utf8' });
+  if (m.status !== 0) {
+    if (process.env.CI || process.env.IMGPU_REQUIRE_GPU === '1') assert.fail(`cannot mount a read-only tmpfs here: ${m.stderr}`);
+    return t.skip(`cannot mount a read-only tmpfs (needs root): ${m.stderr.trim()}`);
+  }
+  try {
+    for (const out of [join(ro, 'sub'), ro]) {
+      const r = cli('equalize', join(dir, 'in'), out, '--device', 'cpu');
+      assert.equal(r.status, 3, r.stderr);
+      assert.doesNotMatch(r.stderr, /ENOENT/);
+      assert.match(r.stderr, /read-only file system|not writable/);
+    }
+    assert.match(cli('equalize', join(dir, 'in'), join(ro, 'sub'), '--device', 'cpu').stderr, new RegExp(`${ro} is on a read-only file system`));
+  } finally {
+    spawnSync('umount', [ro]);
+  }
+});
+
+test('batch --jobs 2: SIGKILL of the parent ends its processes (they went on reading and writing as orphans)', { skip: process.platform !== 'linux' && 'needs Linux /proc and mkfifo' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-jobs-kill-'));
+  // Each process's input is a FIFO: it reads until a writer closes it, i.e. it is at work until we say.
+  const inputs = ['a.png', 'b.png'].map((f) => join(dir, f));
+  for (const f of inputs) mkfifo(f);
+  const parent = spawn(process.execPath, [BIN, 'equalize', ...inputs, join(dir, 'out'), '--jobs', '2', '--device', 'cpu', '--quiet'], { stdio: 'ignore' });
+  const fds = await Promise.all(inputs.map(readerOf));
+  try {
+    const kids = childrenOf(parent.pid!);
+    assert.equal(kids.length, 2, 'two batch processes');
+    parent.kill('SIGKILL');
+    for (const fd of fds) await readerGone(fd, 'a batch process still reads its input after its parent was killed');
+    for (const k of kids) await until(() => (running(k) ? undefined : true), `batch process ${k} still runs`);
+  } finally {
+    for (const fd of fds) closeSync(fd);
   }
 });

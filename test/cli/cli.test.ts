@@ -10,6 +10,7 @@ import { readImage } from '../../src/io/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
+import { loadNativeModule } from '../../src/node/native.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-'));
@@ -70,6 +71,9 @@ test('bad input: one-line errors with distinct exit codes', async () => {
   assertOneLineError(cli('equalize', join(tmp, 'missing.png'), join(tmp, 'x.png'), '--device', 'cpu'), 3, /no such file/);
   assertOneLineError(cli('equalize', corrupt, join(tmp, 'x.png'), '--device', 'cpu'), 3, /not a readable image|corrupt/);
   assertOneLineError(cli('equalize', empty, join(tmp, 'x.png'), '--device', 'cpu'), 2, /empty/);
+  const emptyNifti = join(tmp, 'empty.nii');
+  writeFileSync(emptyNifti, '');
+  assertOneLineError(cli('equalize', emptyNifti, join(tmp, 'x.nii'), '--device', 'cpu'), 3, /empty.nii is empty \(0 bytes\): not a NIfTI file/);
   assertOneLineError(cli('equalize', img, join(tmp, 'x.bmp'), '--device', 'cpu'), 3, /cannot write/);
   assertOneLineError(cli('equalize', img, join(tmp, 'no', 'such', 'dir', 'x.png'), '--device', 'cpu'), 3, /cannot write/);
   assertOneLineError(cli('equalize', img, join(tmp, 'x.png'), '--device', 'tpu'), 2, /--device must be one of/);
@@ -82,11 +86,66 @@ test('bad input: one-line errors with distinct exit codes', async () => {
   assert.deepEqual(noAdapter.stderr.split('\n').filter((l) => l.trim() && !l.startsWith('Warning:') && !l.startsWith('imgpu:')), []);
 });
 
-test('--device auto without an adapter falls back to the CPU with one warning', () => {
-  const r = cli('equalize', fixture('images', 'coins.png'), join(tmp, 'auto.png'), '--adapter', 'no-such-adapter-xyz');
+test('--device auto without an adapter falls back to the CPU with one whole warning', () => {
+  // No Vulkan driver at all (the loader finds none): Dawn has no adapter to offer.
+  const r = spawnSync(process.execPath, [BIN, 'equalize', fixture('images', 'coins.png'), join(tmp, 'auto.png')], { encoding: 'utf8', env: { ...process.env, VK_ICD_FILENAMES: join(tmp, 'no-such-icd.json'), VK_DRIVER_FILES: join(tmp, 'no-such-icd.json') } });
   assert.equal(r.status, 0, r.stderr);
-  assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('warning:')).length, 1, r.stderr);
+  const warnings = r.stderr.split('\n').filter((l) => l.startsWith('warning:'));
+  assert.equal(warnings.length, 1, r.stderr);
+  assert.match(warnings[0], /no WebGPU adapter was found \(no GPU or no driver\); running on the CPU$/);
   assert.match(r.stdout, /cpu +total/);
+});
+
+test('an adapter asked for by name that does not exist is exit 4 with --device auto too', () => {
+  for (const args of [['--adapter', 'no-such-adapter-xyz'], ['--adapter', 'no-such-adapter-xyz', '--device', 'auto']]) {
+    assertOneLineError(cli('equalize', fixture('images', 'coins.png'), join(tmp, 'named.png'), ...args), 4, /no WebGPU adapter: .*Available adapters/);
+  }
+  const env = { ...process.env, IMGPU_ADAPTER: 'no-such-adapter-xyz' };
+  assert.equal(spawnSync(process.execPath, [BIN, 'equalize', fixture('images', 'coins.png'), join(tmp, 'named.png')], { encoding: 'utf8', env }).status, 4);
+  assert.equal(spawnSync(process.execPath, [BIN, 'equalize', fixture('images', 'coins.png'), join(tmp, 'named.png'), '--device', 'cpu'], { encoding: 'utf8', env }).status, 0);
+});
+
+test('--device auto on a software adapter (lavapipe) runs on the CPU and says so; --device gpu and --adapter still use it', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img = fixture('images', 'coins.png');
+  const auto = cli('equalize', img, join(tmp, 'sw-auto.png'), '--json');
+  assert.equal(auto.status, 0, auto.stderr);
+  if (!gpu.adapter.software) {
+    assert.notEqual(JSON.parse(auto.stdout).gpu, null, 'a hardware adapter is taken by auto');
+    return;
+  }
+  assert.equal(JSON.parse(auto.stdout).gpu, null);
+  assert.notEqual(JSON.parse(auto.stdout).cpu, null);
+  const notes = auto.stderr.split('\n').filter((l) => l.trim() && !/artificially reduced/.test(l));
+  assert.equal(notes.length, 1, auto.stderr);
+  assert.match(notes[0], /^note: --device auto runs on the CPU: the GPU adapter \(.+\) is a software rasterizer, slower than the CPU path; --device gpu uses it anyway$/);
+  const forced = JSON.parse(cli('equalize', img, join(tmp, 'sw-gpu.png'), '--device', 'gpu', '--json').stdout);
+  assert.notEqual(forced.gpu, null);
+  const named = cli('equalize', img, join(tmp, 'sw-named.png'), '--adapter', gpu.adapter.device.split('-')[0] || 'llvmpipe', '--json');
+  assert.equal(named.status, 0, named.stderr);
+  assert.notEqual(JSON.parse(named.stdout).gpu, null, 'an adapter asked for by name is used');
+  assert.ok(readFileSync(join(tmp, 'sw-auto.png')).equals(readFileSync(join(tmp, 'sw-gpu.png'))), 'same output either way');
+});
+
+// CI builds the native pieces (IMGPU_REQUIRE_NATIVE=1), which capture them; elsewhere the test says why it skips.
+const capture = loadNativeModule<object>('imgpu-native.node', 'IMGPU_NO_NATIVE_STDERR');
+test('GPU commands print no Dawn limit notices ("artificially reduced")', { skip: capture || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native module not built (scripts/build-native.mjs)' }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const r = cli('equalize', fixture('images', 'coins.png'), join(tmp, 'quiet.png'), '--device', 'gpu');
+  assert.equal(r.status, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /artificially reduced/);
+  assert.equal(r.stderr, '');
+  const a = cli('adapters');
+  assert.doesNotMatch(a.stderr, /artificially reduced/);
+});
+
+test('--help: every synopsis is set apart from its summary', () => {
+  const r = cli('--help');
+  assert.equal(r.status, 0);
+  const ops = r.stdout.split('\n').filter((l) => /^  imgpu \S+ .*\[options\]/.test(l));
+  assert.ok(ops.length >= 6, r.stdout);
+  for (const l of ops) assert.match(l, /\[options\] {2,}\S/, l);
 });
 
 test('histogram --device both --json: counts equal numpy.bincount, CPU and GPU identical (both methods, mask)', async (t) => {

@@ -9,7 +9,7 @@ import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { equalizeLut, roundHalfEven } from '../../src/ops/equalize/lut.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
 const PHOTOS = ['camera', 'moon', 'coins'];
 
@@ -140,4 +140,28 @@ test('bad input: empty image, float32, colour GpuImage', async (t) => {
   const rgb = await GpuImage.upload(gpu, imageFrom(new Uint8Array(12), [2, 2], 3));
   await assert.rejects(equalize(rgb), UnsupportedDtypeError);
   rgb.release();
+});
+
+test('images beyond one storage binding are equalized range by range: GPU equals CPU, 8/16-bit, host and resident', async (t) => {
+  // Bindings of 64 KiB (8-bit) and 1 MiB (16-bit: "subhist" keeps one 256 KiB partial histogram per range): these
+  // images take 3–6 ranges, their sizes not multiples of a range.
+  const cases = [
+    { img: imageFrom(randomBytes(333 * 517, 5, 200), [333, 517]), limit: 64 << 10 },
+    { img: imageFrom(randomU16(1013 * 1301, 6, 9000), [1013, 1301]), limit: 1 << 20 },
+  ];
+  for (const { img, limit } of cases) {
+    const gpu = await gpuWithBindingLimit(t, limit);
+    if (!gpu) return;
+    const cpu = (await equalize(img)).output;
+    const r = await equalize(img, { gpu });
+    assert.ok((r.timings.slabs ?? 1) > 2, `${img.dtype}: split (${r.timings.slabs} pieces)`);
+    assertSame(r.output, cpu, `${img.dtype} host`);
+    for (const hist of ['atomic', 'subhist'] as const) {
+      const dev = await GpuImage.upload(gpu, img);
+      const res = await equalize(dev, { hist });
+      assertSame(await res.output.toHost(), cpu, `${img.dtype} resident, ${hist}`);
+      res.output.release();
+      dev.release();
+    }
+  }
 });

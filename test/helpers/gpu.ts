@@ -16,3 +16,19 @@ export async function gpuOrSkip(t: TestContext): Promise<GpuContext | undefined>
   t.skip(`no GPU adapter: ${ctx.message}`);
   return undefined;
 }
+
+const limited = new Map<number, Promise<GpuContext | Error>>();
+
+/**
+ * A context on the test adapter that binds at most `bytes` per storage binding (GpuContext's `limits` option), so
+ * the splitting of work beyond the binding limit (core/gpu/limits.ts, slabs.ts) runs on small images; the real
+ * limit is exercised once, on lavapipe's 128 MiB, in test/gpu/binding-limit.test.ts.
+ */
+export async function gpuWithBindingLimit(t: TestContext, bytes: number): Promise<GpuContext | undefined> {
+  if (!(await gpuOrSkip(t))) return undefined;
+  let p = limited.get(bytes);
+  if (!p) limited.set(bytes, (p = createNodeGpuContext({ limits: { maxStorageBufferBindingSize: bytes } }).catch((e: Error) => e)));
+  const ctx = await p;
+  if (ctx instanceof Error) throw ctx;
+  return ctx;
+}

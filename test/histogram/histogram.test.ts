@@ -8,7 +8,7 @@ import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { histogram, HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
 type Sparse = Record<string, number>;
 const REF = JSON.parse(readFileSync(fixture('histogram', 'histograms.json'), 'utf8')) as Record<string, Record<string, Sparse>>;
@@ -133,4 +133,29 @@ test('roi counts one rectangle (and ANDs with a mask), CPU and GPU', async (t) =
   if (gpu) for (const method of HISTOGRAM_METHODS) assert.deepEqual([...(await histogram(img, { roi, mask, gpu, method })).output], naive(img, 256, both), method);
   await assert.rejects(histogram(img, { roi: { x: 30, y: 0, width: 11, height: 1 } }), /lies outside the 40×30 image/);
   await assert.rejects(histogram(img, { roi: { x: 0, y: 0, width: 0, height: 1 } }), /width, height ≥ 1/);
+});
+
+test('images beyond one storage binding are counted range by range: both methods, masks, bins, 8/16-bit', async (t) => {
+  // Bindings of 64 KiB, and 1 MiB for 16-bit "subhist" with 65536 bins (one 256 KiB partial histogram per range).
+  const [h, w] = [293, 611]; // 179 023 pixels: 3 ranges of 8-bit, 6 of 16-bit, and a partial vector at the end
+  const mask = imageFrom(randomBytes(h * w, 9, 2), [h, w]);
+  const [h2, w2] = [733, 811];
+  const mask2 = imageFrom(randomBytes(h2 * w2, 10, 2), [h2, w2]);
+  const cases = [
+    { img: imageFrom(randomBytes(h * w, 7), [h, w]), mask, limit: 64 << 10, bins: [undefined, 100] },
+    { img: imageFrom(randomU16(h * w, 8), [h, w]), mask, limit: 64 << 10, bins: [100, 1000] },
+    { img: imageFrom(randomU16(h2 * w2, 11), [h2, w2]), mask: mask2, limit: 1 << 20, bins: [undefined] },
+  ];
+  for (const c of cases) {
+    const gpu = await gpuWithBindingLimit(t, c.limit);
+    if (!gpu) return;
+    for (const method of HISTOGRAM_METHODS) {
+      for (const bins of c.bins) {
+        const r = await histogram(c.img, { gpu, method, bins, mask: c.mask });
+        assert.ok((r.timings.slabs ?? 1) > 1, 'split');
+        const n = bins ?? (c.img.dtype === 'uint8' ? 256 : 65536);
+        assert.deepEqual([...r.output], naive(c.img, n, c.mask.data as Uint8Array), `${c.img.dtype} ${method} bins ${n}`);
+      }
+    }
+  }
 });

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
-import { InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
+import { GpuLimitError, InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { ellipseElement, maskElement, morph, type MorphOptions } from '../../src/ops/morph/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
 function assertSame(a: Image, b: Image, what: string): void {
   const c = compareImages(a, b);
@@ -124,4 +124,91 @@ test('bad input: typed errors', async () => {
   assert.throws(() => maskElement(new Uint8Array(9), [1, 3, 3], 'mask:zeros'), InvalidArgumentError);
   await assert.rejects(morph(img, { se: maskElement(new Uint8Array(18).fill(1), [2, 3, 3], 'mask:3d') }), InvalidArgumentError, 'mask of the wrong rank');
   await assert.rejects(morph({ data: new Uint32Array(4), shape: [2, 2], channels: 1, dtype: 'uint32' } as never), (e: Error) => e instanceof InvalidArgumentError || e instanceof UnsupportedDtypeError);
+});
+
+// Elements far longer than the image, on a 29×45 crop (scripts/make_morph_fixtures.py): their windows are clamped to
+// the image (plan.ts clampWindow) on both paths; the GPU kernel compiled a private array of the element's length
+// (rect:100000x1 failed: "array count (100000) must be less than 65536").
+const HUGE: [string, MorphOptions][] = [
+  ['cv-small-erode-rect100000x1.png', { op: 'erode', se: 'rect:100000x1' }],
+  ['cv-small-dilate-rect3x100000-it2.png', { op: 'dilate', se: 'rect:3x100000', iterations: 2 }],
+  ['cv-small-erode-rect3000x3000.png', { op: 'erode', se: 'rect:3000x3000' }],
+  ['cv-small-open-rect40x70.png', { op: 'open', se: 'rect:40x70' }],
+  ['sp-small-erode-100000x70.png', { op: 'erode', se: 'rect:100000x70', border: 'scipy' }],
+  ['sp-small-dilate-60x50.png', { op: 'dilate', se: 'rect:60x50', border: 'scipy' }],
+];
+test('elements far larger than the image equal OpenCV and scipy (windows clamped to the image), CPU and GPU', async (t) => {
+  const img = await readImage(fixture('images', 'cat_29x45.png'));
+  const gpu = await gpuOrSkip(t);
+  for (const [ref, opts] of HUGE) {
+    const expected = await readImage(fixture('morph', ref));
+    assertSame((await morph(img, opts)).output, expected, `cpu ${ref}`);
+    if (gpu) assertSame((await morph(img, { ...opts, gpu })).output, expected, `gpu ${ref}`);
+  }
+  // rect:100000x100000 (the issue's): every window covers the image, so erosion gives its minimum everywhere.
+  const min = Math.min(...img.data);
+  const all = imageFrom(new Uint8Array(img.data.length).fill(min), [...img.shape] as [number, number]);
+  assertSame((await morph(img, { se: 'rect:100000x100000' })).output, all, 'cpu rect:100000x100000');
+  if (gpu) assertSame((await morph(img, { se: 'rect:100000x100000', gpu })).output, all, 'gpu rect:100000x100000');
+});
+
+test('clamped windows equal the direct kernel (unclamped) for elements between one and two image sizes, both borders', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  const img = imageFrom(randomBytes(23 * 31, 21), [23, 31]);
+  for (const se of ['rect:45x30', 'rect:61x47', 'rect:70x3', 'rect:2x50']) {
+    for (const border of ['opencv', 'scipy'] as const) {
+      for (const [op, iterations] of [['erode', 1], ['dilate', 2], ['close', 1]] as const) {
+        const opts: MorphOptions = { op, se, border, iterations };
+        const naive = (await morph(img, { ...opts, method: 'naive' })).output;
+        assertSame((await morph(img, opts)).output, naive, `cpu ${se} ${border} ${op}×${iterations}`);
+        if (gpu) assertSame((await morph(img, { ...opts, gpu })).output, naive, `gpu ${se} ${border} ${op}×${iterations}`);
+      }
+    }
+  }
+});
+
+test('huge elements that are not boxes are typed errors before any work (boxes of any size run)', async () => {
+  const img = imageFrom(randomBytes(20 * 30), [20, 30]);
+  for (const se of ['ellipse:100000x100000', 'cross:5000', 'ellipse:3000x2000']) await assert.rejects(morph(img, { se }), InvalidArgumentError, se);
+  await assert.rejects(morph(img, { se: 'rect:3000x3000', method: 'naive' }), InvalidArgumentError, 'naive huge box');
+  assert.throws(() => maskElement(new Uint8Array(3000 * 2000).fill(1).fill(0, 0, 1), [1, 2000, 3000], 'mask:big'), InvalidArgumentError, 'mask');
+});
+
+test('images beyond one storage binding run in row slabs (planes for volumes) with halos: GPU equals CPU', async (t) => {
+  // 16 KiB bindings: a 200×301 image takes 53 aligned rows per slab, halos included.
+  const gpu = await gpuWithBindingLimit(t, 16 << 10);
+  if (!gpu) return;
+  const images = [
+    imageFrom(randomBytes(200 * 301, 31), [200, 301]),
+    imageFrom(randomU16(97 * 123, 32), [97, 123]),
+    imageFrom(Float32Array.from(randomU16(90 * 61, 33), (v) => v / 9 - 2000), [90, 61]),
+  ];
+  const cases: MorphOptions[] = [
+    { op: 'erode', se: 'rect:7x9' }, { op: 'open', se: 'rect:5x5', iterations: 2 }, { op: 'tophat', se: 'ellipse:9x7' },
+    { op: 'gradient', se: 'cross:5' }, { op: 'close', se: 'rect:6x4', border: 'scipy' }, { op: 'blackhat', se: 'rect:3x8', border: 'scipy', iterations: 2 },
+  ];
+  for (const img of images) {
+    for (const opts of cases) {
+      const what = `${img.dtype} ${opts.op} ${opts.se} ${opts.border ?? 'opencv'}×${opts.iterations ?? 1}`;
+      const cpu = (await morph(img, opts)).output;
+      const r = await morph(img, { ...opts, gpu });
+      assert.ok((r.timings.slabs ?? 1) > 1, `${what}: split`);
+      assertSame(r.output, cpu, what);
+    }
+    const dev = await GpuImage.upload(gpu, img);
+    const res = await morph(dev, { op: 'open', se: 'rect:7x9' });
+    assertSame(await res.output.toHost(), (await morph(img, { op: 'open', se: 'rect:7x9' })).output, `${img.dtype} resident`);
+    res.output.release();
+    dev.release();
+  }
+  // A volume splits into slabs of planes (64 KiB: 13 planes of 30×41 float32).
+  const big = await gpuWithBindingLimit(t, 64 << 10);
+  const vol = await readImage(fixture('images', 'volume_f32.npy'));
+  for (const opts of [{ op: 'open', se: 'box:3x3x3', border: 'scipy' }, { op: 'erode', se: 'box:4x5x3' }] as MorphOptions[]) {
+    const r = await morph(vol, { ...opts, gpu: big });
+    assert.ok((r.timings.slabs ?? 1) > 1, 'volume split');
+    assertSame(r.output, (await morph(vol, opts)).output, `volume ${opts.op} ${opts.se}`);
+  }
+  // A halo taller than a binding holds: refused before any work.
+  await assert.rejects(morph(images[0], { se: 'rect:3x200', gpu }), GpuLimitError);
 });

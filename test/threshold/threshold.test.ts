@@ -11,7 +11,7 @@ import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.
 import { gaussianKernel, gaussThresholdRows } from '../../src/ops/threshold/local-kernels.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
 const REF = JSON.parse(readFileSync(fixture('threshold', 'thresholds.json'), 'utf8')) as Record<string, { otsu: number; isodata: number; isodata_all: number[] }>;
 const PHOTOS = ['camera', 'coins', 'page', 'moon'];
@@ -222,5 +222,29 @@ test('gaussian: the generated CPU passes equal the generic loops bit for bit (wi
         assert.ok(Buffer.from(a).equals(Buffer.from(b)), `window ${win}, offset ${off}`);
       }
     }
+  }
+});
+
+test('images beyond one storage binding: global methods in ranges, local ones in row slabs with the window as halo (GPU equals CPU)', async (t) => {
+  // 64 KiB bindings: camera (512×512) takes 4 ranges of pixels, and the local methods' u32-per-pixel buffers
+  // row slabs of 32 rows (halos included).
+  const gpu = await gpuWithBindingLimit(t, 64 << 10);
+  if (!gpu) return;
+  const img = await readImage(fixture('images', 'camera.png'));
+  const cases = [
+    { method: 'otsu' }, { method: 'isodata' }, { method: 'isodata', hist: 'subhist' },
+    { method: 'mean', window: 11 }, { method: 'gaussian', window: 21, offset: 3 }, { method: 'mean', window: 31 },
+    { method: 'adaptive', window: 15 }, { method: 'adaptive', window: 9, scheme: 'naive' },
+  ] as const;
+  for (const c of cases) {
+    const cpu = await threshold(img, c);
+    const r = await threshold(img, { ...c, gpu });
+    assert.ok((r.timings.slabs ?? 1) > 1, `${JSON.stringify(c)}: split`);
+    assertSame(r.output, cpu.output, JSON.stringify(c));
+    const dev = await GpuImage.upload(gpu, img);
+    const res = await threshold(dev, c);
+    assertSame(await res.output.toHost(), cpu.output, `${JSON.stringify(c)} resident`);
+    res.output.release();
+    dev.release();
   }
 });

@@ -27,6 +27,11 @@ export interface GpuContextOptions {
    * (src/node/host-copy.ts); the default is TypedArray.set.
    */
   hostCopy?: HostCopy;
+  /**
+   * Lower limits to work within than the device's own (never higher): to emulate a smaller device, or to test the
+   * splitting of work beyond maxStorageBufferBindingSize on small images. @default the device's limits
+   */
+  limits?: Partial<Record<LimitName, number>>;
 }
 
 /**
@@ -45,8 +50,8 @@ const LIMIT_NAMES = [
 ] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 
-/** Adapter names of software rasterizers (CPU emulation of a GPU). */
-export const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|softpipe/i;
+/** Adapter names of software rasterizers (CPU emulation of a GPU; Microsoft's WARP is the "Basic Render Driver"). */
+export const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|softpipe|basic render driver/i;
 
 /**
  * One WebGPU device and everything that belongs to it: its limits and features, the pipeline cache, the
@@ -78,7 +83,11 @@ export class GpuContext {
     opts: GpuContextOptions,
   ) {
     const limits = {} as Record<LimitName, number>;
-    for (const name of LIMIT_NAMES) limits[name] = Number((device.limits as unknown as Record<string, number>)[name]);
+    for (const name of LIMIT_NAMES) {
+      const own = Number((device.limits as unknown as Record<string, number>)[name]);
+      const lower = opts.limits?.[name];
+      limits[name] = lower === undefined ? own : name.startsWith('min') ? Math.max(own, lower) : Math.min(own, lower);
+    }
     this.limits = limits;
     this.features = new Set(device.features as unknown as Iterable<string>);
     this.timestamps = (opts.timestamps ?? true) && this.features.has('timestamp-query');

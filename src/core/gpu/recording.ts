@@ -2,6 +2,10 @@ import type { GpuContext } from './context.js';
 import type { KernelTimer } from './timer.js';
 import { acquireStorage } from './transfer.js';
 
+/** What a binding of @group(0) takes: a whole buffer, or a range of one (work split to fit the binding limit). */
+export type Binding = GPUBuffer | GPUBufferBinding;
+type Bindings = Binding[] | Record<number, Binding>;
+
 /**
  * One command encoder's worth of GPU work: the encoder, its timer, and the scratch and parameter buffers the
  * recorded passes use. Scratch buffers go back to the pool only after the work is submitted, so no concurrent
@@ -12,6 +16,8 @@ export class Recording {
   readonly encoder: GPUCommandEncoder;
   private readonly scratch: GPUBuffer[] = [];
   private open?: GPUComputePassEncoder;
+  /** Pieces the largest split operation of this recording ran in (ranges or slabs; 1 = whole), for Timings.slabs. */
+  pieces = 1;
 
   /**
    * @param fuse record consecutive dispatches into one compute pass (one timestamp pair named `label`):
@@ -52,6 +58,16 @@ export class Recording {
     return b;
   }
 
+  /** Gives `buffer` (pooled) back only once this recording is submitted: the recorded work still uses it. */
+  retain(buffer: GPUBuffer): void {
+    this.scratch.push(buffer);
+  }
+
+  /** Notes that an operation ran in `n` pieces (binding ranges or slabs), reported in the timings. */
+  split(n: number): void {
+    this.pieces = Math.max(this.pieces, n);
+  }
+
   /** A pooled storage buffer holding a copy of `data` (small per-call tables), alive until submission. */
   storageFrom(data: Uint32Array | Float32Array, label: string): GPUBuffer {
     const b = this.storage(data.byteLength, label);
@@ -75,7 +91,7 @@ export class Recording {
    * Records one dispatch (its own timed pass unless fused), binding `buffers` to @group(0): an array binds
    * @binding(0..n−1); an object binds the numbers it names (entry points that use some of a module's bindings).
    */
-  dispatch(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer> | GPUBindGroup, x: number, y = 1, z = 1): void {
+  dispatch(name: string, pipeline: GPUComputePipeline, buffers: Bindings | GPUBindGroup, x: number, y = 1, z = 1): void {
     this.pass(name, pipeline, buffers).dispatchWorkgroups(x, y, z);
   }
 
@@ -83,20 +99,20 @@ export class Recording {
    * Records a dispatch whose workgroup counts the GPU itself wrote (three u32 at `offset` of `args`, a buffer
    * with INDIRECT usage): work sized by an earlier kernel's result, with no round trip to the host.
    */
-  dispatchIndirect(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer> | GPUBindGroup, args: GPUBuffer, offset: number): void {
+  dispatchIndirect(name: string, pipeline: GPUComputePipeline, buffers: Bindings | GPUBindGroup, args: GPUBuffer, offset: number): void {
     this.pass(name, pipeline, buffers).dispatchWorkgroupsIndirect(args, offset);
   }
 
   /** The bind group of `buffers` for @group(0) of `pipeline` (callers that dispatch the same one each frame keep it). */
-  bindGroup(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer>): GPUBindGroup {
+  bindGroup(name: string, pipeline: GPUComputePipeline, buffers: Bindings): GPUBindGroup {
     return this.ctx.device.createBindGroup({
       label: name,
       layout: pipeline.getBindGroupLayout(0),
-      entries: Object.entries(buffers).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } })),
+      entries: Object.entries(buffers).map(([binding, b]) => ({ binding: Number(binding), resource: 'buffer' in b ? b : { buffer: b } })),
     });
   }
 
-  private pass(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[] | Record<number, GPUBuffer> | GPUBindGroup): GPUComputePassEncoder {
+  private pass(name: string, pipeline: GPUComputePipeline, buffers: Bindings | GPUBindGroup): GPUComputePassEncoder {
     const group = isBindGroup(buffers) ? buffers : this.bindGroup(name, pipeline, buffers);
     if (!this.fuse) this.closePass();
     const pass = (this.open ??= this.encoder.beginComputePass(this.timer.pass(this.fuse ? `${this.label} (fused)` : name)));

@@ -115,6 +115,7 @@ export async function runGpu<H, R extends DeviceResult<H>>(
       const kernels = stamped.length ? stamped : [{ name: `${name} (all kernels, wall clock)`, ms: kernelWall ?? 0 }];
       const timings = makeTimings({
         backend: 'gpu', upload, download, kernels, kernelSource: stamped.length ? 'timestamp' : 'wallclock', total: now() - t0,
+        ...(rec.pieces > 1 ? { slabs: rec.pieces } : {}),
       });
       return release ? { output, timings, release } : { output, timings };
     } finally {

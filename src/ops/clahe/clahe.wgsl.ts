@@ -8,7 +8,8 @@ import type { ClaheBorder, ClaheDtype } from './plan.js';
  *
  * Tiled (OpenCV semantics), three kernels recorded back to back, no host round trip:
  * - tile_hist: tile histograms over the REFLECT_101-padded image, each tile cut into row slices so that
- *   even an 8×8 grid gives the GPU ~1000 workgroups;
+ *   even an 8×8 grid gives the GPU ~1000 workgroups; a dispatch counts tiles tile0… of the grid (a band, when
+ *   the histograms or the image exceed one binding) from image rows row0… bound (a copied slab of rows);
  * - tile_lut: one workgroup per tile: OpenCV's clip / batch / residual redistribution, a workgroup scan,
  *   LUT = round(f32(cumsum) · scale), packed 4 u8 (2 u16) entries per word;
  * - tile_cells (8-bit): the four LUTs of each interpolation cell interleaved, one word per (cell, value);
@@ -45,7 +46,7 @@ function packing(dtype: ClaheDtype): { bins: number; epw: number; bits: number; 
 }
 
 const tileParams = /* wgsl */ `
-struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32, slices: u32, slice_rows: u32, _p0: u32, _p1: u32 }`;
+struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32, slices: u32, slice_rows: u32, tile0: u32, row0: u32 }`;
 
 /**
  * tile_hist: histograms of all tiles, each tile split into `slices` row slices with a workgroup each (a few
@@ -84,11 +85,13 @@ ${counting}
 fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let id = linear_group_id(wid, nwg);
   if (id >= P.tiles * P.slices) { return; }
+  // t: the tile within this dispatch's band (its histogram); gt: the tile in the grid.
   let t = id / P.slices;
   let r0 = (id - t * P.slices) * P.slice_rows;
   let rows = min(P.slice_rows, P.tile_h - min(r0, P.tile_h));
-  let ty = t / P.tiles_x;
-  let x0 = (t - ty * P.tiles_x) * P.tile_w;
+  let gt = P.tile0 + t;
+  let ty = gt / P.tiles_x;
+  let x0 = (gt - ty * P.tiles_x) * P.tile_w;
   let y0 = ty * P.tile_h + r0;
   if (x0 + P.tile_w <= P.width && y0 + rows <= P.height) {
     // Inside the image: whole words, every invocation busy even when a tile row is only a few words long
@@ -96,7 +99,7 @@ fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
     let span = (P.tile_w + PPW - 1u) / PPW + 1u;
     for (var i = li; i < span * rows; i += WG) {
       let r = i / span;
-      let start = (y0 + r) * P.width + x0;
+      let start = (y0 + r - P.row0) * P.width + x0;
       let wi = start / PPW + (i - r * span);
       let word = src[wi];
       for (var j = 0u; j < PPW; j++) {
@@ -109,7 +112,7 @@ fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
     for (var i = li; i < P.tile_w * rows; i += WG) {
       let r = i / P.tile_w;
       let x = reflect101(x0 + i - r * P.tile_w, P.width);
-      let y = reflect101(y0 + r, P.height);
+      let y = reflect101(y0 + r, P.height) - P.row0;
       count(t, px(y * P.width + x));
     }
   }

@@ -1,10 +1,13 @@
+import { reflect101Index } from '../../core/border.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { fmtBytes } from '../../core/gpu/context.js';
+import { checkBinding, maxBinding, rangeBinding } from '../../core/gpu/limits.js';
+import { copyUnits, recordInSlabs, unitAlignment } from '../../core/gpu/slabs.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
-import { acquireStorage } from '../../core/gpu/transfer.js';
-import { GpuOutOfMemoryError } from '../../core/errors.js';
+import { acquireStorage, deviceBytes } from '../../core/gpu/transfer.js';
+import { GpuLimitError } from '../../core/errors.js';
 import { pixelCount } from '../../core/image.js';
 import {
   columnsWorkgroupBytes, interpolateWgsl, tileCellsWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
@@ -15,12 +18,6 @@ export const CLAHE_SCHEMES = ['columns', 'naive'] as const;
 /** GPU algorithm of sliding-window CLAHE: column histograms (cost independent of R) or a naive recount per pixel. */
 export type ClaheScheme = (typeof CLAHE_SCHEMES)[number];
 
-function checkBinding(ctx: GpuContext, bytes: number, what: string): void {
-  if (bytes > ctx.limits.maxStorageBufferBindingSize) {
-    throw new GpuOutOfMemoryError(`clahe: ${what} needs ${fmtBytes(bytes)}, more than this adapter binds (${fmtBytes(ctx.limits.maxStorageBufferBindingSize)}); use fewer tiles or --device cpu`);
-  }
-}
-
 /** Row slices per tile for tile_hist: about 1024 workgroups in all, whatever the grid. */
 export function tileSlices(g: TiledGeometry): { slices: number; sliceRows: number } {
   const slices = Math.min(g.tileH, Math.max(1, Math.ceil(1024 / (g.tilesX * g.tilesY))));
@@ -28,7 +25,64 @@ export function tileSlices(g: TiledGeometry): { slices: number; sliceRows: numbe
   return { slices: Math.ceil(g.tileH / sliceRows), sliceRows };
 }
 
-/** Tiled CLAHE: tile_hist → tile_lut → interpolate, recorded back to back. */
+/** Tiles [t0, t1) (row-major) whose histograms are taken in one go, and the image rows [in0, in1) they read. */
+export interface TileBand {
+  t0: number;
+  t1: number;
+  in0: number;
+  in1: number;
+}
+
+/** The image rows the tiles of tile rows [ty0, ty1] read: their padded rows mapped back by REFLECT_101. */
+function rowsRead(g: TiledGeometry, ty0: number, ty1: number): [number, number] {
+  const y0 = ty0 * g.tileH, y1 = (ty1 + 1) * g.tileH;
+  if (y1 <= g.height) return [y0, y1];
+  // Padding rows reflect back into the image, possibly (tiny images, many tiles) more than once: take them all.
+  let lo = Math.min(y0, g.height - 1), hi = Math.min(y1, g.height);
+  for (let y = g.height; y < y1; y++) {
+    const r = reflect101Index(y, g.height);
+    lo = Math.min(lo, r);
+    hi = Math.max(hi, r + 1);
+  }
+  return [lo, hi];
+}
+
+/**
+ * How tiled CLAHE's histograms are taken on `ctx`: one band of all tiles when the image and the histograms fit
+ * one binding each (the usual case), else bands of consecutive tiles whose histograms (tiles × bins × 4 bytes)
+ * and source rows (copied, from a row starting on a 4-byte boundary) fit. undefined: not even one tile fits.
+ */
+export function tileBands(ctx: GpuContext, g: TiledGeometry, dtype: ClaheDtype): TileBand[] | undefined {
+  const limit = maxBinding(ctx);
+  const tiles = g.tilesX * g.tilesY;
+  const rowBytes = g.width * (dtype === 'uint8' ? 1 : 2);
+  const imageFits = deviceBytes(g.height * rowBytes) <= limit;
+  const perBand = Math.floor(limit / (g.bins * 4));
+  if (imageFits && perBand >= tiles) return [{ t0: 0, t1: tiles, in0: 0, in1: g.height }];
+  const align = unitAlignment([g.height, g.width], dtype);
+  const band = (t0: number, t1: number): TileBand => {
+    const [lo, hi] = imageFits ? [0, g.height] : rowsRead(g, Math.floor(t0 / g.tilesX), Math.floor((t1 - 1) / g.tilesX));
+    return { t0, t1, in0: Math.floor(lo / align) * align, in1: hi };
+  };
+  const fits = (b: TileBand) => b.t1 - b.t0 <= perBand && deviceBytes((b.in1 - b.in0) * rowBytes) <= limit;
+  const bands: TileBand[] = [];
+  for (let t0 = 0; t0 < tiles;) {
+    // As many consecutive tiles from t0 on as fit (their histograms, and the rows their tile rows read).
+    let t1 = t0 + 1;
+    if (!fits(band(t0, t1))) return undefined;
+    while (t1 < tiles && fits(band(t0, t1 + 1))) t1++;
+    bands.push(band(t0, t1));
+    t0 = t1;
+  }
+  return bands;
+}
+
+/**
+ * Tiled CLAHE: tile_hist → tile_lut → interpolate, recorded back to back. Beyond one storage binding (a large
+ * image, or 16-bit histograms of many tiles) the histograms and LUTs are made band by band (tileBands) and the
+ * interpolation runs in row slabs (core/gpu/slabs.ts); the LUTs themselves always fit one binding (index.ts
+ * limits the grid to what the smallest WebGPU binding holds).
+ */
 export class ClaheTiledGpuPlan {
   private constructor(
     private readonly ctx: GpuContext, private readonly dtype: ClaheDtype,
@@ -48,46 +102,61 @@ export class ClaheTiledGpuPlan {
     });
   }
 
-  encode(rec: Recording, input: GpuImage, g: TiledGeometry): GpuImage {
+  encode(rec: Recording, input: GpuImage, g: TiledGeometry): Promise<GpuImage> {
     return this.encodeInterpolate(rec, input, g, this.encodeLuts(rec, input, g));
   }
 
   /** Records tile_hist, tile_lut (and tile_cells for 8-bit): what interpolate reads, in a scratch buffer. */
   encodeLuts(rec: Recording, input: GpuImage, g: TiledGeometry): GPUBuffer {
     const tiles = g.tilesX * g.tilesY;
-    const histBytes = tiles * g.bins * 4;
-    checkBinding(this.ctx, histBytes, `${tiles} tile histograms of ${g.bins} bins`);
+    const bands = tileBands(this.ctx, g, this.dtype);
+    if (!bands) throw new GpuLimitError(`clahe: one ${g.tileW}×${g.tileH} tile of this ${g.width}-pixel-wide image does not fit this adapter's ${fmtBytes(maxBinding(this.ctx))} binding; use --device cpu`);
+    rec.split(bands.length);
+    const lutBpe = this.dtype === 'uint8' ? 1 : 2;
+    const lutBytes = tiles * g.bins * lutBpe;
+    checkBinding(this.ctx, lutBytes, `clahe: the LUTs of ${tiles} tiles`);
+    const lut = rec.storage(lutBytes, 'clahe luts');
     const { slices, sliceRows } = tileSlices(g);
-    const params = rec.uniform([g.width, g.height, g.tilesX, g.tileW, g.tileH, g.clipLimit, f32ToBits(g.lutScale), tiles, slices, sliceRows], 'clahe tile params');
+    const tileParams = (bandTiles: number, t0: number, row0: number) =>
+      rec.uniform([g.width, g.height, g.tilesX, g.tileW, g.tileH, g.clipLimit, f32ToBits(g.lutScale), bandTiles, slices, sliceRows, t0, row0], 'clahe tile params');
+    const histBytes = Math.max(...bands.map((b) => b.t1 - b.t0)) * g.bins * 4;
     const hist = rec.storage(histBytes, 'clahe tile histograms');
-    rec.clear(hist, histBytes);
-    const [hx, hy] = grid1d(this.ctx, tiles * slices);
-    rec.dispatch('clahe.tileHist', this.hist, [input.buffer, hist, params], hx, hy);
-    const lut = rec.storage(tiles * g.bins * (this.dtype === 'uint8' ? 1 : 2), 'clahe luts');
-    const [tx, ty] = grid1d(this.ctx, tiles);
-    rec.dispatch('clahe.tileLut', this.lut, [hist, lut, params], tx, ty);
+    const whole = bands.length === 1;
+    for (const b of bands) {
+      const n = b.t1 - b.t0;
+      const src = b.in0 === 0 && b.in1 === g.height ? input : copyUnits(rec, input, b.in0, b.in1, 'clahe');
+      const params = tileParams(n, b.t0, b.in0);
+      rec.clear(hist, n * g.bins * 4);
+      const [hx, hy] = grid1d(this.ctx, n * slices);
+      rec.dispatch('clahe.tileHist', this.hist, [src.buffer, hist, params], hx, hy);
+      const [tx, ty] = grid1d(this.ctx, n);
+      rec.dispatch('clahe.tileLut', this.lut, [hist, rangeBinding(lut, { first: b.t0 * g.bins, count: n * g.bins }, lutBpe, whole), params], tx, ty);
+    }
     if (!this.cells) return lut;
     const cellCount = (g.tilesX + 1) * (g.tilesY + 1);
-    checkBinding(this.ctx, cellCount * 1024, `${cellCount} interpolation cells`);
+    checkBinding(this.ctx, cellCount * 1024, `clahe: ${cellCount} interpolation cells`);
     const cells = rec.storage(cellCount * 1024, 'clahe cells');
     const [cx, cy] = grid1d(this.ctx, cellCount);
-    rec.dispatch('clahe.tileCells', this.cells, [lut, cells, params], cx, cy);
+    rec.dispatch('clahe.tileCells', this.cells, [lut, cells, tileParams(tiles, 0, 0)], cx, cy);
     return cells;
   }
 
-  /** Records interpolate from the LUTs into a new pooled output image. */
-  encodeInterpolate(rec: Recording, input: GpuImage, g: TiledGeometry, lut: GPUBuffer): GpuImage {
-    const n = g.width * g.height;
-    const words = Math.ceil(n / (this.dtype === 'uint8' ? 4 : 2));
-    const out = acquireStorage(this.ctx, input.byteLength, 'clahe output');
-    const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('clahe.interpolate', this.interp, [
-      input.buffer, out, lut,
-      rec.storageFrom(packedAxis(axisTable(g.width, g.tileW, g.tilesX), this.cells ? g.tilesX : undefined), 'clahe x table'),
-      rec.storageFrom(packedAxis(axisTable(g.height, g.tileH, g.tilesY), this.cells ? g.tilesY : undefined), 'clahe y table'),
-      rec.uniform([g.width, n, g.tilesX, words, 0], 'clahe interpolate params'),
-    ], ix, iy);
-    return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, this.dtype);
+  /** Records interpolate from the LUTs into a new pooled output image (in row slabs beyond one binding). */
+  encodeInterpolate(rec: Recording, input: GpuImage, g: TiledGeometry, lut: GPUBuffer): Promise<GpuImage> {
+    const xtab = rec.storageFrom(packedAxis(axisTable(g.width, g.tileW, g.tilesX), this.cells ? g.tilesX : undefined), 'clahe x table');
+    const ytab = packedAxis(axisTable(g.height, g.tileH, g.tilesY), this.cells ? g.tilesY : undefined);
+    const spec = { halo: 0, unitBytes: Math.max(g.width * (this.dtype === 'uint8' ? 1 : 2), 16), what: 'clahe' };
+    return recordInSlabs(rec, input, spec, async (slab, at) => {
+      const n = g.width * (at.in1 - at.in0);
+      const words = Math.ceil(n / (this.dtype === 'uint8' ? 4 : 2));
+      const out = acquireStorage(this.ctx, slab.byteLength, 'clahe output');
+      const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
+      rec.dispatch('clahe.interpolate', this.interp, [
+        slab.buffer, out, lut, xtab, rec.storageFrom(ytab.subarray(4 * at.in0, 4 * at.in1), 'clahe y table'),
+        rec.uniform([g.width, n, g.tilesX, words, 0], 'clahe interpolate params'),
+      ], ix, iy);
+      return new GpuImage(this.ctx, out, [...slab.shape] as GpuImage['shape'], 1, this.dtype);
+    });
   }
 }
 

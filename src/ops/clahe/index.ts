@@ -1,16 +1,17 @@
 import { yCrCbToRgb, rgbToYCrCb } from '../../core/colour.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
+import { GpuLimitError, InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
+import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { checkOut, intoOut, requireDtype, validateImage, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec, type Size } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
 import { claheTiledCpu, claheWindowCpu } from './cpu.js';
-import { CLAHE_SCHEMES, ClaheTiledGpuPlan, ClaheWindowGpuPlan, type ClaheScheme } from './gpu.js';
+import { CLAHE_SCHEMES, ClaheTiledGpuPlan, ClaheWindowGpuPlan, tileBands, type ClaheScheme } from './gpu.js';
 import { CLAHE_BORDERS, tiledGeometry, windowGeometry, type ClaheBorder, type ClaheDtype } from './plan.js';
 
 export { CLAHE_SCHEMES, type ClaheScheme } from './gpu.js';
@@ -63,8 +64,38 @@ function checkFor(p: Resolved, h: number, w: number, dtype: string): void {
   if (p.window !== undefined) {
     if (dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (--tiles) for ${dtype}`);
     if (p.window >= Math.min(h, w)) throw new InvalidArgumentError(`clahe: window radius ${p.window} must be smaller than the image (${w}×${h}): at most ${Math.min(h, w) - 1}`);
-  } else if (p.tiles.width > w || p.tiles.height > h) {
-    throw new InvalidArgumentError(`clahe: a ${p.tiles.width}x${p.tiles.height} tile grid does not fit a ${w}×${h} image (at most one tile per pixel)`);
+  } else {
+    checkTileGrid(p.tiles, dtype as ClaheDtype);
+  }
+}
+
+/**
+ * The largest tile grids: their LUTs (8-bit: the interleaved interpolation cells, 1 KiB per cell) must fit
+ * 128 MiB, the smallest storage binding WebGPU guarantees, so that every adapter binds them whole — 16-bit at
+ * most 1024 tiles (32×32), 8-bit at most 131072 cells, (tilesX + 1)·(tilesY + 1) (e.g. 361×361). The CPU path
+ * keeps the same limits (one meaning for the parameters).
+ */
+export const MAX_LUT_BYTES = 128 << 20;
+
+function checkTileGrid(tiles: Size, dtype: ClaheDtype): void {
+  const bytes = dtype === 'uint8' ? (tiles.width + 1) * (tiles.height + 1) * 1024 : tiles.width * tiles.height * 65536 * 2;
+  if (bytes > MAX_LUT_BYTES) {
+    const most = dtype === 'uint8' ? 'at most 131072 interpolation cells, (tilesX + 1)·(tilesY + 1), e.g. 361x361' : 'at most 1024 tiles, e.g. 32x32';
+    throw new InvalidArgumentError(`clahe: a ${tiles.width}x${tiles.height} tile grid of ${dtype} LUTs needs ${bytes} bytes; ${most}`);
+  }
+}
+
+/** Sliding-window CLAHE beyond one storage binding runs in row slabs with the radius as halo (core/gpu/slabs.ts). */
+function windowSlabs(radius: number, width: number): SlabSpec {
+  return { halo: radius, unitBytes: Math.max(width, 16), what: 'clahe --window' };
+}
+
+/** Before any upload: whether the work fits the device, whole or split (else a GpuLimitError). */
+function checkDevice(ctx: GpuContext, p: Resolved, h: number, w: number, dtype: ClaheDtype): void {
+  if (p.window !== undefined) {
+    slabsFor(ctx, [h, w], 'uint8', windowSlabs(p.window, w));
+  } else if (!tileBands(ctx, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), dtype)) {
+    throw new GpuLimitError(`clahe: one tile of this ${w}×${h} image with a ${p.tiles.width}x${p.tiles.height} grid does not fit this adapter's storage binding; use --device cpu`);
   }
 }
 
@@ -92,11 +123,13 @@ export async function clahe(src: Image | GpuImage, opts: ClaheOptions = {}): Pro
   const dtype = src.dtype as ClaheDtype;
   const body = async (input: GpuImage, rec: Recording): Promise<GpuImage> => {
     if (p.window !== undefined) {
-      const g = windowGeometry(p.window, p.clip);
-      return (await ClaheWindowGpuPlan.prepare(input.ctx, g, p.border, p.scheme)).encode(rec, input);
+      const plan = await ClaheWindowGpuPlan.prepare(input.ctx, windowGeometry(p.window, p.clip), p.border, p.scheme);
+      return recordInSlabs(rec, input, windowSlabs(p.window, w), async (slab) => plan.encode(rec, slab));
     }
     return (await ClaheTiledGpuPlan.prepare(input.ctx, dtype)).encode(rec, input, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype));
   };
+  const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
+  if (gpu) checkDevice(gpu, p, h, w, dtype);
   if (src instanceof GpuImage) {
     if (src.channels !== 1) throw new UnsupportedDtypeError('clahe of a GpuImage needs one gray channel (colour CLAHE runs on host images)');
     return runGpu(src.ctx, src, 'clahe', opts, body) as Promise<OpResult<GpuImage>>;

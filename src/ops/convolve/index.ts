@@ -1,10 +1,11 @@
 import { BORDER_ALIASES, BORDER_MODES, type BorderMode } from '../../core/border.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { GpuLimitError, InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
+import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { allocPixels, asShape3D, checkOut, intoOut, type Geometry, type Image, type Shape } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../../core/timings.js';
@@ -147,7 +148,9 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
 
   if (gray instanceof GpuImage) {
     const { conv, impls, impl } = gpuPlan(gray.ctx, plan, r, rank, opts.schedule);
-    const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => recordFilter(conv, rec, input, plan, geos, impls, r, outDtype, rank));
+    const spec = residentSlabs(gray.ctx, gray.shape, plan, r.mode, outDtype);
+    const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => recordInSlabs(rec, input, spec, (slab) =>
+      recordFilter(conv, rec, slab, plan, plan.components.map((k) => wholeGeometry(asShape3D(slab.shape), k, r.mode)), impls, r, outDtype, rank)));
     return { ...res, impl } as FilterResult<GpuImage>;
   }
   if (opts.out) checkOut(opts.out, { data: opts.out.data, shape: finalShape, channels: 1, dtype: outDtype });
@@ -167,6 +170,24 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
   const output = intoOut({ data, shape: finalShape, channels: 1, dtype: outDtype, geometry }, opts.out);
   const impl = plan.components.map((k) => (separable && k.factors ? 'separable' : 'dense')).join('+');
   return { output: { ...output, geometry }, impl, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
+}
+
+/**
+ * A resident input beyond one storage binding (a pipeline's image) runs on the device in row (plane) slabs with
+ * the kernels' reach as halo (core/gpu/slabs.ts; host images take the host slabs of filterGpuHost). Checked
+ * before any work: 'valid' shrinks the output, which slabs of the input's shape cannot hold, and 'wrap' reads the
+ * far side of the image, which a slab does not hold: those must fit whole.
+ */
+function residentSlabs(ctx: GpuContext, shape: Shape, plan: FilterPlan, mode: BorderMode, outDtype: 'uint8' | 'uint16' | 'float32'): SlabSpec {
+  const s3 = asShape3D(shape);
+  const axis = s3[0] > 1 ? 0 : 1;
+  const halo = Math.max(...plan.components.map((k) => Math.max(k.anchor[axis], k.size[axis] - 1 - k.anchor[axis])));
+  // The widest buffers are the float32 results and temporaries.
+  const spec: SlabSpec = { halo, unitBytes: (axis === 0 ? s3[1] * s3[2] : s3[2]) * 4, outDtype, what: 'filter' };
+  if (slabsFor(ctx, shape, outDtype, spec).length > 1 && (mode === 'valid' || mode === 'wrap')) {
+    throw new GpuLimitError(`filter --border ${mode}: this ${shape.join('×')} resident image exceeds one GPU storage binding, and ${mode === 'valid' ? 'a shrunk output' : 'a border read from the far side of the image'} cannot be computed in slabs on the device; filter the host image (split there) or use --device cpu`);
+  }
+  return spec;
 }
 
 /**

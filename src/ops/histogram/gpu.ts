@@ -1,6 +1,7 @@
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
+import { bindingRanges, checkBinding, maxBinding, rangeBinding, type ElementRange } from '../../core/gpu/limits.js';
 import { deviceBytes } from '../../core/gpu/transfer.js';
 import { PIXELS_PER_VEC, SUB_BINS, atomicHistogramWgsl, subHistogramWgsl, sumPartialsWgsl } from './histogram.wgsl.js';
 
@@ -72,29 +73,49 @@ export class HistogramGpuPlan {
 
   /**
    * Records: zero `hist` (unless `clear` is false: accumulate; "atomic" only), then count the `n` pixels of
-   * `src` (where `mask` is non-zero, if the plan is masked) into it.
+   * `src` (where `mask` is non-zero, if the plan is masked) into it. An image beyond one storage binding is
+   * counted range by range (core/gpu/limits.ts): "atomic" accumulates, "subhist" writes each range's partials
+   * after the previous ones and sums them all once.
    */
   encode(rec: Recording, src: GPUBuffer, n: number, hist: GPUBuffer, mask?: GPUBuffer, clear = true): void {
     const { dtype, bins, method } = this.config;
-    const vecs = deviceBytes(n * (dtype === 'uint8' ? 1 : 2)) / 16;
-    const extra = this.config.masked ? [mask!] : [];
+    const bpp = dtype === 'uint8' ? 1 : 2;
+    const ranges = bindingRanges(this.ctx, n, bpp);
+    const whole = ranges.length === 1;
+    rec.split(ranges.length);
+    const bind = (r: ElementRange) => [rangeBinding(src, r, bpp, whole), ...(this.config.masked ? [rangeBinding(mask!, r, 1, whole)] : [])];
+    const vecsOf = (r: ElementRange) => deviceBytes(r.count * bpp) / 16;
     const name = `histogram.${method}.${dtype}`;
     if (method === 'atomic') {
       if (clear) rec.clear(hist, bins * 4);
       const per = this.schedule.vecsPerInvocation;
-      const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * per))));
-      rec.dispatch(name, this.main, [src, hist, rec.uniform([n, vecs, bins, per, 1], 'histogram params'), ...extra], x, y);
+      for (const r of ranges) {
+        const vecs = vecsOf(r);
+        const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * per))));
+        const [s, m] = bind(r);
+        rec.dispatch(name, this.main, [s, hist, rec.uniform([r.count, vecs, bins, per, 1], 'histogram params'), ...(m ? [m] : [])], x, y);
+      }
       return;
     }
     const binGroups = Math.ceil(bins / SUB_BINS);
     let per = this.schedule.vecsPerInvocation;
-    while (Math.ceil(vecs / (this.schedule.wg * per)) * bins * 4 > MAX_PARTIAL_BYTES) per *= 2;
-    const chunks = Math.ceil(vecs / (this.schedule.wg * per));
-    const partials = rec.storage(chunks * bins * 4, 'histogram partials');
-    const [x, y] = grid1d(this.ctx, chunks * binGroups);
-    rec.dispatch(name, this.main, [src, partials, rec.uniform([n, vecs, bins, per, binGroups], 'histogram params'), ...extra], x, y);
+    const chunksOf = (r: ElementRange) => Math.ceil(vecsOf(r) / (this.schedule.wg * per));
+    const allChunks = () => ranges.reduce((a, r) => a + chunksOf(r), 0);
+    const maxPartials = Math.min(MAX_PARTIAL_BYTES, maxBinding(this.ctx));
+    while (allChunks() > ranges.length && allChunks() * bins * 4 > maxPartials) per *= 2;
+    const total = allChunks();
+    checkBinding(this.ctx, total * bins * 4, `histogram: ${total} partial histograms of ${bins} bins`, 'use --hist atomic');
+    const partials = rec.storage(total * bins * 4, 'histogram partials');
+    let base = 0;
+    for (const r of ranges) {
+      const chunks = chunksOf(r);
+      const [x, y] = grid1d(this.ctx, chunks * binGroups);
+      const [s, m] = bind(r);
+      rec.dispatch(name, this.main, [s, partials, rec.uniform([r.count, vecsOf(r), bins, per, binGroups, base], 'histogram params'), ...(m ? [m] : [])], x, y);
+      base += chunks;
+    }
     const [sx, sy] = grid1d(this.ctx, Math.ceil(bins / 256));
-    rec.dispatch(`${name}.sum`, this.sum!, [partials, hist, rec.uniform([bins, chunks], 'sum params')], sx, sy);
+    rec.dispatch(`${name}.sum`, this.sum!, [partials, hist, rec.uniform([bins, total], 'sum params')], sx, sy);
   }
 }
 

@@ -31,7 +31,7 @@ function common(spec: HistogramKernelSpec, maskBinding: number): string {
   return `
 ${gridWgsl}
 const PPV: u32 = ${ppv}u;
-struct Params { n: u32, vecs: u32, bins: u32, per_invocation: u32, bin_groups: u32, _p0: u32, _p1: u32, _p2: u32 }
+struct Params { n: u32, vecs: u32, bins: u32, per_invocation: u32, bin_groups: u32, part_base: u32, _p1: u32, _p2: u32 }
 @group(0) @binding(0) var<storage, read> src: array<vec4u>;
 ${spec.masked ? `@group(0) @binding(${maskBinding}) var<storage, read> mask: array<vec4u>;` : ''}
 fn pixel(v: vec4u, k: u32) -> u32 { ${pixel} }
@@ -99,7 +99,9 @@ ${eachPixel(count, ppv)}  }
  * (a reduction tree would need as many barriers; a column sum per bin is conflict-free) and writes one
  * partial histogram per workgroup. A second kernel (sum_partials) adds the partials per bin. More bins than
  * SUB (16-bit full range) are split into bin groups, each a workgroup that reads the chunk again: the
- * private histogram must stay small, so data is re-read instead — the price of avoiding atomics.
+ * private histogram must stay small, so data is re-read instead — the price of avoiding atomics. An image
+ * beyond one binding runs as several dispatches over ranges of it; part_base places each range's partials
+ * after the previous ones, and one sum covers them all.
  */
 export const SUB_BINS = 256;
 const CHUNK = 32;
@@ -144,7 +146,7 @@ ${eachPixel(count, ppv)}    } else if (i == full && P.n % PPV != 0u) {
       var s = 0u;
       for (var t = 0u; t < WG; t++) { s += stage[li * WG + t]; }
       let bin = base + r * CHUNK + li;
-      if (bin < P.bins) { partials[chunk * P.bins + bin] = s; }
+      if (bin < P.bins) { partials[(P.part_base + chunk) * P.bins + bin] = s; }
     }
     workgroupBarrier();
   }

@@ -1,6 +1,7 @@
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
+import { bindingRanges, rangeBinding } from '../../core/gpu/limits.js';
 import { deviceBytes } from '../../core/gpu/transfer.js';
 import { applyLutWgsl } from './apply-lut.wgsl.js';
 
@@ -29,10 +30,16 @@ export class ApplyLutGpuPlan {
     });
   }
 
-  /** Records dst[i] = lut[src[i]] over the `n` pixels (whole 16-byte vectors). */
+  /** Records dst[i] = lut[src[i]] over the `n` pixels (whole 16-byte vectors), range by range beyond one binding. */
   encode(rec: Recording, src: GPUBuffer, dst: GPUBuffer, lut: GPUBuffer, n: number): void {
-    const vecs = deviceBytes(n * (this.dtype === 'uint8' ? 1 : 2)) / 16;
-    const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * this.schedule.vecsPerInvocation))));
-    rec.dispatch(`applyLut.${this.dtype}`, this.pipeline, [src, dst, lut, rec.uniform([vecs], 'apply-lut params')], x, y);
+    const bpp = this.dtype === 'uint8' ? 1 : 2;
+    const ranges = bindingRanges(this.ctx, n, bpp);
+    rec.split(ranges.length);
+    for (const r of ranges) {
+      const vecs = deviceBytes(r.count * bpp) / 16;
+      const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * this.schedule.vecsPerInvocation))));
+      const whole = ranges.length === 1;
+      rec.dispatch(`applyLut.${this.dtype}`, this.pipeline, [rangeBinding(src, r, bpp, whole), rangeBinding(dst, r, bpp, whole), lut, rec.uniform([vecs], 'apply-lut params')], x, y);
+    }
   }
 }

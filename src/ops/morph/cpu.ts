@@ -1,18 +1,9 @@
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, asShape3D, type Image } from '../../core/image.js';
-import { boxWindow, collapseIterations, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
+import { boxPasses, maskOffsets, neutral, type MorphBorder, type MorphPrimitive } from './plan.js';
 import type { StructuringElement } from './se.js';
 
 type Pixels = Uint8Array | Uint16Array | Float32Array;
-
-/** The 1-D passes of a box element: x, y, z windows (size-1 axes are skipped), and how many times to run them. */
-export function boxPasses(se: StructuringElement, op: MorphPrimitive, border: MorphBorder, iterations: number): { axes: (AxisWindow | undefined)[]; repeat: number } {
-  const [d, h, w] = se.size;
-  // OpenCV folds the iterations of a rectangle into one larger rectangle; scipy has none (repeated passes).
-  const fold = border === 'opencv' && iterations > 1;
-  const win = (k: number) => (k === 1 ? undefined : fold ? collapseIterations(boxWindow(k, op, border), iterations) : boxWindow(k, op, border));
-  return { axes: [win(w), win(h), win(d)], repeat: fold ? 1 : iterations };
-}
 
 /** One erosion or dilation (with its iterations) on the CPU pool. */
 export async function primitiveCpu(img: Image, op: MorphPrimitive, se: StructuringElement, border: MorphBorder, iterations: number, pool: CpuPool): Promise<Image> {
@@ -23,7 +14,7 @@ export async function primitiveCpu(img: Image, op: MorphPrimitive, se: Structuri
   let cur = shareable(pool, img.data as Pixels);
   const fresh = () => allocPixels(img.dtype, cur.length) as Pixels;
   if (se.kind === 'box') {
-    const { axes, repeat } = boxPasses(se, op, border, iterations);
+    const { axes, repeat } = boxPasses(se, op, border, iterations, [d, h, w]);
     for (let it = 0; it < repeat; it++) {
       const [wx, wy, wz] = axes;
       if (wx) {

@@ -4,9 +4,8 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { asShape3D } from '../../core/image.js';
-import { boxPasses } from './cpu.js';
 import { directWgsl, lanes, packWgsl, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
-import { maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
+import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
 import type { StructuringElement } from './se.js';
 
 export const MORPH_METHODS = ['auto', 'vhgw', 'naive'] as const;
@@ -128,7 +127,7 @@ export class MorphGpu {
   async primitive(rec: Recording, src: Aligned, op: MorphPrimitive, se: StructuringElement, border: MorphBorder, iterations: number, method: MorphMethod, keep = false): Promise<Aligned> {
     const steps: ((from: Aligned, to: Aligned) => Promise<void>)[] = [];
     if (se.kind === 'box' && method !== 'naive') {
-      const { axes, repeat } = boxPasses(se, op, border, iterations);
+      const { axes, repeat } = boxPasses(se, op, border, iterations, [src.d, src.h, src.w]);
       for (let it = 0; it < repeat; it++) {
         (['x', 'y', 'z'] as const).forEach((axis, i) => {
           const win = axes[i];

@@ -4,16 +4,18 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { checkOut, intoOut, type Image } from '../../core/image.js';
+import { checkBinding } from '../../core/gpu/limits.js';
+import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
+import { asShape3D, checkOut, intoOut, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
 import { grayInput } from '../input.js';
 import { inlinePool } from '../tasks.js';
 import { primitiveCpu, subtractCpu } from './cpu.js';
 import { MORPH_METHODS, MorphGpu, type Aligned, type MorphMethod } from './gpu.js';
-import type { MorphDtype } from './morph.wgsl.js';
-import { MORPH_BORDERS, type MorphBorder, type MorphPrimitive } from './plan.js';
-import { parseElement, type StructuringElement } from './se.js';
+import { lanes, type MorphDtype } from './morph.wgsl.js';
+import { MORPH_BORDERS, primitiveReach, type MorphBorder, type MorphPrimitive } from './plan.js';
+import { checkMaskCells, parseElement, type StructuringElement } from './se.js';
 
 export { MORPH_BORDERS, type MorphBorder } from './plan.js';
 export { MORPH_METHODS, type MorphMethod } from './gpu.js';
@@ -66,6 +68,23 @@ async function compose<T>(op: MorphOp, src: T, p: Plan<T>): Promise<T> {
   }
 }
 
+/** Erosions/dilations applied one after another on the way from the input to any output pixel. */
+const DEPTH: Record<MorphOp, number> = { erode: 1, dilate: 1, gradient: 1, open: 2, close: 2, tophat: 2, blackhat: 2 };
+
+/**
+ * What the GPU path needs of slabs (core/gpu/slabs.ts) for an image beyond one storage binding: rows (2D) or
+ * planes (volumes) with a halo as deep as the composed operation reads, and the aligned layout's bytes per unit;
+ * the direct kernel's offset table must fit one binding too.
+ */
+function gpuSlabs(ctx: GpuContext, shape: Image['shape'], dtype: MorphDtype, se: StructuringElement, p: { op: MorphOp; border: MorphBorder; iterations: number; method: MorphMethod }): SlabSpec {
+  const [d, h, w] = asShape3D(shape);
+  const axis = d > 1 ? 0 : 1;
+  const reach = Math.max(...(['erode', 'dilate'] as const).map((op) => primitiveReach(se, op, p.border, p.iterations, axis)));
+  const rowBytes = Math.ceil(w / lanes(dtype).epw) * 4;
+  if (p.method === 'naive' || se.kind === 'mask') checkBinding(ctx, se.mask.reduce((a, v) => a + v, 0) * 12, `morph: the offsets of ${se.spec}`);
+  return { halo: DEPTH[p.op] * reach, unitBytes: axis === 0 ? h * rowBytes : rowBytes, what: 'morph' };
+}
+
 function element(se: string | StructuringElement, rank: number): StructuringElement {
   const e = typeof se === 'string' ? parseElement(se) : se;
   if (rank === 2 && e.size[0] > 1) throw new InvalidArgumentError(`structuring element ${e.spec} is 3D (depth ${e.size[0]}) but the image is 2D`);
@@ -88,16 +107,21 @@ export async function morph(src: Image | GpuImage, opts: MorphOptions = {}): Pro
     op: opts.op, se: typeof opts.se === 'string' ? opts.se : undefined, iterations: opts.iterations, border: opts.border, method: opts.method,
   });
   const se = element(opts.se ?? p.se, src.shape.length === 3 && src.shape[0] > 1 ? 3 : 2);
+  if (p.method === 'naive' || se.kind === 'mask') checkMaskCells(se.size, se.spec, 'the direct kernel');
   const gray = grayInput(src, 'morph', ['uint8', 'uint16', 'float32']);
-  const body = async (input: GpuImage, rec: Recording): Promise<GpuImage> => {
-    const m = new MorphGpu(input.ctx, input.dtype as MorphDtype);
-    const start = await m.toAligned(rec, input);
+  const slabs = (ctx: GpuContext, shape: Image['shape']): SlabSpec => gpuSlabs(ctx, shape, gray.dtype as MorphDtype, se, p);
+  const body = async (input: GpuImage, rec: Recording): Promise<GpuImage> => recordInSlabs(rec, input, slabs(input.ctx, input.shape), async (slab) => {
+    const m = new MorphGpu(slab.ctx, slab.dtype as MorphDtype);
+    const start = await m.toAligned(rec, slab);
     const out = await compose<Aligned>(p.op, start, {
       primitive: (x, op) => m.primitive(rec, x, op, se, p.border, p.iterations, p.method),
       subtract: (a, b) => m.subtract(rec, a, b),
     });
-    return m.fromAligned(rec, out, [...input.shape] as GpuImage['shape'], false);
-  };
+    return m.fromAligned(rec, out, [...slab.shape] as GpuImage['shape'], false);
+  });
+  const gpu = gray instanceof GpuImage ? gray.ctx : opts.gpu;
+  // Before any upload: whether the image fits the device, whole or in slabs (else a GpuLimitError).
+  if (gpu) slabsFor(gpu, gray.shape, gray.dtype, slabs(gpu, gray.shape));
   if (gray instanceof GpuImage) return runGpu(gray.ctx, gray, 'morph', opts, body) as Promise<OpResult<GpuImage>>;
   if (opts.out) checkOut(opts.out, gray);
   if (opts.gpu) {

@@ -76,6 +76,8 @@ ${reflectWgsl}
 ${lineParams}
 const K: u32 = ${kn.k}u;
 const SEG: u32 = ${kn.seg}u;
+// Suffix entries kept: a segment's outputs read hb[r] only for r < min(K, SEG) (see blockSuffix).
+const HB: u32 = ${Math.min(kn.k, kn.seg)}u;
 const EPW: u32 = ${epw}u;
 const BITS: u32 = ${bits}u;
 const MASK: u32 = ${mask};
@@ -85,13 +87,24 @@ const MASK: u32 = ${mask};
 ${laneOps(kn.dtype, kn.isMin)}`;
 }
 
-/** The suffix min of block [bk, bk + K) of the padded segment into the private array hb (both line kernels). */
-function blockSuffix(op: string, line: string): string {
-  return `var acc = load(${line}, s0, bk + K - 1u);
+/**
+ * The suffix min of block [bk, bk + K) of the padded segment into the private array hb (both line kernels). A
+ * segment's outputs read only its first min(K, SEG) entries, so a window longer than the segment keeps just those:
+ * a private array of K entries failed to compile beyond 65535 (rect:100000x100000) and spilled long before.
+ */
+function blockSuffix(kn: LineKernel, op: string, line: string): string {
+  if (kn.k <= kn.seg) {
+    return `var acc = load(${line}, s0, bk + K - 1u);
     hb[K - 1u] = acc;
     for (var r = i32(K) - 2i; r >= 0i; r--) {
       acc = ${op}(load(${line}, s0, bk + u32(r)), acc);
       hb[r] = acc;
+    }`;
+  }
+  return `var acc = load(${line}, s0, bk + K - 1u);
+    for (var r = i32(K) - 2i; r >= 0i; r--) {
+      acc = ${op}(load(${line}, s0, bk + u32(r)), acc);
+      if (r < i32(HB)) { hb[r] = acc; }
     }`;
 }
 
@@ -112,9 +125,9 @@ fn vhgw_lines(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   let base = o * P.n * P.inner + c;
   let s0 = s * SEG;
   let tn = min(SEG, P.n - s0);
-  var hb: array<u32, K>;
+  var hb: array<u32, HB>;
   for (var bk = 0u; bk < tn; bk += K) {
-${blockSuffix('opw', 'base')}
+${blockSuffix(kn, 'opw', 'base')}
     dst[base + (s0 + bk) * P.inner] = hb[0];
     var g = 0u;
     for (var r = 1u; r < K && bk + r < tn; r++) {
@@ -171,10 +184,10 @@ fn vhgw_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
   let rw = row * P.inner;
   let s0 = s * SEG;
   let tn = min(SEG, P.width - s0);
-  var hb: array<u32, K>;
+  var hb: array<u32, HB>;
   var word = 0u;
   for (var bk = 0u; bk < tn; bk += K) {
-${blockSuffix('op1', 'rw')}
+${blockSuffix(kn, 'op1', 'rw')}
     var g = 0u;
     for (var r = 0u; r < K && bk + r < tn; r++) {
       var out = hb[0];

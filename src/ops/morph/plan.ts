@@ -40,6 +40,46 @@ export function collapseIterations(w: AxisWindow, n: number): AxisWindow {
   return { k: w.k + (n - 1) * (w.k - 1), a: w.a * n };
 }
 
+/**
+ * The same window for a line of n pixels, made no longer than the line needs (rect:100000x100000 on a small
+ * image): with OpenCV's neutral border the window's reach on either side beyond n − 1 only adds border values,
+ * which never win, so reaches are cut to n − 1; with scipy's reflection a window of 2n or more covers a whole
+ * period of the mirrored line, so it is cut to 2n. Either way every output is unchanged, and the kernels' work
+ * (and the GPU kernel's code) stays bounded by the image instead of the element.
+ */
+export function clampWindow(win: AxisWindow, n: number, border: MorphBorder): AxisWindow {
+  if (border === 'opencv') {
+    const a = Math.min(win.a, n - 1), r = Math.min(win.k - 1 - win.a, n - 1);
+    return { k: a + r + 1, a };
+  }
+  return win.k > 2 * n ? { k: 2 * n, a: win.a % (2 * n) } : win;
+}
+
+/**
+ * The 1-D passes of a box element over a [d, h, w] image: x, y, z windows (size-1 axes are skipped), each clamped
+ * to the image (clampWindow), and how many times to run them.
+ */
+export function boxPasses(se: StructuringElement, op: MorphPrimitive, border: MorphBorder, iterations: number, shape: [number, number, number]): { axes: (AxisWindow | undefined)[]; repeat: number } {
+  const [d, h, w] = se.size;
+  // OpenCV folds the iterations of a rectangle into one larger rectangle; scipy has none (repeated passes).
+  const fold = border === 'opencv' && iterations > 1;
+  const win = (k: number, n: number) => {
+    if (k === 1) return undefined;
+    return clampWindow(fold ? collapseIterations(boxWindow(k, op, border), iterations) : boxWindow(k, op, border), n, border);
+  };
+  return { axes: [win(w, shape[2]), win(h, shape[1]), win(d, shape[0])], repeat: fold ? 1 : iterations };
+}
+
+/**
+ * How far (in pixels along `axis`: 0 = z, 1 = y) an erosion or dilation with its iterations reads from the
+ * output position, at most: the halo a slab of the image needs for its outputs to equal the whole image's.
+ */
+export function primitiveReach(se: StructuringElement, op: MorphPrimitive, border: MorphBorder, iterations: number, axis: 0 | 1): number {
+  const k = se.size[axis];
+  // Offsets are monotonic in the element index: the ends reach furthest.
+  return Math.max(Math.abs(axisOffset(0, k, op, border)), Math.abs(axisOffset(k - 1, k, op, border))) * iterations;
+}
+
 /** Offsets (dz, dy, dx) of every element of a mask, for the direct kernel. */
 export function maskOffsets(se: StructuringElement, op: MorphPrimitive, border: MorphBorder): Int32Array {
   const [d, h, w] = se.size;

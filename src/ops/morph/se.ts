@@ -16,13 +16,37 @@ export interface StructuringElement {
   spec: string;
 }
 
+/**
+ * The most cells (d·h·w) of an element that is not a box — cross, ellipse, mask files — and of a box run with the
+ * direct kernel (method 'naive'): the direct kernels visit every set cell for every pixel and keep their offsets
+ * in one GPU buffer (12 bytes each). Boxes of any size run with van Herk/Gil-Werman, clamped to the image.
+ */
+export const MAX_MASK_CELLS = 2048 * 2048;
+
+/** Refuses, before anything is allocated, a mask element of more than MAX_MASK_CELLS cells. */
+export function checkMaskCells(size: readonly number[], spec: string, why = 'an element that is not a box'): void {
+  const cells = size.reduce((a, b) => a * b, 1);
+  if (cells > MAX_MASK_CELLS) {
+    throw new InvalidArgumentError(`structuring element ${spec}: ${size.slice().reverse().join('×')} = ${cells} cells, more than ${MAX_MASK_CELLS} (2048×2048) for ${why}; rect/line/box elements have no size limit`);
+  }
+}
+
+/** A box; its mask (all ones) is made only when asked for (the direct kernel), so a huge box costs nothing. */
 function box(d: number, h: number, w: number, spec: string): StructuringElement {
-  return { kind: 'box', size: [d, h, w], mask: new Uint8Array(d * h * w).fill(1), spec };
+  let mask: Uint8Array | undefined;
+  return {
+    kind: 'box', size: [d, h, w], spec,
+    get mask() {
+      checkMaskCells([d, h, w], spec, 'the direct kernel (method naive)');
+      return (mask ??= new Uint8Array(d * h * w).fill(1));
+    },
+  };
 }
 
 /** A mask; all-ones masks become boxes (so `mask:` of a full block also takes the fast path). */
 export function maskElement(mask: Uint8Array, size: [number, number, number], spec: string): StructuringElement {
   if (size.some((n) => !Number.isInteger(n) || n < 1)) throw new InvalidArgumentError(`structuring element ${spec}: sizes must be ≥ 1, got ${size.join('×')}`);
+  checkMaskCells(size, spec);
   if (!mask.some((v) => v !== 0)) throw new InvalidArgumentError(`structuring element ${spec} is empty (no non-zero element)`);
   const flags = Uint8Array.from(mask, (v) => (v ? 1 : 0));
   return flags.every((v) => v === 1) ? box(size[0], size[1], size[2], spec) : { kind: 'mask', size, mask: flags, spec };
@@ -86,10 +110,12 @@ export function parseElement(spec: string): StructuringElement {
     }
     case 'cross': {
       const [n] = dims(a ?? '', 1, spec);
+      checkMaskCells([1, n, n], spec);
       return maskElement(crossElement(n, n), [1, n, n], spec);
     }
     case 'ellipse': {
       const [w, h] = dims(a ?? '', 2, spec);
+      checkMaskCells([1, h, w], spec);
       return maskElement(ellipseElement(w, h), [1, h, w], spec);
     }
     default:

@@ -3,6 +3,7 @@ import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.j
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
+import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { download } from '../../core/gpu/transfer.js';
 import { checkOut, intoOut, requireDtype, type Image } from '../../core/image.js';
 import { resolveParams, type ParamSpec } from '../../core/params.js';
@@ -100,6 +101,7 @@ function addTimings(a: Timings, b: Timings): Timings {
   return {
     ...a, host: a.host + b.host, upload: a.upload + b.upload, download: a.download + b.download,
     kernels: [...a.kernels, ...b.kernels], total: a.total + b.total,
+    ...(a.slabs || b.slabs ? { slabs: Math.max(a.slabs ?? 1, b.slabs ?? 1) } : {}),
   };
 }
 
@@ -169,6 +171,21 @@ function localShape(img: Image | GpuImage, method: string, window: number): [num
   return (img.shape.length === 3 ? img.shape.slice(1) : img.shape) as [number, number];
 }
 
+/** The [h, w] of a 2D image (or a volume of depth 1). */
+function plane(shape: Image['shape']): [number, number] {
+  return (shape.length === 3 ? shape.slice(1) : shape) as [number, number];
+}
+
+/**
+ * The local methods on an image beyond one storage binding run in row slabs (core/gpu/slabs.ts) with the
+ * window's radius as halo; their widest buffers hold a u32 per pixel. Checked before any upload.
+ */
+function localSlabs(gpu: GpuContext, shape: Image['shape'], method: string, window: number): SlabSpec {
+  const spec: SlabSpec = { halo: (window - 1) / 2, unitBytes: plane(shape)[1] * 4, outDtype: 'uint8', what: `threshold --method ${method}` };
+  slabsFor(gpu, shape, 'uint8', spec);
+  return spec;
+}
+
 /**
  * Adaptive isodata segmentation (8-bit, 2D): the isodata rule on every pixel's window histogram, with the
  * global isodata threshold as the fallback for windows too uniform to split (adaptive-kernels.ts).
@@ -179,10 +196,12 @@ async function adaptiveThreshold(
   const shape2d = localShape(img, 'adaptive', window);
   if (window > 255) throw new InvalidArgumentError(`threshold --method adaptive: window must be ≤ 255 (exact 64-bit window sums), got ${window}`);
   if (gpu) {
+    const slabs = localSlabs(gpu, img.shape, 'adaptive', window);
     return onDevice(gpu, img, opts, t0, async (dev) => {
       const h = await histogram(dev, { method: opts.hist, profile: opts.profile });
       const fallback = isodataThreshold(h.output) ?? 0;
-      const r = (await runGpu(gpu, dev, 'threshold.adaptive', opts, (input, rec) => adaptiveGpu(input, rec, shape2d, window, contrast, fallback, scheme))) as OpResult<GpuImage>;
+      const r = (await runGpu(gpu, dev, 'threshold.adaptive', opts, (input, rec) =>
+        recordInSlabs(rec, input, slabs, (slab) => adaptiveGpu(slab, rec, plane(slab.shape), window, contrast, fallback, scheme)))) as OpResult<GpuImage>;
       return { output: r.output, steps: [h.timings, r.timings], extra: { fallback } };
     });
   }
@@ -200,7 +219,9 @@ async function localThreshold(
 ): Promise<ThresholdResult<Image | GpuImage>> {
   const shape2d = localShape(img, method, window);
   if (gpu) {
-    return runGpu(gpu, img, `threshold.${method}`, opts, (input, rec) => localThresholdGpu(input, rec, shape2d, method, window, offset)) as Promise<ThresholdResult<Image | GpuImage>>;
+    const slabs = localSlabs(gpu, img.shape, method, window);
+    return runGpu(gpu, img, `threshold.${method}`, opts, (input, rec) =>
+      recordInSlabs(rec, input, slabs, (slab) => localThresholdGpu(slab, rec, plane(slab.shape), method, window, offset))) as Promise<ThresholdResult<Image | GpuImage>>;
   }
   const tk = now();
   const out = intoOut(await localThresholdCpu({ ...(img as Image), shape: shape2d }, method, window, offset, opts.pool ?? inlinePool), opts.out);
