@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compareArrays, compareWithin } from '../../src/core/compare.js';
-import { ImgpuError } from '../../src/core/errors.js';
+import { GpuLimitError, ImgpuError } from '../../src/core/errors.js';
 import type { CpuPool } from '../../src/core/cpu/pool.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
@@ -117,8 +117,13 @@ export interface ParityCase {
 /** What a path produced: images, scalars, counts or box lists, by the reference's output names. */
 export type Outputs = Record<string, Image | number | number[] | number[][] | Uint32Array | undefined>;
 export interface Path {
-  name: 'CPU' | 'GPU';
+  name: string;
   on: { gpu?: GpuContext; pool?: CpuPool };
+  /**
+   * A GPU context with an artificially small storage-binding limit, so that work splits into ranges and slabs on
+   * small images; a GpuLimitError (work that cannot split that fine, refused before it starts) is then allowed.
+   */
+  limited?: boolean;
 }
 
 interface RefEntry {
@@ -304,16 +309,21 @@ export async function checkCases(
   }
   const ran = new Map<string, Ran>();
   for (const c of cases) {
-    for (const p of paths) if (p.name === 'CPU' || c.gpu !== false) ran.set(`${c.id}/${p.name}`, await attempt(c, p, run));
+    for (const p of paths) if (!p.on.gpu || c.gpu !== false) ran.set(`${c.id}/${p.name}`, await attempt(c, p, run));
   }
   const all = await refs.get(t);
   if (!all) return;
   const failures: string[] = [];
+  const refusedByLimit: string[] = [];
   for (const c of cases) {
     const entry = all[c.id];
     for (const p of paths) {
       const r = ran.get(`${c.id}/${p.name}`);
       if (!r) continue;
+      if (p.limited && 'error' in r && r.error instanceof GpuLimitError) {
+        refusedByLimit.push(c.id);
+        continue;
+      }
       const fail = (what: string) => failures.push(reproducer(c, p.name, what));
       if (c.refuses) {
         if (!('error' in r) || !(r.error instanceof ImgpuError)) fail(`expected a typed refusal (${c.refuses}), got ${'error' in r ? errText(r.error) : 'a result'}`);
@@ -333,5 +343,6 @@ export async function checkCases(
       }
     }
   }
+  if (refusedByLimit.length) t.diagnostic(`refused by the small binding limit (GpuLimitError, before any work): ${refusedByLimit.join(', ')}`);
   assert.equal(failures.length, 0, `${failures.length} failing case paths of ${ran.size} (seed ${masterSeed()}):\n${failures.join('\n')}`);
 }

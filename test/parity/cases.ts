@@ -36,6 +36,8 @@ export interface Family {
   fixed: Gen[];
   random: Gen;
   run(c: ParityCase, on: Path['on']): Promise<Outputs>;
+  /** Also on a GPU context binding at most 64 KiB per buffer (ranges, row slabs, tile bands). @default true */
+  slabs?: boolean;
 }
 
 const HIST_METHODS = ['atomic', 'subhist'] as const;
@@ -575,6 +577,7 @@ const detectFamily: Family = {
   name: 'detect',
   title: 'detection = cv2.CascadeClassifier.detectMultiScale (raw windows and grouped boxes)',
   count: 5,
+  slabs: false,
   fixed: [
     (rng, S) => detectCase(crop(rng, 'astronaut', S.gray.astronaut, [181, 203]), 'face', 1.1, 3),
     (rng, S) => detectCase(crop(rng, 'lfw_mosaic', S.gray.lfw, [192, 320]), 'face', 1.2, 0),
@@ -602,6 +605,7 @@ const cliFamily: Family = {
   name: 'cli',
   title: 'the CLI (files, flags, --device cpu|gpu) = the references',
   count: 3,
+  slabs: false,
   fixed: [
     (rng, S) => ({ ...equalizeCase(rng, anyInput(rng, S, [61, 97], 'uint16', 3)), params: { args: ['equalize'] } }),
     (rng) => ({

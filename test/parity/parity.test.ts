@@ -5,7 +5,7 @@
 // IMGPU_PARITY_CASE=<id>[,<id>…] (or a family name) runs only those. See docs/parity.md.
 import { test } from 'node:test';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { checkCases, References, type Path } from '../helpers/parity.js';
 import { FAMILIES, generate } from './cases.js';
 import { loadSources } from './inputs.js';
@@ -26,6 +26,9 @@ for (const f of FAMILIES) {
     const paths: Path[] = [{ name: 'CPU', on: { pool } }];
     const gpu = selected.length ? await gpuOrSkip(t) : undefined;
     if (gpu) paths.push({ name: 'GPU', on: { gpu } });
+    // The same cases through ranges and slabs: 64 KiB bindings split most of these images.
+    const small = gpu && f.slabs !== false ? await gpuWithBindingLimit(t, 64 << 10) : undefined;
+    if (small) paths.push({ name: 'GPU(64KiB)', on: { gpu: small }, limited: true });
     await checkCases(t, selected, refs, paths, f.run);
   });
 }
