@@ -1,12 +1,14 @@
 import type { Image } from './image.js';
-import { allocPixels, pixelCount, toGray } from './image.js';
+import { allocPixels, createImage, pixelCount } from './image.js';
 
 /**
  * OpenCV's integer RGB ↔ YCrCb conversion (imgproc color_yuv: RGB2YCrCb_i / YCrCb2RGB_i, 14-bit fixed point),
  * bit-identical to `cv2.cvtColor(img, COLOR_RGB2YCrCb)` and back for 8- and 16-bit images. Operations defined on
- * lightness (CLAHE) work on Y and keep the chroma: Y is exactly the gray of `toGray`.
+ * lightness (CLAHE) work on Y and keep the chroma. This Y uses OpenCV's 14-bit weights, not the 15-bit ones of its
+ * RGB→gray (core/image.ts GRAY_WEIGHTS): the two differ by one level on some pixels, as they do in OpenCV.
  */
 const SHIFT = 14;
+const R2Y = 4899, G2Y = 9617, B2Y = 1868;
 const Y2CR = 11682, Y2CB = 9241;
 const CR2R = 22987, CR2G = -11698, CB2G = -5636, CB2B = 29049;
 const descale = (x: number): number => (x + (1 << (SHIFT - 1))) >> SHIFT;
@@ -22,13 +24,13 @@ export function rgbToYCrCb(img: Image): YCrCb {
   const n = pixelCount(img.shape), c = img.channels, src = img.data;
   const max = img.dtype === 'uint8' ? 255 : 65535;
   const delta = ((max + 1) >> 1) << SHIFT;
-  // OpenCV's Y is its RGB→gray, the same fixed-point sum: toGray computes it.
-  const y = toGray(img);
+  const y = createImage(img.shape, img.dtype, 1);
   const cr = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
   const cb = allocPixels(img.dtype, n) as Uint8Array | Uint16Array;
   const clamp = (v: number): number => (v < 0 ? 0 : v > max ? max : v);
   for (let i = 0, j = 0; i < n; i++, j += c) {
-    const Y = y.data[i];
+    const Y = descale(src[j] * R2Y + src[j + 1] * G2Y + src[j + 2] * B2Y);
+    y.data[i] = Y;
     cr[i] = clamp(descale((src[j] - Y) * Y2CR + delta));
     cb[i] = clamp(descale((src[j + 2] - Y) * Y2CB + delta));
   }

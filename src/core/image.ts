@@ -112,13 +112,27 @@ export function requireDtype(img: { dtype: Dtype }, allowed: readonly Dtype[], o
   }
 }
 
-// OpenCV's fixed-point RGB→gray coefficients (imgproc/src/color.hpp: R2Y 4899, G2Y 9617, B2Y 1868, shift 14),
-// used for 8- and 16-bit images; float images use 0.299/0.587/0.114 in float32 as cv::cvtColor does.
-const R2Y = 4899, G2Y = 9617, B2Y = 1868, YUV_SHIFT = 14;
+/**
+ * OpenCV's fixed-point RGB→gray (cv::cvtColor COLOR_RGB2GRAY for 8- and 16-bit images, imgproc
+ * color_rgb.simd.hpp): gray = (R·9798 + G·19235 + B·3735 + 2^14) >> 15. The weights are 0.299/0.587/0.114 scaled
+ * by 2^15 and sum to exactly 2^15, so the sum fits 32 bits for 16-bit input. (OpenCV's 14-bit weights
+ * 4899/9617/1868 belong to its YCrCb conversion — core/colour.ts — and differ from cvtColor's gray by one level on
+ * some pixels, e.g. RGB (197, 175, 148): 178 with 14 bits, 179 in cvtColor.) The one definition: the CPU below and
+ * the WGSL of core/gpu/wgsl/gray.ts use these.
+ */
+export const GRAY_WEIGHTS = { r: 9798, g: 19235, b: 3735, shift: 15 } as const;
+
+/** The gray level of one 8- or 16-bit RGB pixel, as cv2.cvtColor(RGB2GRAY). */
+export function grayOf(r: number, g: number, b: number): number {
+  const { r: wr, g: wg, b: wb, shift } = GRAY_WEIGHTS;
+  return (r * wr + g * wg + b * wb + (1 << (shift - 1))) >>> shift;
+}
 
 /**
- * Converts a 3- or 4-channel image (RGB or RGBA order; alpha ignored) to one gray channel, bit-identical to
- * `cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)`. Gray images are returned as they are.
+ * Converts a 3- or 4-channel image (RGB or RGBA order; alpha ignored) to one gray channel: 8- and 16-bit images
+ * bit-identical to `cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)`; float32 computes 0.299·R + 0.587·G + 0.114·B in
+ * float32, which can differ from cv2 by one unit in the last place (cv2 fuses the multiply-adds, grouped by its
+ * SIMD width). Gray images are returned as they are.
  */
 export function toGray(img: Image): Image {
   if (img.channels === 1) return img;
@@ -131,10 +145,7 @@ export function toGray(img: Image): Image {
       dst[i] = Math.fround(Math.fround(Math.fround(src[j] * r) + Math.fround(src[j + 1] * g)) + Math.fround(src[j + 2] * b));
     }
   } else {
-    const half = 1 << (YUV_SHIFT - 1);
-    for (let i = 0, j = 0; i < n; i++, j += c) {
-      dst[i] = (src[j] * R2Y + src[j + 1] * G2Y + src[j + 2] * B2Y + half) >>> YUV_SHIFT;
-    }
+    for (let i = 0, j = 0; i < n; i++, j += c) dst[i] = grayOf(src[j], src[j + 1], src[j + 2]);
   }
   return out;
 }

@@ -7,7 +7,7 @@ import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { convolve, correlate, denseKernel, filter, separableKernel, type ConvImpl, type FilterOptions } from '../../src/ops/convolve/index.js';
-import { fixture } from '../helpers/fixtures.js';
+import { fixture, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
 const TOL = 1e-5;
@@ -150,23 +150,61 @@ test('a volume over the adapter binding limit is processed in slabs automaticall
   assertClose(g.output, (await filter(vol, 'sobel-z')).output, 'slabbed GPU vs CPU');
 });
 
-test('NaN and Inf propagate like scipy: only through nonzero weights', async (t) => {
-  const img = await load('img2d');
-  const data = img.data.slice() as Float32Array;
-  const [h, w] = img.shape as [number, number];
-  const y = 40, x = 60;
-  data[y * w + x] = NaN;
-  const bad: Image = { ...img, data };
-  const check = (out: Image, what: string) => {
-    const o = out.data;
-    assert.ok(Number.isNaN(o[y * w + x + 1]) && Number.isNaN(o[(y + 1) * w + x - 1]), `${what}: NaN spreads through nonzero taps`);
-    assert.ok(!Number.isNaN(o[y * w + x]) && !Number.isNaN(o[(y + 1) * w + x]), `${what}: not through the zero column of sobel-x`);
-    assert.ok(!Number.isNaN(o[(y + 2) * w + x]) && !Number.isNaN(o[h * w - 1]), `${what}: nowhere else`);
-  };
-  check((await filter(bad, 'sobel-x')).output, 'cpu');
+/**
+ * Non-finite elements exactly where the reference has them (NaN for NaN, the same infinity), finite ones within
+ * TOL of the largest finite reference value.
+ */
+function assertSameNonFinite(got: Image, want: Image, what: string): void {
+  assert.deepEqual(got.shape, want.shape, `${what}: shape`);
+  let max = 0;
+  for (const v of want.data) if (Number.isFinite(v)) max = Math.max(max, Math.abs(v));
+  const bad: string[] = [];
+  for (let i = 0; i < want.data.length; i++) {
+    const a = got.data[i], b = want.data[i];
+    const ok = Number.isFinite(b) ? Number.isFinite(a) && Math.abs(a - b) <= TOL * max : Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+    if (!ok) bad.push(`[${i}] ${a} vs ${b}`);
+  }
+  assert.deepEqual(bad.slice(0, 8), [], `${what}: ${bad.length} elements differ`);
+}
+
+// scripts/make_parity_fixtures.py: scipy.ndimage on float32 inputs holding NaN, +inf and −inf (nf-in2d, nf-in3d).
+const NF: [ref: string, input: 'nf-in2d' | 'nf-in3d', run: (img: Image, o: FilterOptions) => Promise<{ output: Image }>][] = [
+  ['sobel-x', 'nf-in2d', f('sobel-x')], ['sobel-y', 'nf-in2d', f('sobel-y')], ['sobel', 'nf-in2d', f('sobel')],
+  ['prewitt-x', 'nf-in2d', f('prewitt-x')], ['box-3x5', 'nf-in2d', f('box:3x5')], ['box-4x2', 'nf-in2d', f('box:4x2')],
+  ['gauss-1', 'nf-in2d', f('gauss:1')], ['laplace', 'nf-in2d', f('laplace')],
+  ['kd', 'nf-in2d', (img, o) => correlate(img, denseKernel([0, 0, 0, 1, 2, 1, 0, -1, 0], [3, 3]), o)],
+  ['kr', 'nf-in2d', (img, o) => correlate(img, denseKernel([0, 0, 0, 1, 2, 1, 0, 0, 0], [3, 3]), o)],
+  ['3d-sobel-z', 'nf-in3d', f('sobel-z')], ['3d-box-3x3x3', 'nf-in3d', f('box:3')],
+];
+
+test('NaN and ±inf spread as in scipy.ndimage: every weight of sobel/prewitt multiplies (0·NaN = NaN), box filters are running sums, correlate skips zero weights — CPU and every GPU implementation (issue 24 item 16)', async (t) => {
   const gpu = await gpuOrSkip(t);
-  if (!gpu) return;
-  for (const impl of SEP) check((await filter(bad, 'sobel-x', { gpu, impl })).output, `gpu ${impl}`);
+  for (const [name, input, run] of NF) {
+    const img = await load(input);
+    for (const mode of MODES) {
+      const want = await load(`nf-${name}-${mode}`);
+      const o: FilterOptions = { border: mode };
+      assertSameNonFinite((await run(img, o)).output, want, `CPU ${name} ${mode}`);
+      if (!gpu) continue;
+      for (const impl of name === 'kd' || name === 'laplace' ? DENSE : SEP) {
+        assertSameNonFinite((await run(img, { ...o, gpu, impl })).output, want, `GPU ${impl} ${name} ${mode}`);
+      }
+      // Split into slabs of a few planes (rows): a box's running sums cross them.
+      const maxSlabBytes = input === 'nf-in3d' ? 4 * 8 * 9 * 4 : 11 * 13 * 4;
+      assertSameNonFinite((await run(img, { ...o, gpu, maxSlabBytes })).output, want, `GPU slabs ${name} ${mode}`);
+    }
+  }
+});
+
+test('the issue\'s cases: sobel-x of a 3×3 zero image with a NaN centre is all NaN; box:3x1 of a row with a NaN at x = 1 is NaN along the row', async (t) => {
+  const centre: Image = { data: Float32Array.from([0, 0, 0, 0, NaN, 0, 0, 0, 0]), shape: [3, 3], channels: 1, dtype: 'float32' };
+  const row: Image = { data: Float32Array.from([0, NaN, 0, 0, 0, 0, 0, 0]), shape: [1, 8], channels: 1, dtype: 'float32' };
+  const runs: [string, Image, string][] = [['sobel-x', centre, 'sobel-x'], ['box', row, 'box:3x1']];
+  const gpu = await gpuOrSkip(t);
+  for (const [what, img, spec] of runs) {
+    assert.ok((await filter(img, spec)).output.data.every(Number.isNaN), `CPU ${what}`);
+    if (gpu) for (const impl of SEP) assert.ok((await filter(img, spec, { gpu, impl })).output.data.every(Number.isNaN), `GPU ${impl} ${what}`);
+  }
 });
 
 test('saturate casts back to the input type as cv2 ddepth -1 (rounded half to even, clamped)', async (t) => {
@@ -179,6 +217,28 @@ test('saturate casts back to the input type as cv2 ddepth -1 (rounded half to ev
   if (!gpu) return;
   const g = (await filter(img, 'sobel-x', { saturate: true, gpu })).output;
   assert.ok(compareImages(g, r).identical);
+});
+
+test('uint16 box with saturate equals cv2.blur bit for bit (window sums rounded as OpenCV does), CPU and GPU (issue 24 item 15)', async (t) => {
+  // scripts/make_parity_fixtures.py: cv2.blur of randomU16(127 × 131, 16); 131 % 8 = 3 columns take OpenCV's scalar tail.
+  const noise: Image = { data: randomU16(127 * 131, 16), shape: [127, 131], channels: 1, dtype: 'uint16' };
+  const gpu = await gpuOrSkip(t);
+  // And a sum OpenCV scales in float32 to 65280 where the exact quotient rounds to 65279: 40×48 of 65535, one 382.
+  const spike: Image = { data: new Uint16Array(40 * 48).fill(65535), shape: [40, 48], channels: 1, dtype: 'uint16' };
+  spike.data[20 * 48 + 24] = 382;
+  for (const [kw, kh, input, ref] of [[7, 11], [16, 16], [2, 2], [5, 1], [15, 17, spike, 'spike-']] as const) {
+    const img = input ?? noise;
+    const want = await load(`cv2-blur-u16-${ref ?? ''}${kw}x${kh}`);
+    const spec = `box:${kw}x${kh}`, o: FilterOptions = { saturate: true, border: 'reflect101' };
+    const cpu = (await filter(img, spec, o)).output;
+    assert.equal(cpu.dtype, 'uint16');
+    assert.ok(compareImages(cpu, want).identical, `CPU ${spec}: ${compareImages(cpu, want).mismatches} pixels differ`);
+    if (!gpu) continue;
+    for (const impl of SEP) {
+      const g = (await filter(img, spec, { ...o, gpu, impl })).output;
+      assert.ok(compareImages(g, want).identical, `GPU ${impl} ${spec}: ${compareImages(g, want).mismatches} pixels differ`);
+    }
+  }
 });
 
 test('bad kernels and parameters are typed errors before any work', async () => {
@@ -221,7 +281,7 @@ test('view: the filtered image as a view of mapped memory equals the copied one'
   viewed.release!();
 });
 
-test('an all-zero kernel gives zeros, NaN input included (zero weights are skipped), on every path', async (t) => {
+test('an all-zero kernel gives zeros, NaN input included (scipy.ndimage.correlate skips zero weights), on every path', async (t) => {
   const img = await load('img2d');
   const data = img.data.slice() as Float32Array;
   data[100] = NaN;

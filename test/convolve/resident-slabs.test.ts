@@ -40,3 +40,34 @@ test('a resident image beyond one storage binding is filtered in slabs: equal to
   for (const border of ['valid', 'wrap'] as const) await assert.rejects(filter(dev, 'sobel', { border }), GpuLimitError, border);
   dev.release();
 });
+
+// NaN and ±inf spread through a box filter as running sums along whole lines (scipy's uniform_filter): a slab
+// does not hold the lines' beginnings, so each hands the first NaN/±inf of every line to the next.
+test('a resident float32 image beyond one binding: NaN and ±inf spread across slabs as on the CPU (scipy)', async (t) => {
+  const small = await gpuWithBindingLimit(t, 64 << 10);
+  if (!small) return;
+  const img2d = imageFrom(Float32Array.from(randomBytes(211 * 173, 53), (v) => v - 128), [211, 173]);
+  const vol = imageFrom(Float32Array.from(randomBytes(12 * 40 * 37, 54), (v) => v / 7), [12, 40, 37]);
+  // Non-finite values near the top, in the middle and near the bottom, on rows (planes) that slabs cut.
+  for (const [i, v] of [[5 * 173 + 3, NaN], [60 * 173 + 100, Infinity], [61 * 173 + 20, -Infinity], [150 * 173 + 7, Infinity], [209 * 173 + 170, NaN]]) img2d.data[i] = v;
+  for (const [i, v] of [[1 * 1480 + 300, Infinity], [5 * 1480 + 17, NaN], [9 * 1480 + 1000, -Infinity]]) vol.data[i] = v;
+  const cases: [Image, string, Parameters<typeof filter>[2]][] = [
+    [img2d, 'box:5x9', {}], [img2d, 'box:4x2', { border: 'constant', cval: 7 }], [img2d, 'sobel', {}],
+    [vol, 'box:3', { border: 'reflect101' }], [vol, 'box:1x1x5', {}],
+  ];
+  for (const [img, spec, opts] of cases) {
+    const want = (await filter(img, spec, opts)).output;
+    const dev = await GpuImage.upload(small, img);
+    const r = await filter(dev, spec, opts);
+    assert.ok((r.timings.slabs ?? 1) > 1, `${spec}: split`);
+    const got = await r.output.toHost();
+    const bad: number[] = [];
+    for (let i = 0; i < want.data.length; i++) {
+      const a = got.data[i], b = want.data[i];
+      if (Number.isFinite(b) ? !(Math.abs(a - b) <= 1e-3 * (1 + Math.abs(b))) : !(Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b)))) bad.push(i);
+    }
+    assert.deepEqual(bad.slice(0, 5), [], `${img.shape.join('×')} ${spec}: ${bad.length} elements differ`);
+    r.output.release();
+    dev.release();
+  }
+});

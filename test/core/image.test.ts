@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EmptyImageError, InvalidArgumentError, UnsupportedDtypeError, UnsupportedFormatError } from '../../src/core/errors.js';
-import { imageFrom, toGray, validateImage } from '../../src/core/image.js';
+import { allocPixels, imageFrom, toGray, validateImage } from '../../src/core/image.js';
 import { decodeNpy, encodeNpy, readImage } from '../../src/io/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { compareImages } from '../../src/core/compare.js';
@@ -15,9 +15,22 @@ test('toGray is bit-identical to cv2.cvtColor(RGB2GRAY) on a real photograph', a
 });
 
 test('toGray hand-computed: OpenCV fixed-point rounding', () => {
-  const img = imageFrom(new Uint8Array([255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30]), [1, 4], 3);
-  // (R·4899 + G·9617 + B·1868 + 8192) >> 14
-  assert.deepEqual([...toGray(img).data], [76, 150, 29, 18]);
+  const img = imageFrom(new Uint8Array([255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30, 197, 175, 148]), [1, 5], 3);
+  // (R·9798 + G·19235 + B·3735 + 2^14) >> 15; the last pixel is 178 with the 14-bit YCrCb weights, 179 in cv2.
+  assert.deepEqual([...toGray(img).data], [76, 150, 29, 18, 179]);
+});
+
+test('toGray = cv2.cvtColor(RGB2GRAY) on random 8- and 16-bit pixels, RGB and RGBA (issue 24 item 13)', async () => {
+  for (const bits of [8, 16]) {
+    const rgb = await readImage(fixture('images', `gray-rgb${bits}.npy`));
+    const want = (await readImage(fixture('images', `gray-rgb${bits}-cv2.npy`))).data;
+    // The .npy holds [64, 64, 3]: a 3-D array, read as a volume of 64 slices; view it as a 64×64 RGB image.
+    const img = imageFrom(rgb.data, [64, 64], 3);
+    assert.deepEqual([...toGray(img).data], [...want], `${bits}-bit RGB`);
+    const rgba = allocPixels(img.dtype, 64 * 64 * 4);
+    for (let i = 0; i < 64 * 64; i++) rgba.set([...img.data.subarray(3 * i, 3 * i + 3), 7], 4 * i);
+    assert.deepEqual([...toGray(imageFrom(rgba, [64, 64], 4)).data], [...want], `${bits}-bit RGBA`);
+  }
 });
 
 test('validateImage rejects bad images with typed errors', () => {

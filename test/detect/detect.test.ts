@@ -160,6 +160,24 @@ test('GPU = CPU on odd sizes, noise, colour input on the GPU, a resident GpuImag
   }
 });
 
+test('colour input converts as cv2.cvtColor(RGB2GRAY), on the CPU and inside the GPU pyramid (issue 24 item 13)', async (t) => {
+  // The astronaut painted in colour: each gray level v becomes an RGB pixel cv2 converts back to v (most of them
+  // convert to another level with OpenCV's 14-bit YCrCb weights), so detecting in the colour image must give the
+  // gray image's windows and sums exactly.
+  const astro = await readImage(fixture('detect', 'astronaut.png'));
+  const table = (await readImage(fixture('images', 'gray-levels-rgb.npy'))).data;
+  const n = astro.data.length;
+  const rgb = new Uint8Array(3 * n);
+  for (let i = 0; i < n; i++) rgb.set(table.subarray(3 * astro.data[i], 3 * astro.data[i] + 3), 3 * i);
+  const colour: Image = { data: rgb, shape: astro.shape, channels: 3, dtype: 'uint8' };
+  const c = await cascade('lbpcascade_frontalface.xml');
+  const want = await detect(astro, c, { minNeighbors: 0, pool });
+  assert.deepEqual(hitKey((await detect(colour, c, { minNeighbors: 0, pool })).output), hitKey(want.output), 'CPU');
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  assert.deepEqual(hitKey((await detect(colour, c, { minNeighbors: 0, gpu })).output), hitKey(want.output), 'GPU');
+});
+
 test('GPU: lists too small for the survivors are counted and the frame is redone exactly', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;

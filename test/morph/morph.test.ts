@@ -99,6 +99,26 @@ test('a user mask and a resident GpuImage', async (t) => {
   dev.release();
 });
 
+test('float32 at infinities equals cv2: ±FLT_MAX border (a window of border only, border beats ±inf), ±inf inside (issue 24 item 17)', async (t) => {
+  // scripts/make_parity_fixtures.py: cv2.erode/dilate of a 6×7 float32 holding ±inf.
+  const load = async (name: string) => readImage(fixture('morph', `inf-${name}.npy`));
+  const img = await load('input');
+  const corner = maskElement(Uint8Array.from([1, 0, 0, 0, 0, 0, 0, 0, 0]), [1, 3, 3], 'mask:corner');
+  const cases: [string, MorphOptions][] = [
+    ['rect3', { se: 'rect:3x3' }],
+    ['rect5-it2', { se: 'rect:5x5', iterations: 2 }],
+    ['corner', { se: corner }],
+  ];
+  const gpu = await gpuOrSkip(t);
+  for (const [name, o] of cases) {
+    for (const op of ['erode', 'dilate'] as const) {
+      const want = await load(`${op}-${name}`);
+      assertSame((await morph(img, { ...o, op })).output, want, `CPU ${op} ${name}`);
+      if (gpu) assertSame((await morph(img, { ...o, op, gpu })).output, want, `GPU ${op} ${name}`);
+    }
+  }
+});
+
 test('worker pool gives the same result as the inline path', async () => {
   const pool = new NodeWorkerPool(3);
   try {

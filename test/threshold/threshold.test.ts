@@ -56,7 +56,7 @@ for (const name of PHOTOS) {
   });
 }
 
-test('GPU Otsu (f32 scan on the device) equals the CPU (OpenCV double) on random and skewed images, 8- and 16-bit', async (t) => {
+test('GPU Otsu (software doubles on the device) equals the CPU (OpenCV double) on random and skewed images, 8- and 16-bit', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   for (let s = 1; s <= 12; s++) {
@@ -77,6 +77,39 @@ test('GPU Otsu (f32 scan on the device) equals the CPU (OpenCV double) on random
   assert.ok(g16.output.data.every((v) => v === 0 || v === 65535));
   const gi16 = await threshold(u16, { gpu, method: 'isodata' });
   assert.equal(gi16.threshold, (await threshold(u16, { method: 'isodata' })).threshold, '16-bit isodata');
+});
+
+test('Otsu ties: CPU and GPU pick cv2 THRESH_OTSU\'s bin on 200 histograms of exact and near ties, np.arange(0, 181, 3) first (issue 24 item 14)', async (t) => {
+  const pixels = (await readImage(fixture('threshold', 'otsu-ties-pixels.npy'))).data as Uint8Array;
+  const rows = (await readImage(fixture('threshold', 'otsu-ties-cv2.npy'))).data;
+  const gpu = await gpuOrSkip(t);
+  const mismatches: string[] = [];
+  for (let k = 0; k < rows.length; k += 3) {
+    const [at, n, want] = [rows[k], rows[k + 1], rows[k + 2]];
+    const img = imageFrom(pixels.slice(at, at + n), [1, n]);
+    const cpu = (await threshold(img)).threshold;
+    const g = gpu ? (await threshold(img, { gpu })).threshold : want;
+    if (cpu !== want || g !== want) mismatches.push(`case ${k / 3}: cv2 ${want}, CPU ${cpu}, GPU ${g}`);
+  }
+  assert.deepEqual(mismatches, []);
+});
+
+test('GPU Otsu = CPU (OpenCV double) on 300 random histograms: sparse, skewed, few-valued, huge counts', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const mismatches: string[] = [];
+  for (let s = 1; s <= 300; s++) {
+    const r = randomBytes(64, s);
+    const n = 1 + (r[0] % 7 === 0 ? 4000 : r[1] * 3); // mostly small images: ties are likelier
+    const levels = 1 + (r[2] % 12);
+    const data = randomBytes(n, s + 1000, levels);
+    for (let i = 0; i < n; i++) data[i] = r[8 + data[i]] ^ (s % 5 === 0 ? (data[i] & 1) : 0);
+    const img = imageFrom(data, [1, n]);
+    const cpu = (await threshold(img)).threshold;
+    const g = (await threshold(img, { gpu })).threshold;
+    if (g !== cpu) mismatches.push(`seed ${s}: CPU ${cpu}, GPU ${g}`);
+  }
+  assert.deepEqual(mismatches, []);
 });
 
 test('a resident GpuImage is thresholded on the device and stays there', async (t) => {
@@ -113,6 +146,20 @@ for (const method of ['mean', 'gaussian'] as const) {
     }
   });
 }
+
+test('gaussian on low-contrast noise (blur values within a float32 step of x.5): CPU and GPU = cv2.adaptiveThreshold, windows 11–101 (issue 24 item 15)', async (t) => {
+  const [h, w] = [300, 320];
+  const noise = randomBytes(w * h, 15, 4).map((v) => 181 + v);
+  const img = imageFrom(noise, [h, w]);
+  const gpu = await gpuOrSkip(t);
+  for (const k of [11, 15, 31, 101]) {
+    const bits = (await readImage(fixture('threshold', `gauss-noise-k${k}-bits.npy`))).data;
+    const want = new Uint8Array(w * h).map((_, i) => ((bits[(i / w | 0) * (w / 8) + ((i % w) >> 3)] >> (7 - (i & 7))) & 1) * 255);
+    const ref = imageFrom(want, [h, w]);
+    assertSame((await threshold(img, { method: 'gaussian', window: k })).output, ref, `CPU, window ${k}`);
+    if (gpu) assertSame((await threshold(img, { method: 'gaussian', window: k, gpu })).output, ref, `GPU, window ${k}`);
+  }
+});
 
 test('local thresholds: GPU equals CPU on odd sizes, windows larger than the image; bad windows are typed errors', async (t) => {
   const gpu = await gpuOrSkip(t);

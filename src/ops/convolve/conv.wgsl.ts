@@ -1,10 +1,13 @@
 import type { BorderMode } from '../../core/border.js';
 import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { f32ToBits } from '../../core/gpu/recording.js';
+import { boxScale } from './box.js';
 
 /**
  * Convolution kernels, generated per variant (input dtype, border mode, and for the tiled kernels the weights
- * themselves, baked in as exact float32 constants so zero taps cost nothing and skip NaNs as scipy does).
+ * themselves, baked in as exact float32 constants so zero taps cost nothing and skip NaNs as scipy's correlate
+ * does; nonfinite.wgsl.ts patches in the NaN and ±inf of the filters that spread them otherwise).
  *
  * Every kernel reads input position o + off + j along each axis for tap j (plan.ts AxisGeo); a position outside
  * [0, nIn) goes through `bmap`; with mode 'constant' a position outside the real range [lo, hi) reads cval.
@@ -278,15 +281,28 @@ fn magnitude(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: ve
 }`;
 }
 
-/** float32 → u8/u16 (packed words), rounded half to even and saturated; NaN → 0. */
-export function castWgsl(dtype: 'uint8' | 'uint16'): string {
+/**
+ * float32 → u8/u16 (packed words), rounded half to even and saturated; NaN → 0. With `boxArea`, the values are
+ * exact 16-bit box window sums, rounded as cv2.blur does (box.ts): round(sum · float(1/area)) before column
+ * n.z of each row of n.y pixels, the exact quotient from there on (integers: sums < 2^24).
+ */
+export function castWgsl(dtype: 'uint8' | 'uint16', boxArea?: number): string {
   const [per, max, shift] = dtype === 'uint8' ? [4, 255, 8] : [2, 65535, 16];
+  const box = boxArea === undefined ? '' : /* wgsl */ `
+fn box_round(s: f32, i: u32) -> u32 {
+  if (i % n.y < n.z) { return sat(s * bitcast<f32>(${f32ToBits(boxScale(boxArea))}u)); }
+  let a = ${boxArea}u;
+  let si = u32(s);
+  var q = (2u * si + a) / (2u * a);
+  if ((2u * si) % (2u * a) == a && (q & 1u) == 1u) { q -= 1u; }
+  return q;
+}`;
   return /* wgsl */ `
 @group(0) @binding(0) var<storage, read> src: array<f32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> n: vec4<u32>;
 ${gridWgsl}
-fn sat(v: f32) -> u32 { return select(0u, u32(min(round(v), ${max}.0)), v > 0.0); }
+fn sat(v: f32) -> u32 { return select(0u, u32(min(round(v), ${max}.0)), v > 0.0); }${box}
 @compute @workgroup_size(256)
 fn cast_sat(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let w = linear_group_id(wid, nwg) * 256u + li;
@@ -294,7 +310,7 @@ fn cast_sat(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec
   var word = 0u;
   for (var k = 0u; k < ${per}u; k++) {
     let i = w * ${per}u + k;
-    if (i < n.x) { word |= sat(src[i]) << (k * ${shift}u); }
+    if (i < n.x) { word |= ${boxArea === undefined ? 'sat(src[i])' : 'box_round(src[i], i)'} << (k * ${shift}u); }
   }
   dst[w] = word;
 }`;

@@ -1,7 +1,10 @@
+import { roundBoxSum, type BoxRounding } from './box.js';
+
 /**
  * Convolution on the CPU: pure functions over (shared) typed arrays, run by the worker pool (ops/tasks.ts).
  * Sums are accumulated in float64 and stored as float32, as scipy.ndimage does; zero weights are skipped (as
- * scipy does, so a NaN under a zero weight does not spread). Index tables (plan.ts tapIndex) carry the border.
+ * scipy's correlate does; where its filters spread NaN and ±inf otherwise, nonfinite.ts patches the result).
+ * Index tables (plan.ts tapIndex) carry the border.
  */
 type Pixels = Uint8Array | Uint16Array | Float32Array;
 
@@ -83,8 +86,15 @@ export function magnitudeRange(parts: Float32Array[], out: Float32Array, s: numb
   }
 }
 
-/** Round half to even and saturate into u8/u16 (OpenCV's saturate_cast of a float, cvRound). */
-export function castSaturateRange(src: Float32Array, dst: Uint8Array | Uint16Array, max: number, s: number, e: number): void {
+/**
+ * Round half to even and saturate into u8/u16 (OpenCV's saturate_cast of a float, cvRound) — or, with `box`,
+ * round exact 16-bit box window sums as cv2.blur does (box.ts).
+ */
+export function castSaturateRange(src: Float32Array, dst: Uint8Array | Uint16Array, max: number, s: number, e: number, box?: BoxRounding): void {
+  if (box) {
+    for (let i = s; i < e; i++) dst[i] = roundBoxSum(src[i], i % box.width, box);
+    return;
+  }
   for (let i = s; i < e; i++) {
     const v = src[i];
     if (!(v > 0)) { dst[i] = 0; continue; } // also NaN → 0, as cvRound of NaN saturates to 0 in practice

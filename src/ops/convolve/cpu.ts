@@ -1,6 +1,7 @@
 import type { BorderMode } from '../../core/border.js';
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels } from '../../core/image.js';
+import type { BoxRounding } from './box.js';
 import type { ConvKernel } from './kernel.js';
 import { tapIndex, wholeGeometry, type Geo3 } from './plan.js';
 
@@ -62,10 +63,13 @@ export async function magnitudeCpu(parts: Float32Array[], pool: CpuPool): Promis
   return out;
 }
 
-/** float32 → the input's integer dtype, rounded half to even and saturated (cv2's ddepth = -1 output). */
-export async function castCpu(src: Float32Array, dtype: 'uint8' | 'uint16', pool: CpuPool): Promise<Uint8Array | Uint16Array> {
+/**
+ * float32 → the input's integer dtype, rounded half to even and saturated (cv2's ddepth = -1 output); box window
+ * sums are rounded as cv2.blur does (box.ts).
+ */
+export async function castCpu(src: Float32Array, dtype: 'uint8' | 'uint16', pool: CpuPool, box?: BoxRounding): Promise<Uint8Array | Uint16Array> {
   const out = allocPixels(dtype, src.length) as Uint8Array | Uint16Array;
-  await forChunks(pool, out.length, 1 << 18, 'castSaturate', (s, e) => [src, out, dtype === 'uint8' ? 255 : 65535, s, e]);
+  await forChunks(pool, out.length, 1 << 18, 'castSaturate', (s, e) => [src, out, dtype === 'uint8' ? 255 : 65535, s, e, box]);
   return out;
 }
 

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { Geometry } from '../../core/image.js';
 import { denseKernel, separableKernel, type ConvKernel } from './kernel.js';
+import type { NonFiniteRule } from './nonfinite.js';
 
 /**
  * Named filters as kernels. A filter is one kernel, or several whose outputs combine into a gradient magnitude
@@ -18,6 +19,10 @@ export interface FilterPlan {
   name: string;
   components: ConvKernel[];
   combine: 'single' | 'magnitude';
+  /** box:… filters: the window size per axis [z,] y, x (box.ts rounds them back to 16 bits as cv2.blur does). */
+  box?: number[];
+  /** How NaN and ±inf spread in scipy's version of the filter, where the fast paths differ (nonfinite.ts). */
+  nonFinite?: NonFiniteRule;
 }
 
 const AXES = ['x', 'y', 'z'] as const;
@@ -69,8 +74,8 @@ export function parseFilter(spec: string, ctx: FilterContext): FilterPlan {
   const grad = (smooth: number[], family: string): FilterPlan => {
     const m = new RegExp(`^${family}(?:-([xyz]))?$`).exec(head);
     if (!m) throw new InvalidArgumentError(`unknown filter '${spec}'`);
-    if (m[1]) return { name, components: [derivative(m[1] as 'x', smooth, rank, spec)], combine: 'single' };
-    return { name, components: axes.map((a) => derivative(a, smooth, rank, spec)), combine: 'magnitude' };
+    if (m[1]) return { name, components: [derivative(m[1] as 'x', smooth, rank, spec)], combine: 'single', nonFinite: 'taps' };
+    return { name, components: axes.map((a) => derivative(a, smooth, rank, spec)), combine: 'magnitude', nonFinite: 'taps' };
   };
   if (head.startsWith('sobel')) return grad([1, 2, 1], 'sobel');
   if (head.startsWith('prewitt')) return grad([1, 1, 1], 'prewitt');
@@ -99,7 +104,7 @@ export function parseFilter(spec: string, ctx: FilterContext): FilterPlan {
     if (!arg) throw new InvalidArgumentError(`${spec}: give the size, e.g. box:5 or box:5x3`);
     const n = perAxis(parseNumbers(arg, spec), rank, spec);
     if (n.some((k) => !Number.isInteger(k) || k < 1)) throw new InvalidArgumentError(`${spec}: box sizes are integers ≥ 1`);
-    return { name, combine: 'single', components: [separableKernel(n.map((k) => Array(k).fill(1 / k)), n.map((k) => Math.floor(k / 2)), spec)] };
+    return { name, combine: 'single', components: [separableKernel(n.map((k) => Array(k).fill(1 / k)), n.map((k) => Math.floor(k / 2)), spec)], box: n, nonFinite: 'running' };
   }
   throw new InvalidArgumentError(`unknown filter '${spec}' (sobel[-x|-y|-z], prewitt[-x|-y|-z], roberts, gauss:SIGMA[mm], box:N, laplace, kernel:FILE)`);
 }

@@ -7,6 +7,7 @@ import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { isIdentity } from './cpu.js';
 import { castWgsl, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
+import type { BoxRounding } from './box.js';
 import type { ConvKernel } from './kernel.js';
 import type { AxisGeo, Geo3 } from './plan.js';
 
@@ -44,7 +45,7 @@ export interface Volume {
   shape: [number, number, number];
 }
 
-function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): number[] {
+export function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): number[] {
   const [z, y, x] = g;
   const v = (f: keyof AxisGeo) => [x[f], y[f], z[f], 0];
   return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, chunks];
@@ -202,15 +203,15 @@ export class ConvGpu {
     return { buffer: dst, dtype: 'float32', shape: parts[0].shape };
   }
 
-  /** float32 → u8/u16 (round half to even, saturate) into a new pooled buffer. */
-  async cast(rec: Recording, src: Volume, dtype: 'uint8' | 'uint16'): Promise<Volume> {
+  /** float32 → u8/u16 (round half to even, saturate; box window sums: as cv2.blur, box.ts) into a new pooled buffer. */
+  async cast(rec: Recording, src: Volume, dtype: 'uint8' | 'uint16', box?: BoxRounding): Promise<Volume> {
     const n = src.shape[0] * src.shape[1] * src.shape[2];
     const per = dtype === 'uint8' ? 4 : 2;
     const words = Math.ceil(n / per);
     const dst = acquireStorage(this.ctx, words * 4, 'cast output');
-    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype), 'cast_sat');
+    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype, box?.area), 'cast_sat');
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform([n], 'cast params')], x, y);
+    rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform([n, box?.width ?? 0, box?.tail ?? 0], 'cast params')], x, y);
     return { buffer: dst, dtype, shape: src.shape };
   }
 

@@ -11,10 +11,13 @@ import { resolveParams, type ParamSpec } from '../../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../../core/timings.js';
 import { grayInput } from '../input.js';
 import { inlinePool } from '../tasks.js';
+import { boxSums, type BoxRounding } from './box.js';
 import { castCpu, correlateCpu, magnitudeCpu } from './cpu.js';
 import { parseFilter, type FilterPlan } from './filters.js';
 import { CONV_IMPLS, ConvGpu, type ConvImpl, type ConvSchedule, type Volume } from './gpu.js';
 import { flipKernel, type ConvKernel } from './kernel.js';
+import { hasNonFinite, nonFiniteClasses, patchNonFinite } from './nonfinite.js';
+import { NonFiniteGpu, type AcrossSlabs } from './nonfinite-gpu.js';
 import { planSlabs, wholeGeometry, type Geo3, type Slab } from './plan.js';
 
 export { CONV_IMPLS, DEFAULT_CONV_SCHEDULE, type ConvImpl, type ConvSchedule } from './gpu.js';
@@ -77,7 +80,8 @@ function outGeometry(g: Geometry | undefined, k: ConvKernel, mode: BorderMode): 
 /**
  * Correlation with a kernel (scipy.ndimage.correlate, cv2.filter2D): out(o) = Σ_j k(j) · in(o + j − anchor), 2D
  * or 3D, float32 output (8/16-bit input promoted; `saturate` casts back). NaN/Inf in the data propagate to every
- * output whose window holds them under a nonzero weight (as scipy, which skips zero weights).
+ * output whose window holds them under a nonzero weight (as scipy's correlate, which skips zero weights; the
+ * named filters follow scipy's own rules: nonfinite.ts).
  */
 export async function correlate(src: Image, kernel: ConvKernel, opts?: FilterOptions): Promise<FilterResult<Image>>;
 export async function correlate(src: GpuImage, kernel: ConvKernel, opts?: FilterOptions): Promise<FilterResult<GpuImage>>;
@@ -131,32 +135,39 @@ function gpuPlan(ctx: GpuContext, plan: FilterPlan, r: Resolved, rank: 2 | 3, sc
   return { conv, impls, impl: impls.join('+') };
 }
 
-async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOptions): Promise<FilterResult<Image | GpuImage>> {
+async function runFilter(src: Image | GpuImage, asked: FilterPlan, opts: FilterOptions): Promise<FilterResult<Image | GpuImage>> {
   const t0 = now();
   const r = resolveOptions(opts);
   const gray = grayInput(src, 'filter', ['uint8', 'uint16', 'float32']);
   const rank = rankOf(gray.shape);
   const shape = asShape3D(gray.shape);
-  for (const k of plan.components) {
-    if (rank === 2 && k.size[0] > 1) throw new InvalidArgumentError(`${plan.name}: a 3D kernel (${k.size.join('×')}) needs a volume; the image is 2D`);
+  for (const k of asked.components) {
+    if (rank === 2 && k.size[0] > 1) throw new InvalidArgumentError(`${asked.name}: a 3D kernel (${k.size.join('×')}) needs a volume; the image is 2D`);
   }
-  const geos = plan.components.map((k) => wholeGeometry(shape, k, r.mode));
+  const geos = asked.components.map((k) => wholeGeometry(shape, k, r.mode));
   const outShape = geos[0].map((g) => g.nOut) as [number, number, number];
-  if (geos.some((g) => g.some((a, i) => a.nOut !== outShape[i]))) throw new InvalidArgumentError(`${plan.name}: its kernels give outputs of different sizes with border 'valid'`);
+  if (geos.some((g) => g.some((a, i) => a.nOut !== outShape[i]))) throw new InvalidArgumentError(`${asked.name}: its kernels give outputs of different sizes with border 'valid'`);
   const outDtype = r.saturate && gray.dtype !== 'float32' ? gray.dtype : 'float32';
   const finalShape = (rank === 2 ? outShape.slice(1) : outShape) as Shape;
+  // A 16-bit box rounded back to 16 bits runs as window sums rounded the way cv2.blur rounds them (box.ts).
+  const sums = boxSums(asked, gray.dtype, outDtype, r.mode === 'constant' ? r.cval : 0, outShape[2]);
+  const plan = sums?.plan ?? asked;
+  const box = sums?.rounding;
 
   if (gray instanceof GpuImage) {
     const { conv, impls, impl } = gpuPlan(gray.ctx, plan, r, rank, opts.schedule);
     const spec = residentSlabs(gray.ctx, gray.shape, plan, r.mode, outDtype);
-    const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => recordInSlabs(rec, input, spec, (slab) =>
-      recordFilter(conv, rec, slab, plan, plan.components.map((k) => wholeGeometry(asShape3D(slab.shape), k, r.mode)), impls, r, outDtype, rank)));
+    const res = await runGpu(gray.ctx, gray, 'filter', opts, (input, rec) => {
+      const across = input.dtype === 'float32' ? NonFiniteGpu.acrossSlabs(rec, input.shape, slabsFor(rec.ctx, input.shape, input.dtype, spec), plan.nonFinite) : undefined;
+      return recordInSlabs(rec, input, spec, (slab, at) =>
+        recordFilter(conv, rec, slab, plan, plan.components.map((k) => wholeGeometry(asShape3D(slab.shape), k, r.mode)), impls, r, outDtype, rank, box, across?.(at)));
+    });
     return { ...res, impl } as FilterResult<GpuImage>;
   }
   if (opts.out) checkOut(opts.out, { data: opts.out.data, shape: finalShape, channels: 1, dtype: outDtype });
   const geometry = outGeometry(gray.geometry, plan.components[0], r.mode);
   if (opts.gpu) {
-    const res = await filterGpuHost(opts.gpu, gray, plan, geos, r, outDtype, rank, opts);
+    const res = await filterGpuHost(opts.gpu, gray, plan, geos, r, outDtype, rank, opts, box);
     return { ...res, output: { ...intoOut(res.output, opts.out), geometry }, timings: closeTimings(res.timings, t0) };
   }
   const pool = opts.pool ?? inlinePool;
@@ -164,8 +175,11 @@ async function runFilter(src: Image | GpuImage, plan: FilterPlan, opts: FilterOp
   const tk = now();
   const parts: Float32Array[] = [];
   for (const k of plan.components) parts.push((await correlateCpu(gray.data, shape, k, r.mode, r.cval, separable, pool)).data);
+  if (plan.nonFinite && gray.data instanceof Float32Array && hasNonFinite(gray.data)) {
+    plan.components.forEach((k, c) => patchNonFinite(parts[c], nonFiniteClasses(gray.data as Float32Array, shape, k, geos[c], r.mode, plan.nonFinite!)));
+  }
   let data: Float32Array | Uint8Array | Uint16Array = plan.combine === 'magnitude' ? await magnitudeCpu(parts, pool) : parts[0];
-  if (outDtype !== 'float32') data = await castCpu(data as Float32Array, outDtype, pool);
+  if (outDtype !== 'float32') data = await castCpu(data as Float32Array, outDtype, pool, box);
   const kernels: KernelTime[] = [{ name: `filter.${plan.name}`, ms: now() - tk }];
   const output = intoOut({ data, shape: finalShape, channels: 1, dtype: outDtype, geometry }, opts.out);
   const impl = plan.components.map((k) => (separable && k.factors ? 'separable' : 'dense')).join('+');
@@ -204,13 +218,21 @@ export function prepareFilter(ctx: GpuContext, shape: Shape, spec: string | Filt
 }
 
 /** Records the filter's kernels (each component, then the magnitude and the cast) on a resident input. */
-async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan: FilterPlan, geos: Geo3[], impls: Exclude<ConvImpl, 'auto'>[], r: Resolved, outDtype: string, rank: 2 | 3): Promise<GpuImage> {
+async function recordFilter(
+  conv: ConvGpu, rec: Recording, input: GpuImage, plan: FilterPlan, geos: Geo3[], impls: Exclude<ConvImpl, 'auto'>[], r: Resolved, outDtype: string, rank: 2 | 3,
+  box?: BoxRounding, across?: AcrossSlabs,
+): Promise<GpuImage> {
   const src: Volume = { buffer: input.buffer, dtype: input.dtype, shape: [geos[0][0].nIn, geos[0][1].nIn, geos[0][2].nIn] };
   const single = plan.combine === 'single' && outDtype === 'float32';
   const parts: Volume[] = [];
-  for (let c = 0; c < plan.components.length; c++) parts.push(await conv.apply(rec, src, plan.components[c], geos[c], r.mode, r.cval, impls[c], single));
+  // NaN and ±inf as scipy spreads them, patched into each component (float32 input only; nonfinite.ts).
+  const nonFinite = plan.nonFinite && src.dtype === 'float32' ? await NonFiniteGpu.scan(conv.ctx, rec, src, across) : undefined;
+  for (let c = 0; c < plan.components.length; c++) {
+    parts.push(await conv.apply(rec, src, plan.components[c], geos[c], r.mode, r.cval, impls[c], single));
+    await nonFinite?.patch(rec, src, parts[c], plan.components[c], geos[c], r.mode, plan.nonFinite!);
+  }
   let out = plan.combine === 'magnitude' ? await conv.magnitude(rec, parts, outDtype === 'float32') : parts[0];
-  if (outDtype !== 'float32') out = await conv.cast(rec, out, outDtype as 'uint8' | 'uint16');
+  if (outDtype !== 'float32') out = await conv.cast(rec, out, outDtype as 'uint8' | 'uint16', box);
   return ConvGpu.toImage(conv.ctx, out, rank);
 }
 
@@ -218,12 +240,12 @@ async function recordFilter(conv: ConvGpu, rec: Recording, input: GpuImage, plan
  * A host image on the GPU: whole when the input and the float32 results fit the device's buffer limits, else
  * in slabs along z (volumes) or y (2D images) with gathered halo planes; timings are summed over the slabs.
  */
-async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos: Geo3[], r: Resolved, outDtype: 'uint8' | 'uint16' | 'float32', rank: 2 | 3, opts: FilterOptions): Promise<FilterResult<Image>> {
+async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos: Geo3[], r: Resolved, outDtype: 'uint8' | 'uint16' | 'float32', rank: 2 | 3, opts: FilterOptions, box?: BoxRounding): Promise<FilterResult<Image>> {
   const { conv, impls, impl } = gpuPlan(ctx, plan, r, rank, opts.schedule);
   const limit = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize, opts.maxSlabBytes ?? Infinity);
   const shape = asShape3D(img.shape);
   const inBytes = img.data.byteLength, outBytes = geos[0][0].nOut * geos[0][1].nOut * geos[0][2].nOut * 4;
-  const run = (input: Image, g: Geo3[], out?: Image, view?: boolean) => runGpu(ctx, input, 'filter', { profile: opts.profile, out, view }, (x, rec) => recordFilter(conv, rec, x, plan, g, impls, r, outDtype, rank)) as Promise<OpResult<Image>>;
+  const run = (input: Image, g: Geo3[], out?: Image, view?: boolean) => runGpu(ctx, input, 'filter', { profile: opts.profile, out, view }, (x, rec) => recordFilter(conv, rec, x, plan, g, impls, r, outDtype, rank, box)) as Promise<OpResult<Image>>;
   // Whole: downloaded straight into the caller's `out` when given (no second copy), or handed over as a view of
   // the mapped readback memory (`view`). Slabs are assembled in a host array.
   if (inBytes <= limit && outBytes <= limit) return { ...(await run(img, geos, opts.out, opts.view && !opts.out)), impl };
@@ -240,6 +262,10 @@ async function filterGpuHost(ctx: GpuContext, img: Image, plan: FilterPlan, geos
     accumulate(total, res.timings);
   }
   const finalShape = (rank === 2 ? outShape.slice(1) : outShape) as Shape;
+  // A running sum crosses slabs: scipy's box classes come from the whole lines, on the host.
+  if (plan.nonFinite === 'running' && img.data instanceof Float32Array && hasNonFinite(img.data)) {
+    patchNonFinite(out as Float32Array, nonFiniteClasses(img.data, shape, plan.components[0], geos[0], r.mode, 'running'));
+  }
   return { output: { data: out, shape: finalShape, channels: 1, dtype: outDtype }, impl, timings: total };
 }
 

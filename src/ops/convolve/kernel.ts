@@ -47,7 +47,8 @@ export function denseKernel(weights: ArrayLike<number>, shape: number[], anchor?
   const k: ConvKernel = {
     size,
     anchor: [defaultAnchor(size[0], size[0] === 1 ? 0 : a[0], 'z', what), defaultAnchor(size[1], a[1], 'y', what), defaultAnchor(size[2], a[2], 'x', what)],
-    weights: Float32Array.from(weights),
+    // scipy.ndimage.correlate leaves out weights |w| ≤ DBL_EPSILON (a NaN under one does not spread): they are 0 here.
+    weights: Float32Array.from(weights, (v) => (Math.abs(v) <= 2 ** -52 ? 0 : v)),
   };
   const f = rankOneFactors(k.weights, size);
   if (f) k.factors = f;

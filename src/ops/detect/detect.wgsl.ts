@@ -1,3 +1,4 @@
+import { grayWgsl } from '../../core/gpu/wgsl/gray.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { workgroupScanWgsl } from '../../core/gpu/wgsl/scan.js';
 import { u64Wgsl } from '../../core/gpu/wgsl/u64.js';
@@ -39,6 +40,7 @@ export const LIVE_LIST = 7;
 export function detectWgsl(levels: number, evalRange: string): string {
   return /* wgsl */ `
 ${gridWgsl}
+${grayWgsl}
 ${u64Wgsl}
 override FROM: u32 = 0u;      // first weak classifier this kernel evaluates
 override TO: u32 = 0u;        // one past the last
@@ -91,11 +93,11 @@ fn slt64(a: vec2u, b: vec2u) -> bool {
 
 fn src_byte(i: u32) -> u32 { return (src[i >> 2u] >> ((i & 3u) << 3u)) & 255u; }
 
-// An input pixel, gray: RGB(A) input is converted as cv2.cvtColor(RGB2GRAY) does (14-bit fixed point).
+// An input pixel, gray: RGB(A) input is converted as cv2.cvtColor(RGB2GRAY) does (gray_of, 15-bit fixed point).
 fn src_px(x: u32, y: u32) -> u32 {
   let i = (y * SRC_W + x) * CHANNELS;
   if (CHANNELS == 1u) { return src_byte(i); }
-  return (src_byte(i) * 4899u + src_byte(i + 1u) * 9617u + src_byte(i + 2u) * 1868u + 8192u) >> 14u;
+  return gray_of(src_byte(i), src_byte(i + 1u), src_byte(i + 2u));
 }
 
 // One pixel of a level: bit-exact bilinear (8-bit weights, OpenCV's INTER_LINEAR_EXACT) from the input.

@@ -4,6 +4,7 @@
  * Borders: 0 = constant `fill` (OpenCV's neutral value), 1 = reflect (scipy's 'reflect', any distance).
  */
 import { reflectIndex } from '../../core/border.js';
+import { identity } from './plan.js';
 
 type Pixels = Uint8Array | Uint16Array | Float32Array;
 
@@ -106,21 +107,25 @@ function vhgwRows(src: Pixels, dst: Pixels, n: number, k: number, a: number, isM
 
 /**
  * Direct morphology with an arbitrary element for output rows [r0, r1) of a [d, h, w] volume (row r = z·h + y):
- * min (max) over `offsets` (dz, dy, dx triples) of the input; outside the volume, constant borders are
- * neutral (skipped) and reflect borders mirror.
+ * min (max) over `offsets` (dz, dy, dx triples) of the input, from the identity (±inf for float32); outside the
+ * volume, constant borders read `fill` (plan.ts neutral) and reflect borders mirror.
  */
 export function directMorph(
   src: Pixels, dst: Pixels, d: number, h: number, w: number, offsets: Int32Array, isMin: boolean, border: number, fill: number, r0: number, r1: number,
 ): void {
   const m = offsets.length / 3;
+  const start = identity(isMin ? 'erode' : 'dilate', src instanceof Float32Array ? 'float32' : src instanceof Uint16Array ? 'uint16' : 'uint8');
   for (let r = r0; r < r1; r++) {
     const z = Math.floor(r / h), y = r - z * h;
     for (let x = 0; x < w; x++) {
-      let acc = fill;
+      let acc = start;
       for (let e = 0; e < m; e++) {
         let zz = z + offsets[3 * e], yy = y + offsets[3 * e + 1], xx = x + offsets[3 * e + 2];
         if (zz < 0 || zz >= d || yy < 0 || yy >= h || xx < 0 || xx >= w) {
-          if (border === 0) continue;
+          if (border === 0) {
+            acc = isMin ? (fill < acc ? fill : acc) : (fill > acc ? fill : acc);
+            continue;
+          }
           zz = reflectIndex(zz, d); yy = reflectIndex(yy, h); xx = reflectIndex(xx, w);
         }
         const v = src[(zz * h + yy) * w + xx];

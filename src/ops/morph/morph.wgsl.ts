@@ -1,5 +1,7 @@
 import { reflectWgsl } from '../../core/gpu/wgsl/border.js';
+import { f32ToBits } from '../../core/gpu/recording.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { identity } from './plan.js';
 
 /**
  * Morphology kernels, generated per element type and window. Data is in an *aligned* layout: rows padded to
@@ -25,6 +27,9 @@ export interface LaneType {
   /** WGSL literal of one element's bit mask. */
   mask: string;
 }
+
+/** A pixel value as the u32 the kernels hold it in (float32: its bits). */
+const elementBits = (dtype: MorphDtype, v: number): number => (dtype === 'float32' ? f32ToBits(v) : v);
 
 export function lanes(dtype: MorphDtype): LaneType {
   return dtype === 'uint8' ? { epw: 4, bits: 8, mask: '0xffu' } : dtype === 'uint16' ? { epw: 2, bits: 16, mask: '0xffffu' } : { epw: 1, bits: 32, mask: '0xffffffffu' };
@@ -211,6 +216,7 @@ ${blockSuffix(kn, 'op1', 'rw')}
 /** Direct morphology with an arbitrary element: one invocation per output word of the aligned layout. */
 export function directWgsl(dtype: MorphDtype, isMin: boolean): string {
   const { epw, bits, mask } = lanes(dtype);
+  const start = elementBits(dtype, identity(isMin ? 'erode' : 'dilate', dtype));
   return /* wgsl */ `
 ${gridWgsl}
 ${reflectWgsl}
@@ -240,13 +246,16 @@ fn direct(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: 
   for (var l = 0u; l < EPW; l++) {
     let x = x0 + l;
     if (x >= P.width) { break; }
-    var acc = P.fill;
+    var acc = ${start}u; // the identity of the operation (±inf for float32); the constant border is P.fill
     for (var e = 0u; e < P.count; e++) {
       var zz = i32(z) + offsets[3u * e];
       var yy = i32(y) + offsets[3u * e + 1u];
       var xx = i32(x) + offsets[3u * e + 2u];
       if (zz < 0i || zz >= i32(P.depth) || yy < 0i || yy >= i32(P.height) || xx < 0i || xx >= i32(P.width)) {
-        if (P.reflect == 0u) { continue; }
+        if (P.reflect == 0u) {
+          acc = op1(acc, P.fill);
+          continue;
+        }
         zz = i32(reflect(zz, P.depth));
         yy = i32(reflect(yy, P.height));
         xx = i32(reflect(xx, P.width));

@@ -94,8 +94,21 @@ export function maskOffsets(se: StructuringElement, op: MorphPrimitive, border: 
   return Int32Array.from(out);
 }
 
-/** Neutral border values (OpenCV's morphologyDefaultBorderValue made concrete per dtype). */
+/** ±FLT_MAX, the largest finite float32. */
+export const FLT_MAX = 3.4028234663852886e38;
+
+/**
+ * The constant border of border 'opencv': OpenCV's morphologyDefaultBorderValue (±DBL_MAX) saturated to the
+ * dtype — 255 / 65535 / FLT_MAX for erosion, 0 / 0 / −FLT_MAX for dilation. For float32 it is not the identity
+ * of min/max: a window holding only border gives ±FLT_MAX, and the border beats a +inf (−inf) pixel, as in cv2.
+ */
 export function neutral(op: MorphPrimitive, dtype: 'uint8' | 'uint16' | 'float32'): number {
-  if (dtype === 'float32') return op === 'erode' ? Infinity : -Infinity;
+  if (dtype === 'float32') return op === 'erode' ? FLT_MAX : -FLT_MAX;
   return op === 'erode' ? (dtype === 'uint8' ? 255 : 65535) : 0;
+}
+
+/** The identity of min (erosion) / max (dilation) for the dtype: where an accumulation starts. */
+export function identity(op: MorphPrimitive, dtype: 'uint8' | 'uint16' | 'float32'): number {
+  if (dtype === 'float32') return op === 'erode' ? Infinity : -Infinity;
+  return neutral(op, dtype);
 }

@@ -48,7 +48,8 @@ export async function localThresholdGpu(
   const [first, second, binarize] = await Promise.all(entries.map((e) => ctx.plan(`local:${e}`, () => ctx.pipeline('threshold.local', localThresholdWgsl, e))));
   const n = w * h;
   const r = (window - 1) / 2;
-  const params = rec.uniform([w, h, r, Math.ceil(offset) >>> 0, n], 'local params');
+  // The 0 is the kernels' `zero`: a value they cannot know, which keeps the Gaussian's exact fma opaque (exact-float.ts).
+  const params = rec.uniform([w, h, r, Math.ceil(offset) >>> 0, n, 0], 'local params');
   const means = rec.storage(n * 4, 'local means');
   const out = acquireStorage(ctx, n, 'local binary');
   const groups = (items: number) => grid1d(ctx, Math.ceil(items / 256));

@@ -108,8 +108,7 @@ function addTimings(a: Timings, b: Timings): Timings {
 /**
  * Global thresholding of an 8/16-bit gray image (colour host images are converted to gray):
  * - otsu: threshold and output equal to cv2.threshold(img, 0, 255, THRESH_BINARY | THRESH_OTSU); on the GPU
- *   (8-bit) the threshold is found by a scan and reduction over the histogram on the device (no host round
- *   trip); 16-bit: device histogram, threshold in double on the host (see below);
+ *   (8-bit) the threshold is found on the device in OpenCV's double arithmetic (no host round trip); 16-bit: device histogram, threshold in double on the host (see below);
  * - isodata: scikit-image's threshold_isodata (its tie rule: the lowest qualifying t); output img > t.
  *   On the GPU the histogram is computed on the device and the threshold on the host from it.
  * 16-bit images use 65536 bins and 65535 as the foreground value.
@@ -128,9 +127,9 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
   if (p.method === 'mean' || p.method === 'gaussian') return localThreshold(img, p.method, p.window, p.offset, gpu, opts, t0);
   if (p.method === 'adaptive') return adaptiveThreshold(img, p.window, p.contrast, p.scheme, gpu, { ...opts, hist: p.hist }, t0);
 
-  // 8-bit Otsu runs entirely on the device. For 16-bit, 65536 bins make σ so flat that f32 picks a different
-  // bin than OpenCV's double arithmetic (measured: 24970 vs 24962 on uniform noise), so the threshold is taken
-  // on the host, in double, from the device histogram (256 KiB read back).
+  // 8-bit Otsu runs entirely on the device, in software doubles (otsu.wgsl.ts). For 16-bit, OpenCV's sequential
+  // recurrence over 65536 bins would run on one GPU invocation, so the threshold is taken on the host, in double,
+  // from the device histogram (256 KiB read back).
   if (p.method === 'otsu' && gpu && img.dtype === 'uint8') {
     let tBuf: GPUBuffer | undefined;
     const r = (await runGpu(gpu, img, 'threshold.otsu', opts, async (input, rec) => {

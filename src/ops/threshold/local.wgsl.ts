@@ -1,3 +1,4 @@
+import { exactFmaWgsl } from '../../core/gpu/wgsl/exact-float.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 
 /**
@@ -7,15 +8,19 @@ import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
  *   a segment of SEG pixels (a row segment, then a column segment with consecutive invocations on
  *   consecutive columns, so loads coalesce): cost per pixel does not grow with the window;
  *   mean = round(sum / k²) in integers (k² odd: no ties);
- * - gauss_rows / gauss_cols: OpenCV's separable float Gaussian, taps in a storage buffer, fma in OpenCV's
- *   order (row: k0·x0 then fma; column: centre, then symmetric pairs), mean rounded half to even;
+ * - gauss_rows / gauss_cols: OpenCV's separable float Gaussian, taps in a storage buffer, fused multiply-adds in
+ *   OpenCV's order (row: k0·x0 then fma; column: centre, then symmetric pairs), mean rounded half to even. The
+ *   fma is exactly rounded in software (exact-float.ts fma_rn): WGSL's fma() need not fuse — on lavapipe it
+ *   rounds the product first, which moved 4/3/11/46 pixels of 1000×1000 noise for windows 11/15/31/101;
  * - binarize: 4 pixels per invocation, packed: src − mean > −ceil(C) ? 255 : 0.
  * 8-bit data is read as packed u32 words.
  */
 export const localThresholdWgsl = /* wgsl */ `
 ${gridWgsl}
+${exactFmaWgsl}
 const SEG: u32 = 64u;
-struct L { w: u32, h: u32, r: u32, idelta: i32, n: u32, _p0: u32, _p1: u32, _p2: u32 }
+// zero: 0 (the uniform's padding), which the compiler cannot know: it keeps products opaque (fma_rn).
+struct L { w: u32, h: u32, r: u32, idelta: i32, n: u32, zero: u32, _p1: u32, _p2: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<uniform> P: L;
 
@@ -72,8 +77,8 @@ fn gauss_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   let x = i32(p % P.w);
   let row = p - u32(x);
   let r = i32(P.r);
-  var s = taps[0] * f32(px(row + cx(x - r)));
-  for (var k = 1i; k <= 2i * r; k++) { s = fma(taps[k], f32(px(row + cx(x - r + k))), s); }
+  var s = mul_rn(taps[0], f32(px(row + cx(x - r))), P.zero);
+  for (var k = 1i; k <= 2i * r; k++) { s = fma_rn_small(taps[k], f32(px(row + cx(x - r + k))), s, P.zero); }
   rows[p] = s;
 }
 
@@ -84,10 +89,10 @@ fn gauss_cols(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   let x = p % P.w;
   let y = i32(p / P.w);
   let r = i32(P.r);
-  var s = taps[r] * rows[p];
+  var s = mul_rn(taps[r], rows[p], P.zero);
   for (var k = 1i; k <= r; k++) {
     let pair = rows[cy(y + k) * P.w + x] + rows[cy(y - k) * P.w + x];
-    s = fma(taps[r + k], pair, s);
+    s = fma_rn(taps[r + k], pair, s, P.zero);
   }
   means[p] = u32(clamp(round(s), 0.0, 255.0));
 }

@@ -1,96 +1,93 @@
-import { u64Wgsl } from '../../core/gpu/wgsl/u64.js';
+import { f64Wgsl } from '../../core/gpu/wgsl/f64.js';
 
 /**
- * Otsu's threshold on the GPU from a histogram buffer, then the binarization LUT, in one workgroup of 256
- * invocations (bins = 256·K; invocation t owns bins [t·K, (t+1)·K)):
- * 1. each invocation sums its bins' counts and intensities (64-bit, as u32 pairs: Σ i·h exceeds 2^32 for
- *    large images);
- * 2. a Hillis–Steele exclusive scan over the 256 partial sums gives every bin's cumulative n1 and s1;
- * 3. each invocation walks its bins: σ(t) = n1·n2·(μ1 − μ2)² (OpenCV's q1·q2·(μ1 − μ2)² times N²), skipping
- *    bins where min(q1, q2) < FLT_EPSILON as OpenCV does, keeping its first strict maximum;
- * 4. a tree reduction picks the largest σ, ties to the lowest bin (OpenCV keeps the first strict maximum;
- *    opencv_contrib #3970 was a race on exactly these ties);
+ * Otsu's threshold of an 8-bit image on the GPU from its 256-bin histogram, then the binarization LUT, in one
+ * workgroup of 256 invocations (invocation t owns bin t). It evaluates OpenCV's getThreshVal_Otsu_8u
+ * (imgproc/src/thresh.cpp; global.ts otsuThreshold is the same code on the host) operation for operation in
+ * software double precision (core/gpu/wgsl/f64.ts), so it picks OpenCV's bin on every histogram: σ of two bins
+ * can be equal in exact arithmetic and differ in doubles, or the reverse, and only the same doubles settle such
+ * ties as OpenCV does (an f32 evaluation took bin 87 instead of 90 on np.arange(0, 181, 3)).
+ * 1. in parallel: p_i = h_i·scale and i·p_i; the total Σ i·h_i (exact, 64-bit) gives μ = Σ·scale;
+ * 2. invocation 0 runs the recurrence, which is sequential in OpenCV too: μ1 ·= q1; q1 += p_i; q2 = 1 − q1;
+ *    bins with min(q1, q2) < FLT_EPSILON or max(q1, q2) > 1 − FLT_EPSILON are skipped (μ1 is not divided
+ *    there); otherwise μ1 = (μ1 + i·p_i) / q1;
+ * 3. in parallel: μ2 = (μ − q1·μ1) / q2 and σ = q1·q2·(μ1 − μ2)·(μ1 − μ2);
+ * 4. a tree reduction keeps the largest σ, ties to the lowest bin: OpenCV's first strict maximum (σ > max, from
+ *    max = 0; no valid bin gives 0);
  * 5. lut[i] = i > T ? maxv : 0, and T is written for the host.
- * σ is evaluated in f32 from exact integer sums; OpenCV uses double. They can only disagree when two bins'
- * σ agree to ~1e-6 relative: none of the test photographs or random 8-bit images does, but 16-bit noise over
- * 65536 bins does, so threshold() uses this kernel for 8-bit images only (it is written for any 256·K bins).
  */
 export const otsuWgsl = /* wgsl */ `
-${u64Wgsl}
+${f64Wgsl}
 struct Params { total: u32, bins: u32, per_thread: u32, maxv: u32 }
 @group(0) @binding(0) var<storage, read> hist: array<u32>;
 @group(0) @binding(1) var<storage, read_write> lut: array<u32>;
 @group(0) @binding(2) var<storage, read_write> result: array<u32>;
 @group(0) @binding(3) var<uniform> P: Params;
-var<workgroup> cnt: array<u32, 256>;
-var<workgroup> sum: array<vec2u, 256>;
-var<workgroup> best_sigma: array<f32, 256>;
-var<workgroup> best_bin: array<u32, 256>;
+var<workgroup> sums: array<vec2u, 256>; // Σ i·h_i (reduction), then σ
+var<workgroup> p: array<vec2u, 256>;    // p_i, then q2 at bin i
+var<workgroup> ip: array<vec2u, 256>;   // i·p_i, then μ1 at bin i
+var<workgroup> q1s: array<vec2u, 256>;  // q1 at bin i
+var<workgroup> valid: array<u32, 256>;  // bin i not skipped
+var<workgroup> best: array<u32, 256>;   // reduction: the bin of the largest σ
 
-const FLT_EPSILON: f32 = 1.1920928955078125e-7;
+const ONE = vec2u(0u, 0x3ff00000u);
+const FLT_EPSILON = vec2u(0u, 0x3e800000u);        // 2^−23
+const ONE_MINUS_EPS = vec2u(0xe0000000u, 0x3fefffffu); // 1 − 2^−23
 
 @compute @workgroup_size(256)
-fn main(@builtin(local_invocation_index) li: u32) {
-  let base = li * P.per_thread;
-  var c = 0u;
-  var s = vec2u(0u);
-  for (var k = 0u; k < P.per_thread; k++) {
-    let h = hist[base + k];
-    c += h;
-    s = add64(s, mul64(base + k, h));
-  }
-  cnt[li] = c;
-  sum[li] = s;
-  workgroupBarrier();
-  for (var off = 1u; off < 256u; off <<= 1u) {
-    var vc = 0u;
-    var vs = vec2u(0u);
-    if (li >= off) { vc = cnt[li - off]; vs = sum[li - off]; }
-    workgroupBarrier();
-    cnt[li] += vc;
-    sum[li] = add64(sum[li], vs);
-    workgroupBarrier();
-  }
-  let N = P.total;
-  let S = sum[255];
-  let fN = f32(N);
-  var n1 = cnt[li] - c;
-  var s1 = sub64(sum[li], s);
-  var my_sigma = 0.0;
-  var my_bin = 0u;
-  for (var k = 0u; k < P.per_thread; k++) {
-    let i = base + k;
-    let h = hist[i];
-    n1 += h;
-    s1 = add64(s1, mul64(i, h));
-    let n2 = N - n1;
-    let f1 = f32(n1);
-    let f2 = f32(n2);
-    if (min(f1, f2) < FLT_EPSILON * fN) { continue; }
-    let mu1 = f32_of(s1) / f1;
-    let mu2 = f32_of(sub64(S, s1)) / f2;
-    let sigma = f1 * f2 * (mu1 - mu2) * (mu1 - mu2);
-    if (sigma > my_sigma) { my_sigma = sigma; my_bin = i; }
-  }
-  best_sigma[li] = my_sigma;
-  best_bin[li] = my_bin;
+fn main(@builtin(local_invocation_index) t: u32) {
+  let h = hist[t];
+  sums[t] = mul64(t, h);
+  let scale = f64_div(ONE, f64_from_u32(P.total));
+  p[t] = f64_mul(f64_from_u32(h), scale);
+  ip[t] = f64_mul(f64_from_u32(t), p[t]);
   workgroupBarrier();
   for (var half = 128u; half > 0u; half >>= 1u) {
-    if (li < half) {
-      let a = best_sigma[li];
-      let b = best_sigma[li + half];
+    if (t < half) { sums[t] = add64(sums[t], sums[t + half]); }
+    workgroupBarrier();
+  }
+  let mu = f64_mul(f64_from_u64(sums[0]), scale);
+  if (t == 0u) {
+    var mu1 = vec2u(0u);
+    var q1 = vec2u(0u);
+    for (var i = 0u; i < 256u; i++) {
+      mu1 = f64_mul(mu1, q1);
+      q1 = f64_add(q1, p[i]);
+      let q2 = f64_sub(ONE, q1);
+      let skip = f64_lt(q1, FLT_EPSILON) || f64_lt(q2, FLT_EPSILON) || f64_lt(ONE_MINUS_EPS, q1) || f64_lt(ONE_MINUS_EPS, q2);
+      if (!skip) { mu1 = f64_div(f64_add(mu1, ip[i]), q1); }
+      valid[i] = select(1u, 0u, skip);
+      q1s[i] = q1;
+      p[i] = q2;
+      ip[i] = mu1;
+    }
+  }
+  workgroupBarrier();
+  var sigma = vec2u(0u);
+  if (valid[t] == 1u) {
+    let q1 = q1s[t];
+    let q2 = p[t];
+    let mu1 = ip[t];
+    let mu2 = f64_div(f64_sub(mu, f64_mul(q1, mu1)), q2);
+    let d = f64_sub(mu1, mu2);
+    sigma = f64_mul(f64_mul(f64_mul(q1, q2), d), d);
+  }
+  workgroupBarrier();
+  // σ ≥ 0, so its bit patterns order like its values.
+  sums[t] = sigma;
+  best[t] = t;
+  workgroupBarrier();
+  for (var half = 128u; half > 0u; half >>= 1u) {
+    if (t < half) {
+      let a = sums[t];
+      let b = sums[t + half];
       // Larger σ wins; on equal σ the lower bin (slots do not stay in bin order as winners move left).
-      // σ = 0 means "no valid bin" and loses to any valid one.
-      let bb = best_bin[li + half];
-      if (b > a || (b == a && b > 0.0 && bb < best_bin[li])) { best_sigma[li] = b; best_bin[li] = bb; }
+      if (lt64(a, b) || (all(a == b) && best[t + half] < best[t])) { sums[t] = b; best[t] = best[t + half]; }
     }
     workgroupBarrier();
   }
-  let t = best_bin[0];
-  for (var k = 0u; k < P.per_thread; k++) {
-    let i = base + k;
-    lut[i] = select(0u, P.maxv, i > t);
-  }
-  if (li == 0u) { result[0] = t; }
+  let T = best[0];
+  lut[t] = select(0u, P.maxv, t > T);
+  if (t == 0u) { result[0] = T; }
 }
 `;
