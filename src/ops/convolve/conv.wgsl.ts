@@ -283,12 +283,18 @@ fn magnitude(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: ve
 
 /**
  * float32 → u8/u16 (packed words), rounded half to even and saturated; NaN → 0. With `boxArea`, the values are
- * exact 16-bit box window sums, rounded as cv2.blur does (box.ts): round(sum · float(1/area)) before column
- * n.z of each row of n.y pixels, the exact quotient from there on (integers: sums < 2^24).
+ * exact box window sums, rounded as cv2.blur does (box.ts, roundBox8 and roundBoxSum): 8-bit as measured; 16-bit
+ * round(sum · float(1/area)) before column n.z of each row of n.y pixels, the exact quotient from there on
+ * (integers: sums < 2^24).
  */
 export function castWgsl(dtype: 'uint8' | 'uint16', boxArea?: number): string {
   const [per, max, shift] = dtype === 'uint8' ? [4, 255, 8] : [2, 65535, 16];
-  const box = boxArea === undefined ? '' : /* wgsl */ `
+  const pow2 = boxArea !== undefined && (boxArea & (boxArea - 1)) === 0;
+  const box = boxArea === undefined ? '' : dtype === 'uint8' ? /* wgsl */ `
+fn box_round(s: f32, i: u32) -> u32 {
+  let a = ${boxArea}u;
+  return ${pow2 ? 'min((u32(s) + a / 2u + 1u) / a, 255u)' : '(2u * u32(s) + a) / (2u * a)'};
+}` : /* wgsl */ `
 fn box_round(s: f32, i: u32) -> u32 {
   if (i % n.y < n.z) { return sat(s * bitcast<f32>(${f32ToBits(boxScale(boxArea))}u)); }
   let a = ${boxArea}u;
