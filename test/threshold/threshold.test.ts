@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
+import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { download } from '../../src/core/gpu/transfer.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
@@ -10,6 +12,7 @@ import { isodataOfWindow } from '../../src/ops/threshold/adaptive-kernels.js';
 import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
 import { gaussianKernel, gaussThresholdRows } from '../../src/ops/threshold/local-kernels.js';
 import { threshold } from '../../src/ops/threshold/index.js';
+import { otsuWgsl } from '../../src/ops/threshold/otsu.wgsl.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
@@ -110,6 +113,88 @@ test('GPU Otsu = CPU (OpenCV double) on 300 random histograms: sparse, skewed, f
     if (g !== cpu) mismatches.push(`seed ${s}: CPU ${cpu}, GPU ${g}`);
   }
   assert.deepEqual(mismatches, []);
+});
+
+/** The Otsu kernel alone on a 256-bin histogram: [threshold, path (0 fast, 1 exact software doubles)]. */
+async function otsuKernel(gpu: GpuContext, hist: Uint32Array): Promise<[number, number]> {
+  const pipeline = await gpu.pipeline('otsu', otsuWgsl, 'main');
+  const make = (size: number, usage: number) => gpu.device.createBuffer({ size, usage });
+  const histBuf = make(1024, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
+  const lut = make(1024, GPUBufferUsage.STORAGE);
+  const result = make(16, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+  const params = make(16, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+  try {
+    gpu.device.queue.writeBuffer(histBuf, 0, hist as Uint32Array<ArrayBuffer>);
+    gpu.device.queue.writeBuffer(params, 0, new Uint32Array([hist.reduce((a, b) => a + b, 0), 256, 1, 255]));
+    const enc = gpu.device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipeline);
+    const entries = [histBuf, lut, result, params].map((buffer, binding) => ({ binding, resource: { buffer } }));
+    pass.setBindGroup(0, gpu.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    gpu.device.queue.submit([enc.finish()]);
+    const r = await download(gpu, result, new Uint32Array(4));
+    return [r[0], r[1]];
+  } finally {
+    for (const b of [histBuf, lut, result, params]) b.destroy();
+  }
+}
+
+/** 400 histograms: random counts, plateaus (exact ties) and nudged ones, huge totals, skip-boundary classes. */
+function otsuHistograms(): { what: string; hist: Uint32Array }[] {
+  const out: { what: string; hist: Uint32Array }[] = [];
+  for (let s = 1; s <= 400; s++) {
+    const r = randomBytes(300, s + 5000);
+    const hist = new Uint32Array(256);
+    const kind = s % 5;
+    if (kind === 0) { // random counts over a random support, some sparse
+      for (let i = r[0]; i <= Math.min(255, r[0] + r[1]); i++) hist[i] = r[i % 256 + 2] % 4 === 0 && s % 2 ? 0 : r[i % 256 + 20] * (1 + (s % 7) * 1000);
+    } else if (kind === 1) { // two or three values: a plateau of equal σ, or one nudged by a pixel
+      const a = r[0] % 200, b = a + 1 + (r[1] % 50), n = 1 + r[2] * (s % 3 === 0 ? 100000 : 1);
+      hist[a] = n;
+      hist[b] = n * (1 + (r[3] % 3));
+      if (s % 2) hist[(b + 1 + (r[4] % 10)) % 256] += 1 + (r[5] % 3);
+    } else if (kind === 2) { // huge totals: pixels in low bins that OpenCV skips (its μ1 drops them), near ties
+      for (let i = 30; i < 256; i++) hist[i] = 100000 + r[i] * 1000;
+      const skipped = Math.floor(0.9 * hist.reduce((a, b) => a + b, 0) * 2 ** -23);
+      hist[1 + (r[0] % 29)] = skipped >> 1;
+      hist[1 + (r[1] % 29)] += skipped - (skipped >> 1);
+    } else if (kind === 3) { // a class of exactly / about N·FLT_EPSILON pixels: the skip boundary
+      const c = 1 + (r[0] % 8), off = (s % 3) - 1;
+      hist[r[1] % 50] = c;
+      hist[100 + (r[2] % 100)] = c * (2 ** 23) - c + off * (1 + (r[3] % 50));
+      hist[220] = 0;
+    } else { // few-valued random images: near ties
+      const levels = 2 + (r[0] % 6);
+      for (let i = 0; i < levels; i++) hist[r[i + 1]] += 1 + r[i + 10] % (s % 3 === 0 ? 3 : 40);
+    }
+    out.push({ what: `seed ${s} (kind ${kind})`, hist });
+  }
+  return out;
+}
+
+test('GPU Otsu takes the fast path only where it is OpenCV\'s bin: both paths run, and GPU = CPU on 400 histograms', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const rnd = new Uint32Array(256);
+  randomBytes(256, 77).forEach((v, i) => { rnd[i] = v; });
+  assert.deepEqual(await otsuKernel(gpu, rnd), [otsuThreshold(rnd), 0], 'a random histogram: fast path');
+  const arange = new Uint32Array(256);
+  for (let v = 0; v <= 180; v += 3) arange[v] = 1;
+  assert.deepEqual(await otsuKernel(gpu, arange), [90, 1], 'np.arange(0, 181, 3): near tie, exact path, cv2\'s 90');
+  const constant = new Uint32Array(256);
+  constant[7] = 1000;
+  assert.deepEqual(await otsuKernel(gpu, constant), [0, 0], 'constant: no valid bin, 0 on the fast path');
+  const paths = [0, 0];
+  const mismatches: string[] = [];
+  for (const { what, hist } of otsuHistograms()) {
+    const [g, path] = await otsuKernel(gpu, hist);
+    paths[path]++;
+    if (g !== otsuThreshold(hist)) mismatches.push(`${what}: CPU ${otsuThreshold(hist)}, GPU ${g} (path ${path})`);
+  }
+  assert.deepEqual(mismatches, []);
+  assert.ok(paths[0] > 100 && paths[1] > 50, `both paths taken: fast ${paths[0]}, exact ${paths[1]}`);
 });
 
 test('a resident GpuImage is thresholded on the device and stays there', async (t) => {
