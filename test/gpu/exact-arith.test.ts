@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { download } from '../../src/core/gpu/transfer.js';
+import { fma32 } from '../../src/core/gpu/fma-probe.js';
 import { exactFmaWgsl } from '../../src/core/gpu/wgsl/exact-float.js';
 import { f64Wgsl } from '../../src/core/gpu/wgsl/f64.js';
 import { randomBytes } from '../helpers/fixtures.js';
@@ -104,20 +105,6 @@ test('software float64 in WGSL rounds add, sub, mul, div, comparison and convers
     assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} of ${n * 7} results differ`);
   }
 });
-
-/**
- * fma32(a, b, c) = RN(a·b + c), exactly: a·b of two float32 is exact in double; the double sum s = a·b + c
- * rounds, and its error e (TwoSum) decides the float32 rounding when s falls exactly halfway between two floats.
- */
-function fma32(a: number, b: number, c: number): number {
-  const x = a * b, s = x + c, bb = s - x;
-  const e = (x - (s - bb)) + (c - bb);
-  const r = Math.fround(s);
-  if (e === 0 || r === s) return r;
-  const other = r + 2 * (s - r); // the float32 on the far side of s, if s lies halfway
-  if (Math.fround(other) !== other) return r;
-  return e > 0 ? Math.max(r, other) : Math.min(r, other);
-}
 
 const fmaKernel = /* wgsl */ `
 ${exactFmaWgsl}

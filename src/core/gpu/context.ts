@@ -2,6 +2,7 @@ import {
   GpuDeviceLostError, GpuOutOfMemoryError, GpuValidationError, ImgpuError, NoGpuAdapterError, ShaderCompileError,
 } from '../errors.js';
 import { BufferPool } from './buffer-pool.js';
+import { probeFusedFma } from './fma-probe.js';
 
 /** What the adapter is, for `imgpu info` and benchmark records. */
 export interface AdapterDescription {
@@ -32,6 +33,13 @@ export interface GpuContextOptions {
    * splitting of work beyond maxStorageBufferBindingSize on small images. @default the device's limits
    */
   limits?: Partial<Record<LimitName, number>>;
+  /**
+   * How kernels that need an exactly rounded fused multiply-add get it (the Gaussian threshold): 'probe' tests
+   * once (fusedFma()) whether WGSL `fma()` fuses on this adapter and uses it where it does, else the software
+   * fma; 'native' uses `fma()` regardless (to test that variant on an adapter that does not fuse: results may
+   * then differ from OpenCV's); 'software' always emulates it. @default 'probe'
+   */
+  fma?: 'probe' | 'native' | 'software';
 }
 
 /**
@@ -64,6 +72,7 @@ export class GpuContext {
   readonly buffers: BufferPool;
   readonly transfer: 'staging' | 'writeBuffer';
   readonly hostCopy: HostCopy;
+  private readonly fma: 'probe' | 'native' | 'software';
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
   private readonly modules = new Map<string, GPUShaderModule>();
   private readonly plans = new Map<string, Promise<unknown>>();
@@ -93,6 +102,7 @@ export class GpuContext {
     this.timestamps = (opts.timestamps ?? true) && this.features.has('timestamp-query');
     this.transfer = opts.transfer ?? 'staging';
     this.hostCopy = opts.hostCopy ?? typedArraySet;
+    this.fma = opts.fma ?? 'probe';
     this.buffers = new BufferPool();
     device.lost.then((info) => {
       this.lostReason = info.reason === 'destroyed' ? 'the device was destroyed' : info.message || String(info.reason);
@@ -158,6 +168,15 @@ export class GpuContext {
       this.plans.set(key, p);
     }
     return p;
+  }
+
+  /**
+   * Whether kernels may use WGSL `fma()` as the exact fused multiply-add: the `fma` option, or (by default) a tiny
+   * kernel run once per context on the first call (fma-probe.ts), its answer cached.
+   */
+  fusedFma(): Promise<boolean> {
+    if (this.fma !== 'probe') return Promise.resolve(this.fma === 'native');
+    return this.plan('fma probe', () => probeFusedFma(this));
   }
 
   /** Shader module cache keyed by source text. */

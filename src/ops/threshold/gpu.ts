@@ -7,7 +7,7 @@ import { HistogramGpuPlan, type HistogramMethod } from '../histogram/gpu.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
 import { otsuWgsl } from './otsu.wgsl.js';
 import { gaussianKernel } from './local-kernels.js';
-import { localThresholdWgsl } from './local.wgsl.js';
+import { localThresholdWgsl, localThresholdWgslNativeFma } from './local.wgsl.js';
 import { adaptiveWgsl } from './adaptive.wgsl.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 
@@ -44,8 +44,15 @@ export async function localThresholdGpu(
   input: GpuImage, rec: Recording, [h, w]: [number, number], method: 'mean' | 'gaussian', window: number, offset: number,
 ): Promise<GpuImage> {
   const ctx = input.ctx;
-  const entries = method === 'mean' ? ['box_rows', 'box_cols', 'binarize'] : ['gauss_rows', 'gauss_cols', 'binarize'];
-  const [first, second, binarize] = await Promise.all(entries.map((e) => ctx.plan(`local:${e}`, () => ctx.pipeline('threshold.local', localThresholdWgsl, e))));
+  // The Gaussian's fma: WGSL's own where the adapter fuses it (probed once per context), else in software; the
+  // same results either way, the dispatch names ('….fma') say which ran.
+  const fma = method === 'gaussian' && (await ctx.fusedFma()) ? '.fma' : '';
+  const code = fma ? localThresholdWgslNativeFma : localThresholdWgsl;
+  const passes = method === 'mean' ? ['box_rows', 'box_cols'] : ['gauss_rows', 'gauss_cols'];
+  const [first, second, binarize] = await Promise.all([
+    ...passes.map((e) => ctx.plan(`local:${e}${fma}`, () => ctx.pipeline(`threshold.local${fma}`, code, e))),
+    ctx.plan('local:binarize', () => ctx.pipeline('threshold.local', localThresholdWgsl, 'binarize')),
+  ]);
   const n = w * h;
   const r = (window - 1) / 2;
   // The 0 is the kernels' `zero`: a value they cannot know, which keeps the Gaussian's exact fma opaque (exact-float.ts).
@@ -61,8 +68,8 @@ export async function localThresholdGpu(
     const taps = rec.storage(window * 4, 'gaussian taps');
     ctx.device.queue.writeBuffer(taps, 0, gaussianKernel(window) as Float32Array<ArrayBuffer>);
     const rows = rec.storage(n * 4, 'gaussian rows');
-    rec.dispatch('threshold.gaussian.rows', first, ({ 0: input.buffer, 1: params, 4: taps, 5: rows }), ...groups(n));
-    rec.dispatch('threshold.gaussian.cols', second, ({ 1: params, 3: means, 4: taps, 5: rows }), ...groups(n));
+    rec.dispatch(`threshold.gaussian.rows${fma}`, first, ({ 0: input.buffer, 1: params, 4: taps, 5: rows }), ...groups(n));
+    rec.dispatch(`threshold.gaussian.cols${fma}`, second, ({ 1: params, 3: means, 4: taps, 5: rows }), ...groups(n));
   }
   rec.dispatch('threshold.binarize', binarize, ({ 0: input.buffer, 1: params, 3: means, 6: out }), ...groups(Math.ceil(n / 4)));
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');

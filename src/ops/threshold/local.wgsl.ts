@@ -10,16 +10,18 @@ import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
  *   mean = round(sum / k²) in integers (k² odd: no ties);
  * - gauss_rows / gauss_cols: OpenCV's separable float Gaussian, taps in a storage buffer, fused multiply-adds in
  *   OpenCV's order (row: k0·x0 then fma; column: centre, then symmetric pairs), mean rounded half to even. The
- *   fma is exactly rounded in software (exact-float.ts fma_rn): WGSL's fma() need not fuse — on lavapipe it
- *   rounds the product first, which moved 4/3/11/46 pixels of 1000×1000 noise for windows 11/15/31/101;
+ *   fma must be exactly rounded: WGSL's fma() need not fuse — on lavapipe it rounds the product first, which
+ *   moved 4/3/11/46 pixels of 1000×1000 noise for windows 11/15/31/101. Two variants of the source: the
+ *   software fma (exact-float.ts fma_rn, 2.3–2.9× slower passes on the H100) and, where GpuContext.fusedFma()
+ *   found fma() fused, the native one (localThresholdWgslNativeFma; dispatches 'threshold.gaussian.*.fma');
  * - binarize: 4 pixels per invocation, packed: src − mean > −ceil(C) ? 255 : 0.
  * 8-bit data is read as packed u32 words.
  */
-export const localThresholdWgsl = /* wgsl */ `
+const localWgsl = (fmaWgsl: string) => /* wgsl */ `
 ${gridWgsl}
-${exactFmaWgsl}
+${fmaWgsl}
 const SEG: u32 = 64u;
-// zero: 0 (the uniform's padding), which the compiler cannot know: it keeps products opaque (fma_rn).
+// zero: 0 (the uniform's padding), which the compiler cannot know: it keeps products opaque (software fma_rn).
 struct L { w: u32, h: u32, r: u32, idelta: i32, n: u32, zero: u32, _p1: u32, _p2: u32 }
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<uniform> P: L;
@@ -110,3 +112,15 @@ fn binarize(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid
   dst[q] = word;
 }
 `;
+
+/** fma_rn, fma_rn_small and mul_rn (exact-float.ts) as WGSL's own fma() and ×, for adapters whose fma() fuses. */
+const nativeFmaWgsl = /* wgsl */ `
+fn fma_rn(a: f32, b: f32, c: f32, zero: u32) -> f32 { return fma(a, b, c); }
+fn fma_rn_small(a: f32, x: f32, c: f32, zero: u32) -> f32 { return fma(a, x, c); }
+fn mul_rn(a: f32, b: f32, zero: u32) -> f32 { return a * b; }
+`;
+
+/** The local threshold kernels with the fma computed in software: exact on every adapter. */
+export const localThresholdWgsl = localWgsl(exactFmaWgsl);
+/** The same with WGSL's fma(): exact only where it fuses (GpuContext.fusedFma()). */
+export const localThresholdWgslNativeFma = localWgsl(nativeFmaWgsl);
