@@ -47,10 +47,13 @@ export const boxScale = (area: number): number => Math.fround(1 / area);
  * float32 passes give the exact integer window sums (every partial sum is an integer below 2^24 while
  * max · area < 2^24, in any order of addition, so on every implementation), and OpenCV's rounding of them.
  * Otherwise undefined: the ordinary float32 mean is rounded (larger windows — for 8 bits more than 256 pixels,
- * where OpenCV's sums and rounding change —, float32, a border value that is not an integer of the type).
+ * where OpenCV's sums and rounding change —, 8-bit volumes, float32, a border value that is not an integer of the
+ * type).
  */
-export function boxSums(plan: FilterPlan, dtype: Dtype, outDtype: Dtype, cval: number, width: number): { plan: FilterPlan; rounding: BoxRounding } | undefined {
-  if (!plan.box || (dtype !== 'uint16' && dtype !== 'uint8') || outDtype !== dtype) return undefined;
+export function boxSums(plan: FilterPlan, dtype: Dtype, outDtype: Dtype, cval: number, width: number, planar: boolean): { plan: FilterPlan; rounding: BoxRounding } | undefined {
+  // 8-bit: cv2.blur's rounding on 2D images only; volumes (no OpenCV counterpart) keep rounding the mean half to
+  // even, as scipy's uniform_filter rounded is the reference there.
+  if (!plan.box || !(dtype === 'uint16' || (dtype === 'uint8' && planar)) || outDtype !== dtype) return undefined;
   const area = plan.box.reduce((a, b) => a * b, 1);
   const max = dtype === 'uint8' ? 255 : 65535;
   if (dtype === 'uint8' ? area > MAX_AREA_FIXED8 : max * area >= 2 ** 24) return undefined;

@@ -149,8 +149,8 @@ async function runFilter(src: Image | GpuImage, asked: FilterPlan, opts: FilterO
   if (geos.some((g) => g.some((a, i) => a.nOut !== outShape[i]))) throw new InvalidArgumentError(`${asked.name}: its kernels give outputs of different sizes with border 'valid'`);
   const outDtype = r.saturate && gray.dtype !== 'float32' ? gray.dtype : 'float32';
   const finalShape = (rank === 2 ? outShape.slice(1) : outShape) as Shape;
-  // A 16-bit box rounded back to 16 bits runs as window sums rounded the way cv2.blur rounds them (box.ts).
-  const sums = boxSums(asked, gray.dtype, outDtype, r.mode === 'constant' ? r.cval : 0, outShape[2]);
+  // A 16-bit box (an 8-bit one on a 2D image) rounded back to its type runs as window sums rounded as cv2.blur does (box.ts).
+  const sums = boxSums(asked, gray.dtype, outDtype, r.mode === 'constant' ? r.cval : 0, outShape[2], rank === 2);
   const plan = sums?.plan ?? asked;
   const box = sums?.rounding;
 
