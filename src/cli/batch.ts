@@ -12,7 +12,7 @@ import { kernelTotal, now, type OpResult } from '../core/timings.js';
 import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
 import { PARENT_ENV } from '../node/runtime.js';
-import { BatchRecords, recordKey, type OutputRecord } from './records.js';
+import { BatchRecords, recordKey, type OutputRecord, type RecordedJob } from './records.js';
 import type { OpCommand, RunOn } from './commands.js';
 import { runGpuOrCpu, type Execution } from './context.js';
 
@@ -37,15 +37,8 @@ export interface BatchOptions {
   recipe: string;
 }
 
-interface Job {
-  input: string;
-  output: string;
-  /** the output's name in the folder's records (its path relative to the output folder) */
-  key: string;
-  bytes: number;
-  /** the input's modification time (with its size and path: which input an output was made from) */
-  mtimeMs: number;
-}
+/** One input of a batch and where its output goes: what the folder's records are kept and checked for. */
+type Job = RecordedJob;
 
 /**
  * The recipe of BatchOptions: operation, parameters (defaults included, so `--clip 2` and no --clip agree),

@@ -25,7 +25,9 @@ export interface OutputRecord {
 export interface RecordedJob {
   input: string;
   output: string;
+  /** the output's name in the folder's records (its path relative to the output folder: recordKey) */
   key: string;
+  /** the input's size and modification time (with its path: which input an output was made from) */
   bytes: number;
   mtimeMs: number;
 }
