@@ -3,13 +3,12 @@
  * (a Web Worker), compare. The operation list and each parameter form come from ops/registry.ts and the
  * operations' declared ParamSpecs, so a new operation appears here without page code.
  */
-import { formatTimings } from '../src/cli/format.js';
 import { compareImages, describeComparison, pixelChecksum as checksum } from '../src/core/compare.js';
 import { ImgpuError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { bytesPerElement, imageFrom, pixelCount, toGray, type Image } from '../src/core/image.js';
 import { parseParamValue, type ParamSpec } from '../src/core/params.js';
-import type { OpResult, Timings } from '../src/core/timings.js';
+import { formatTimings, type OpResult, type Timings } from '../src/core/timings.js';
 import { OPERATIONS } from '../src/ops/registry.js';
 import { createBrowserGpuContext } from '../src/browser.js';
 

@@ -13,7 +13,7 @@ import { listNodeAdapters } from '../node/gpu.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { walk } from './batch.js';
 import { acquire, type Execution } from './context.js';
-import { formatTimings } from './format.js';
+import { formatTimings } from '../core/timings.js';
 
 /** Options of `imgpu detect` besides the detector's own parameters. */
 const RUN_PARAMS: readonly ParamSpec[] = [

@@ -12,7 +12,7 @@ import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire, runGpuOrCpu } from './context.js';
-import { formatTimings } from './format.js';
+import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
 import { batchFormat, batchRecipe, isBatch, runBatch, runBatchInProcesses, shardOf, type BatchOptions } from './batch.js';

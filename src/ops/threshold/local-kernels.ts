@@ -3,6 +3,7 @@
  * k×k window with replicated borders (BORDER_REPLICATE | BORDER_ISOLATED), rounded to 8 bits, and
  * out = src − mean > −ceil(C) ? maxValue : 0. Each works on a band of rows [y0, y1) so the pool can split.
  */
+import { roundHalfEven } from '../../core/rounding.js';
 
 /**
  * Per-thread scratch reused across calls (each worker has its own module instance): the row ring of a band is a
@@ -168,11 +169,6 @@ dst[row + x] = t > 255 || (t > 0 && (s < t - 0.5 || (s === t - 0.5 && ((t - 1) &
   }
   gaussCode.set(key, fns);
   return fns;
-}
-
-function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /**
