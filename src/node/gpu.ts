@@ -1,7 +1,7 @@
 import { NoGpuAdapterError } from '../core/errors.js';
 import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions } from '../core/gpu/context.js';
 import { nativeHostCopy } from './host-copy.js';
-import { loadNativeModule } from './native.js';
+import { loadNativeModule } from '../io/native-module.js';
 import { assertNodeVersion } from './runtime.js';
 
 export interface NodeGpuOptions extends GpuContextOptions {

@@ -10,7 +10,7 @@ import { readImage } from '../../src/io/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
-import { loadNativeModule } from '../../src/node/native.js';
+import { loadNativeModule } from '../../src/io/native-module.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-'));
