@@ -21,7 +21,7 @@ let gpu: GpuContext | undefined;
 const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
 let nextId = 0;
 const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
-worker.onmessage = (e) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
+worker.onmessage = (e: MessageEvent<{ id: number; output?: Image; timings?: Timings; error?: string }>) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
 
 
 function status(text: string, warn = false): void {

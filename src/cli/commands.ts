@@ -89,7 +89,7 @@ function imageCommand(name: string, extra: Partial<OpCommand<Image>> = {}): OpCo
   return {
     summary: op.summary, params: op.params, colour: op.colour, positional: [...(op.positional ?? []), 'in', 'out'],
     run: (img, p, on) => op.run(img, p, on),
-    compare: op.compare ?? compareImages,
+    compare: (a, b) => op.compare?.(a, b) ?? compareImages(a, b),
     write: writeImage,
     report: () => ({ json: {}, text: [] }),
     ...extra,

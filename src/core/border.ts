@@ -29,7 +29,12 @@ export function reflectIndex(p: number, n: number): number {
 export const BORDER_MODES = ['reflect', 'reflect101', 'replicate', 'wrap', 'constant', 'valid'] as const;
 export type BorderMode = (typeof BORDER_MODES)[number];
 /** scipy.ndimage's and OpenCV's names for the same modes. */
-export const BORDER_ALIASES: Record<string, BorderMode> = { mirror: 'reflect101', nearest: 'replicate' };
+export const BORDER_ALIASES = { mirror: 'reflect101', nearest: 'replicate' } as const satisfies Record<string, BorderMode>;
+
+/** The mode an alias names, or undefined (own keys only: 'toString' is no alias). */
+export function borderAlias(name: string): BorderMode | undefined {
+  return Object.hasOwn(BORDER_ALIASES, name) ? BORDER_ALIASES[name as keyof typeof BORDER_ALIASES] : undefined;
+}
 
 /** The index p (any integer) reads from under `mode`, or −1 for the constant value. `valid` clamps (unused lanes). */
 export function borderIndex(p: number, n: number, mode: BorderMode): number {

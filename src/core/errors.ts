@@ -87,3 +87,16 @@ export class RuntimeVersionError extends ImgpuError {
   override readonly code: string = 'RUNTIME_VERSION';
   override readonly exitCode: number = 6;
 }
+
+/** A value as an error message shows it: strings as they are, objects as JSON (not "[object Object]"). */
+export function shownValue(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'object' && v !== null) {
+    try {
+      return JSON.stringify(v);
+    } catch {
+      return Object.prototype.toString.call(v);
+    }
+  }
+  return typeof v === 'function' ? 'a function' : String(v as number | boolean | bigint | symbol | null | undefined);
+}

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, shownValue } from './errors.js';
 
 /**
  * Each operation parameter is declared once — name, kind, range, default, doc — and the CLI flags, the
@@ -42,7 +42,7 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       case 'int':
       case 'float': {
         if (typeof v !== 'number' || !Number.isFinite(v) || (s.kind === 'int' && !Number.isInteger(v))) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${String(v)}`);
+          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${shownValue(v)}`);
         }
         if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${s.name} must be ≥ ${s.min}, got ${v}`);
         if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${s.name} must be ≤ ${s.max}, got ${v}`);
@@ -50,7 +50,7 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       }
       case 'enum':
         if (typeof v !== 'string' || !s.choices.includes(v)) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}, got ${String(v)}`);
+          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}, got ${shownValue(v)}`);
         }
         break;
       case 'bool':

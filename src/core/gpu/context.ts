@@ -104,7 +104,8 @@ export class GpuContext {
     this.hostCopy = opts.hostCopy ?? typedArraySet;
     this.fma = opts.fma ?? 'probe';
     this.buffers = new BufferPool();
-    device.lost.then((info) => {
+    // device.lost resolves once (never rejects): on loss or destroy().
+    void device.lost.then((info) => {
       this.lostReason = info.reason === 'destroyed' ? 'the device was destroyed' : info.message || String(info.reason);
     });
     device.addEventListener('uncapturederror', (ev) => {
@@ -256,6 +257,7 @@ export class GpuContext {
     this.assertAlive();
     if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or --device cpu.`);
     if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation.message}`);
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the work threw, unchanged
     if (thrown) throw thrown;
     if (this.uncaptured.length) throw new GpuValidationError(`${what}: ${this.uncaptured.splice(0).join('; ')}`);
     return result as T;

@@ -1,4 +1,4 @@
-import { BORDER_ALIASES, BORDER_MODES, type BorderMode } from '../../core/border.js';
+import { BORDER_ALIASES, BORDER_MODES, borderAlias, type BorderMode } from '../../core/border.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
 import { GpuLimitError, InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
@@ -60,7 +60,7 @@ export interface FilterResult<T> extends OpResult<T> {
 }
 
 function borderOf(b: string | undefined): BorderMode {
-  const m = (b && BORDER_ALIASES[b]) ?? b ?? 'reflect';
+  const m = (b && borderAlias(b)) ?? b ?? 'reflect';
   if (!(BORDER_MODES as readonly string[]).includes(m)) throw new InvalidArgumentError(`border must be one of ${BORDER_MODES.join('|')} (or scipy's mirror/nearest), got ${b}`);
   return m as BorderMode;
 }

@@ -403,6 +403,6 @@ export class DetectGpu {
   }
 
   destroy(): void {
-    for (const b of [...Object.values(this.buf).flat()]) (b as GPUBuffer).destroy();
+    for (const b of Object.values(this.buf).flat() as GPUBuffer[]) b.destroy();
   }
 }
