@@ -230,7 +230,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
     writes: decl.writes ?? !decl.alwaysDownload,
     run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
-    compare: decl.compare ?? ((a, b) => compareImages(a as Image, b as Image)),
+    compare: (a, b) => (decl.compare ? decl.compare(a, b) : compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },
   };
   return Object.assign(run, { op: operation });

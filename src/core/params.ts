@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, shownValue } from './errors.js';
 
 /**
  * Each operation parameter is declared once — name, kind, range, default, doc — and the CLI flags, the
@@ -103,7 +103,7 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       case 'int':
       case 'float': {
         if (typeof v !== 'number' || !Number.isFinite(v) || (s.kind === 'int' && !Number.isInteger(v))) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${String(v)}`);
+          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${shownValue(v)}`);
         }
         if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${s.name} must be ≥ ${s.min}, got ${v}`);
         if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${s.name} must be ≤ ${s.max}, got ${v}`);
@@ -111,10 +111,10 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       }
       case 'enum': {
         // Other vocabularies' names for a choice (scipy's 'mirror' for reflect101) resolve to the choice.
-        const c = typeof v === 'string' ? (s.valueAliases?.[v] ?? v) : v;
+        const c = typeof v === 'string' && s.valueAliases && Object.hasOwn(s.valueAliases, v) ? s.valueAliases[v] : v;
         if (typeof c !== 'string' || !s.choices.includes(c)) {
           const aka = s.valueAliases ? ` (or ${Object.keys(s.valueAliases).join('|')})` : '';
-          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}${aka}, got ${String(v)}`);
+          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}${aka}, got ${shownValue(v)}`);
         }
         out[s.name] = c;
         continue;

@@ -1,5 +1,5 @@
 import { nativeKernels, type PointKernels } from '../core/cpu/native.js';
-import { loadNativeModule } from './native.js';
+import { loadNativeModule } from '../io/native-module.js';
 
 /**
  * Loads the native point kernels (native/point.c) into this thread's kernel table, once; called when a

@@ -59,7 +59,8 @@ export class NodeWorkerPool implements CpuPool {
     this.pending.delete(w);
     w.unref();
     this.idle.push(w);
-    if (p) (msg.ok ? p.resolve(msg.value) : p.reject(new Error(msg.error)));
+    if (msg.ok) p?.resolve(msg.value);
+    else p?.reject(new Error(msg.error));
     this.pump();
   }
 

@@ -3,7 +3,7 @@
  * Float arithmetic is float32 step by step (Math.fround after every operation, no fused multiply-add), as
  * OpenCV's scalar code computes it; rounding is cvRound's half-to-even.
  */
-import { roundHalfEven } from '../equalize/lut.js';
+import { roundHalfEven } from '../../core/rounding.js';
 import { reflect101Index } from '../../core/border.js';
 import { mirror, type ClaheBorder } from './plan.js';
 

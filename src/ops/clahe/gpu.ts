@@ -7,7 +7,7 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import { acquireStorage, deviceBytes } from '../../core/gpu/transfer.js';
-import { GpuLimitError } from '../../core/errors.js';
+import { CPU_PATH, GpuLimitError } from '../../core/errors.js';
 import { pixelCount } from '../../core/image.js';
 import {
   columnsWorkgroupBytes, interpolateWgsl, tileCellsWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
@@ -110,7 +110,7 @@ export class ClaheTiledGpuPlan {
   encodeLuts(rec: Recording, input: GpuImage, g: TiledGeometry): GPUBuffer {
     const tiles = g.tilesX * g.tilesY;
     const bands = tileBands(this.ctx, g, this.dtype);
-    if (!bands) throw new GpuLimitError(`clahe: one ${g.tileW}×${g.tileH} tile of this ${g.width}-pixel-wide image does not fit this adapter's ${fmtBytes(maxBinding(this.ctx))} binding; use --device cpu`);
+    if (!bands) throw new GpuLimitError(`clahe: one ${g.tileW}×${g.tileH} tile of this ${g.width}-pixel-wide image does not fit this adapter's ${fmtBytes(maxBinding(this.ctx))} binding; use ${CPU_PATH}`);
     rec.split(bands.length);
     const lutBpe = this.dtype === 'uint8' ? 1 : 2;
     const lutBytes = tiles * g.bins * lutBpe;

@@ -1,5 +1,5 @@
 import type { BorderMode } from '../../core/border.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { InvalidArgumentError, optionRef } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
@@ -88,9 +88,9 @@ export class ConvGpu {
       if (k.factors) return fits(this.stageOf(k)) ? 'fused' : 'separable';
       return fits(dense) ? 'tiled' : 'naive';
     }
-    if ((impl === 'separable' || impl === 'fused') && !k.factors) throw new InvalidArgumentError(`--impl ${impl} needs a separable (rank-1) kernel; this one is not: use tiled or naive`);
-    if (impl === 'tiled' && !fits(dense)) throw new InvalidArgumentError(`--impl tiled: a ${k.size.join('×')} kernel's tile does not fit this GPU's ${this.ctx.limits.maxComputeWorkgroupStorageSize}-byte workgroup memory; use naive or separable`);
-    if (impl === 'fused' && !fits(this.stageOf(k))) throw new InvalidArgumentError(`--impl fused: a ${k.size.join('×')} kernel's tile does not fit this GPU's workgroup memory; use separable`);
+    if ((impl === 'separable' || impl === 'fused') && !k.factors) throw new InvalidArgumentError(`${optionRef('impl', impl)} needs a separable (rank-1) kernel; this one is not: use tiled or naive`);
+    if (impl === 'tiled' && !fits(dense)) throw new InvalidArgumentError(`${optionRef('impl', 'tiled')}: a ${k.size.join('×')} kernel's tile does not fit this GPU's ${this.ctx.limits.maxComputeWorkgroupStorageSize}-byte workgroup memory; use naive or separable`);
+    if (impl === 'fused' && !fits(this.stageOf(k))) throw new InvalidArgumentError(`${optionRef('impl', 'fused')}: a ${k.size.join('×')} kernel's tile does not fit this GPU's workgroup memory; use separable`);
     return impl;
   }
 

@@ -1,6 +1,6 @@
-import { BORDER_ALIASES, BORDER_MODES, type BorderMode } from '../../core/border.js';
+import { BORDER_ALIASES, BORDER_MODES, borderAlias, type BorderMode } from '../../core/border.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { GpuLimitError, InvalidArgumentError } from '../../core/errors.js';
+import { CPU_PATH, GpuLimitError, InvalidArgumentError, optionRef } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
@@ -48,7 +48,7 @@ export const filterParams: readonly ParamSpec[] = [
 
 export interface FilterOptions extends GpuRunOptions {
   /** @default 'reflect' (scipy.ndimage's default; OpenCV's is 'reflect101') */
-  border?: BorderMode | keyof typeof BORDER_ALIASES;
+  border?: BorderMode | 'mirror' | 'nearest';
   /** Value outside the image for border 'constant'. @default 0 */
   cval?: number;
   /** @default 'auto' */
@@ -71,7 +71,7 @@ export interface FilterResult<T> extends OpResult<T> {
 }
 
 function borderOf(b: string | undefined): BorderMode {
-  const m = (b && BORDER_ALIASES[b]) ?? b ?? 'reflect';
+  const m = (b && borderAlias(b)) ?? b ?? 'reflect';
   if (!(BORDER_MODES as readonly string[]).includes(m)) throw new InvalidArgumentError(`border must be one of ${BORDER_MODES.join('|')} (or scipy's mirror/nearest), got ${b}`);
   return m as BorderMode;
 }
@@ -211,7 +211,7 @@ function residentSlabs(ctx: GpuContext, shape: Shape, plan: FilterPlan, mode: Bo
   // The widest buffers are the float32 results and temporaries.
   const spec: SlabSpec = { halo, unitBytes: (axis === 0 ? s3[1] * s3[2] : s3[2]) * 4, outDtype, what: 'filter' };
   if (slabsFor(ctx, shape, outDtype, spec).length > 1 && (mode === 'valid' || mode === 'wrap')) {
-    throw new GpuLimitError(`filter --border ${mode}: this ${shape.join('×')} resident image exceeds one GPU storage binding, and ${mode === 'valid' ? 'a shrunk output' : 'a border read from the far side of the image'} cannot be computed in slabs on the device; filter the host image (split there) or use --device cpu`);
+    throw new GpuLimitError(`filter ${optionRef('border', mode)}: this ${shape.join('×')} resident image exceeds one GPU storage binding, and ${mode === 'valid' ? 'a shrunk output' : 'a border read from the far side of the image'} cannot be computed in slabs on the device; filter the host image (split there) or use ${CPU_PATH}`);
   }
   return spec;
 }

@@ -5,6 +5,9 @@ import { bindingRanges, checkBinding, maxBinding, rangeBinding, type ElementRang
 import { deviceBytes } from '../../core/gpu/transfer.js';
 import { PIXELS_PER_VEC, SUB_BINS, atomicHistogramWgsl, subHistogramWgsl, sumPartialsWgsl } from './histogram.wgsl.js';
 
+/** The advice where sub-histograms exceed a binding; the CLI words it as its flag (cli/flags.ts). */
+export const ATOMIC_HISTOGRAM = "the 'atomic' histogram method";
+
 /** The two GPU histogram algorithms (see histogram.wgsl.ts). */
 export type HistogramMethod = 'atomic' | 'subhist';
 export const HISTOGRAM_METHODS: readonly HistogramMethod[] = ['atomic', 'subhist'];
@@ -104,7 +107,7 @@ export class HistogramGpuPlan {
     const maxPartials = Math.min(MAX_PARTIAL_BYTES, maxBinding(this.ctx));
     while (allChunks() > ranges.length && allChunks() * bins * 4 > maxPartials) per *= 2;
     const total = allChunks();
-    checkBinding(this.ctx, total * bins * 4, `histogram: ${total} partial histograms of ${bins} bins`, 'use --hist atomic');
+    checkBinding(this.ctx, total * bins * 4, `histogram: ${total} partial histograms of ${bins} bins`, `use ${ATOMIC_HISTOGRAM}`);
     const partials = rec.storage(total * bins * 4, 'histogram partials');
     let base = 0;
     for (const r of ranges) {

@@ -1,5 +1,5 @@
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
+import { InvalidArgumentError, optionRef, UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
@@ -166,8 +166,8 @@ export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = 
 /** Checks a local method's window and input; returns the 2D shape. */
 function localShape(img: Image | GpuImage, method: string, window: number): [number, number] {
   if (window % 2 !== 1) throw new InvalidArgumentError(`threshold: window must be odd (cv2.adaptiveThreshold's blockSize), got ${window}`);
-  requireDtype(img, ['uint8'], `threshold --method ${method} (defined on 8-bit images, as cv2.adaptiveThreshold)`);
-  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`threshold --method ${method} works on 2D images, got a ${img.shape.join('×')} volume`);
+  requireDtype(img, ['uint8'], `threshold ${optionRef('method', method)} (defined on 8-bit images, as cv2.adaptiveThreshold)`);
+  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`threshold ${optionRef('method', method)} works on 2D images, got a ${img.shape.join('×')} volume`);
   return (img.shape.length === 3 ? img.shape.slice(1) : img.shape) as [number, number];
 }
 
@@ -181,7 +181,7 @@ function plane(shape: Image['shape']): [number, number] {
  * window's radius as halo; their widest buffers hold a u32 per pixel. Checked before any upload.
  */
 function localSlabs(gpu: GpuContext, shape: Image['shape'], method: string, window: number): SlabSpec {
-  const spec: SlabSpec = { halo: (window - 1) / 2, unitBytes: plane(shape)[1] * 4, outDtype: 'uint8', what: `threshold --method ${method}` };
+  const spec: SlabSpec = { halo: (window - 1) / 2, unitBytes: plane(shape)[1] * 4, outDtype: 'uint8', what: `threshold ${optionRef('method', method)}` };
   slabsFor(gpu, shape, 'uint8', spec);
   return spec;
 }
@@ -194,7 +194,7 @@ async function adaptiveThreshold(
   img: Image | GpuImage, window: number, contrast: number, scheme: 'sliding' | 'naive', gpu: GpuContext | undefined, opts: ThresholdOptions, t0: number,
 ): Promise<ThresholdResult<Image | GpuImage>> {
   const shape2d = localShape(img, 'adaptive', window);
-  if (window > 255) throw new InvalidArgumentError(`threshold --method adaptive: window must be ≤ 255 (exact 64-bit window sums), got ${window}`);
+  if (window > 255) throw new InvalidArgumentError(`threshold ${optionRef('method', 'adaptive')}: window must be ≤ 255 (exact 64-bit window sums), got ${window}`);
   if (gpu) {
     const slabs = localSlabs(gpu, img.shape, 'adaptive', window);
     return onDevice(gpu, img, opts, t0, async (dev) => {

@@ -3,6 +3,7 @@
  * k×k window with replicated borders (BORDER_REPLICATE | BORDER_ISOLATED), rounded to 8 bits, and
  * out = src − mean > −ceil(C) ? maxValue : 0. Each works on a band of rows [y0, y1) so the pool can split.
  */
+import { roundHalfEven } from '../../core/rounding.js';
 
 /**
  * Per-thread scratch reused across calls (each worker has its own module instance): the row ring of a band is a
@@ -154,8 +155,11 @@ function generatedGauss(kernel: Float32Array): { row: GaussRowFn; col: GaussColF
   for (let i = 1; i <= r; i++) colTaps.push(`s = Math.fround(${lit(kernel[r + i])} * Math.fround(ring[o${r + i} + x] + ring[o${r - i} + x]) + s);`);
   let fns: { row: GaussRowFn; col: GaussColFn } | null = null;
   try {
+    // Generated code (the taps unrolled as literals); where eval is refused (a CSP), the loop below is used.
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const row = new Function('p', 'out', 'o', 'w', `for (let x = 0; x < w; x++) {\n${rowTaps.join('\n')}\nout[o + x] = s;\n}`) as GaussRowFn;
     const offs = Array.from({ length: k }, (_, j) => `const o${j} = offs[${j}];`).join('\n');
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const col = new Function('ring', 'offs', 'src', 'row', 'w', 'idelta', 'maxv', 'dst', `${offs}
 for (let x = 0; x < w; x++) {
 ${colTaps.join('\n')}
@@ -168,11 +172,6 @@ dst[row + x] = t > 255 || (t > 0 && (s < t - 0.5 || (s === t - 0.5 && ((t - 1) &
   }
   gaussCode.set(key, fns);
   return fns;
-}
-
-function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /**
