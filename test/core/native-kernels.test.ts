@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { nativeKernels } from '../../src/core/cpu/native.js';
-import { BLOCK_END, BLOCK_START, forBlocks, InlinePool } from '../../src/core/cpu/pool.js';
-import { histogramRange } from '../../src/ops/histogram/cpu-kernels.js';
-import { TASKS } from '../../src/ops/tasks.js';
+import { forBlocks, InlinePool } from '../../src/core/cpu/pool.js';
+import { histogramRange, histogramTask } from '../../src/ops/histogram/cpu-kernels.js';
+import { applyLutTask } from '../../src/ops/lut/cpu-kernels.js';
 import { installNativeKernels } from '../../src/node/native-kernels.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { readImage } from '../../src/io/index.js';
@@ -29,7 +29,7 @@ test('native histogram and LUT (whole image on native threads) equal the JavaScr
   const lut = Uint8Array.from({ length: 256 }, (_, i) => (i * 91 + 7) & 255);
   const views = [photo, photo.subarray(3), photo.subarray(5, 5 + 100_001), randomBytes(100_003, 7), randomBytes(3_000_017, 9), new Uint8Array(0), randomBytes(17, 2)];
   for (const data of views) {
-    const js = histogramRange(data, 0, data.length, 256, 8);
+    const js = histogramRange({ data, start: 0, end: data.length, bins: 256, bits: 8 });
     for (const threads of [1, 2, 3, 16, 64]) {
       const h = new Uint32Array(256);
       k.histogram8(data, h, threads);
@@ -57,25 +57,25 @@ test('native kernels refuse wrong lengths and types instead of touching memory',
 
 test('forBlocks: every block done once, results summed per worker, same as one pass', async () => {
   const data = randomBytes(1_000_003, 3);
-  const whole = histogramRange(data, 0, data.length, 256, 8);
+  const whole = histogramRange({ data, start: 0, end: data.length, bins: 256, bits: 8 });
   const pool = new NodeWorkerPool(3);
   try {
     for (const block of [4096, 65536, 1 << 20]) {
-      const parts = await forBlocks<Uint32Array>(pool, data.length, block, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true);
+      const parts = await forBlocks(pool, data.length, block, histogramTask, { data, bins: 256, bits: 8 }, true);
       assert.ok(parts.length <= pool.size, `${parts.length} results from ${pool.size} workers`);
       const h = new Uint32Array(256);
       for (const p of parts) for (let b = 0; b < 256; b++) h[b] += p[b];
       assert.deepEqual(h, whole, `block ${block}`);
       const out = new Uint8Array(new SharedArrayBuffer(data.length));
       const lut = Uint8Array.from({ length: 256 }, (_, i) => 255 - i);
-      await forBlocks(pool, data.length, block, 'applyLut', [data, out, lut, BLOCK_START, BLOCK_END]);
+      await forBlocks(pool, data.length, block, applyLutTask, { src: data, dst: out, lut });
       assert.ok(out.every((v, i) => v === 255 - data[i]), `LUT, block ${block}`);
     }
   } finally {
     await pool.close();
   }
   // Without workers: one call over the whole range.
-  const inline = await forBlocks<Uint32Array>(new InlinePool(TASKS), data.length, 4096, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true);
+  const inline = await forBlocks(new InlinePool(), data.length, 4096, histogramTask, { data, bins: 256, bits: 8 }, true);
   assert.deepEqual(inline, [whole]);
 });
 
