@@ -6,7 +6,6 @@
  * pass (n / threads pixels, on the calling thread: what a perfectly parallel pool would take). Also the pool's round trip with empty tasks and, for 16 equal static
  * chunks of the histogram, when the first, median and last came back (stragglers). Medians, ms; a JSON line per size.
  */
-import { nativeKernels } from '../src/core/cpu/native.js';
 import { cpuTuning, forBlocks } from '../src/core/cpu/pool.js';
 import { createImage } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
@@ -23,7 +22,7 @@ const reps = Number(arg('reps', '30'));
 const SIZES: Record<string, [number, number]> = { '4k': [3840, 2160], '8k': [7680, 4320] };
 const pool = new NodeWorkerPool();
 // The native passes run from this thread; without them (set to undefined below) the JavaScript loops run on the workers.
-const nativePoint = nativeKernels.point;
+const nativePoint = pool.native;
 
 const median = async (f: () => unknown): Promise<number> => {
   const ts: number[] = [];
@@ -73,14 +72,14 @@ for (const s of arg('sizes', '4k,8k').split(',')) {
   // native: whole passes on native threads; js: the worker pool's dynamic blocks with the JavaScript loops.
   for (const name of ['native', 'js'] as const) {
     if (name === 'native' && !nativePoint) continue;
-    nativeKernels.point = name === 'native' ? nativePoint : undefined;
+    pool.native = name === 'native' ? nativePoint : undefined;
     row[name] = {
       histogram: await median(() => histogramCpu(img, pool)),
       lut: await median(() => applyLutCpu(img, lut, pool, out)),
       equalize: await median(() => equalize(img, { pool, out })),
     };
   }
-  nativeKernels.point = nativePoint;
+  pool.native = nativePoint;
   console.log(JSON.stringify(row));
 }
 await pool.close();

@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { PointKernels } from '../core/cpu/native.js';
 import type { CpuPool, TaskHandle } from '../core/cpu/pool.js';
 import { TASKS } from '../ops/tasks.js';
-import { installNativeKernels } from './native-kernels.js';
+import { loadPointKernels } from './native-kernels.js';
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -15,6 +16,11 @@ interface Pending {
  */
 export class NodeWorkerPool implements CpuPool {
   readonly size: number;
+  /**
+   * The 8-bit histogram and LUT passes on native threads (as many as the pool has) where the native module is
+   * built, not on the workers; undefined otherwise. Settable, e.g. to measure the JavaScript loops.
+   */
+  native: PointKernels | undefined;
   private readonly workers: Worker[] = [];
   private readonly idle: Worker[] = [];
   private readonly queue: { task: string; args: unknown; p: Pending }[] = [];
@@ -22,7 +28,7 @@ export class NodeWorkerPool implements CpuPool {
 
   constructor(size = Math.min(availableParallelism(), 16)) {
     this.size = Math.max(1, size);
-    installNativeKernels(); // the 8-bit point passes run on native threads where built, not on the workers
+    this.native = loadPointKernels();
     for (let i = 0; i < this.size; i++) {
       const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
       w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));

@@ -1,13 +1,12 @@
 import { cpuTuning, forBlocks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import type { Image } from '../../core/image.js';
-import { nativeKernels } from '../../core/cpu/native.js';
 import { histogramTask } from './cpu-kernels.js';
 
 /** Histogram of a gray 8/16-bit image on the CPU: workers take blocks and count them, then their partial histograms are summed. */
 export async function histogramCpu(img: Image, pool: CpuPool, bins?: number, mask?: Uint8Array): Promise<Uint32Array> {
   const bits = img.dtype === 'uint8' ? 8 : 16;
   const nbins = bins ?? 1 << bits;
-  const native = nativeKernels.point;
+  const native = pool.native;
   if (native && bits === 8 && nbins === 256 && !mask) {
     const out = new Uint32Array(256);
     native.histogram8(img.data as Uint8Array, out, pool.size);

@@ -1,11 +1,10 @@
 import { cpuTuning, forBlocks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, type Image } from '../../core/image.js';
-import { nativeKernels } from '../../core/cpu/native.js';
 import { applyLutTask } from './cpu-kernels.js';
 
 /** `out` (or a new image) with every pixel mapped through `lut` (8/16-bit, same dtype), split over the pool's workers. */
 export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, out?: Image): Promise<Image> {
-  const native = nativeKernels.point;
+  const native = pool.native;
   if (native && img.dtype === 'uint8') {
     // Native threads write any memory: no shared copy of the input, the output written in place.
     const dst = (out?.data ?? allocPixels('uint8', img.data.length)) as Uint8Array;
