@@ -30,10 +30,17 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed
 export function paramFlags(specs: readonly ParamSpec[], flags: Map<string, string>): Record<string, ReturnType<typeof parseParamValue>> {
   const out: Record<string, ReturnType<typeof parseParamValue>> = {};
   for (const s of specs) {
-    const v = flags.get(s.name);
-    if (v !== undefined) out[s.name] = parseParamValue(s, v);
+    for (const flag of [s.name, ...(s.aliases ?? [])]) {
+      const v = flags.get(flag);
+      if (v !== undefined) out[flag] = parseParamValue(s, v); // resolveParams reconciles a name and its aliases
+    }
   }
   return out;
+}
+
+/** The flags of declared parameters: each name and its aliases (old names kept when one was renamed). */
+export function flagNames(specs: readonly ParamSpec[]): string[] {
+  return specs.flatMap((s) => [s.name, ...(s.aliases ?? [])]);
 }
 
 /** Rejects flags nobody declared (a typo must not silently fall back to a default). */

@@ -9,7 +9,7 @@ import type { OpResult } from '../core/timings.js';
 import { checkWritable, checkWriteOptions, readImage, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
-import { paramFlags, parseArgs, rejectUnknown } from './args.js';
+import { flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire, runGpuOrCpu } from './context.js';
 import { formatTimings } from './format.js';
@@ -78,13 +78,12 @@ function synopsis(name: string, cmd: OpCommand<unknown>): string {
 }
 
 async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
-  const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...cmd.params.filter((p) => p.kind === 'bool').map((p) => p.name)]));
+  const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...flagNames(cmd.params.filter((p) => p.kind === 'bool'))]));
   if (flags.has('help')) {
-    const imageFlags = (cmd.imageFlags ?? []).map((f) => `  --${f} <path>`.padEnd(34) + `${f} image (8-bit, same size)`).join('\n');
-    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${imageFlags}\n${COMMON}`);
+    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${COMMON}`);
     return 0;
   }
-  rejectUnknown(flags, [...COMMON_FLAGS, ...cmd.params.filter((p) => !cmd.positional.includes(p.name)).map((p) => p.name), ...(cmd.imageFlags ?? [])]);
+  rejectUnknown(flags, [...COMMON_FLAGS, ...flagNames(cmd.params.filter((p) => !cmd.positional.includes(p.name)))]);
   // <in> may take several paths (batch mode): the positionals before and after it take one each.
   const at = cmd.positional.indexOf('in');
   const after = cmd.positional.length - at - 1;
@@ -97,11 +96,13 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const named = new Map(cmd.positional.map((p, i) => [p, rest[i]]));
   for (const [p, v] of named) if (p !== 'in' && p !== 'out') flags.set(p, v);
   const inPath = named.get('in')!, outPath = named.get('out');
-  const params = resolveParams(name, cmd.params, paramFlags(cmd.params, flags));
+  // Image parameters (e.g. histogram's --mask) are paths, read below with the input.
+  const params = resolveParams(name, cmd.params, paramFlags(cmd.params.filter((p) => p.kind !== 'image'), flags));
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
   cmd.validate?.(params);
+  const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const write: WriteOptions = { compression: num('compression'), quality: num('quality') };
   checkWriteOptions(write);
@@ -120,7 +121,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
     try {
       if (!shardOf()?.k) for (const w of exec.warnings) console.error(w); // once for all --jobs processes
-      return await runBatch(name, cmd, inputs, outPath, params, exec, o);
+      return await runBatch(name, cmd, inputs, outPath, prepared, exec, o);
     } finally {
       await exec.close();
     }
@@ -134,9 +135,9 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     for (const w of exec.warnings) console.error(w);
     const results: Record<string, OpResult<unknown>> = {};
     for (let r = 0; r < repeat; r++) {
-      if (exec.cpu) results.cpu = await cmd.run(img, params, { pool: exec.pool }, images);
+      if (exec.cpu) results.cpu = await cmd.run(img, prepared, { pool: exec.pool }, images);
       if (exec.gpu) {
-        const { on, result } = await runGpuOrCpu(exec, () => cmd.run(img, params, { gpu: exec.gpu, pool: exec.pool }, images), () => cmd.run(img, params, { pool: exec.pool }, images));
+        const { on, result } = await runGpuOrCpu(exec, () => cmd.run(img, prepared, { gpu: exec.gpu, pool: exec.pool }, images), () => cmd.run(img, prepared, { pool: exec.pool }, images));
         results[on] = result;
       }
     }

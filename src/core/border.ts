@@ -28,8 +28,33 @@ export function reflectIndex(p: number, n: number): number {
  */
 export const BORDER_MODES = ['reflect', 'reflect101', 'replicate', 'wrap', 'constant', 'valid'] as const;
 export type BorderMode = (typeof BORDER_MODES)[number];
-/** scipy.ndimage's and OpenCV's names for the same modes. */
-export const BORDER_ALIASES: Record<string, BorderMode> = { mirror: 'reflect101', nearest: 'replicate' };
+/**
+ * The one border vocabulary: each mode with its OpenCV and scipy.ndimage names. Any of them is accepted wherever
+ * a border is a parameter (borderParam), and resolves to the mode's imgpu name.
+ */
+export const BORDERS: Readonly<Record<BorderMode, { opencv?: string; scipy?: string; doc: string }>> = {
+  reflect: { opencv: 'BORDER_REFLECT', scipy: 'reflect', doc: 'dcba|abcd, the edge pixel repeated' },
+  reflect101: { opencv: 'BORDER_REFLECT_101', scipy: 'mirror', doc: 'dcb|abcd, the edge pixel not repeated' },
+  replicate: { opencv: 'BORDER_REPLICATE', scipy: 'nearest', doc: 'aaa|abcd' },
+  wrap: { opencv: 'BORDER_WRAP', scipy: 'wrap', doc: 'bcd|abcd' },
+  constant: { opencv: 'BORDER_CONSTANT', scipy: 'constant', doc: 'a constant value outside' },
+  valid: { doc: 'no border: the output shrinks to the positions whose window lies inside' },
+};
+
+/** scipy.ndimage's and OpenCV's names for the modes (e.g. mirror, BORDER_REFLECT_101, reflect_101), to imgpu's. */
+export const BORDER_ALIASES: Readonly<Record<string, BorderMode>> = Object.fromEntries(
+  Object.entries(BORDERS).flatMap(([mode, names]) => [names.scipy, names.opencv, names.opencv?.replace('BORDER_', '').toLowerCase()]
+    .filter((n): n is string => !!n && n !== mode).map((n) => [n, mode as BorderMode])),
+);
+
+/**
+ * A border parameter declaration offering `modes` (the ones the operation implements), with every alias of
+ * those modes accepted (BORDER_ALIASES).
+ */
+export function borderParam<const M extends readonly BorderMode[]>(modes: M, dflt: M[number], doc: string) {
+  const valueAliases = Object.fromEntries(Object.entries(BORDER_ALIASES).filter(([, m]) => modes.includes(m)));
+  return { name: 'border', kind: 'enum', choices: modes, default: dflt, valueAliases, doc } as const;
+}
 
 /** The index p (any integer) reads from under `mode`, or −1 for the constant value. `valid` clamps (unused lanes). */
 export function borderIndex(p: number, n: number, mode: BorderMode): number {

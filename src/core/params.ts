@@ -4,14 +4,58 @@ import { InvalidArgumentError } from './errors.js';
  * Each operation parameter is declared once — name, kind, range, default, doc — and the CLI flags, the
  * help text and the validation are derived from that declaration (the libvips VIPS_ARG_* idea).
  */
-export type ParamSpec =
-  | { name: string; kind: 'int'; default?: number; min?: number; max?: number; doc: string }
-  | { name: string; kind: 'float'; default?: number; min?: number; max?: number; doc: string }
-  | { name: string; kind: 'enum'; default?: string; choices: readonly string[]; doc: string }
-  | { name: string; kind: 'bool'; default?: boolean; doc: string }
-  | { name: string; kind: 'rect'; default?: undefined; doc: string }
-  | { name: string; kind: 'size'; default?: Size; min?: number; doc: string }
-  | { name: string; kind: 'string'; default?: string; doc: string };
+export type ParamSpec = (
+  | { kind: 'int'; default?: number; min?: number; max?: number }
+  | { kind: 'float'; default?: number; min?: number; max?: number }
+  | { kind: 'enum'; default?: string; choices: readonly string[]; valueAliases?: Readonly<Record<string, string>> }
+  | { kind: 'bool'; default?: boolean }
+  | { kind: 'rect'; default?: undefined }
+  | { kind: 'size'; default?: Size; min?: number }
+  | { kind: 'string'; default?: string; file?: FileParam<unknown> }
+  | { kind: 'image'; default?: undefined }
+) & {
+  name: string;
+  doc: string;
+  /** Other names accepted for the option and the flag (a parameter renamed for one vocabulary keeps its old name). */
+  aliases?: readonly string[];
+};
+
+/**
+ * A string parameter whose value may name a file (`mask:FILE`, `kernel:FILE`): io reads the file after the prefix
+ * (as an image, or as text for the extensions in `text`) and `load` turns it into the value the operation takes.
+ * Library callers pass that value directly.
+ */
+export interface FileParam<T> {
+  prefix: string;
+  /** Extensions read as UTF-8 text instead of an image (e.g. ['.json']). */
+  text?: readonly string[];
+  load(file: { path: string; spec: string; image?: import('./image.js').Image; text?: string }): T;
+}
+
+/** The value type of one parameter declaration. */
+export type ValueOf<P> = P extends { kind: 'int' | 'float' } ? number
+  : P extends { kind: 'enum'; choices: readonly (infer C)[] } ? C
+  : P extends { kind: 'bool' } ? boolean
+  : P extends { kind: 'rect' } ? Rect
+  : P extends { kind: 'size' } ? Size
+  : P extends { kind: 'string'; file: FileParam<infer T> } ? string | T
+  : P extends { kind: 'image' } ? import('./image.js').Image | import('./gpu/gpu-image.js').GpuImage
+  : string;
+
+type AliasOf<P> = P extends { aliases: readonly (infer A extends string)[] } ? A : never;
+
+/**
+ * The options object a declaration accepts, derived from it: every parameter (and its aliases) optional, typed
+ * by its kind. `OptionsOf<typeof equalizeParams>` is `{ impl?: 'atomic' | 'subhist'; hist?: … }`.
+ */
+export type OptionsOf<S extends readonly ParamSpec[]> =
+  & { [P in S[number] as P['name']]?: ValueOf<P> }
+  & { [P in S[number] as AliasOf<P>]?: ValueOf<P> };
+
+/** The parameters after resolveParams: those with a default are always set. */
+export type ResolvedOf<S extends readonly ParamSpec[]> =
+  & { [P in S[number] as P extends { default: NonNullable<unknown> } ? P['name'] : never]: ValueOf<P> }
+  & { [P in S[number] as P extends { default: NonNullable<unknown> } ? never : P['name']]?: ValueOf<P> };
 
 /** A width × height pair (tile grids, kernel sizes), written `WxH` on the command line. */
 export interface Size {
@@ -27,13 +71,30 @@ export interface Rect {
   height: number;
 }
 
-export type ParamValues = Record<string, number | string | boolean | Rect | Size | undefined>;
+export type ParamValues = Record<string, number | string | boolean | Rect | Size | object | undefined>;
+
+/** The value given for a parameter under its name or one of its aliases (two different values are an error). */
+function valueOf(s: ParamSpec, values: ParamValues): ParamValues[string] {
+  let found = values[s.name];
+  for (const a of s.aliases ?? []) {
+    const v = values[a];
+    if (v === undefined) continue;
+    if (found !== undefined && found !== v) throw new InvalidArgumentError(`${s.name} and ${a} (another name for it) are both given, with different values`);
+    found = v;
+  }
+  return found;
+}
+
+/** The declaration of `name` (a parameter's name or one of its aliases). */
+export function findParam(specs: readonly ParamSpec[], name: string): ParamSpec | undefined {
+  return specs.find((s) => s.name === name || s.aliases?.includes(name));
+}
 
 /** Checks `values` against `specs`, fills in defaults, and throws InvalidArgumentError naming the parameter. */
 export function resolveParams<T extends ParamValues>(op: string, specs: readonly ParamSpec[], values: Partial<T>): T {
   const out: ParamValues = {};
   for (const s of specs) {
-    const v = (values as ParamValues)[s.name] ?? s.default;
+    const v = valueOf(s, values as ParamValues) ?? s.default;
     if (v === undefined) {
       out[s.name] = undefined;
       continue;
@@ -48,11 +109,16 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
         if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${s.name} must be ≤ ${s.max}, got ${v}`);
         break;
       }
-      case 'enum':
-        if (typeof v !== 'string' || !s.choices.includes(v)) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}, got ${String(v)}`);
+      case 'enum': {
+        // Other vocabularies' names for a choice (scipy's 'mirror' for reflect101) resolve to the choice.
+        const c = typeof v === 'string' ? (s.valueAliases?.[v] ?? v) : v;
+        if (typeof c !== 'string' || !s.choices.includes(c)) {
+          const aka = s.valueAliases ? ` (or ${Object.keys(s.valueAliases).join('|')})` : '';
+          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}${aka}, got ${String(v)}`);
         }
-        break;
+        out[s.name] = c;
+        continue;
+      }
       case 'bool':
         if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${s.name} must be true or false`);
         break;
@@ -64,7 +130,12 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
         break;
       }
       case 'string':
+        // A file parameter's loaded value (e.g. a structuring element from mask:FILE) is an object.
+        if (s.file && typeof v === 'object') break;
         if (typeof v !== 'string' || v === '') throw new InvalidArgumentError(`${op}: ${s.name} must be a non-empty string`);
+        break;
+      case 'image':
+        if (typeof v !== 'object' || !('shape' in v)) throw new InvalidArgumentError(`${op}: ${s.name} must be an image`);
         break;
       case 'size': {
         const z = v as Size;
@@ -82,6 +153,7 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
 
 /** Parses a CLI string into the parameter's kind (numbers stay strings only when they fail to parse). */
 export function parseParamValue(s: ParamSpec, text: string): number | string | boolean | Rect | Size {
+  if (s.kind === 'image') throw new InvalidArgumentError(`--${s.name} is an image: give a path (read by the command line), not '${text}'`);
   switch (s.kind) {
     case 'size': {
       const m = /^\s*(\d+)\s*[x×]\s*(\d+)\s*$/i.exec(text);
@@ -112,11 +184,12 @@ export function parseParamValue(s: ParamSpec, text: string): number | string | b
 export function paramHelp(specs: readonly ParamSpec[]): string {
   return specs
     .map((s) => {
-      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : `<${s.kind}>`;
+      const arg = s.kind === 'enum' ? `<${[...s.choices, ...Object.keys(s.valueAliases ?? {})].join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : s.kind === 'image' ? '<path>' : `<${s.kind}>`;
       const range = (s.kind === 'int' || s.kind === 'float') && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
       const d = s.default;
       const def = d === undefined ? '' : ` (default ${typeof d === 'object' ? `${d.width}x${d.height}` : d})`;
-      return `  --${s.name} ${arg}`.padEnd(34) + `${s.doc}${range}${def}`;
+      const aka = s.aliases?.length ? ` (also --${s.aliases.join(', --')})` : '';
+      return `  --${s.name} ${arg}`.padEnd(34) + `${s.doc}${range}${def}${aka}`;
     })
     .join('\n');
 }

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { toGray, type Image } from '../core/image.js';
-import { parseParamValue, resolveParams } from '../core/params.js';
+import { findParam, parseParamValue, resolveParams } from '../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult } from '../core/timings.js';
 import { OPERATIONS } from './registry.js';
 
@@ -32,11 +32,11 @@ export function parsePipeline(text: string): PipelineStep[] {
       if (!tok.startsWith('--')) {
         const pname = positional.shift();
         if (!pname) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): unexpected '${tok}'`);
-        values[pname] = parseParamValue(op.params.find((s) => s.name === pname)!, tok);
+        values[pname] = parseParamValue(findParam(op.params, pname)!, tok);
         continue;
       }
       const [flag, inline] = tok.slice(2).split('=', 2) as [string, string | undefined];
-      const spec = op.params.find((s) => s.name === flag);
+      const spec = findParam(op.params, flag);
       if (!spec) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): unknown option --${flag}`);
       const value = inline ?? (spec.kind === 'bool' && (t + 1 >= tokens.length || tokens[t + 1].startsWith('--')) ? 'true' : tokens[++t]);
       if (value === undefined) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): --${flag} needs a value`);
@@ -80,9 +80,9 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
       input = await GpuImage.upload(gpu, input);
       moved.upload += now() - tu;
     }
-    const r = await op.run(input as unknown as Image, s.params, { gpu, pool, wait: false, profile: false } as never);
+    const r = await op.run(input, s.params, { pool, wait: false, profile: false });
     if (input !== start) input.release();
-    cur = r.output as unknown as GpuImage;
+    cur = r.output;
   }
   return cur;
 }
@@ -111,7 +111,7 @@ export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], 
     let cur: Image = src;
     for (const s of steps) {
       const op = OPERATIONS[s.op];
-      const r = await op.run((await grayFor(cur, op.colour)) as Image, s.params, { pool: on.pool });
+      const r = await op.run(cur.channels > 1 && !op.colour ? toGray(cur) : cur, s.params, { pool: on.pool });
       kernels.push(...r.timings.kernels.map((k) => ({ ...k, name: `${s.op}: ${k.name}` })));
       cur = r.output;
     }

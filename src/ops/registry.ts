@@ -1,64 +1,94 @@
-import type { CpuPool } from '../core/cpu/pool.js';
-import type { GpuContext } from '../core/gpu/context.js';
-import type { Image } from '../core/image.js';
 import type { ParamSpec } from '../core/params.js';
+import type { Image } from '../core/image.js';
+import type { GpuImage } from '../core/gpu/gpu-image.js';
 import type { OpResult } from '../core/timings.js';
+import type { ImageOperation, Operation } from '../core/op.js';
 import { clahe, claheParams, type ClaheOptions } from './clahe/index.js';
-import { filter, filterParams, type FilterOptions } from './convolve/index.js';
-import { compareWithin, type Comparison } from '../core/compare.js';
-import { equalize, equalizeParams } from './equalize/index.js';
-import type { HistogramMethod } from './histogram/gpu.js';
+import { filter, filterParams, type FilterOptions, type FilterResult } from './convolve/index.js';
+import { compareArrays, compareImages, compareWithin } from '../core/compare.js';
+import * as families from './index.js';
+import { histogram, histogramParams, type HistogramOptions } from './histogram/index.js';
 import { morph, morphParams, type MorphOptions } from './morph/index.js';
-import { threshold, thresholdParams, type ThresholdOptions } from './threshold/index.js';
-
-/**
- * The image → image operations as data: what generic machinery (the CLI, the browser playground) needs to
- * offer one without code of its own — a summary, the declared parameters, whether colour input is taken as
- * it is, which parameters are positional on the command line, and how to run it on either path.
- */
-export interface ImageOperation {
-  summary: string;
-  params: readonly ParamSpec[];
-  /** Colour input is processed as colour (else converted to OpenCV's gray first). */
-  colour?: boolean;
-  /** Parameters given as positional arguments before <in> <out> on the command line (e.g. morph's <op>). */
-  positional?: readonly string[];
-  run(img: Image, params: Record<string, unknown>, on: { gpu?: GpuContext; pool?: CpuPool }): Promise<OpResult<Image>>;
-  /** How the CPU and GPU results are compared (default: bit for bit). */
-  compare?(cpu: Image, gpu: Image): Comparison;
-}
+import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from './threshold/index.js';
 
 /** CPU and GPU float results of filters agree to this fraction of the output's largest magnitude (docs/convolution.md). */
 export const FILTER_TOLERANCE = 1e-5;
 
-export const OPERATIONS: Record<string, ImageOperation> = {
-  equalize: {
-    summary: 'global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)',
-    params: equalizeParams,
-    run: (img, p, on) => equalize(img, { ...on, hist: p.hist as HistogramMethod }),
-  },
-  threshold: {
-    summary: 'binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)',
-    params: thresholdParams,
-    run: (img, p, on) => threshold(img, { ...on, ...p } as ThresholdOptions),
-  },
-  clahe: {
-    summary: 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y',
-    params: claheParams,
-    colour: true,
-    run: (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions),
-  },
-  morph: {
-    summary: 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)',
-    params: morphParams,
-    positional: ['op'],
-    run: (img, p, on) => morph(img, { ...on, ...p } as MorphOptions),
-  },
-  filter: {
-    summary: 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)',
-    params: filterParams,
-    run: (img, p, on) => filter(img, p.filter as string, { ...on, ...p } as FilterOptions),
-    // Saturated 8/16-bit results may round a float lying within rounding of a .5 tie differently: ±1.
-    compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareWithin(a, b, 0, 1)),
-  },
-};
+/**
+ * A family not yet declared with defineOp, as an Operation (moved onto the skeleton one family at a time; this
+ * adapter goes when the last one has moved).
+ */
+function legacy<H = Image, D = GpuImage>(name: string, summary: string, params: readonly ParamSpec[], run: (src: Image | GpuImage, p: Record<string, unknown>, on?: object) => Promise<OpResult<H | D>>, more: Partial<Operation<readonly ParamSpec[], object, H, D>> = {}): Operation<readonly ParamSpec[], object, H, D> {
+  const input = more.input ?? { dtypes: ['uint8', 'uint16'], colour: 'gray' };
+  return {
+    name, summary, params, positional: [], input, colour: input.colour !== 'gray', writes: true, run: run as Operation<readonly ParamSpec[], object, H, D>['run'],
+    compare: (a, b) => compareImages(a as Image, b as Image), report: () => ({ json: {}, text: [] }),
+    ...more,
+  };
+}
+
+/** A function made by defineOp (it carries its declaration as `.op`). */
+function isDeclared(x: unknown): x is { op: Operation } {
+  return typeof x === 'function' && typeof (x as { op?: unknown }).op === 'object';
+}
+
+/** The operations the families declare with defineOp, in the order of ops/index.ts's names. */
+const DECLARED: Operation[] = Object.values(families as Record<string, unknown>).flatMap((f) => (isDeclared(f) ? [f.op] : []));
+
+/** The image → image operations: CLI commands, pipeline stages, batch jobs and playground forms derive from this list. */
+const IMAGE_OPS: ImageOperation[] = [
+  ...(DECLARED.filter((op) => op.writes) as ImageOperation[]),
+  legacy<Image, GpuImage>('threshold', 'binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)', thresholdParams,
+    (img, p, on) => threshold(img, { ...on, ...p } as ThresholdOptions), {
+      report: (r) => {
+        const { threshold: t, fallback } = r as ThresholdResult<Image | GpuImage>;
+        if (t !== undefined) return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
+        if (fallback !== undefined) return { json: { fallback }, text: [`  global isodata fallback ${fallback} (used in windows too uniform to split)`] };
+        return { json: {}, text: [] };
+      },
+    }),
+  legacy<Image, GpuImage>('clahe', 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
+    (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions), { input: { dtypes: ['uint8', 'uint16'], colour: 'luma' } }),
+  legacy<Image, GpuImage>('morph', 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
+    (img, p, on) => morph(img, { ...on, ...p } as MorphOptions), { positional: ['op'] }),
+  legacy<Image, GpuImage>('filter', 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)', filterParams,
+    (img, p, on) => filter(img, p.filter as string, { ...on, ...p } as FilterOptions), {
+      // Saturated 8/16-bit results may round a float lying within rounding of a .5 tie differently: ±1.
+      compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareWithin(a, b, 0, 1)),
+      report: (r) => {
+        const impl = (r as FilterResult<Image | GpuImage>).impl;
+        return { json: { impl }, text: [`  implementation: ${impl}`] };
+      },
+    }),
+];
+
+/** Operations whose result is not an image (the CLI reports it). */
+const REPORT_OPS: Operation[] = [
+  ...DECLARED.filter((op) => !op.writes),
+  legacy<Uint32Array, unknown>('histogram', 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',
+    [...histogramParams, { name: 'mask', kind: 'image', doc: 'count only where this 8-bit image of the same size is non-zero' }],
+    (img, p, on) => histogram(img, { ...on, ...p, method: p.hist } as HistogramOptions), {
+      writes: false, compare: compareArrays,
+      report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
+    }) as Operation,
+];
+
+/** Every operation by name (the CLI's commands). */
+export const ALL_OPERATIONS: Readonly<Record<string, Operation>> = Object.fromEntries([...IMAGE_OPS, ...REPORT_OPS].map((op) => [op.name, op]));
+
+/** The image → image operations by name: pipeline stages and playground forms. */
+export const OPERATIONS: Readonly<Record<string, ImageOperation>> = Object.fromEntries(IMAGE_OPS.map((op) => [op.name, op]));
+
+function summarizeCounts(h: Uint32Array): string[] {
+  let total = 0, nonzero = 0, mode = 0, lo = -1, hi = -1;
+  for (let i = 0; i < h.length; i++) {
+    total += h[i];
+    if (h[i]) {
+      nonzero++;
+      if (lo < 0) lo = i;
+      hi = i;
+      if (h[i] > h[mode]) mode = i;
+    }
+  }
+  return [`  ${h.length} bins, ${total} pixels counted, ${nonzero} non-zero bins in [${lo}, ${hi}], mode bin ${mode} (${h[mode]})`];
+}

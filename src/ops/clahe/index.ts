@@ -111,6 +111,7 @@ function checkDevice(ctx: GpuContext, p: Resolved, h: number, w: number, dtype: 
  */
 export async function clahe(src: Image, opts?: ClaheOptions): Promise<OpResult<Image>>;
 export async function clahe(src: GpuImage, opts?: ClaheOptions): Promise<OpResult<GpuImage>>;
+export async function clahe(src: Image | GpuImage, opts?: ClaheOptions): Promise<OpResult<Image | GpuImage>>;
 export async function clahe(src: Image | GpuImage, opts: ClaheOptions = {}): Promise<OpResult<Image | GpuImage>> {
   const t0 = now();
   const p = resolveParams<Resolved>('clahe', claheParams, {

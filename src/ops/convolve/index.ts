@@ -15,7 +15,7 @@ import { boxSums, type BoxRounding } from './box.js';
 import { castCpu, correlateCpu, magnitudeCpu } from './cpu.js';
 import { parseFilter, type FilterPlan } from './filters.js';
 import { CONV_IMPLS, ConvGpu, type ConvImpl, type ConvSchedule, type Volume } from './gpu.js';
-import { flipKernel, type ConvKernel } from './kernel.js';
+import { denseKernel, flipKernel, kernelFromJson, type ConvKernel } from './kernel.js';
 import { hasNonFinite, nonFiniteClasses, patchNonFinite } from './nonfinite.js';
 import { NonFiniteGpu, type AcrossSlabs } from './nonfinite-gpu.js';
 import { planSlabs, wholeGeometry, type Geo3, type Slab } from './plan.js';
@@ -26,8 +26,19 @@ export { gaussianWeights, parseFilter, type FilterPlan } from './filters.js';
 export { BORDER_MODES, type BorderMode } from '../../core/border.js';
 
 /** Declared once: CLI flags, help and validation come from here. */
+/**
+ * `kernel:FILE` as a one-kernel filter: a .npy (2D or 3D, any dtype imgpu reads, read by io) or a .json kernel
+ * (kernel.ts kernelFromJson), applied as a correlation (cv2.filter2D, scipy.ndimage.correlate).
+ */
+function filterFromFile(f: { path: string; spec: string; image?: Image; text?: string }): FilterPlan {
+  if (f.text !== undefined) return { name: f.spec, components: [kernelFromJson(f.text, f.path)], combine: 'single' };
+  const k = f.image!;
+  if (k.channels !== 1) throw new InvalidArgumentError(`${f.spec}: a kernel has one channel`);
+  return { name: f.spec, components: [denseKernel(k.data, [...k.shape], undefined, f.path)], combine: 'single' };
+}
+
 export const filterParams: readonly ParamSpec[] = [
-  { name: 'filter', kind: 'string', default: 'sobel', doc: 'sobel[-x|-y|-z] | prewitt[-x|-y|-z] | roberts | gauss:SIGMA[,SY[,SZ]][mm] | box:N[xM[xK]] | laplace | kernel:FILE (.npy or .json)' },
+  { name: 'filter', kind: 'string', default: 'sobel', file: { prefix: 'kernel:', text: ['.json'], load: filterFromFile }, doc: 'sobel[-x|-y|-z] | prewitt[-x|-y|-z] | roberts | gauss:SIGMA[,SY[,SZ]][mm] | box:N[xM[xK]] | laplace | kernel:FILE (.npy or .json)' },
   { name: 'border', kind: 'enum', choices: [...BORDER_MODES, ...Object.keys(BORDER_ALIASES)], default: 'reflect', doc: 'reflect (dcba|abcd, scipy default) | reflect101 = mirror (dcb|abcd, OpenCV default) | replicate = nearest | wrap | constant (--cval) | valid (output shrinks)' },
   { name: 'cval', kind: 'float', default: 0, doc: 'value outside the image for --border constant' },
   { name: 'impl', kind: 'enum', choices: CONV_IMPLS, default: 'auto', doc: 'GPU implementation: naive (global memory) | tiled (workgroup memory) | separable (1-D pass per axis) | fused (separable, one pass) | auto' },
@@ -99,6 +110,7 @@ export async function convolve(src: Image | GpuImage, kernel: ConvKernel, opts: 
 /** A named filter (filters.ts: sobel, prewitt, roberts, gauss, box, laplace) or a FilterPlan. */
 export async function filter(src: Image, spec: string | FilterPlan, opts?: FilterOptions): Promise<FilterResult<Image>>;
 export async function filter(src: GpuImage, spec: string | FilterPlan, opts?: FilterOptions): Promise<FilterResult<GpuImage>>;
+export async function filter(src: Image | GpuImage, spec: string | FilterPlan, opts?: FilterOptions): Promise<FilterResult<Image | GpuImage>>;
 export async function filter(src: Image | GpuImage, spec: string | FilterPlan, opts: FilterOptions = {}): Promise<FilterResult<Image | GpuImage>> {
   const plan = typeof spec === 'string'
     ? parseFilter(spec, { rank: rankOf(src.shape), geometry: src instanceof GpuImage ? undefined : src.geometry, truncate: opts.truncate })

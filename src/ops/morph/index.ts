@@ -15,7 +15,7 @@ import { primitiveCpu, subtractCpu } from './cpu.js';
 import { MORPH_METHODS, MorphGpu, type Aligned, type MorphMethod } from './gpu.js';
 import { lanes, type MorphDtype } from './morph.wgsl.js';
 import { MORPH_BORDERS, primitiveReach, type MorphBorder, type MorphPrimitive } from './plan.js';
-import { checkMaskCells, parseElement, type StructuringElement } from './se.js';
+import { checkMaskCells, maskElement, parseElement, type StructuringElement } from './se.js';
 
 export { MORPH_BORDERS, type MorphBorder } from './plan.js';
 export { MORPH_METHODS, type MorphMethod } from './gpu.js';
@@ -25,9 +25,16 @@ export const MORPH_OPS = ['erode', 'dilate', 'open', 'close', 'gradient', 'topha
 export type MorphOp = (typeof MORPH_OPS)[number];
 
 /** Declared once: CLI flags, help and validation come from here. */
+/** `mask:FILE` (a .npy or image of 0 / non-zero, read by io) as a structuring element. */
+function elementFromFile(f: { spec: string; image?: Image }): StructuringElement {
+  const m = f.image!;
+  if (m.channels !== 1) throw new InvalidArgumentError(`${f.spec}: a mask has one channel`);
+  return maskElement(Uint8Array.from(m.data, (v) => (v ? 1 : 0)), asShape3D(m.shape), f.spec);
+}
+
 export const morphParams: readonly ParamSpec[] = [
   { name: 'op', kind: 'enum', choices: MORPH_OPS, default: 'erode', doc: 'operation (open = dilate∘erode, close = erode∘dilate, gradient = dilate − erode, tophat = src − open, blackhat = close − src)' },
-  { name: 'se', kind: 'string', default: 'rect:3x3', doc: 'structuring element: rect:WxH, line:LEN:h|v|d, box:WxHxD, cross:N, ellipse:WxH, mask:FILE.npy' },
+  { name: 'se', kind: 'string', default: 'rect:3x3', file: { prefix: 'mask:', load: elementFromFile }, doc: 'structuring element: rect:WxH, line:LEN:h|v|d, box:WxHxD, cross:N, ellipse:WxH, mask:FILE.npy' },
   { name: 'iterations', kind: 'int', min: 1, max: 1000, default: 1, doc: 'erosions/dilations per primitive (OpenCV: a rectangle runs once, enlarged)' },
   { name: 'border', kind: 'enum', choices: MORPH_BORDERS, default: 'opencv', doc: 'opencv: neutral constant border, anchor ⌊k/2⌋ (= cv2); scipy: reflect border, reflected dilation (= scipy.ndimage)' },
   { name: 'method', kind: 'enum', choices: MORPH_METHODS, default: 'auto', doc: 'auto: van Herk/Gil-Werman for boxes, direct otherwise; naive: direct for every element' },
@@ -101,6 +108,7 @@ function element(se: string | StructuringElement, rank: number): StructuringElem
  */
 export async function morph(src: Image, opts?: MorphOptions): Promise<OpResult<Image>>;
 export async function morph(src: GpuImage, opts?: MorphOptions): Promise<OpResult<GpuImage>>;
+export async function morph(src: Image | GpuImage, opts?: MorphOptions): Promise<OpResult<Image | GpuImage>>;
 export async function morph(src: Image | GpuImage, opts: MorphOptions = {}): Promise<OpResult<Image | GpuImage>> {
   const t0 = now();
   const p = resolveParams<{ op: MorphOp; se: string; iterations: number; border: MorphBorder; method: MorphMethod }>('morph', morphParams, {

@@ -115,6 +115,7 @@ function addTimings(a: Timings, b: Timings): Timings {
  */
 export async function threshold(src: Image, opts?: ThresholdOptions): Promise<ThresholdResult<Image>>;
 export async function threshold(src: GpuImage, opts?: ThresholdOptions): Promise<ThresholdResult<GpuImage>>;
+export async function threshold(src: Image | GpuImage, opts?: ThresholdOptions): Promise<ThresholdResult<Image | GpuImage>>;
 export async function threshold(src: Image | GpuImage, opts: ThresholdOptions = {}): Promise<ThresholdResult<Image | GpuImage>> {
   const t0 = now();
   const p = resolveParams<{ method: ThresholdMethod; hist: HistogramMethod; window: number; offset: number; contrast: number; scheme: 'sliding' | 'naive' }>(

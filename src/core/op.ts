@@ -1,0 +1,277 @@
+import { rgbToYCrCb, yCrCbToRgb } from './colour.js';
+import { compareImages, type Comparison } from './compare.js';
+import type { CpuPool } from './cpu/pool.js';
+import { UnsupportedDtypeError } from './errors.js';
+import type { GpuContext } from './gpu/context.js';
+import { GpuImage } from './gpu/gpu-image.js';
+import type { Recording } from './gpu/recording.js';
+import { runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
+import { checkOut, intoOut, requireDtype, toGray, validateImage, type Channels, type Dtype, type Image, type Shape } from './image.js';
+import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from './params.js';
+import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from './timings.js';
+
+/**
+ * One operation, declared once. From a declaration come the public function (host image or GpuImage in), the
+ * validation, the timings, the registry entry, and through the registry the CLI command and its flags, the
+ * pipeline stage, the batch job and the playground form. A family's `index.ts` is its declaration.
+ */
+
+/** What the operation is given, as far as the skeleton needs to know before it runs. */
+export interface InputLike {
+  shape: Shape;
+  dtype: Dtype;
+  channels: Channels;
+}
+
+/**
+ * How colour input is taken: 'gray' converts a colour host image to OpenCV's gray first (a GpuImage must be
+ * gray); 'luma' runs on the Y of OpenCV's YCrCb and puts the chroma back (CLAHE); 'channels' processes every
+ * channel alike (point operations).
+ */
+export type ColourRule = 'gray' | 'luma' | 'channels';
+
+export interface InputRule {
+  dtypes: readonly Dtype[];
+  colour: ColourRule;
+}
+
+/** Where an operation runs and how (the library's options besides the declared parameters). */
+export interface RunOptions extends GpuRunOptions {
+  /** Run on this GPU context (host images are uploaded and the result downloaded). Omit for the CPU path. */
+  gpu?: GpuContext;
+  /** Worker pool for the CPU path. @default single-threaded */
+  pool?: CpuPool;
+}
+
+/** The public options of an operation with parameters `S`: derived, never written by hand. */
+export type OpOptions<S extends readonly ParamSpec[]> = OptionsOf<S> & RunOptions;
+
+/** What a CPU implementation or a GPU plan produced besides its output: the kernels it timed, extra results. */
+export interface Produced<T, X> {
+  output: T;
+  /** CPU: the kernels timed inside (default: one kernel named after the operation, timed around the call). */
+  kernels?: KernelTime[];
+  /** Extra results reported beside the output (e.g. Otsu's threshold). */
+  extra?: X;
+  /** GPU: values to read back once the recording has run (timed as download), e.g. a threshold on the device. */
+  read?: () => Promise<X>;
+}
+
+/** The CPU implementation: a host image in, the output (or a Produced) out. `out` is the caller's buffer. */
+export type CpuImpl<R, H, X> = (img: Image, p: R, env: { pool: CpuPool; out?: Image }) => Promise<H | Produced<H, X>>;
+
+/** The GPU plan: records the work for a resident input into `rec` and returns the (pooled) device output. */
+export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[]) => Promise<D | Produced<D, X>>;
+
+/**
+ * A GPU path made of several recordings with host decisions in between (e.g. a threshold taken on the host from
+ * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
+ * uploads once before and downloads once after.
+ */
+export type GpuSteps<R, X> = (input: GpuImage, p: R, opts: { profile?: boolean }) => Promise<{ output: GpuImage; steps: Timings[]; extra?: X }>;
+
+export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>> {
+  name: string;
+  /** One line for the CLI's usage, the playground and the docs. */
+  summary: string;
+  params: S;
+  /** Parameters given as positional arguments before <in> <out> on the command line (e.g. morph's <op>). */
+  positional?: readonly S[number]['name'][];
+  input: InputRule;
+  /** Checks the parameters as a whole against the input (and the device), before any work. */
+  check?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): void;
+  cpu: CpuImpl<ResolvedOf<S>, H, X>;
+  gpu: GpuPlan<ResolvedOf<S>, D, X>;
+  /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
+  stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
+  gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
+  /** Image parameters (kind 'image') read by the GPU plan: uploaded with the input and passed as `extra`. */
+  gpuImages?(p: ResolvedOf<S>): (Image | GpuImage | undefined)[];
+  /** The output comes back to the host even for a resident input (small results such as histograms). */
+  alwaysDownload?: boolean;
+  /** How CPU and GPU results are compared (default: bit for bit). */
+  compare?(cpu: H, gpu: H): Comparison;
+  /** What the CLI prints besides timings, from the result of the path that produced the output. */
+  report?(r: OpResult<H> & Partial<X>, p: ResolvedOf<S>): { json: Record<string, unknown>; text: string[] };
+  /** The output is not an image (e.g. counts): the CLI has nothing to write. */
+  writes?: boolean;
+}
+
+/** A declared operation as data: what generic front ends (CLI, pipeline, batch, playground) use. */
+export interface Operation<S extends readonly ParamSpec[] = readonly ParamSpec[], X extends object = object, H = unknown, D = unknown> {
+  readonly name: string;
+  readonly summary: string;
+  readonly params: S;
+  readonly positional: readonly string[];
+  readonly input: InputRule;
+  /** Colour input is processed as colour (luma or channels), not converted to gray first. */
+  readonly colour: boolean;
+  /** Writes an image output (false for counts). */
+  readonly writes: boolean;
+  /** Runs on either path with untyped parameters (checked against the declaration): the front ends' entry. */
+  run(src: Image, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<H> & Partial<X>>;
+  run(src: GpuImage, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<D> & Partial<X>>;
+  run(src: Image | GpuImage, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<H | D> & Partial<X>>;
+  compare(cpu: H, gpu: H): Comparison;
+  report(r: OpResult<H> & Partial<X>, p: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
+}
+
+/** An image → image operation (what pipelines chain and the playground offers). */
+export type ImageOperation = Operation<readonly ParamSpec[], object, Image, GpuImage>;
+
+/** The public function of an image operation: host image in → host image out; GpuImage in → GpuImage out. */
+export interface ImageOpFunction<S extends readonly ParamSpec[], X extends object> {
+  (src: Image, opts?: OpOptions<S>): Promise<OpResult<Image> & X>;
+  (src: GpuImage, opts?: OpOptions<S>): Promise<OpResult<GpuImage> & X>;
+  (src: Image | GpuImage, opts?: OpOptions<S>): Promise<OpResult<Image | GpuImage> & X>;
+  readonly op: Operation<S, X, Image, GpuImage>;
+}
+
+/** The public function of an operation whose output always comes back to the host (e.g. histogram counts). */
+export interface HostOpFunction<S extends readonly ParamSpec[], X extends object, H> {
+  (src: Image | GpuImage, opts?: OpOptions<S>): Promise<OpResult<H> & X>;
+  readonly op: Operation<S, X, H, unknown>;
+}
+
+function isProduced<T, X>(r: T | Produced<T, X>): r is Produced<T, X> {
+  return typeof r === 'object' && r !== null && 'output' in r && !ArrayBuffer.isView(r);
+}
+
+/** The declared parameters of `opts` (the run options and unknown keys left out), checked and defaulted. */
+function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S, opts: object): ResolvedOf<S> {
+  return resolveParams(name, specs, opts as never) as unknown as ResolvedOf<S>;
+}
+
+/** The host image the operation works on, by its colour rule (luma: the Y plane and what puts the colour back). */
+function hostInput(src: Image, name: string, rule: InputRule): { img: Image; luma?: ReturnType<typeof rgbToYCrCb> } {
+  validateImage(src);
+  if (rule.colour === 'gray' || (rule.colour === 'luma' && src.channels === 1)) {
+    const img = rule.colour === 'gray' ? toGray(src) : src;
+    requireDtype(img, rule.dtypes, name);
+    return { img };
+  }
+  requireDtype(src, rule.dtypes, name);
+  if (rule.colour === 'channels') return { img: src };
+  const luma = rgbToYCrCb(src);
+  return { img: luma.y, luma };
+}
+
+function residentInput(src: GpuImage, name: string, rule: InputRule): void {
+  src.assertLive();
+  if (rule.colour !== 'channels' && src.channels !== 1) {
+    throw new UnsupportedDtypeError(`${name} of a GpuImage needs one gray channel; convert with toGray() before upload${rule.colour === 'luma' ? ` (colour ${name} runs on host images)` : ''}`);
+  }
+  requireDtype(src, rule.dtypes, name);
+}
+
+/**
+ * Declares an operation: returns its public function (with the declaration as `.op`). The function validates
+ * the parameters and the input, then runs the GPU plan (host input: upload, record, download, each timed;
+ * resident input: record only, the output stays on the device) or the CPU implementation on `pool`.
+ */
+export function defineOp<S extends readonly ParamSpec[], X extends object = object>(
+  decl: OpDeclaration<S, X, Image, GpuImage>, defaults: { pool: CpuPool },
+): ImageOpFunction<S, X>;
+export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>>(
+  decl: OpDeclaration<S, X, H, D> & { alwaysDownload: true }, defaults: { pool: CpuPool },
+): HostOpFunction<S, X, H>;
+export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>>(
+  decl: OpDeclaration<S, X, H, D>, defaults: { pool: CpuPool },
+): unknown {
+  const name = decl.name;
+  async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
+    const t0 = now();
+    const p = paramsOf(name, decl.params, opts);
+    if (src instanceof GpuImage) {
+      residentInput(src, name, decl.input);
+      decl.check?.(p, src, src.ctx);
+      return onGpu(src.ctx, src, p, opts, t0, false);
+    }
+    const { img, luma } = hostInput(src, name, decl.input);
+    decl.check?.(p, img, opts.gpu);
+    if (opts.out) checkOut(opts.out, luma ? src : img);
+    const inner = { ...opts, out: luma ? undefined : opts.out };
+    const r = opts.gpu ? await onGpu(opts.gpu, img, p, inner, t0, true) : await onCpu(img, p, inner, t0);
+    if (!luma) return r;
+    const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), opts.out) as H;
+    return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
+  }
+
+  async function onCpu(img: Image, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {
+    const tk = now();
+    const r = await decl.cpu(img, p, { pool: opts.pool ?? defaults.pool, out: opts.out });
+    const ms = now() - tk;
+    const { output, kernels, extra } = isProduced(r) ? r : { output: r, kernels: undefined, extra: undefined };
+    const timings = makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: kernels ?? [{ name, ms }], kernelSource: 'cpu', total: now() - t0 });
+    return { output, timings, ...(extra ?? {}) } as OpResult<H> & Partial<X>;
+  }
+
+  async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
+    if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    let produced: Produced<D, X> | undefined;
+    const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
+    const r = await runGpu<H, D>(gpu, input, name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
+      const out = await decl.gpu(x, rec, p, extra);
+      if (!isProduced(out)) return out;
+      produced = out;
+      return out.output;
+    }, { extra: extraImages, alwaysDownload: decl.alwaysDownload });
+    let extra: Partial<X> = produced?.extra ?? {};
+    if (produced?.read) {
+      const td = now();
+      extra = { ...extra, ...(await produced.read()) };
+      r.timings.download += now() - td;
+    }
+    const timings = host || decl.alwaysDownload || produced?.read ? closeTimings(r.timings, t0) : r.timings;
+    return { ...r, timings, ...extra };
+  }
+
+  const operation: Operation<S, X, H, D> = {
+    name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
+    writes: decl.writes ?? !decl.alwaysDownload,
+    run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
+    compare: decl.compare ?? ((a, b) => compareImages(a as Image, b as Image)),
+    report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },
+  };
+  return Object.assign(run, { op: operation });
+}
+
+/**
+ * The GPU path of several recordings: a host input is uploaded once, the steps run on the resident copy, and
+ * the result comes back once (into `opts.out` or a new image); the steps' timings add up.
+ */
+async function onDeviceSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X>): Promise<OpResult<H | D> & Partial<X>> {
+  let upload = 0, download = 0;
+  let dev: GpuImage;
+  if (img instanceof GpuImage) {
+    dev = img;
+  } else {
+    const tu = now();
+    dev = await GpuImage.upload(gpu, img);
+    if (opts.profile ?? true) await gpu.finish();
+    upload = now() - tu;
+  }
+  try {
+    const r = await steps(dev, p, { profile: opts.profile });
+    let output: Image | GpuImage = r.output;
+    if (!(img instanceof GpuImage)) {
+      const td = now();
+      output = await r.output.toHost(opts.out);
+      r.output.release();
+      download = now() - td;
+    }
+    const timings = r.steps.reduce(addTimings, { backend: 'gpu', host: 0, upload, download, kernels: [], kernelSource: r.steps[0].kernelSource, total: 0 } as Timings);
+    return { output: output as H | D, timings: closeTimings(timings, t0), ...(r.extra ?? {}) } as OpResult<H | D> & Partial<X>;
+  } finally {
+    if (!(img instanceof GpuImage)) dev.release();
+  }
+}
+
+/** Adds one step's timings to another's (operations composed of operations). */
+export function addTimings(a: Timings, b: Timings): Timings {
+  return {
+    ...a, host: a.host + b.host, upload: a.upload + b.upload, download: a.download + b.download,
+    kernels: [...a.kernels, ...b.kernels], total: a.total + b.total,
+    ...(a.slabs || b.slabs ? { slabs: Math.max(a.slabs ?? 1, b.slabs ?? 1) } : {}),
+  };
+}
