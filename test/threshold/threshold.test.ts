@@ -349,8 +349,8 @@ test('gaussian: the generated CPU passes equal the generic loops bit for bit (wi
       for (const off of [-7, 0, 2, 5]) {
         const kernel = gaussianKernel(win);
         const a = new Uint8Array(src.length), b = new Uint8Array(src.length);
-        gaussThresholdRows(src, 301, 256, kernel, off, 255, a, 0, 256);
-        gaussThresholdRows(src, 301, 256, kernel, off, 255, b, 0, 256, false);
+        gaussThresholdRows({ src, w: 301, h: 256, kernel, idelta: off, maxv: 255, dst: a, start: 0, end: 256 });
+        gaussThresholdRows({ src, w: 301, h: 256, kernel, idelta: off, maxv: 255, dst: b, start: 0, end: 256, generate: false });
         assert.ok(Buffer.from(a).equals(Buffer.from(b)), `window ${win}, offset ${off}`);
       }
     }
