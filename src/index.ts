@@ -17,7 +17,6 @@ export type { OptionsOf, ResolvedOf } from './core/params.js';
 export { equalizeLut } from './ops/equalize/lut.js';
 export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';
 export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
-export { threshold, thresholdParams, THRESHOLD_METHODS, type ThresholdMethod, type ThresholdOptions, type ThresholdResult } from './ops/threshold/index.js';
 export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
 export { clahe, claheParams, CLAHE_BORDERS, CLAHE_SCHEMES, type ClaheBorder, type ClaheOptions, type ClaheScheme } from './ops/clahe/index.js';
 export {

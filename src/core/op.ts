@@ -68,7 +68,7 @@ export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: Gp
  * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
  * uploads once before and downloads once after.
  */
-export type GpuSteps<R, X> = (input: GpuImage, p: R, opts: { profile?: boolean }) => Promise<{ output: GpuImage; steps: Timings[]; extra?: X }>;
+export type GpuSteps<R, X> = (input: GpuImage, p: R, opts: { profile?: boolean; wait?: boolean }) => Promise<{ output: GpuImage; steps: Timings[]; extra?: X }>;
 
 export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>> {
   name: string;
@@ -82,6 +82,8 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   check?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): void;
   cpu: CpuImpl<ResolvedOf<S>, H, X>;
   gpu: GpuPlan<ResolvedOf<S>, D, X>;
+  /** The GPU run's name where it depends on the parameters (fused-pass and wall-clock kernel names, errors). */
+  gpuName?(p: ResolvedOf<S>): string;
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
   gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
@@ -210,7 +212,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
-    const r = await runGpu<H, D>(gpu, input, name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
+    const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
       const out = await decl.gpu(x, rec, p, extra);
       if (!isProduced(out)) return out;
       produced = out;
@@ -252,7 +254,7 @@ async function onDeviceSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage,
     upload = now() - tu;
   }
   try {
-    const r = await steps(dev, p, { profile: opts.profile });
+    const r = await steps(dev, p, { profile: opts.profile, wait: opts.wait });
     let output: Image | GpuImage = r.output;
     if (!(img instanceof GpuImage)) {
       const td = now();

@@ -9,7 +9,6 @@ import { compareArrays, compareImages, compareWithin } from '../core/compare.js'
 import * as families from './index.js';
 import { histogram, histogramParams, type HistogramOptions } from './histogram/index.js';
 import { morph, morphParams, type MorphOptions } from './morph/index.js';
-import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from './threshold/index.js';
 
 /** CPU and GPU float results of filters agree to this fraction of the output's largest magnitude (docs/convolution.md). */
 export const FILTER_TOLERANCE = 1e-5;
@@ -38,15 +37,6 @@ const DECLARED: Operation[] = Object.values(families as Record<string, unknown>)
 /** The image → image operations: CLI commands, pipeline stages, batch jobs and playground forms derive from this list. */
 const IMAGE_OPS: ImageOperation[] = [
   ...(DECLARED.filter((op) => op.writes) as ImageOperation[]),
-  legacy<Image, GpuImage>('threshold', 'binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)', thresholdParams,
-    (img, p, on) => threshold(img, { ...on, ...p } as ThresholdOptions), {
-      report: (r) => {
-        const { threshold: t, fallback } = r as ThresholdResult<Image | GpuImage>;
-        if (t !== undefined) return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
-        if (fallback !== undefined) return { json: { fallback }, text: [`  global isodata fallback ${fallback} (used in windows too uniform to split)`] };
-        return { json: {}, text: [] };
-      },
-    }),
   legacy<Image, GpuImage>('clahe', 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
     (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions), { input: { dtypes: ['uint8', 'uint16'], colour: 'luma' } }),
   legacy<Image, GpuImage>('morph', 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
