@@ -319,6 +319,8 @@ test('FilterOptions as a user writes it; border aliases (scipy mirror/nearest, O
     same((await filter(img, 'sobel', { border: alias })).output, (await filter(img, 'sobel', { border: mode })).output, alias);
   }
   assert.equal(filter.op, ALL_OPERATIONS.filter, 'the registry runs the declared operation');
+  // The declared range holds on the API as on the command line (the API passed truncate 0.1 through unchecked).
+  await assert.rejects(filter(img, 'gauss:2', { truncate: 0.1 }), /truncate must be ≥ 0\.5, got 0\.1/);
   const tmp = mkdtempSync(join(tmpdir(), 'imgpu-filter-'));
   const run = (border: string) => {
     const out = join(tmp, `${border}.npy`);
