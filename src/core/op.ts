@@ -60,8 +60,17 @@ export interface Produced<T, X> {
 /** The CPU implementation: a host image in, the output (or a Produced) out. `out` is the caller's buffer. */
 export type CpuImpl<R, H, X> = (img: Image, p: R, env: { pool: CpuPool; out?: Image }) => Promise<H | Produced<H, X>>;
 
-/** The GPU plan: records the work for a resident input into `rec` and returns the (pooled) device output. */
-export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[]) => Promise<D | Produced<D, X>>;
+/**
+ * The GPU plan: records the work for a resident input into `rec` and returns the (pooled) device output. `opts`
+ * are the caller's options as given (an operation may read tuning it documents besides its parameters).
+ */
+export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[], opts: RunOptions) => Promise<D | Produced<D, X>>;
+
+/**
+ * A host input on the GPU, run by the operation itself instead of upload → GpuPlan → download (e.g. in host slabs
+ * when it exceeds the device's buffers). The skeleton closes its timings.
+ */
+export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: RunOptions) => Promise<OpResult<H> & Partial<X>>;
 
 /**
  * A GPU path made of several recordings with host decisions in between (e.g. a threshold taken on the host from
@@ -84,6 +93,10 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   gpu: GpuPlan<ResolvedOf<S>, D, X>;
   /** The GPU run's name where it depends on the parameters (fused-pass and wall-clock kernel names, errors). */
   gpuName?(p: ResolvedOf<S>): string;
+  /** Host input on the GPU (default: uploaded whole, `gpu` recorded, downloaded). */
+  gpuHost?: GpuHostRun<ResolvedOf<S>, H, X>;
+  /** The output's shape and type where they differ from the (gray) input's: a caller's `out` is checked against them. */
+  outputOf?(p: ResolvedOf<S>, input: Image): { shape: Shape; dtype: Dtype };
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
   gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
@@ -139,8 +152,11 @@ function isProduced<T, X>(r: T | Produced<T, X>): r is Produced<T, X> {
   return typeof r === 'object' && r !== null && 'output' in r && !ArrayBuffer.isView(r);
 }
 
-/** The declared parameters of `opts` (the run options and unknown keys left out), checked and defaulted. */
-function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S, opts: object): ResolvedOf<S> {
+/**
+ * The declared parameters of `opts` (the run options and unknown keys left out), checked and defaulted; also for a
+ * family that prepares its work outside a call (e.g. the filters' prepareFilter for back-to-back benchmarks).
+ */
+export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S, opts: object): ResolvedOf<S> {
   return resolveParams(name, specs, opts as never) as unknown as ResolvedOf<S>;
 }
 
@@ -191,9 +207,10 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     }
     const { img, luma } = hostInput(src, name, decl.input);
     decl.check?.(p, img, opts.gpu);
-    if (opts.out) checkOut(opts.out, luma ? src : img);
+    if (opts.out) checkOut(opts.out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
     const inner = { ...opts, out: luma ? undefined : opts.out };
-    const r = opts.gpu ? await onGpu(opts.gpu, img, p, inner, t0, true) : await onCpu(img, p, inner, t0);
+    const r = !opts.gpu ? await onCpu(img, p, inner, t0)
+      : decl.gpuHost ? await onGpuHost(opts.gpu, img, p, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, inner, t0, true);
     if (!luma) return r;
     const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), opts.out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
@@ -213,7 +230,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
     const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await decl.gpu(x, rec, p, extra);
+      const out = await decl.gpu(x, rec, p, extra, opts);
       if (!isProduced(out)) return out;
       produced = out;
       return out.output;
@@ -226,6 +243,11 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     }
     const timings = host || decl.alwaysDownload || produced?.read ? closeTimings(r.timings, t0) : r.timings;
     return { ...r, timings, ...extra };
+  }
+
+  async function onGpuHost(gpu: GpuContext, img: Image, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: GpuHostRun<ResolvedOf<S>, H, X>): Promise<OpResult<H> & Partial<X>> {
+    const r = await host(img, p, gpu, opts);
+    return { ...r, timings: closeTimings(r.timings, t0) };
   }
 
   const operation: Operation<S, X, H, D> = {

@@ -42,6 +42,9 @@ export type ValueOf<P> = P extends { kind: 'int' | 'float' } ? number
   : P extends { kind: 'image' } ? import('./image.js').Image | import('./gpu/gpu-image.js').GpuImage
   : string;
 
+/** Other vocabularies' names an enum accepts for its choices (e.g. a border's OpenCV and scipy names). */
+type ValueAliasOf<P> = P extends { valueAliases: Readonly<Record<infer A extends string, string>> } ? A : never;
+
 type AliasOf<P> = P extends { aliases: readonly (infer A extends string)[] } ? A : never;
 
 /**
@@ -49,8 +52,8 @@ type AliasOf<P> = P extends { aliases: readonly (infer A extends string)[] } ? A
  * by its kind. `OptionsOf<typeof equalizeParams>` is `{ impl?: 'atomic' | 'subhist'; hist?: … }`.
  */
 export type OptionsOf<S extends readonly ParamSpec[]> =
-  & { [P in S[number] as P['name']]?: ValueOf<P> }
-  & { [P in S[number] as AliasOf<P>]?: ValueOf<P> };
+  & { [P in S[number] as P['name']]?: ValueOf<P> | ValueAliasOf<P> }
+  & { [P in S[number] as AliasOf<P>]?: ValueOf<P> | ValueAliasOf<P> };
 
 /** The parameters after resolveParams: those with a default are always set. */
 export type ResolvedOf<S extends readonly ParamSpec[]> =

@@ -1,16 +1,37 @@
 import type { BorderMode } from '../../core/border.js';
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
-import { allocPixels } from '../../core/image.js';
+import { allocPixels, type Image } from '../../core/image.js';
+import { now, type KernelTime } from '../../core/timings.js';
 import type { BoxRounding } from './box.js';
 import { castSaturateTask, convDenseTask, convLinesTask, magnitudeTask } from './cpu-kernels.js';
-import type { ConvKernel } from './kernel.js';
+import type { ConvImpl } from './gpu.js';
+import { isIdentity, type ConvKernel } from './kernel.js';
+import { hasNonFinite, nonFiniteClasses, patchNonFinite } from './nonfinite.js';
 import { tapIndex, wholeGeometry, type Geo3 } from './plan.js';
+import type { FilterRun } from './run.js';
 
 type Pixels = Uint8Array | Uint16Array | Float32Array;
 
-/** Whether a 1-D factor is the identity (one tap of weight 1): its pass is skipped. */
-export function isIdentity(f: Float32Array): boolean {
-  return f.length === 1 && f[0] === 1;
+/**
+ * The filter on the CPU: each component (1-D passes where the kernel is separable and `impl` allows it: auto,
+ * separable, fused; else the dense kernel), NaN/±inf spread as scipy does, the magnitude, the cast. Returns the
+ * output's data, the implementation that ran, and its one timed kernel.
+ */
+export async function filterCpu(img: Image, run: FilterRun, p: { border: BorderMode; cval: number; impl: ConvImpl }, pool: CpuPool): Promise<{ data: Pixels; impl: string; kernels: KernelTime[] }> {
+  const { plan, shape, geos, outDtype, box } = run;
+  const separable = p.impl === 'auto' || p.impl === 'separable' || p.impl === 'fused';
+  const tk = now();
+  const parts: Float32Array[] = [];
+  for (const k of plan.components) parts.push((await correlateCpu(img.data, shape, k, p.border, p.cval, separable, pool)).data);
+  if (plan.nonFinite && img.data instanceof Float32Array && hasNonFinite(img.data)) {
+    const data = img.data;
+    plan.components.forEach((k, c) => patchNonFinite(parts[c], nonFiniteClasses(data, shape, k, geos[c], p.border, plan.nonFinite!)));
+  }
+  let data: Pixels = plan.combine === 'magnitude' ? await magnitudeCpu(parts, pool) : parts[0];
+  if (outDtype !== 'float32') data = await castCpu(data as Float32Array, outDtype, pool, box);
+  const kernels: KernelTime[] = [{ name: `filter.${plan.name}`, ms: now() - tk }];
+  const impl = plan.components.map((k) => (separable && k.factors ? 'separable' : 'dense')).join('+');
+  return { data, impl, kernels };
 }
 
 /**

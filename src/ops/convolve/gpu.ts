@@ -6,10 +6,9 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import type { UniformValues } from '../../core/gpu/uniforms.js';
-import { isIdentity } from './cpu.js';
 import { CastParams, castWgsl, CountParams, Geo, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
 import type { BoxRounding } from './box.js';
-import type { ConvKernel } from './kernel.js';
+import { isIdentity, type ConvKernel } from './kernel.js';
 import type { AxisGeo, Geo3 } from './plan.js';
 
 /**
