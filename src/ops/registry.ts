@@ -8,7 +8,6 @@ import { filter, filterParams, type FilterOptions, type FilterResult } from './c
 import { compareArrays, compareImages, compareWithin } from '../core/compare.js';
 import * as families from './index.js';
 import { histogram, histogramParams, type HistogramOptions } from './histogram/index.js';
-import { morph, morphParams, type MorphOptions } from './morph/index.js';
 import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from './threshold/index.js';
 
 /** CPU and GPU float results of filters agree to this fraction of the output's largest magnitude (docs/convolution.md). */
@@ -49,8 +48,6 @@ const IMAGE_OPS: ImageOperation[] = [
     }),
   legacy<Image, GpuImage>('clahe', 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
     (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions), { input: { dtypes: ['uint8', 'uint16'], colour: 'luma' } }),
-  legacy<Image, GpuImage>('morph', 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
-    (img, p, on) => morph(img, { ...on, ...p } as MorphOptions), { positional: ['op'] }),
   legacy<Image, GpuImage>('filter', 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)', filterParams,
     (img, p, on) => filter(img, p.filter as string, { ...on, ...p } as FilterOptions), {
       // Saturated 8/16-bit results may round a float lying within rounding of a .5 tie differently: ±1.
