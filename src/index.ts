@@ -19,10 +19,6 @@ export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, ty
 export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
 export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
 export { clahe, claheParams, CLAHE_BORDERS, CLAHE_SCHEMES, type ClaheBorder, type ClaheOptions, type ClaheScheme } from './ops/clahe/index.js';
-export {
-  morph, erode, dilate, morphParams, MORPH_OPS, MORPH_BORDERS, MORPH_METHODS, parseElement, maskElement, crossElement, ellipseElement,
-  type MorphOp, type MorphOptions, type MorphBorder, type MorphMethod, type StructuringElement,
-} from './ops/morph/index.js';
 export type { Size } from './core/params.js';
 export {
   detect, Detector, detectParams, groupRectangles, nonMaxSuppression, iou, pyramidLevels, resizeLinearExact, validateClassifier, DETECT_IMPLS, DEFAULT_DIVISORS,

@@ -79,7 +79,7 @@ export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: RunO
  */
 export type GpuSteps<R, X> = (input: GpuImage, p: R, opts: { profile?: boolean; wait?: boolean }) => Promise<{ output: GpuImage; steps: Timings[]; extra?: X }>;
 
-export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>> {
+export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q = ResolvedOf<S>> {
   name: string;
   /** One line for the CLI's usage, the playground and the docs. */
   summary: string;
@@ -89,12 +89,17 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   input: InputRule;
   /** Checks the parameters as a whole against the input (and the device), before any work. */
   check?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): void;
-  cpu: CpuImpl<ResolvedOf<S>, H, X>;
-  gpu: GpuPlan<ResolvedOf<S>, D, X>;
+  /**
+   * What both paths take, derived once per call from the checked parameters and the input, before any work (e.g.
+   * morph's structuring element, parsed once); it may refuse like `check`. Without it both paths take the parameters.
+   */
+  prepare?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): Q;
+  cpu: CpuImpl<Q, H, X>;
+  gpu: GpuPlan<Q, D, X>;
   /** The GPU run's name where it depends on the parameters (fused-pass and wall-clock kernel names, errors). */
   gpuName?(p: ResolvedOf<S>): string;
   /** Host input on the GPU (default: uploaded whole, `gpu` recorded, downloaded). */
-  gpuHost?: GpuHostRun<ResolvedOf<S>, H, X>;
+  gpuHost?: GpuHostRun<Q, H, X>;
   /** The output's shape and type where they differ from the (gray) input's: a caller's `out` is checked against them. */
   outputOf?(p: ResolvedOf<S>, input: Image): { shape: Shape; dtype: Dtype };
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
@@ -187,50 +192,53 @@ function residentInput(src: GpuImage, name: string, rule: InputRule): void {
  * the parameters and the input, then runs the GPU plan (host input: upload, record, download, each timed;
  * resident input: record only, the output stays on the device) or the CPU implementation on `pool`.
  */
-export function defineOp<S extends readonly ParamSpec[], X extends object = object>(
-  decl: OpDeclaration<S, X, Image, GpuImage>, defaults: { pool: CpuPool },
+export function defineOp<S extends readonly ParamSpec[], X extends object = object, Q = ResolvedOf<S>>(
+  decl: OpDeclaration<S, X, Image, GpuImage, Q>, defaults: { pool: CpuPool },
 ): ImageOpFunction<S, X>;
-export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>>(
-  decl: OpDeclaration<S, X, H, D> & { alwaysDownload: true }, defaults: { pool: CpuPool },
+export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q = ResolvedOf<S>>(
+  decl: OpDeclaration<S, X, H, D, Q> & { alwaysDownload: true }, defaults: { pool: CpuPool },
 ): HostOpFunction<S, X, H>;
-export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>>(
-  decl: OpDeclaration<S, X, H, D>, defaults: { pool: CpuPool },
+export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q>(
+  decl: OpDeclaration<S, X, H, D, Q>, defaults: { pool: CpuPool },
 ): unknown {
   const name = decl.name;
+  // Q is ResolvedOf<S> where no `prepare` is declared (its default): the paths take the parameters themselves.
+  const prepare = (p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): Q => (decl.prepare ? decl.prepare(p, input, gpu) : (p as Q));
   async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
     const t0 = now();
     const p = paramsOf(name, decl.params, opts);
     if (src instanceof GpuImage) {
       residentInput(src, name, decl.input);
       decl.check?.(p, src, src.ctx);
-      return onGpu(src.ctx, src, p, opts, t0, false);
+      return onGpu(src.ctx, src, p, prepare(p, src, src.ctx), opts, t0, false);
     }
     const { img, luma } = hostInput(src, name, decl.input);
     decl.check?.(p, img, opts.gpu);
+    const q = prepare(p, img, opts.gpu);
     if (opts.out) checkOut(opts.out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
     const inner = { ...opts, out: luma ? undefined : opts.out };
-    const r = !opts.gpu ? await onCpu(img, p, inner, t0)
-      : decl.gpuHost ? await onGpuHost(opts.gpu, img, p, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, inner, t0, true);
+    const r = !opts.gpu ? await onCpu(img, q, inner, t0)
+      : decl.gpuHost ? await onGpuHost(opts.gpu, img, q, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, q, inner, t0, true);
     if (!luma) return r;
     const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), opts.out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
   }
 
-  async function onCpu(img: Image, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {
+  async function onCpu(img: Image, q: Q, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {
     const tk = now();
-    const r = await decl.cpu(img, p, { pool: opts.pool ?? defaults.pool, out: opts.out });
+    const r = await decl.cpu(img, q, { pool: opts.pool ?? defaults.pool, out: opts.out });
     const ms = now() - tk;
     const { output, kernels, extra } = isProduced(r) ? r : { output: r, kernels: undefined, extra: undefined };
     const timings = makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: kernels ?? [{ name, ms }], kernelSource: 'cpu', total: now() - t0 });
     return { output, timings, ...(extra ?? {}) } as OpResult<H> & Partial<X>;
   }
 
-  async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
+  async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
     const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await decl.gpu(x, rec, p, extra, opts);
+      const out = await decl.gpu(x, rec, q, extra, opts);
       if (!isProduced(out)) return out;
       produced = out;
       return out.output;
@@ -245,8 +253,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     return { ...r, timings, ...extra };
   }
 
-  async function onGpuHost(gpu: GpuContext, img: Image, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: GpuHostRun<ResolvedOf<S>, H, X>): Promise<OpResult<H> & Partial<X>> {
-    const r = await host(img, p, gpu, opts);
+  async function onGpuHost(gpu: GpuContext, img: Image, q: Q, opts: OpOptions<S>, t0: number, host: GpuHostRun<Q, H, X>): Promise<OpResult<H> & Partial<X>> {
+    const r = await host(img, q, gpu, opts);
     return { ...r, timings: closeTimings(r.timings, t0) };
   }
 

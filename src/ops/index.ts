@@ -5,3 +5,4 @@ export * from './convolve/index.js';
 export * from './equalize/index.js';
 export * from './gamma/index.js';
 export * from './threshold/index.js';
+export * from './morph/index.js';

@@ -7,7 +7,6 @@ import { clahe, claheParams, type ClaheOptions } from './clahe/index.js';
 import { compareArrays, compareImages } from '../core/compare.js';
 import * as families from './index.js';
 import { histogram, histogramParams, type HistogramOptions } from './histogram/index.js';
-import { morph, morphParams, type MorphOptions } from './morph/index.js';
 
 export { FILTER_TOLERANCE } from './convolve/index.js';
 
@@ -37,8 +36,6 @@ const IMAGE_OPS: ImageOperation[] = [
   ...(DECLARED.filter((op) => op.writes) as ImageOperation[]),
   legacy<Image, GpuImage>('clahe', 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
     (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions), { input: { dtypes: ['uint8', 'uint16'], colour: 'luma' } }),
-  legacy<Image, GpuImage>('morph', 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
-    (img, p, on) => morph(img, { ...on, ...p } as MorphOptions), { positional: ['op'] }),
 ];
 
 /** Operations whose result is not an image (the CLI reports it). */

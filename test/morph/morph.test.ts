@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { GpuLimitError, InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
@@ -6,7 +9,8 @@ import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
-import { ellipseElement, maskElement, morph, type MorphOptions } from '../../src/ops/morph/index.js';
+import { dilate, ellipseElement, erode, maskElement, morph, parseElement, type MorphOptions } from '../../src/ops/morph/index.js';
+import { cli } from '../helpers/cli.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
@@ -234,4 +238,44 @@ test('images beyond one storage binding run in row slabs (planes for volumes) wi
   }
   // A halo taller than a binding holds: refused before any work.
   await assert.rejects(morph(images[0], { se: 'rect:3x200', gpu }), GpuLimitError);
+});
+
+test('MorphOptions is derived from the declaration: a typed call as a user writes it; impl, and its old name method, on the API', async (t) => {
+  const img = imageFrom(randomBytes(23 * 31, 41), [23, 31]);
+  // Typed as a user would: the element as a spec or a StructuringElement, impl or its old name method.
+  const opts: MorphOptions = { op: 'close', se: 'ellipse:5x3', iterations: 2, border: 'scipy', impl: 'naive' };
+  const viaObject: MorphOptions = { op: 'close', se: parseElement('ellipse:5x3'), iterations: 2, border: 'scipy', method: 'naive' };
+  // @ts-expect-error: not an operation
+  const bad: MorphOptions = { op: 'thin' };
+  void bad;
+  const expected = (await morph(img, opts)).output;
+  assertSame((await morph(img, viaObject)).output, expected, 'method (old name) with an element object');
+  const gpu = await gpuOrSkip(t);
+  if (gpu) assertSame((await morph(img, { ...viaObject, gpu })).output, expected, 'gpu, method (old name)');
+  // The old name reaches the implementation: naive refuses a box too large for the direct kernel, auto runs it.
+  await assert.rejects(morph(img, { se: 'rect:3000x3000', method: 'naive' }), /direct kernel/);
+  await assert.rejects(morph(img, { impl: 'naive', method: 'auto' }), /impl and method \(another name for it\) are both given/);
+  assertSame((await erode(img, { se: 'rect:3000x3000', method: 'auto' })).output, (await morph(img, { op: 'erode', se: 'rect:3000x3000' })).output, 'erode wrapper');
+  assertSame((await dilate(img, { impl: 'vhgw' })).output, (await morph(img, { op: 'dilate', method: 'naive' })).output, 'dilate wrapper');
+});
+
+test('CLI: --impl and its old name --method both pick the implementation; the JSON params name it impl', () => {
+  const img = fixture('images', 'coins.png');
+  const tmp = mkdtempSync(join(tmpdir(), 'imgpu-morph-'));
+  try {
+    const runs = ['--impl', '--method'].map((flag) => cli('morph', 'open', img, join(tmp, `${flag.slice(2)}.png`), '--se', 'rect:5x3', flag, 'naive', '--device', 'cpu', '--json'));
+    for (const r of runs) {
+      assert.equal(r.status, 0, r.stderr);
+      const j = JSON.parse(r.stdout);
+      assert.equal(j.params.impl, 'naive');
+      assert.equal(j.params.op, 'open');
+      assert.deepEqual(j.cpu.kernels.map((k: { name: string }) => k.name), ['morph.open']);
+    }
+    assert.deepEqual(readFileSync(join(tmp, 'impl.png')), readFileSync(join(tmp, 'method.png')));
+    const huge = cli('morph', 'erode', img, join(tmp, 'x.png'), '--se', 'rect:3000x3000', '--method', 'naive', '--device', 'cpu');
+    assert.equal(huge.status, 2, huge.stderr);
+    assert.match(huge.stderr, /direct kernel/);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });

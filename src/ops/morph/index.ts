@@ -1,20 +1,17 @@
-import type { CpuPool } from '../../core/cpu/pool.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
-import { GpuImage } from '../../core/gpu/gpu-image.js';
-import type { Recording } from '../../core/gpu/recording.js';
-import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
+import type { GpuImage } from '../../core/gpu/gpu-image.js';
 import { checkBinding } from '../../core/gpu/limits.js';
 import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
-import { asShape3D, checkOut, intoOut, type Image } from '../../core/image.js';
-import { resolveParams, type ParamSpec } from '../../core/params.js';
-import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
-import { grayInput } from '../input.js';
+import { asShape3D, intoOut, type Image } from '../../core/image.js';
+import { defineOp, type OpOptions } from '../../core/op.js';
+import type { ParamSpec, ResolvedOf } from '../../core/params.js';
+import { now } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
 import { primitiveCpu, subtractCpu } from './cpu.js';
-import { MORPH_METHODS, MorphGpu, type Aligned, type MorphMethod } from './gpu.js';
+import { MORPH_METHODS, MorphGpu, type Aligned } from './gpu.js';
 import { lanes, type MorphDtype } from './morph.wgsl.js';
-import { MORPH_BORDERS, primitiveReach, type MorphBorder, type MorphPrimitive } from './plan.js';
+import { MORPH_BORDERS, primitiveReach, type MorphPrimitive } from './plan.js';
 import { checkMaskCells, maskElement, parseElement, type StructuringElement } from './se.js';
 
 export { MORPH_BORDERS, type MorphBorder } from './plan.js';
@@ -24,7 +21,6 @@ export { crossElement, ellipseElement, maskElement, parseElement, type Structuri
 export const MORPH_OPS = ['erode', 'dilate', 'open', 'close', 'gradient', 'tophat', 'blackhat'] as const;
 export type MorphOp = (typeof MORPH_OPS)[number];
 
-/** Declared once: CLI flags, help and validation come from here. */
 /** `mask:FILE` (a .npy or image of 0 / non-zero, read by io) as a structuring element. */
 function elementFromFile(f: { spec: string; image?: Image }): StructuringElement {
   const m = f.image!;
@@ -32,28 +28,24 @@ function elementFromFile(f: { spec: string; image?: Image }): StructuringElement
   return maskElement(Uint8Array.from(m.data, (v) => (v ? 1 : 0)), asShape3D(m.shape), f.spec);
 }
 
-export const morphParams: readonly ParamSpec[] = [
+/**
+ * Declared once: the options type, CLI flags, help, validation and the playground form come from here.
+ * `border` is morph's convention switch (anchor, border value and the reflection of dilation together, as cv2 or
+ * as scipy.ndimage), not a border mode of core/border.ts.
+ */
+export const morphParams = [
   { name: 'op', kind: 'enum', choices: MORPH_OPS, default: 'erode', doc: 'operation (open = dilate∘erode, close = erode∘dilate, gradient = dilate − erode, tophat = src − open, blackhat = close − src)' },
   { name: 'se', kind: 'string', default: 'rect:3x3', file: { prefix: 'mask:', load: elementFromFile }, doc: 'structuring element: rect:WxH, line:LEN:h|v|d, box:WxHxD, cross:N, ellipse:WxH, mask:FILE.npy' },
   { name: 'iterations', kind: 'int', min: 1, max: 1000, default: 1, doc: 'erosions/dilations per primitive (OpenCV: a rectangle runs once, enlarged)' },
-  { name: 'border', kind: 'enum', choices: MORPH_BORDERS, default: 'opencv', doc: 'opencv: neutral constant border, anchor ⌊k/2⌋ (= cv2); scipy: reflect border, reflected dilation (= scipy.ndimage)' },
-  { name: 'method', kind: 'enum', choices: MORPH_METHODS, default: 'auto', doc: 'auto: van Herk/Gil-Werman for boxes, direct otherwise; naive: direct for every element' },
-];
+  { name: 'border', kind: 'enum', choices: MORPH_BORDERS, default: 'opencv', doc: 'convention, not a border mode — opencv: neutral constant border, anchor ⌊k/2⌋ (= cv2); scipy: reflect border, reflected dilation (= scipy.ndimage)' },
+  { name: 'impl', aliases: ['method'], kind: 'enum', choices: MORPH_METHODS, default: 'auto', doc: 'auto: van Herk/Gil-Werman for boxes, direct otherwise; naive: direct for every element' },
+] as const satisfies readonly ParamSpec[];
 
-export interface MorphOptions extends GpuRunOptions {
-  /** @default 'erode' */
-  op?: MorphOp;
-  /** An element spec (e.g. 'rect:51x51', 'ellipse:7x7') or a StructuringElement. @default 'rect:3x3' */
-  se?: string | StructuringElement;
-  /** @default 1 */
-  iterations?: number;
-  /** @default 'opencv' */
-  border?: MorphBorder;
-  /** @default 'auto' */
-  method?: MorphMethod;
-  gpu?: GpuContext;
-  pool?: CpuPool;
-}
+/** `se`: an element spec (e.g. 'rect:51x51', 'ellipse:7x7') or a StructuringElement; `impl` (or `method`). */
+export type MorphOptions = OpOptions<typeof morphParams>;
+
+/** What both paths take: the parameters with the element parsed once and checked against the image. */
+type MorphRun = Omit<ResolvedOf<typeof morphParams>, 'se'> & { se: StructuringElement };
 
 /** How each operation is made of erosions, dilations and differences. */
 type Plan<T> = { primitive: (x: T, op: MorphPrimitive) => Promise<T>; subtract: (a: T, b: T) => Promise<T> };
@@ -83,12 +75,12 @@ const DEPTH: Record<MorphOp, number> = { erode: 1, dilate: 1, gradient: 1, open:
  * planes (volumes) with a halo as deep as the composed operation reads, and the aligned layout's bytes per unit;
  * the direct kernel's offset table must fit one binding too.
  */
-function gpuSlabs(ctx: GpuContext, shape: Image['shape'], dtype: MorphDtype, se: StructuringElement, p: { op: MorphOp; border: MorphBorder; iterations: number; method: MorphMethod }): SlabSpec {
+function gpuSlabs(ctx: GpuContext, shape: Image['shape'], dtype: MorphDtype, p: MorphRun): SlabSpec {
   const [d, h, w] = asShape3D(shape);
   const axis = d > 1 ? 0 : 1;
-  const reach = Math.max(...(['erode', 'dilate'] as const).map((op) => primitiveReach(se, op, p.border, p.iterations, axis)));
+  const reach = Math.max(...(['erode', 'dilate'] as const).map((op) => primitiveReach(p.se, op, p.border, p.iterations, axis)));
   const rowBytes = Math.ceil(w / lanes(dtype).epw) * 4;
-  if (p.method === 'naive' || se.kind === 'mask') checkBinding(ctx, se.mask.reduce((a, v) => a + v, 0) * 12, `morph: the offsets of ${se.spec}`);
+  if (p.impl === 'naive' || p.se.kind === 'mask') checkBinding(ctx, p.se.mask.reduce((a, v) => a + v, 0) * 12, `morph: the offsets of ${p.se.spec}`);
   return { halo: DEPTH[p.op] * reach, unitBytes: axis === 0 ? h * rowBytes : rowBytes, what: 'morph' };
 }
 
@@ -99,6 +91,17 @@ function element(se: string | StructuringElement, rank: number): StructuringElem
 }
 
 /**
+ * Once per call, before any work: the element parsed and checked against the image, the direct kernel's size
+ * limit, and (on a GPU) whether the image fits the device, whole or in slabs (else a GpuLimitError).
+ */
+function prepare(p: ResolvedOf<typeof morphParams>, img: Image | GpuImage, gpu?: GpuContext): MorphRun {
+  const run = { ...p, se: element(p.se, img.shape.length === 3 && img.shape[0] > 1 ? 3 : 2) };
+  if (run.impl === 'naive' || run.se.kind === 'mask') checkMaskCells(run.se.size, run.se.spec, 'the direct kernel');
+  if (gpu) slabsFor(gpu, img.shape, img.dtype, gpuSlabs(gpu, img.shape, img.dtype as MorphDtype, run));
+  return run;
+}
+
+/**
  * Grayscale (and binary: 0/1 or 0/255 images are grayscale images) morphology of u8, u16 and f32 images and
  * volumes. Boxes, rectangles and lines run with van Herk/Gil-Werman, one 1-D pass per axis, at most three
  * comparisons per pixel whatever the element size; other elements with a direct kernel.
@@ -106,45 +109,31 @@ function element(se: string | StructuringElement, rank: number): StructuringElem
  * anchor; 'scipy' to scipy.ndimage.grey_erosion/grey_dilation/grey_opening/grey_closing (mode 'reflect').
  * Elements larger than the image are allowed: the border rule decides what lies outside.
  */
-export async function morph(src: Image, opts?: MorphOptions): Promise<OpResult<Image>>;
-export async function morph(src: GpuImage, opts?: MorphOptions): Promise<OpResult<GpuImage>>;
-export async function morph(src: Image | GpuImage, opts?: MorphOptions): Promise<OpResult<Image | GpuImage>>;
-export async function morph(src: Image | GpuImage, opts: MorphOptions = {}): Promise<OpResult<Image | GpuImage>> {
-  const t0 = now();
-  const p = resolveParams<{ op: MorphOp; se: string; iterations: number; border: MorphBorder; method: MorphMethod }>('morph', morphParams, {
-    op: opts.op, se: typeof opts.se === 'string' ? opts.se : undefined, iterations: opts.iterations, border: opts.border, method: opts.method,
-  });
-  const se = element(opts.se ?? p.se, src.shape.length === 3 && src.shape[0] > 1 ? 3 : 2);
-  if (p.method === 'naive' || se.kind === 'mask') checkMaskCells(se.size, se.spec, 'the direct kernel');
-  const gray = grayInput(src, 'morph', ['uint8', 'uint16', 'float32']);
-  const slabs = (ctx: GpuContext, shape: Image['shape']): SlabSpec => gpuSlabs(ctx, shape, gray.dtype as MorphDtype, se, p);
-  const body = async (input: GpuImage, rec: Recording): Promise<GpuImage> => recordInSlabs(rec, input, slabs(input.ctx, input.shape), async (slab) => {
+export const morph = defineOp({
+  name: 'morph',
+  summary: 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)',
+  params: morphParams,
+  positional: ['op'],
+  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray' },
+  prepare,
+  cpu: async (img, p, { pool, out }) => {
+    const tk = now();
+    const output = intoOut(await compose<Image>(p.op, img, {
+      primitive: (x, op) => primitiveCpu(x, op, p.impl === 'naive' ? { ...p.se, kind: 'mask' } : p.se, p.border, p.iterations, pool),
+      subtract: (a, b) => subtractCpu(a, b, pool),
+    }), out);
+    return { output, kernels: [{ name: `morph.${p.op}`, ms: now() - tk }] };
+  },
+  gpu: (input, rec, p) => recordInSlabs(rec, input, gpuSlabs(input.ctx, input.shape, input.dtype as MorphDtype, p), async (slab) => {
     const m = new MorphGpu(slab.ctx, slab.dtype as MorphDtype);
     const start = await m.toAligned(rec, slab);
     const out = await compose<Aligned>(p.op, start, {
-      primitive: (x, op) => m.primitive(rec, x, op, se, p.border, p.iterations, p.method),
+      primitive: (x, op) => m.primitive(rec, x, op, p.se, p.border, p.iterations, p.impl),
       subtract: (a, b) => m.subtract(rec, a, b),
     });
     return m.fromAligned(rec, out, [...slab.shape] as GpuImage['shape'], false);
-  });
-  const gpu = gray instanceof GpuImage ? gray.ctx : opts.gpu;
-  // Before any upload: whether the image fits the device, whole or in slabs (else a GpuLimitError).
-  if (gpu) slabsFor(gpu, gray.shape, gray.dtype, slabs(gpu, gray.shape));
-  if (gray instanceof GpuImage) return runGpu(gray.ctx, gray, 'morph', opts, body) as Promise<OpResult<GpuImage>>;
-  if (opts.out) checkOut(opts.out, gray);
-  if (opts.gpu) {
-    const r = (await runGpu(opts.gpu, gray, 'morph', opts, body)) as OpResult<Image>;
-    return { ...r, timings: closeTimings(r.timings, t0) };
-  }
-  const pool = opts.pool ?? inlinePool;
-  const tk = now();
-  const output = intoOut(await compose<Image>(p.op, gray, {
-    primitive: (x, op) => primitiveCpu(x, op, p.method === 'naive' ? { ...se, kind: 'mask' } : se, p.border, p.iterations, pool),
-    subtract: (a, b) => subtractCpu(a, b, pool),
-  }), opts.out);
-  const k = now() - tk;
-  return { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: `morph.${p.op}`, ms: k }], kernelSource: 'cpu', total: now() - t0 }) };
-}
+  }),
+}, { pool: inlinePool });
 
 /** Erosion: morph with op 'erode'. */
 export const erode = (src: Image, opts: Omit<MorphOptions, 'op'> = {}) => morph(src, { ...opts, op: 'erode' });
