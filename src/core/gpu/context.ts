@@ -1,6 +1,7 @@
 import {
   CPU_PATH, GpuDeviceLostError, GpuOutOfMemoryError, GpuValidationError, ImgpuError, NoGpuAdapterError, optionRef, ShaderCompileError,
 } from '../errors.js';
+import { nameBindings, parseBindings, type ModuleBindings } from './bindings.js';
 import { BufferPool } from './buffer-pool.js';
 import { probeFusedFma } from './fma-probe.js';
 
@@ -75,6 +76,8 @@ export class GpuContext {
   private readonly fma: 'probe' | 'native' | 'software';
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
   private readonly modules = new Map<string, GPUShaderModule>();
+  /** The binding names of each module source, read once (dispatches bind by name: bindings.ts). */
+  private readonly bindingNames = new Map<string, ModuleBindings>();
   private readonly plans = new Map<string, Promise<unknown>>();
   private lostReason: string | undefined;
   private readonly cleanups: (() => void)[] = [];
@@ -194,9 +197,20 @@ export class GpuContext {
     return m;
   }
 
+  /** The @group(0) binding names of a module source, parsed on its first pipeline. */
+  private bindingsOf(code: string): ModuleBindings {
+    let b = this.bindingNames.get(code);
+    if (!b) {
+      b = parseBindings(code);
+      this.bindingNames.set(code, b);
+    }
+    return b;
+  }
+
   /**
-   * A compute pipeline, compiled once per (source, entry point, constants) and cached. A compile failure
-   * is a ShaderCompileError that quotes the offending WGSL line.
+   * A compute pipeline, compiled once per (source, entry point, constants) and cached, its bindings known by
+   * their WGSL names (Recording.dispatch). A compile failure is a ShaderCompileError that quotes the offending
+   * WGSL line.
    */
   pipeline(label: string, code: string, entryPoint: string, constants: Record<string, number> = {}): Promise<GPUComputePipeline> {
     this.assertAlive();
@@ -206,6 +220,10 @@ export class GpuContext {
       const module = this.module(code, label);
       p = this.device
         .createComputePipelineAsync({ label: `${label}:${entryPoint}`, layout: 'auto', compute: { module, entryPoint, constants } })
+        .then((pipeline) => {
+          nameBindings(pipeline, `${label}:${entryPoint}`, this.bindingsOf(code), entryPoint);
+          return pipeline;
+        })
         .catch(async (e: unknown) => {
           this.pipelines.delete(key);
           this.modules.delete(code);

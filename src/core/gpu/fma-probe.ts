@@ -4,6 +4,7 @@
  * threshold) emulate it in software (wgsl/exact-float.ts fma_rn) unless this probe, run once per context
  * (GpuContext.fusedFma), saw `fma()` give the fused result on inputs where fused and unfused differ.
  */
+import { bindGroupEntries } from './bindings.js';
 
 /**
  * fma32(a, b, c) = RN(a·b + c) in float32, exactly: a·b of two float32 is exact in double; the double sum s = a·b + c
@@ -70,10 +71,7 @@ export async function runFmaProbe(ctx: FmaProbeTarget): Promise<Float32Array> {
     const enc = device.createCommandEncoder({ label: 'fma probe' });
     const pass = enc.beginComputePass();
     pass.setPipeline(pipeline);
-    pass.setBindGroup(0, device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: [{ binding: 0, resource: { buffer: ops } }, { binding: 1, resource: { buffer: res } }],
-    }));
+    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bindGroupEntries(pipeline, 'fma probe', { ops, res }) }));
     pass.dispatchWorkgroups(1);
     pass.end();
     enc.copyBufferToBuffer(res, 0, read, 0, n * 4);

@@ -1,11 +1,10 @@
+import { bindGroupEntries, type Bindings } from './bindings.js';
 import type { GpuContext } from './context.js';
 import type { UniformStruct, UniformType, UniformValues } from './uniforms.js';
 import type { KernelTimer } from './timer.js';
 import { acquireStorage } from './transfer.js';
 
-/** What a binding of @group(0) takes: a whole buffer, or a range of one (work split to fit the binding limit). */
-export type Binding = GPUBuffer | GPUBufferBinding;
-type Bindings = Binding[] | Record<number, Binding>;
+export type { Binding, Bindings } from './bindings.js';
 
 /**
  * One command encoder's worth of GPU work: the encoder, its timer, and the scratch and parameter buffers the
@@ -90,8 +89,8 @@ export class Recording {
   }
 
   /**
-   * Records one dispatch (its own timed pass unless fused), binding `buffers` to @group(0): an array binds
-   * @binding(0..n−1); an object binds the numbers it names (entry points that use some of a module's bindings).
+   * Records one dispatch (its own timed pass unless fused), binding `buffers` to @group(0) by the WGSL names of
+   * the pipeline's variables (`{ src, dst, P }`), or a bind group made by bindGroup().
    */
   dispatch(name: string, pipeline: GPUComputePipeline, buffers: Bindings | GPUBindGroup, x: number, y = 1, z = 1): void {
     this.pass(name, pipeline, buffers).dispatchWorkgroups(x, y, z);
@@ -110,7 +109,7 @@ export class Recording {
     return this.ctx.device.createBindGroup({
       label: name,
       layout: pipeline.getBindGroupLayout(0),
-      entries: Object.entries(buffers).map(([binding, b]) => ({ binding: Number(binding), resource: 'buffer' in b ? b : { buffer: b } })),
+      entries: bindGroupEntries(pipeline, name, buffers),
     });
   }
 
@@ -132,9 +131,9 @@ export class Recording {
   }
 }
 
-/** A made bind group rather than the buffers to make one of (an array or a binding → buffer record). */
-function isBindGroup(x: unknown): x is GPUBindGroup {
-  return !Array.isArray(x) && typeof (x as GPUBindGroup).label === 'string' && !Object.keys(x as object).some((k) => /^\d+$/.test(k));
+/** A made bind group rather than the buffers to make one of (a name → buffer record, whose values are objects). */
+function isBindGroup(x: Bindings | GPUBindGroup): x is GPUBindGroup {
+  return typeof (x as GPUBindGroup).label === 'string';
 }
 
 /** The bits of an f32, for uniform words. */

@@ -132,16 +132,16 @@ export class ClaheTiledGpuPlan {
       const params = tileParams(n, b.t0, b.in0);
       rec.clear(hist, n * g.bins * 4);
       const [hx, hy] = grid1d(this.ctx, n * slices);
-      rec.dispatch('clahe.tileHist', this.hist, [src.buffer, hist, params], hx, hy);
+      rec.dispatch('clahe.tileHist', this.hist, { src: src.buffer, hist, P: params }, hx, hy);
       const [tx, ty] = grid1d(this.ctx, n);
-      rec.dispatch('clahe.tileLut', this.lut, [hist, rangeBinding(lut, { first: b.t0 * g.bins, count: n * g.bins }, lutBpe, whole), params], tx, ty);
+      rec.dispatch('clahe.tileLut', this.lut, { hist, lut: rangeBinding(lut, { first: b.t0 * g.bins, count: n * g.bins }, lutBpe, whole), P: params }, tx, ty);
     }
     if (!this.cells) return lut;
     const cellCount = (g.tilesX + 1) * (g.tilesY + 1);
     checkBinding(this.ctx, cellCount * 1024, `clahe: ${cellCount} interpolation cells`);
     const cells = rec.storage(cellCount * 1024, 'clahe cells');
     const [cx, cy] = grid1d(this.ctx, cellCount);
-    rec.dispatch('clahe.tileCells', this.cells, [lut, cells, tileParams(tiles, 0, 0)], cx, cy);
+    rec.dispatch('clahe.tileCells', this.cells, { lut, cells, P: tileParams(tiles, 0, 0) }, cx, cy);
     return cells;
   }
 
@@ -155,10 +155,10 @@ export class ClaheTiledGpuPlan {
       const words = Math.ceil(n / (this.dtype === 'uint8' ? 4 : 2));
       const out = acquireStorage(this.ctx, slab.byteLength, 'clahe output');
       const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
-      rec.dispatch('clahe.interpolate', this.interp, [
-        slab.buffer, out, lut, xtab, rec.storageFrom(ytab.subarray(4 * at.in0, 4 * at.in1), 'clahe y table'),
-        rec.uniform(InterpolateParams, { width: g.width, n, tiles_x: g.tilesX, words, zero: 0 }, 'clahe interpolate params'),
-      ], ix, iy);
+      rec.dispatch('clahe.interpolate', this.interp, {
+        src: slab.buffer, dst: out, lut, xtab, ytab: rec.storageFrom(ytab.subarray(4 * at.in0, 4 * at.in1), 'clahe y table'),
+        P: rec.uniform(InterpolateParams, { width: g.width, n, tiles_x: g.tilesX, words, zero: 0 }, 'clahe interpolate params'),
+      }, ix, iy);
       return new GpuImage(this.ctx, out, [...slab.shape] as GpuImage['shape'], 1, this.dtype);
     });
   }
@@ -224,7 +224,7 @@ export class ClaheWindowGpuPlan {
     const [gx, gy] = this.schedule
       ? [Math.ceil(w / this.schedule.tileW), Math.ceil(h / this.schedule.tileH)]
       : [Math.ceil(w / 16), Math.ceil(h / 16)];
-    rec.dispatch(`clahe.window.${this.scheme}`, this.pipeline, [input.buffer, out, params], gx, gy);
+    rec.dispatch(`clahe.window.${this.scheme}`, this.pipeline, { src: input.buffer, dst: out, P: params }, gx, gy);
     return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
   }
 }

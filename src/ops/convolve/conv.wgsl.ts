@@ -264,9 +264,12 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 }`;
 }
 
+/** The binding names of magnitudeWgsl's parts, in order. */
+export const MAGNITUDE_PARTS = ['a', 'b', 'c'] as const;
+
 /** √(Σ cᵢ²) of 2 or 3 float32 buffers, in float32. */
 export function magnitudeWgsl(parts: number): string {
-  const names = ['a', 'b', 'c'].slice(0, parts);
+  const names = MAGNITUDE_PARTS.slice(0, parts);
   return /* wgsl */ `
 ${names.map((n, i) => `@group(0) @binding(${i}) var<storage, read> ${n}: array<f32>;`).join('\n')}
 @group(0) @binding(${parts}) var<storage, read_write> dst: array<f32>;

@@ -6,7 +6,7 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import type { UniformValues } from '../../core/gpu/uniforms.js';
-import { CastParams, castWgsl, CountParams, Geo, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
+import { CastParams, castWgsl, CountParams, Geo, MAGNITUDE_PARTS, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
 import type { BoxRounding } from './box.js';
 import { isIdentity, type ConvKernel } from './kernel.js';
 import type { AxisGeo, Geo3 } from './plan.js';
@@ -164,7 +164,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-naive', naiveWgsl(src.dtype, mode), 'naive');
     const [x, y] = grid1d(this.ctx, Math.ceil(total / 64));
     const tapBuf = rec.storageFrom(new Uint32Array(taps), 'convolution taps');
-    rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(Geo, geoParams(geo, cval, ntaps, total), 'convolution geometry')], x, y);
+    rec.dispatch('convolve.naive', pipe, { src: src.buffer, dst, taps: tapBuf, g: rec.uniform(Geo, geoParams(geo, cval, ntaps, total), 'convolution geometry') }, x, y);
   }
 
   /**
@@ -191,7 +191,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
     const chunks = Math.ceil(geo[0].nOut / zc);
-    rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry')], x, y, chunks * (how.batch ?? 1));
+    rec.dispatch(label, pipe, { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry') }, x, y, chunks * (how.batch ?? 1));
   }
 
   /** √(Σ cᵢ²) of 2–3 float32 volumes of one shape (a recording temporary unless `keep`). */
@@ -200,7 +200,7 @@ export class ConvGpu {
     const dst = keep ? acquireStorage(this.ctx, n * 4, 'gradient magnitude') : rec.storage(n * 4, 'gradient magnitude');
     const pipe = await this.ctx.pipeline('convolve-magnitude', magnitudeWgsl(parts.length), 'magnitude');
     const [x, y] = grid1d(this.ctx, Math.ceil(n / 256));
-    rec.dispatch('convolve.magnitude', pipe, [...parts.map((p) => p.buffer), dst, rec.uniform(CountParams, { n }, 'magnitude params')], x, y);
+    rec.dispatch('convolve.magnitude', pipe, { ...Object.fromEntries(parts.map((p, i) => [MAGNITUDE_PARTS[i], p.buffer])), dst, P: rec.uniform(CountParams, { n }, 'magnitude params') }, x, y);
     return { buffer: dst, dtype: 'float32', shape: parts[0].shape };
   }
 
@@ -212,7 +212,7 @@ export class ConvGpu {
     const dst = acquireStorage(this.ctx, words * 4, 'cast output');
     const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype, box?.area), 'cast_sat');
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform(CastParams, { n, row: box?.width ?? 0, tail: box?.tail ?? 0 }, 'cast params')], x, y);
+    rec.dispatch('convolve.cast', pipe, { src: src.buffer, dst, P: rec.uniform(CastParams, { n, row: box?.width ?? 0, tail: box?.tail ?? 0 }, 'cast params') }, x, y);
     return { buffer: dst, dtype, shape: src.shape };
   }
 

@@ -63,7 +63,7 @@ export class NonFiniteGpu {
       rec.clear(flag);
     }
     const pipe = await ctx.pipeline('convolve-nonfinite-scan', scanWgsl, 'scan');
-    rec.dispatch('convolve.nonfinite.scan', pipe, [src.buffer, flag, rec.uniform(CountParams, { n }, 'scan params')], ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
+    rec.dispatch('convolve.nonfinite.scan', pipe, { src: src.buffer, flag, P: rec.uniform(CountParams, { n }, 'scan params') }, ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
     return new NonFiniteGpu(ctx, flag, across);
   }
 
@@ -80,7 +80,7 @@ export class NonFiniteGpu {
       for (let z = 0, i = 0; z < kz; z++) for (let y = 0; y < ky; y++) for (let x = 0; x < kx; x++, i++) taps.push(x, y, z, f32ToBits(k.weights[i]));
       const pipe = await this.ctx.pipeline('convolve-nonfinite-taps', tapsWgsl(mode), 'taps_patch');
       const params = rec.uniform(Geo, geoParams(geo, 0, taps.length / 4, total), 'non-finite geometry');
-      rec.dispatch('convolve.nonfinite.taps', pipe, [src.buffer, out.buffer, rec.storageFrom(new Uint32Array(taps), 'non-finite taps'), params, this.flag], ...this.groups(total));
+      rec.dispatch('convolve.nonfinite.taps', pipe, { src: src.buffer, dst: out.buffer, taps: rec.storageFrom(new Uint32Array(taps), 'non-finite taps'), g: params, flag: this.flag }, ...this.groups(total));
       return;
     }
     // 'running': one pass of classes per axis of size > 1, z then y then x (scipy's uniform_filter order).
@@ -102,10 +102,10 @@ export class NonFiniteGpu {
           end: a.start + g.nIn === a.total ? a.total + kk - 1 : a.start + g.nIn - g.off }
         : { ...common, lo: g.lo, hi: g.hi, start: 0, total: g.nIn, save: -1, load: 0, end: g.nOut + kk - 1 };
       const state = a?.state ?? rec.storage(16, 'non-finite state (unused)');
-      rec.dispatch(`convolve.nonfinite.running.${'zyx'[axis]}`, pipe, [cur, next, rec.uniform(LineParams, line, 'non-finite line'), this.flag, state], ...this.groups(outer * inner));
+      rec.dispatch(`convolve.nonfinite.running.${'zyx'[axis]}`, pipe, { src: cur, dst: next, P: rec.uniform(LineParams, line, 'non-finite line'), flag: this.flag, state }, ...this.groups(outer * inner));
       cur = next;
     }
     const patch = await this.ctx.pipeline('convolve-nonfinite-patch', patchWgsl, 'patch_classes');
-    rec.dispatch('convolve.nonfinite.patch', patch, [cur, out.buffer, rec.uniform(CountParams, { n: total }, 'patch params'), this.flag], ...this.groups(total));
+    rec.dispatch('convolve.nonfinite.patch', patch, { classes: cur, dst: out.buffer, P: rec.uniform(CountParams, { n: total }, 'patch params'), flag: this.flag }, ...this.groups(total));
   }
 }

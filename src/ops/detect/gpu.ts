@@ -1,7 +1,7 @@
 import { InvalidArgumentError, optionRef } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
-import type { Recording } from '../../core/gpu/recording.js';
+import type { Bindings, Recording } from '../../core/gpu/recording.js';
 import { fixedWords, type CompiledClassifier } from './compiled.js';
 import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, LIVE_LIST, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
 import { linearCoefficients, windowGrid, type Level } from './pyramid.js';
@@ -177,7 +177,7 @@ export class DetectGpu {
   ) {}
 
   private readonly bindGroups = new Map<string, GPUBindGroup>();
-  private readonly pipes = new Map<string, Promise<{ pipeline: GPUComputePipeline; extra: Record<number, GPUBuffer> }>>();
+  private readonly pipes = new Map<string, Promise<{ pipeline: GPUComputePipeline; extra: Bindings<GPUBuffer> }>>();
 
   /** Makes room for at least `n` detections (after a pass that had more than the buffer held). */
   growDetections(n: number): void {
@@ -238,7 +238,7 @@ export class DetectGpu {
    * A pipeline of the plan's module whose eval_range covers weak classifiers [range[0], range[1]), and the
    * bindings it needs beyond the caller's (the weak classifier records, when the range is evaluated by a loop).
    */
-  private pipe(entry: string, constants: Record<string, number>, range: [number, number] = [0, 0]): Promise<{ pipeline: GPUComputePipeline; extra: Record<number, GPUBuffer> }> {
+  private pipe(entry: string, constants: Record<string, number>, range: [number, number] = [0, 0]): Promise<{ pipeline: GPUComputePipeline; extra: Bindings<GPUBuffer> }> {
     // Cached per plan: generating and hashing the module text for every dispatch would cost milliseconds a frame.
     const key = `${entry}|${range}|${JSON.stringify(constants)}`;
     let p = this.pipes.get(key);
@@ -250,19 +250,19 @@ export class DetectGpu {
     return p;
   }
 
-  private async makePipe(entry: string, constants: Record<string, number>, range: [number, number]): Promise<{ pipeline: GPUComputePipeline; extra: Record<number, GPUBuffer> }> {
+  private async makePipe(entry: string, constants: Record<string, number>, range: [number, number]): Promise<{ pipeline: GPUComputePipeline; extra: Bindings<GPUBuffer> }> {
     const c = this.cc;
     const ev = bakedEvaluation(c, range[0], range[1]);
     const pipeline = await this.ctx.pipeline('detect', detectWgsl(this.levels.length, ev.code), entry, {
       COUNT: c.count, FIRST: c.firstStage, STAGED: c.staged ? 1 : 0, NLEVELS: this.levels.length, SRC_W: this.W, SRC_H: this.H, CHANNELS: this.channels, ...constants,
     });
-    return { pipeline, extra: ev.usesWeak ? { 4: this.buf.weak } : {} };
+    return { pipeline, extra: ev.usesWeak ? { weak: this.buf.weak } : {} };
   }
 
   /** Records a dispatch of `entry` (sized by `groups`, or indirectly by `args` at `offset`). */
-  private async run(rec: Recording, name: string, entry: string, constants: Record<string, number>, range: [number, number] | undefined, buffers: Record<number, GPUBuffer>, groups: [number, number] | { args: GPUBuffer; offset: number }): Promise<void> {
+  private async run(rec: Recording, name: string, entry: string, constants: Record<string, number>, range: [number, number] | undefined, buffers: Bindings<GPUBuffer>, groups: [number, number] | { args: GPUBuffer; offset: number }): Promise<void> {
     const { pipeline, extra } = await this.pipe(entry, constants, range);
-    const all: Record<number, GPUBuffer> = { ...buffers, ...extra };
+    const all: Bindings<GPUBuffer> = { ...buffers, ...extra };
     // Bind groups are kept per (pipeline, buffers): the same every frame but for the input, and creating them
     // cost ~0.15 ms each on the H100 machine's Dawn.
     const key = `${entry}|${range}|${JSON.stringify(constants)}|${Object.entries(all).map(([k, b]) => `${k}:${bufferId(b)}`).join(',')}`;
@@ -292,22 +292,22 @@ export class DetectGpu {
   /** Records the integral pyramid of `src` (the input's packed bytes). */
   async recordPyramid(rec: Recording, src: GPUBuffer): Promise<void> {
     const b = this.buf;
-    await this.run(rec, 'detect.pyramid rows (resize + row sums)', 'integral_rows', { TOTAL: this.rows }, undefined, { 0: src, 1: b.levels, 2: b.coefs, 3: b.ii }, this.groups(this.rows, 1));
-    await this.run(rec, 'detect.pyramid columns', 'integral_cols', { TOTAL: this.blocks }, undefined, { 1: b.levels, 3: b.ii }, this.groups(this.blocks, 1));
+    await this.run(rec, 'detect.pyramid rows (resize + row sums)', 'integral_rows', { TOTAL: this.rows }, undefined, { src, levels: b.levels, coefs: b.coefs, ii: b.ii }, this.groups(this.rows, 1));
+    await this.run(rec, 'detect.pyramid columns', 'integral_cols', { TOTAL: this.blocks }, undefined, { levels: b.levels, ii: b.ii }, this.groups(this.blocks, 1));
   }
 
   private async recordStage0(rec: Recording, calibrate: boolean): Promise<void> {
     const b = this.buf;
     rec.clear(b.mask);
     await this.run(rec, `detect.stage 0 (weak 1–${this.cc.firstStage})`, 'stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }, [0, this.cc.firstStage],
-      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 9: b.counters, 12: b.live }, this.groups(this.windows, 64));
+      { levels: b.levels, ii: b.ii, tables: b.tables, mask: b.mask, counters: b.counters, live: b.live }, this.groups(this.windows, 64));
   }
 
   /** How the window kernel is sized: by the stage-0 survivors (indirect) for a staged cascade, else every window. */
   private async windowGroups(rec: Recording): Promise<[number, number] | { args: GPUBuffer; offset: number }> {
     if (!this.cc.staged) return this.groups(this.windows, 64);
     const b = this.buf;
-    await this.run(rec, 'detect.sizes 0', 'dispatch_args', { LIST_IN: LIVE_LIST, CAP_IN: this.windows, PER_GROUP: 64 }, undefined, { 9: b.counters, 11: b.args }, [1, 1]);
+    await this.run(rec, 'detect.sizes 0', 'dispatch_args', { LIST_IN: LIVE_LIST, CAP_IN: this.windows, PER_GROUP: 64 }, undefined, { counters: b.counters, args: b.args }, [1, 1]);
     return { args: b.args, offset: 12 * LIVE_LIST };
   }
 
@@ -323,23 +323,23 @@ export class DetectGpu {
     const bounds = schedule?.bounds ?? [cc.count];
     const caps = schedule?.capacities ?? [1];
     const lists = schedule ? this.listsFor(schedule) : [b.spare];
-    const common = { 1: b.levels, 3: b.ii, 5: b.tables, 9: b.counters, 10: b.dets };
+    const common = { levels: b.levels, ii: b.ii, tables: b.tables, counters: b.counters, dets: b.dets };
     const base = { COUNT: cc.count, CAP_DETS: this.capDets };
     await this.run(rec, schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
       'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
-      { ...common, 6: b.mask, 8: lists[0], 12: b.live }, await this.windowGroups(rec));
+      { ...common, mask: b.mask, list_out: lists[0], live: b.live }, await this.windowGroups(rec));
     for (let j = 1; j <= bounds.length; j++) {
       const from = bounds[j - 1];
       if (from >= cc.count) break;
       const last = j === bounds.length;
-      await this.run(rec, `detect.sizes ${j}`, 'dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }, undefined, { 9: b.counters, 11: b.args }, [1, 1]);
+      await this.run(rec, `detect.sizes ${j}`, 'dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }, undefined, { counters: b.counters, args: b.args }, [1, 1]);
       const indirect = { args: b.args, offset: 12 * (j - 1) };
       if (last) {
         await this.run(rec, `detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`, 'final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }, undefined,
-          { ...common, 4: b.weak, 7: lists[j - 1] }, indirect);
+          { ...common, weak: b.weak, list_in: lists[j - 1] }, indirect);
       } else {
         await this.run(rec, `detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }, [from, bounds[j]],
-          { ...common, 7: lists[j - 1], 8: lists[j] }, indirect);
+          { ...common, list_in: lists[j - 1], list_out: lists[j] }, indirect);
       }
     }
     rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
@@ -353,7 +353,7 @@ export class DetectGpu {
     const first = this.firstKernelStart();
     if (cc.staged) await this.recordStage0(rec, true);
     await this.run(rec, 'detect.calibrate', 'windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }, [first, cc.count],
-      { 1: b.levels, 3: b.ii, 5: b.tables, 6: b.mask, 8: b.spare, 9: b.counters, 10: b.dets, 12: b.live }, await this.windowGroups(rec));
+      { levels: b.levels, ii: b.ii, tables: b.tables, mask: b.mask, list_out: b.spare, counters: b.counters, dets: b.dets, live: b.live }, await this.windowGroups(rec));
     rec.copyRange(b.counters, 0, staging, 0, 4 * (COUNTERS.HIST + cc.count));
   }
 

@@ -86,7 +86,7 @@ export class HistogramGpuPlan {
     const ranges = bindingRanges(this.ctx, n, bpp);
     const whole = ranges.length === 1;
     rec.split(ranges.length);
-    const bind = (r: ElementRange) => [rangeBinding(src, r, bpp, whole), ...(this.config.masked ? [rangeBinding(mask!, r, 1, whole)] : [])];
+    const bind = (r: ElementRange) => ({ src: rangeBinding(src, r, bpp, whole), ...(this.config.masked ? { mask: rangeBinding(mask!, r, 1, whole) } : {}) });
     const vecsOf = (r: ElementRange) => deviceBytes(r.count * bpp) / 16;
     const name = `histogram.${method}.${dtype}`;
     if (method === 'atomic') {
@@ -95,8 +95,7 @@ export class HistogramGpuPlan {
       for (const r of ranges) {
         const vecs = vecsOf(r);
         const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * per))));
-        const [s, m] = bind(r);
-        rec.dispatch(name, this.main, [s, hist, rec.uniform(HistogramParams, { n: r.count, vecs, bins, per_invocation: per, bin_groups: 1, part_base: 0 }, 'histogram params'), ...(m ? [m] : [])], x, y);
+        rec.dispatch(name, this.main, { ...bind(r), hist, P: rec.uniform(HistogramParams, { n: r.count, vecs, bins, per_invocation: per, bin_groups: 1, part_base: 0 }, 'histogram params') }, x, y);
       }
       return;
     }
@@ -113,12 +112,11 @@ export class HistogramGpuPlan {
     for (const r of ranges) {
       const chunks = chunksOf(r);
       const [x, y] = grid1d(this.ctx, chunks * binGroups);
-      const [s, m] = bind(r);
-      rec.dispatch(name, this.main, [s, partials, rec.uniform(HistogramParams, { n: r.count, vecs: vecsOf(r), bins, per_invocation: per, bin_groups: binGroups, part_base: base }, 'histogram params'), ...(m ? [m] : [])], x, y);
+      rec.dispatch(name, this.main, { ...bind(r), partials, P: rec.uniform(HistogramParams, { n: r.count, vecs: vecsOf(r), bins, per_invocation: per, bin_groups: binGroups, part_base: base }, 'histogram params') }, x, y);
       base += chunks;
     }
     const [sx, sy] = grid1d(this.ctx, Math.ceil(bins / 256));
-    rec.dispatch(`${name}.sum`, this.sum!, [partials, hist, rec.uniform(SumParams, { bins, chunks: total }, 'sum params')], sx, sy);
+    rec.dispatch(`${name}.sum`, this.sum!, { partials, hist, S: rec.uniform(SumParams, { bins, chunks: total }, 'sum params') }, sx, sy);
   }
 }
 

@@ -69,7 +69,7 @@ export class MorphGpu {
     const out: Aligned = { buffer: rec.storage(d * h * rw * 4, 'morph aligned'), d, h, w, rw };
     const words = d * h * rw;
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), [img.buffer, out.buffer, rec.uniform(PackParams, { width: w, rw, rows: d * h, words }, 'pack params')], x, y);
+    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), { src: img.buffer, dst: out.buffer, P: rec.uniform(PackParams, { width: w, rw, rows: d * h, words }, 'pack params') }, x, y);
     return out;
   }
 
@@ -87,7 +87,7 @@ export class MorphGpu {
     const out = acquireStorage(this.ctx, bytes, 'morph output');
     const words = Math.ceil(n / epw);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), [a.buffer, out, rec.uniform(PackParams, { width: a.w, rw: a.rw, rows: a.d * a.h, words }, 'pack params')], x, y);
+    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), { src: a.buffer, dst: out, P: rec.uniform(PackParams, { width: a.w, rw: a.rw, rows: a.d * a.h, words }, 'pack params') }, x, y);
     return new GpuImage(this.ctx, out, shape, 1, this.dtype);
   }
 
@@ -100,7 +100,7 @@ export class MorphGpu {
       const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, Math.ceil((segs * lines) / 64));
       const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w }, 'vhgw params');
-      rec.dispatch(`morph.${op}.x`, pipe, [src.buffer, dst.buffer, params], x, y);
+      rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
       return;
     }
     const seg = this.schedule.segLines;
@@ -109,7 +109,7 @@ export class MorphGpu {
     const segs = Math.ceil(n / seg);
     const [x, y] = grid1d(this.ctx, Math.ceil((inner * outer * segs) / 64));
     const params = rec.uniform(LineParams, { n, inner, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
-    rec.dispatch(`morph.${op}.${axis}`, pipe, [src.buffer, dst.buffer, params], x, y);
+    rec.dispatch(`morph.${op}.${axis}`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
   }
 
   private async directPass(rec: Recording, src: Aligned, dst: Aligned, offsets: Int32Array, op: MorphPrimitive, border: MorphBorder, label: string): Promise<void> {
@@ -119,7 +119,7 @@ export class MorphGpu {
     const params = rec.uniform(DirectParams, {
       width: src.w, height: src.h, depth: src.d, rw: src.rw, count: offsets.length / 3, reflect: border === 'scipy' ? 1 : 0, fill: scalarFill(this.dtype, op), words,
     }, 'direct params');
-    rec.dispatch(label, pipe, [src.buffer, dst.buffer, rec.storageFrom(new Uint32Array(offsets.buffer, offsets.byteOffset, offsets.length), 'offsets'), params], x, y);
+    rec.dispatch(label, pipe, { src: src.buffer, dst: dst.buffer, offsets: rec.storageFrom(new Uint32Array(offsets.buffer, offsets.byteOffset, offsets.length), 'offsets'), P: params }, x, y);
   }
 
   /**
@@ -160,7 +160,7 @@ export class MorphGpu {
     const out = this.scratch(rec, a, keep);
     const words = this.words(a);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), [a.buffer, b.buffer, out.buffer, rec.uniform(SubtractParams, { words }, 'subtract params')], x, y);
+    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), { a_in: a.buffer, b_in: b.buffer, dst: out.buffer, P: rec.uniform(SubtractParams, { words }, 'subtract params') }, x, y);
     return out;
   }
 }

@@ -31,7 +31,7 @@ export async function otsuGpu(input: GpuImage, rec: Recording, method: Histogram
   const threshold = acquireStorage(ctx, 16, 'otsu threshold');
   const out = acquireStorage(ctx, input.byteLength, 'otsu binary');
   hist.encode(rec, input.buffer, n, histBuf);
-  rec.dispatch('threshold.otsu', otsu, [histBuf, lut, threshold, rec.uniform(OtsuParams, { total: n, bins, per_thread: bins / 256, maxv: bins - 1 }, 'otsu params')], 1);
+  rec.dispatch('threshold.otsu', otsu, { hist: histBuf, lut, result: threshold, P: rec.uniform(OtsuParams, { total: n, bins, per_thread: bins / 256, maxv: bins - 1 }, 'otsu params') }, 1);
   apply.encode(rec, input.buffer, out, lut, n);
   return { image: new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype), threshold };
 }
@@ -62,16 +62,16 @@ export async function localThresholdGpu(
   const groups = (items: number) => grid1d(ctx, Math.ceil(items / 256));
   if (method === 'mean') {
     const sums = rec.storage(n * 4, 'row sums');
-    rec.dispatch('threshold.mean.rows', first, ({ 0: input.buffer, 1: params, 2: sums }), ...groups(Math.ceil(w / 64) * h));
-    rec.dispatch('threshold.mean.cols', second, ({ 1: params, 2: sums, 3: means }), ...groups(Math.ceil(h / 64) * w));
+    rec.dispatch('threshold.mean.rows', first, { src: input.buffer, P: params, row_sums: sums }, ...groups(Math.ceil(w / 64) * h));
+    rec.dispatch('threshold.mean.cols', second, { P: params, row_sums: sums, means }, ...groups(Math.ceil(h / 64) * w));
   } else {
     const taps = rec.storage(window * 4, 'gaussian taps');
     ctx.device.queue.writeBuffer(taps, 0, gaussianKernel(window) as Float32Array<ArrayBuffer>);
     const rows = rec.storage(n * 4, 'gaussian rows');
-    rec.dispatch(`threshold.gaussian.rows${fma}`, first, ({ 0: input.buffer, 1: params, 4: taps, 5: rows }), ...groups(n));
-    rec.dispatch(`threshold.gaussian.cols${fma}`, second, ({ 1: params, 3: means, 4: taps, 5: rows }), ...groups(n));
+    rec.dispatch(`threshold.gaussian.rows${fma}`, first, { src: input.buffer, P: params, taps, rows }, ...groups(n));
+    rec.dispatch(`threshold.gaussian.cols${fma}`, second, { P: params, means, taps, rows }, ...groups(n));
   }
-  rec.dispatch('threshold.binarize', binarize, ({ 0: input.buffer, 1: params, 3: means, 6: out }), ...groups(Math.ceil(n / 4)));
+  rec.dispatch('threshold.binarize', binarize, { src: input.buffer, P: params, means, dst: out }, ...groups(Math.ceil(n / 4)));
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
 }
 
@@ -89,10 +89,10 @@ export async function adaptiveGpu(
   const thresholds = rec.storage(n * 4, 'adaptive thresholds');
   const out = acquireStorage(ctx, n, 'adaptive binary');
   const items = scheme === 'naive' ? n : Math.ceil(w / 32) * h;
-  rec.dispatch(`threshold.adaptive.${scheme}`, main, { 0: input.buffer, 1: rec.uniform(AdaptiveParams, { w, h, r, contrast, fallback, n }, 'adaptive params'), 2: thresholds },
+  rec.dispatch(`threshold.adaptive.${scheme}`, main, { src: input.buffer, P: rec.uniform(AdaptiveParams, { w, h, r, contrast, fallback, n }, 'adaptive params'), thresholds },
     ...grid1d(ctx, Math.ceil(items / 64)));
   // src − t(p) > 0 ⇔ src > t(p): the local binarize kernel with C = 0.
-  rec.dispatch('threshold.binarize', binarize, { 0: input.buffer, 1: rec.uniform(LocalParams, { w, h, r, idelta: 0, n, zero: 0 }, 'binarize params'), 3: thresholds, 6: out },
+  rec.dispatch('threshold.binarize', binarize, { src: input.buffer, P: rec.uniform(LocalParams, { w, h, r, idelta: 0, n, zero: 0 }, 'binarize params'), means: thresholds, dst: out },
     ...grid1d(ctx, Math.ceil(n / 4 / 256)));
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
 }
