@@ -15,11 +15,9 @@ export * from './ops/index.js';
 export { defineOp, type OpOptions, type Operation, type ImageOperation, type RunOptions } from './core/op.js';
 export type { OptionsOf, ResolvedOf } from './core/params.js';
 export { equalizeLut } from './ops/equalize/lut.js';
-export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';
 export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
 export { threshold, thresholdParams, THRESHOLD_METHODS, type ThresholdMethod, type ThresholdOptions, type ThresholdResult } from './ops/threshold/index.js';
 export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
-export { clahe, claheParams, CLAHE_BORDERS, CLAHE_SCHEMES, type ClaheBorder, type ClaheOptions, type ClaheScheme } from './ops/clahe/index.js';
 export {
   morph, erode, dilate, morphParams, MORPH_OPS, MORPH_BORDERS, MORPH_METHODS, parseElement, maskElement, crossElement, ellipseElement,
   type MorphOp, type MorphOptions, type MorphBorder, type MorphMethod, type StructuringElement,

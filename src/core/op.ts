@@ -85,8 +85,11 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
   gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
-  /** Image parameters (kind 'image') read by the GPU plan: uploaded with the input and passed as `extra`. */
-  gpuImages?(p: ResolvedOf<S>): (Image | GpuImage | undefined)[];
+  /**
+   * Image parameters (kind 'image') read by the GPU plan, or images made from them for this input (e.g. a mask
+   * and a rectangle combined): uploaded with the input and passed as `extra`.
+   */
+  gpuImages?(p: ResolvedOf<S>, input: Image | GpuImage): (Image | GpuImage | undefined)[];
   /** The output comes back to the host even for a resident input (small results such as histograms). */
   alwaysDownload?: boolean;
   /** How CPU and GPU results are compared (default: bit for bit). */
@@ -209,7 +212,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
     let produced: Produced<D, X> | undefined;
-    const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
+    const extraImages = (decl.gpuImages?.(p, input) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
     const r = await runGpu<H, D>(gpu, input, name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
       const out = await decl.gpu(x, rec, p, extra);
       if (!isProduced(out)) return out;

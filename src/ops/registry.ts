@@ -3,11 +3,9 @@ import type { Image } from '../core/image.js';
 import type { GpuImage } from '../core/gpu/gpu-image.js';
 import type { OpResult } from '../core/timings.js';
 import type { ImageOperation, Operation } from '../core/op.js';
-import { clahe, claheParams, type ClaheOptions } from './clahe/index.js';
 import { filter, filterParams, type FilterOptions, type FilterResult } from './convolve/index.js';
-import { compareArrays, compareImages, compareWithin } from '../core/compare.js';
+import { compareImages, compareWithin } from '../core/compare.js';
 import * as families from './index.js';
-import { histogram, histogramParams, type HistogramOptions } from './histogram/index.js';
 import { morph, morphParams, type MorphOptions } from './morph/index.js';
 import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from './threshold/index.js';
 
@@ -47,8 +45,6 @@ const IMAGE_OPS: ImageOperation[] = [
         return { json: {}, text: [] };
       },
     }),
-  legacy<Image, GpuImage>('clahe', 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
-    (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions), { input: { dtypes: ['uint8', 'uint16'], colour: 'luma' } }),
   legacy<Image, GpuImage>('morph', 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
     (img, p, on) => morph(img, { ...on, ...p } as MorphOptions), { positional: ['op'] }),
   legacy<Image, GpuImage>('filter', 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)', filterParams,
@@ -63,32 +59,10 @@ const IMAGE_OPS: ImageOperation[] = [
 ];
 
 /** Operations whose result is not an image (the CLI reports it). */
-const REPORT_OPS: Operation[] = [
-  ...DECLARED.filter((op) => !op.writes),
-  legacy<Uint32Array, unknown>('histogram', 'histogram counts (numpy.bincount / np.histogram over [0, 2^bits), cv2.calcHist with --mask)',
-    [...histogramParams, { name: 'mask', kind: 'image', doc: 'count only where this 8-bit image of the same size is non-zero' }],
-    (img, p, on) => histogram(img, { ...on, ...p, method: p.hist } as HistogramOptions), {
-      writes: false, compare: compareArrays,
-      report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
-    }) as Operation,
-];
+const REPORT_OPS: Operation[] = DECLARED.filter((op) => !op.writes);
 
 /** Every operation by name (the CLI's commands). */
 export const ALL_OPERATIONS: Readonly<Record<string, Operation>> = Object.fromEntries([...IMAGE_OPS, ...REPORT_OPS].map((op) => [op.name, op]));
 
 /** The image → image operations by name: pipeline stages and playground forms. */
 export const OPERATIONS: Readonly<Record<string, ImageOperation>> = Object.fromEntries(IMAGE_OPS.map((op) => [op.name, op]));
-
-function summarizeCounts(h: Uint32Array): string[] {
-  let total = 0, nonzero = 0, mode = 0, lo = -1, hi = -1;
-  for (let i = 0; i < h.length; i++) {
-    total += h[i];
-    if (h[i]) {
-      nonzero++;
-      if (lo < 0) lo = i;
-      hi = i;
-      if (h[i] > h[mode]) mode = i;
-    }
-  }
-  return [`  ${h.length} bins, ${total} pixels counted, ${nonzero} non-zero bins in [${lo}, ${hi}], mode bin ${mode} (${h[mode]})`];
-}
