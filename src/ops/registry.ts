@@ -30,7 +30,7 @@ function isDeclared(x: unknown): x is { op: Operation } {
   return typeof x === 'function' && typeof (x as { op?: unknown }).op === 'object';
 }
 
-/** The operations the families declare with defineOp, in the order of ops/index.ts's names. */
+/** The operations the families declare with defineOp, by exported name (a module namespace lists its names sorted). */
 const DECLARED: Operation[] = Object.values(families as Record<string, unknown>).flatMap((f) => (isDeclared(f) ? [f.op] : []));
 
 /** The image → image operations: CLI commands, pipeline stages, batch jobs and playground forms derive from this list. */
