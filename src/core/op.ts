@@ -182,21 +182,24 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   decl: OpDeclaration<S, X, H, D>, defaults: { pool: CpuPool },
 ): unknown {
   const name = decl.name;
+  const imageOut = decl.writes ?? !decl.alwaysDownload;
   async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
     const t0 = now();
     const p = paramsOf(name, decl.params, opts);
+    // `out` is an image to write into: an operation whose output is not an image (counts) ignores it.
+    const out = imageOut ? opts.out : undefined;
     if (src instanceof GpuImage) {
       residentInput(src, name, decl.input);
       decl.check?.(p, src, src.ctx);
-      return onGpu(src.ctx, src, p, opts, t0, false);
+      return onGpu(src.ctx, src, p, { ...opts, out }, t0, false);
     }
     const { img, luma } = hostInput(src, name, decl.input);
     decl.check?.(p, img, opts.gpu);
-    if (opts.out) checkOut(opts.out, luma ? src : img);
-    const inner = { ...opts, out: luma ? undefined : opts.out };
+    if (out) checkOut(out, luma ? src : img);
+    const inner = { ...opts, out: luma ? undefined : out };
     const r = opts.gpu ? await onGpu(opts.gpu, img, p, inner, t0, true) : await onCpu(img, p, inner, t0);
     if (!luma) return r;
-    const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), opts.out) as H;
+    const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
   }
 
@@ -231,7 +234,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   const operation: Operation<S, X, H, D> = {
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
-    writes: decl.writes ?? !decl.alwaysDownload,
+    writes: imageOut,
     run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
     compare: decl.compare ?? ((a, b) => compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },

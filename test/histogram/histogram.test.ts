@@ -220,3 +220,24 @@ test('CLI: --impl, and the old --hist; --mask PATH; the counts summary', async (
     assert.deepEqual(j.counts, dense(REF.coins.masked, 256), flag);
   }
 });
+
+test('an image `out` (a run option of every operation) is no place for counts: ignored, as before', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const ref = [...(await histogram(img)).output];
+  const out = imageFrom(new Uint8Array(img.data.length), [...img.shape] as [number, number]);
+  const cpu = await histogram(img, { out });
+  assert.ok(cpu.output instanceof Uint32Array);
+  assert.deepEqual([...cpu.output], ref, 'cpu');
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const r = await histogram(img, { gpu, out });
+  assert.ok(r.output instanceof Uint32Array);
+  assert.deepEqual([...r.output], ref, 'gpu');
+  const dev = await GpuImage.upload(gpu, img);
+  try {
+    assert.deepEqual([...(await histogram(dev, { out })).output], ref, 'resident');
+  } finally {
+    dev.release();
+  }
+  assert.ok(out.data.every((v) => v === 0), 'out untouched');
+});
