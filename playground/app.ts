@@ -216,6 +216,8 @@ async function main(): Promise<void> {
   const sel = $<HTMLSelectElement>('op');
   for (const name of Object.keys(OPERATIONS)) sel.append(new Option(name, name));
   sel.onchange = () => formFor(sel.value);
+  // The page opens on equalize, the simplest operation (the registry lists operations by name, not by choice).
+  if (OPERATIONS.equalize) sel.value = 'equalize';
   formFor(sel.value);
   for (const s of SAMPLES) {
     const b = document.createElement('button');

@@ -15,10 +15,8 @@ export * from './ops/index.js';
 export { defineOp, type OpOptions, type Operation, type ImageOperation, type RunOptions } from './core/op.js';
 export type { OptionsOf, ResolvedOf } from './core/params.js';
 export { equalizeLut } from './ops/equalize/lut.js';
-export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';
 export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
 export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
-export { clahe, claheParams, CLAHE_BORDERS, CLAHE_SCHEMES, type ClaheBorder, type ClaheOptions, type ClaheScheme } from './ops/clahe/index.js';
 export type { Size } from './core/params.js';
 export {
   detect, Detector, detectParams, groupRectangles, nonMaxSuppression, iou, pyramidLevels, resizeLinearExact, validateClassifier, DETECT_IMPLS, DEFAULT_DIVISORS,

@@ -105,8 +105,11 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
   gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
-  /** Image parameters (kind 'image') read by the GPU plan: uploaded with the input and passed as `extra`. */
-  gpuImages?(p: ResolvedOf<S>): (Image | GpuImage | undefined)[];
+  /**
+   * Image parameters (kind 'image') read by the GPU plan, or images made from them for this input (e.g. a mask
+   * and a rectangle combined): uploaded with the input and passed as `extra`.
+   */
+  gpuImages?(p: ResolvedOf<S>, input: Image | GpuImage): (Image | GpuImage | undefined)[];
   /** The output comes back to the host even for a resident input (small results such as histograms). */
   alwaysDownload?: boolean;
   /** How CPU and GPU results are compared (default: bit for bit). */
@@ -204,23 +207,26 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   const name = decl.name;
   // Q is ResolvedOf<S> where no `prepare` is declared (its default): the paths take the parameters themselves.
   const prepare = (p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): Q => (decl.prepare ? decl.prepare(p, input, gpu) : (p as Q));
+  const imageOut = decl.writes ?? !decl.alwaysDownload;
   async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
     const t0 = now();
     const p = paramsOf(name, decl.params, opts);
+    // `out` is an image to write into: an operation whose output is not an image (counts) ignores it.
+    const out = imageOut ? opts.out : undefined;
     if (src instanceof GpuImage) {
       residentInput(src, name, decl.input);
       decl.check?.(p, src, src.ctx);
-      return onGpu(src.ctx, src, p, prepare(p, src, src.ctx), opts, t0, false);
+      return onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false);
     }
     const { img, luma } = hostInput(src, name, decl.input);
     decl.check?.(p, img, opts.gpu);
     const q = prepare(p, img, opts.gpu);
-    if (opts.out) checkOut(opts.out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
-    const inner = { ...opts, out: luma ? undefined : opts.out };
+    if (out) checkOut(out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
+    const inner = { ...opts, out: luma ? undefined : out };
     const r = !opts.gpu ? await onCpu(img, q, inner, t0)
       : decl.gpuHost ? await onGpuHost(opts.gpu, img, q, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, q, inner, t0, true);
     if (!luma) return r;
-    const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), opts.out) as H;
+    const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
   }
 
@@ -236,7 +242,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
     let produced: Produced<D, X> | undefined;
-    const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
+    const extraImages = (decl.gpuImages?.(p, input) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
     const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
       const out = await decl.gpu(x, rec, q, extra, opts);
       if (!isProduced(out)) return out;
@@ -260,7 +266,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   const operation: Operation<S, X, H, D> = {
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
-    writes: decl.writes ?? !decl.alwaysDownload,
+    writes: imageOut,
     run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
     compare: (a, b) => (decl.compare ? decl.compare(a, b) : compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },

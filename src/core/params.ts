@@ -98,6 +98,8 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
   const out: ParamValues = {};
   for (const s of specs) {
     const v = valueOf(s, values as ParamValues) ?? s.default;
+    // A parameter accepted under several names is named by all of them (the caller may have used any).
+    const label = [s.name, ...(s.aliases ?? [])].join('/');
     if (v === undefined) {
       out[s.name] = undefined;
       continue;
@@ -106,10 +108,10 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       case 'int':
       case 'float': {
         if (typeof v !== 'number' || !Number.isFinite(v) || (s.kind === 'int' && !Number.isInteger(v))) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${shownValue(v)}`);
+          throw new InvalidArgumentError(`${op}: ${label} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${shownValue(v)}`);
         }
-        if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${s.name} must be ≥ ${s.min}, got ${v}`);
-        if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${s.name} must be ≤ ${s.max}, got ${v}`);
+        if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${label} must be ≥ ${s.min}, got ${v}`);
+        if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${label} must be ≤ ${s.max}, got ${v}`);
         break;
       }
       case 'enum': {
@@ -117,34 +119,34 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
         const c = typeof v === 'string' && s.valueAliases && Object.hasOwn(s.valueAliases, v) ? s.valueAliases[v] : v;
         if (typeof c !== 'string' || !s.choices.includes(c)) {
           const aka = s.valueAliases ? ` (or ${Object.keys(s.valueAliases).join('|')})` : '';
-          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}${aka}, got ${shownValue(v)}`);
+          throw new InvalidArgumentError(`${op}: ${label} must be one of ${s.choices.join('|')}${aka}, got ${shownValue(v)}`);
         }
         out[s.name] = c;
         continue;
       }
       case 'bool':
-        if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${s.name} must be true or false`);
+        if (typeof v !== 'boolean') throw new InvalidArgumentError(`${op}: ${label} must be true or false`);
         break;
       case 'rect': {
         const r = v as Rect;
         if (![r.x, r.y, r.width, r.height].every((n) => Number.isInteger(n) && n >= 0) || r.width < 1 || r.height < 1) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be non-negative integers x,y,width,height with width, height ≥ 1`);
+          throw new InvalidArgumentError(`${op}: ${label} must be non-negative integers x,y,width,height with width, height ≥ 1`);
         }
         break;
       }
       case 'string':
         // A file parameter's loaded value (e.g. a structuring element from mask:FILE) is an object.
         if (s.file && typeof v === 'object') break;
-        if (typeof v !== 'string' || v === '') throw new InvalidArgumentError(`${op}: ${s.name} must be a non-empty string`);
+        if (typeof v !== 'string' || v === '') throw new InvalidArgumentError(`${op}: ${label} must be a non-empty string`);
         break;
       case 'image':
-        if (typeof v !== 'object' || !('shape' in v)) throw new InvalidArgumentError(`${op}: ${s.name} must be an image`);
+        if (typeof v !== 'object' || !('shape' in v)) throw new InvalidArgumentError(`${op}: ${label} must be an image`);
         break;
       case 'size': {
         const z = v as Size;
         const lo = s.min ?? 1;
         if (typeof z !== 'object' || ![z.width, z.height].every((n) => Number.isInteger(n) && n >= lo)) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be WxH with integers ≥ ${lo}, got ${typeof z === 'object' ? `${z.width}x${z.height}` : String(z)}`);
+          throw new InvalidArgumentError(`${op}: ${label} must be WxH with integers ≥ ${lo}, got ${typeof z === 'object' ? `${z.width}x${z.height}` : String(z)}`);
         }
         break;
       }

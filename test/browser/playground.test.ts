@@ -27,6 +27,9 @@ const CASES: [string, string, Record<string, string>][] = [
   ['coins.png', 'morph', { op: 'open', se: 'rect:5x5' }],
   ['coins.png', 'morph', { op: 'gradient', se: 'ellipse:5x5' }],
   ['chelsea.png', 'clahe', { tiles: '4x4', clip: '2' }],
+  // Added on the skeleton (issue 19) with no playground code: colour kept, every channel corrected.
+  ['chelsea.png', 'gamma', { gamma: '0.5' }],
+  ['coins.png', 'gamma', { gamma: '2.2', gain: '1.2' }],
 ];
 
 function chromiumOrSkip(t: { skip(msg: string): void }): boolean {

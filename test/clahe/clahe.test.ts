@@ -1,19 +1,24 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { rgbToYCrCb } from '../../src/core/colour.js';
 import { InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import { imageFrom, toGray, type Image } from '../../src/core/image.js';
+import { createImage, imageFrom, toGray, type Image } from '../../src/core/image.js';
+import type { OpResult } from '../../src/core/timings.js';
 import { readImage } from '../../src/io/index.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
-import { clahe } from '../../src/ops/clahe/index.js';
+import { clahe, type ClaheOptions } from '../../src/ops/clahe/index.js';
 import { tileLut, windowLutValue } from '../../src/ops/clahe/cpu-kernels.js';
 import { reflect101Index } from '../../src/core/border.js';
 import { mirror, windowGeometry } from '../../src/ops/clahe/plan.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
 
 function assertSame(a: Image, b: Image, what: string): void {
   const c = compareImages(a, b);
@@ -241,5 +246,64 @@ test('images and tile histograms beyond one storage binding: tiled CLAHE in band
     const r = await clahe(img16, { tiles, gpu: mid });
     assert.ok((r.timings.slabs ?? 1) > 1, 'split');
     assertSame(r.output, (await clahe(img16, { tiles })).output, `16-bit tiled ${tiles.width}x${tiles.height}`);
+  }
+});
+
+test('ClaheOptions is derived from the declaration: typed values, impl and its old name scheme', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const opts: ClaheOptions = { tiles: { width: 4, height: 6 }, clip: 3, border: 'reflect', impl: 'naive' };
+  // @ts-expect-error: not a scheme (the declaration's choices are the type)
+  const wrong: ClaheOptions = { impl: 'fast' };
+  // @ts-expect-error: clip is a number
+  const wrongClip: ClaheOptions = { clip: '2' };
+  await assert.rejects(clahe(img, wrong), /impl\/scheme must be one of columns\|naive/);
+  await assert.rejects(clahe(img, wrongClip), /clip must be a finite number/);
+  await assert.rejects(clahe(img, { impl: 'naive', scheme: 'columns' }), /impl and scheme \(another name for it\) are both given/);
+  assertSame((await clahe(img, opts)).output, (await clahe(img, { tiles: { width: 4, height: 6 }, clip: 3 })).output, 'tiled ignores the window options');
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const cpu = (await clahe(img, { window: 5, border: 'reflect' })).output;
+  for (const [o, kernel] of [[{ impl: 'naive' }, 'naive'], [{ scheme: 'naive' }, 'naive'], [{ scheme: 'columns' }, 'columns'], [{}, 'columns']] as const) {
+    const r: OpResult<Image> = await clahe(img, { window: 5, border: 'reflect', gpu, ...o });
+    assert.deepEqual(r.timings.kernels.map((k) => k.name), [`clahe.window.${kernel}`], JSON.stringify(o));
+    assertSame(r.output, cpu, JSON.stringify(o));
+  }
+});
+
+test('colour CLAHE into the caller\'s out: checked against the colour image, filled, timed as before', async (t) => {
+  const img = await readImage(fixture('images', 'chelsea.png'));
+  const ref = (await clahe(img)).output;
+  const out = createImage(img.shape, img.dtype, img.channels);
+  const r = await clahe(img, { out });
+  assert.equal(r.output, out);
+  assertSame(out, ref, 'cpu into out');
+  assert.deepEqual(r.timings.kernels.map((k) => k.name), ['clahe.tiled']);
+  assert.deepEqual((await clahe(img, { window: 4 })).timings.kernels.map((k) => k.name), ['clahe.window']);
+  await assert.rejects(clahe(img, { out: createImage(img.shape, img.dtype, 1) }), InvalidArgumentError);
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const out2 = createImage(img.shape, img.dtype, img.channels);
+  const g = await clahe(img, { out: out2, gpu });
+  assert.equal(g.output, out2);
+  assertSame(out2, ref, 'gpu into out');
+  assert.equal(g.timings.backend, 'gpu');
+});
+
+test('CLI: --impl and its old name --scheme; --border takes the OpenCV and scipy names', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'imgpu-clahe-'));
+  const img = fixture('images', 'coins.png');
+  const run = (...args: string[]) => {
+    const r = cli('clahe', img, join(tmp, `${args.join('_').replace(/[^\w]/g, '')}.png`), '--window', '4', '--json', ...args);
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { params: Record<string, unknown>; gpu: { kernels: { name: string }[] } | null };
+  };
+  assert.equal(run('--device', 'cpu', '--border', 'mirror').params.border, 'reflect101');
+  assert.equal(run('--device', 'cpu', '--border', 'BORDER_REFLECT').params.border, 'reflect');
+  assertOneLineError(cli('clahe', img, join(tmp, 'x.png'), '--border', 'wrap', '--device', 'cpu'), 2, /border must be one of reflect101\|reflect/);
+  if (!(await gpuOrSkip(t))) return;
+  for (const flag of ['--impl', '--scheme']) {
+    const j = run('--device', 'gpu', flag, 'naive');
+    assert.equal(j.params.impl, 'naive');
+    assert.deepEqual(j.gpu!.kernels.map((k) => k.name), ['clahe.window.naive'], flag);
   }
 });

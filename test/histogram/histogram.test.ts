@@ -6,9 +6,10 @@ import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
-import { histogram, HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
+import { histogram, HISTOGRAM_METHODS, type HistogramOptions } from '../../src/ops/histogram/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
 
 type Sparse = Record<string, number>;
 const REF = JSON.parse(readFileSync(fixture('histogram', 'histograms.json'), 'utf8')) as Record<string, Record<string, Sparse>>;
@@ -158,4 +159,85 @@ test('images beyond one storage binding are counted range by range: both methods
       }
     }
   }
+});
+
+test('HistogramOptions is derived from the declaration: impl and its old names method and hist, an image mask, a rect roi', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const mask = await readImage(fixture('images', 'coins_mask.png'));
+  const opts: HistogramOptions = { impl: 'subhist', bins: 64, mask, roi: { x: 10, y: 20, width: 100, height: 50 } };
+  // @ts-expect-error: not a histogram algorithm (the declaration's choices are the type)
+  const wrong: HistogramOptions = { method: 'magic' };
+  // @ts-expect-error: a roi is a rectangle
+  const wrongRoi: HistogramOptions = { roi: [1, 2, 3, 4] };
+  await assert.rejects(histogram(img, wrong), /impl\/method\/hist must be one of atomic\|subhist, got magic/);
+  await assert.rejects(histogram(img, wrongRoi), /roi must be non-negative integers/);
+  await assert.rejects(histogram(img, { impl: 'atomic', method: 'subhist' }), /impl and method \(another name for it\) are both given/);
+  const ref = [...(await histogram(img, opts)).output];
+  assert.equal(ref.length, 64);
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (const name of ['impl', 'method', 'hist'] as const) {
+    for (const m of HISTOGRAM_METHODS) {
+      const r = await histogram(img, { ...opts, impl: undefined, [name]: m, gpu });
+      assert.ok(r.timings.kernels.every((k) => k.name.startsWith(`histogram.${m}.`)), `${name}: ${m} ran (${r.timings.kernels.map((k) => k.name)})`);
+      assert.deepEqual([...r.output], ref, `${name}: ${m}`);
+    }
+  }
+});
+
+test('a resident mask is read on the device; with a roi, or on the CPU, a host mask is needed', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const mask = await readImage(fixture('images', 'coins_mask.png'));
+  const ref = [...(await histogram(img, { mask })).output];
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const devMask = await GpuImage.upload(gpu, mask);
+  const dev = await GpuImage.upload(gpu, img);
+  try {
+    assert.deepEqual([...(await histogram(img, { gpu, mask: devMask })).output], ref, 'host image, resident mask');
+    assert.deepEqual([...(await histogram(dev, { mask: devMask, method: 'subhist' })).output], ref, 'both resident');
+    await assert.rejects(histogram(img, { mask: devMask }), /a GpuImage mask needs the GPU path; pass a host image/);
+    await assert.rejects(histogram(dev, { mask: devMask, roi: { x: 0, y: 0, width: 4, height: 4 } }), /needs the GPU path and no roi/);
+  } finally {
+    devMask.release();
+    dev.release();
+  }
+});
+
+test('CLI: --impl, and the old --hist; --mask PATH; the counts summary', async (t) => {
+  const img = fixture('images', 'coins.png');
+  const text = cli('histogram', img, '--device', 'cpu', '--bins', '16');
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stdout, /16 bins, 116352 pixels counted, \d+ non-zero bins in \[\d+, \d+\], mode bin \d+ \(\d+\)/);
+  assertOneLineError(cli('histogram', img, '--hist', 'magic', '--device', 'cpu'), 2, /impl\/method\/hist must be one of atomic\|subhist/);
+  if (!(await gpuOrSkip(t))) return;
+  for (const flag of ['--impl', '--hist', '--method']) {
+    const r = cli('histogram', img, '--device', 'gpu', flag, 'subhist', '--json', '--mask', fixture('images', 'coins_mask.png'));
+    assert.equal(r.status, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.equal(j.params.impl, 'subhist', flag);
+    assert.ok(j.gpu.kernels.every((k: { name: string }) => k.name.startsWith('histogram.subhist.')), flag);
+    assert.deepEqual(j.counts, dense(REF.coins.masked, 256), flag);
+  }
+});
+
+test('an image `out` (a run option of every operation) is no place for counts: ignored, as before', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const ref = [...(await histogram(img)).output];
+  const out = imageFrom(new Uint8Array(img.data.length), [...img.shape] as [number, number]);
+  const cpu = await histogram(img, { out });
+  assert.ok(cpu.output instanceof Uint32Array);
+  assert.deepEqual([...cpu.output], ref, 'cpu');
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const r = await histogram(img, { gpu, out });
+  assert.ok(r.output instanceof Uint32Array);
+  assert.deepEqual([...r.output], ref, 'gpu');
+  const dev = await GpuImage.upload(gpu, img);
+  try {
+    assert.deepEqual([...(await histogram(dev, { out })).output], ref, 'resident');
+  } finally {
+    dev.release();
+  }
+  assert.ok(out.data.every((v) => v === 0), 'out untouched');
 });

@@ -1,56 +1,30 @@
-import { yCrCbToRgb, rgbToYCrCb } from '../../core/colour.js';
-import type { CpuPool } from '../../core/cpu/pool.js';
+import { borderParam } from '../../core/border.js';
 import { CPU_PATH, GpuLimitError, InvalidArgumentError, optionRef, UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
-import { GpuImage } from '../../core/gpu/gpu-image.js';
-import type { Recording } from '../../core/gpu/recording.js';
-import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
-import { checkOut, intoOut, requireDtype, validateImage, type Image } from '../../core/image.js';
-import { resolveParams, type ParamSpec, type Size } from '../../core/params.js';
-import { closeTimings, makeTimings, now, type OpResult } from '../../core/timings.js';
+import { defineOp, type OpOptions } from '../../core/op.js';
+import type { ParamSpec, ResolvedOf, Size } from '../../core/params.js';
+import { now } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
 import { claheTiledCpu, claheWindowCpu } from './cpu.js';
-import { CLAHE_SCHEMES, ClaheTiledGpuPlan, ClaheWindowGpuPlan, tileBands, type ClaheScheme } from './gpu.js';
-import { CLAHE_BORDERS, tiledGeometry, windowGeometry, type ClaheBorder, type ClaheDtype } from './plan.js';
+import { CLAHE_SCHEMES, ClaheTiledGpuPlan, ClaheWindowGpuPlan, tileBands } from './gpu.js';
+import { CLAHE_BORDERS, tiledGeometry, windowGeometry, type ClaheDtype } from './plan.js';
 
 export { CLAHE_SCHEMES, type ClaheScheme } from './gpu.js';
 export { CLAHE_BORDERS, type ClaheBorder } from './plan.js';
 
-/** Declared once: CLI flags, help and validation come from here. */
-export const claheParams: readonly ParamSpec[] = [
+/** Declared once: the options type, CLI flags, help, validation and the playground form come from here. */
+export const claheParams = [
   { name: 'tiles', kind: 'size', default: { width: 8, height: 8 }, doc: 'tiled CLAHE: tile grid columns x rows (OpenCV tileGridSize)' },
   { name: 'clip', kind: 'float', default: 2, doc: 'clip limit, relative to a uniform histogram (OpenCV clipLimit); must be > 0' },
   { name: 'window', kind: 'int', min: 1, doc: 'sliding-window CLAHE instead of tiles: radius R of the (2R+1)² window centred on every pixel' },
-  { name: 'border', kind: 'enum', choices: CLAHE_BORDERS, default: 'reflect101', doc: 'sliding window: mirror without (reflect101, dcb|abcd) or with (reflect, dcba|abcd) the edge pixel' },
-  { name: 'scheme', kind: 'enum', choices: CLAHE_SCHEMES, default: 'columns', doc: 'sliding window, GPU: column histograms (cost independent of R) or naive recount' },
-];
+  borderParam(CLAHE_BORDERS, 'reflect101', 'sliding window: mirror without (reflect101, dcb|abcd) or with (reflect, dcba|abcd) the edge pixel'),
+  { name: 'impl', aliases: ['scheme'], kind: 'enum', choices: CLAHE_SCHEMES, default: 'columns', doc: 'sliding window, GPU: column histograms (cost independent of R) or naive recount' },
+] as const satisfies readonly ParamSpec[];
 
-export interface ClaheOptions extends GpuRunOptions {
-  /** Tile grid (columns × rows) of tiled CLAHE. @default { width: 8, height: 8 } */
-  tiles?: Size;
-  /** Clip limit relative to a uniform histogram, as OpenCV's clipLimit; must be > 0. @default 2 */
-  clip?: number;
-  /** Radius of the sliding window; when given, sliding-window CLAHE runs instead of tiled. */
-  window?: number;
-  /** Sliding window: mirrored border without or with the edge pixel repeated. @default 'reflect101' */
-  border?: ClaheBorder;
-  /** Sliding window, GPU: algorithm. @default 'columns' */
-  scheme?: ClaheScheme;
-  /** Run on this GPU context (host images are uploaded and the result downloaded). Omit for the CPU path. */
-  gpu?: GpuContext;
-  /** Worker pool for the CPU path. @default single-threaded */
-  pool?: CpuPool;
-}
-
-// A type alias, not an interface: resolveParams needs the index signature object literal types have.
-type Resolved = {
-  tiles: Size;
-  clip: number;
-  window?: number;
-  border: ClaheBorder;
-  scheme: ClaheScheme;
-};
+/** `tiles`, `clip`, `window`, `border`, `impl` (or its old name `scheme`), and where to run. */
+export type ClaheOptions = OpOptions<typeof claheParams>;
+type Params = ResolvedOf<typeof claheParams>;
 
 /** The 2D gray plane's [h, w] (a volume of depth 1 counts as 2D), or a typed error. */
 function plane(shape: readonly number[]): [number, number] {
@@ -58,15 +32,17 @@ function plane(shape: readonly number[]): [number, number] {
   return shape.length === 3 ? [shape[1], shape[2]] : [shape[0], shape[1]];
 }
 
-/** Checks the parameters against the image before any work starts. */
-function checkFor(p: Resolved, h: number, w: number, dtype: string): void {
+/** Checks the parameters against the image (and the device) before any work starts. */
+function check(p: Params, img: { shape: readonly number[]; dtype: string }, gpu?: GpuContext): void {
+  const [h, w] = plane(img.shape);
   if (!(p.clip > 0)) throw new InvalidArgumentError(`clahe: clip must be > 0, got ${p.clip}`);
   if (p.window !== undefined) {
-    if (dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (${optionRef('tiles')}, no ${optionRef('window')}) for ${dtype}`);
+    if (img.dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (${optionRef('tiles')}, no ${optionRef('window')}) for ${img.dtype}`);
     if (p.window >= Math.min(h, w)) throw new InvalidArgumentError(`clahe: window radius ${p.window} must be smaller than the image (${w}×${h}): at most ${Math.min(h, w) - 1}`);
   } else {
-    checkTileGrid(p.tiles, dtype as ClaheDtype);
+    checkTileGrid(p.tiles, img.dtype as ClaheDtype);
   }
+  if (gpu) checkDevice(gpu, p, h, w, img.dtype as ClaheDtype);
 }
 
 /**
@@ -75,7 +51,7 @@ function checkFor(p: Resolved, h: number, w: number, dtype: string): void {
  * most 1024 tiles (32×32), 8-bit at most 131072 cells, (tilesX + 1)·(tilesY + 1) (e.g. 361×361). The CPU path
  * keeps the same limits (one meaning for the parameters).
  */
-export const MAX_LUT_BYTES = 128 << 20;
+const MAX_LUT_BYTES = 128 << 20;
 
 function checkTileGrid(tiles: Size, dtype: ClaheDtype): void {
   const bytes = dtype === 'uint8' ? (tiles.width + 1) * (tiles.height + 1) * 1024 : tiles.width * tiles.height * 65536 * 2;
@@ -91,7 +67,7 @@ function windowSlabs(radius: number, width: number): SlabSpec {
 }
 
 /** Before any upload: whether the work fits the device, whole or split (else a GpuLimitError). */
-function checkDevice(ctx: GpuContext, p: Resolved, h: number, w: number, dtype: ClaheDtype): void {
+function checkDevice(ctx: GpuContext, p: Params, h: number, w: number, dtype: ClaheDtype): void {
   if (p.window !== undefined) {
     slabsFor(ctx, [h, w], 'uint8', windowSlabs(p.window, w));
   } else if (!tileBands(ctx, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), dtype)) {
@@ -109,48 +85,27 @@ function checkDevice(ctx: GpuContext, p: Resolved, h: number, w: number, dtype: 
  * Colour host images are processed on the Y of OpenCV's YCrCb (cv2.COLOR_RGB2YCrCb) and converted back with
  * their chroma (alpha kept); 16-bit stays 16-bit. A GpuImage input stays on its device (gray only).
  */
-export async function clahe(src: Image, opts?: ClaheOptions): Promise<OpResult<Image>>;
-export async function clahe(src: GpuImage, opts?: ClaheOptions): Promise<OpResult<GpuImage>>;
-export async function clahe(src: Image | GpuImage, opts?: ClaheOptions): Promise<OpResult<Image | GpuImage>>;
-export async function clahe(src: Image | GpuImage, opts: ClaheOptions = {}): Promise<OpResult<Image | GpuImage>> {
-  const t0 = now();
-  const p = resolveParams<Resolved>('clahe', claheParams, {
-    tiles: opts.tiles, clip: opts.clip, window: opts.window, border: opts.border, scheme: opts.scheme,
-  });
-  if (!(src instanceof GpuImage)) validateImage(src);
-  requireDtype(src, ['uint8', 'uint16'], 'clahe');
-  const [h, w] = plane(src.shape);
-  checkFor(p, h, w, src.dtype);
-  const dtype = src.dtype as ClaheDtype;
-  const body = async (input: GpuImage, rec: Recording): Promise<GpuImage> => {
+export const clahe = defineOp({
+  name: 'clahe',
+  summary: 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y',
+  params: claheParams,
+  input: { dtypes: ['uint8', 'uint16'], colour: 'luma' },
+  check,
+  cpu: async (img, p, { pool, out }) => {
+    const [h, w] = plane(img.shape);
+    const tk = now();
+    const output = p.window !== undefined
+      ? await claheWindowCpu(img, windowGeometry(p.window, p.clip), p.border, pool, out)
+      : await claheTiledCpu(img, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, img.dtype as ClaheDtype), pool, out);
+    return { output, kernels: [{ name: p.window !== undefined ? 'clahe.window' : 'clahe.tiled', ms: now() - tk }] };
+  },
+  gpu: async (input, rec, p) => {
+    const [h, w] = plane(input.shape);
     if (p.window !== undefined) {
-      const plan = await ClaheWindowGpuPlan.prepare(input.ctx, windowGeometry(p.window, p.clip), p.border, p.scheme);
+      const plan = await ClaheWindowGpuPlan.prepare(input.ctx, windowGeometry(p.window, p.clip), p.border, p.impl);
       return recordInSlabs(rec, input, windowSlabs(p.window, w), async (slab) => plan.encode(rec, slab));
     }
+    const dtype = input.dtype as ClaheDtype;
     return (await ClaheTiledGpuPlan.prepare(input.ctx, dtype)).encode(rec, input, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype));
-  };
-  const gpu = src instanceof GpuImage ? src.ctx : opts.gpu;
-  if (gpu) checkDevice(gpu, p, h, w, dtype);
-  if (src instanceof GpuImage) {
-    if (src.channels !== 1) throw new UnsupportedDtypeError('clahe of a GpuImage needs one gray channel (colour CLAHE runs on host images)');
-    return runGpu(src.ctx, src, 'clahe', opts, body) as Promise<OpResult<GpuImage>>;
-  }
-  if (opts.out) checkOut(opts.out, src);
-  const colour = src.channels !== 1 ? rgbToYCrCb(src) : undefined;
-  const gray = colour ? colour.y : src;
-  const grayOut = colour ? undefined : opts.out;
-  let r: OpResult<Image>;
-  if (opts.gpu) {
-    r = (await runGpu(opts.gpu, gray, 'clahe', { ...opts, out: grayOut }, body)) as OpResult<Image>;
-  } else {
-    const tk = now();
-    const pool = opts.pool ?? inlinePool;
-    const output = p.window !== undefined
-      ? await claheWindowCpu(gray, windowGeometry(p.window, p.clip), p.border, pool, grayOut)
-      : await claheTiledCpu(gray, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), pool, grayOut);
-    r = { output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: p.window !== undefined ? 'clahe.window' : 'clahe.tiled', ms: now() - tk }], kernelSource: 'cpu', total: 0 }) };
-  }
-  const output = colour ? intoOut(yCrCbToRgb(r.output, colour, src), opts.out) : r.output;
-  // Validation and colour conversion count as host time.
-  return { output, timings: closeTimings(r.timings, t0) };
-}
+  },
+}, { pool: inlinePool });
