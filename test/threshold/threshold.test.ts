@@ -395,7 +395,7 @@ test('options: the derived ThresholdOptions as a user writes it; impl and its ol
   assert.ok(badMethod && badHist);
   const r: { threshold?: number; fallback?: number; output: Image } = await threshold(img, opts);
   assert.equal(r.threshold, REF.coins.isodata);
-  await assert.rejects(threshold(img, { hist: 'sorted' as never }), /impl must be one of atomic\|subhist/);
+  await assert.rejects(threshold(img, { hist: 'sorted' as never }), /impl\/hist must be one of atomic\|subhist/);
   await assert.rejects(threshold(img, { impl: 'atomic', hist: 'subhist' }), /impl and hist \(another name for it\) are both given/);
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
@@ -416,6 +416,6 @@ test('CLI: --impl and its old name --hist; the JSON params name impl', (t) => {
     assert.equal(j.params.impl, 'subhist', flag);
     assert.equal(j.threshold, REF.coins.isodata, flag);
   }
-  assertOneLineError(cli('threshold', fixture('images', 'coins.png'), join(dir, 'o.png'), '--hist', 'sorted'), 2, /impl must be one of/);
+  assertOneLineError(cli('threshold', fixture('images', 'coins.png'), join(dir, 'o.png'), '--hist', 'sorted'), 2, /impl\/hist must be one of/);
   assertOneLineError(cli('threshold', fixture('images', 'coins.png'), join(dir, 'o.png'), '--impl', 'atomic', '--hist', 'subhist'), 2, /both given/);
 });
