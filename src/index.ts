@@ -26,13 +26,9 @@ export {
 } from './ops/morph/index.js';
 export type { Size } from './core/params.js';
 export {
-  detect, Detector, detectParams, groupRectangles, nonMaxSuppression, iou, pyramidLevels, resizeLinearExact, validateClassifier, DETECT_IMPLS, DEFAULT_DIVISORS,
-  type Classifier, type WeakClassifier, type LbpFeature, type Detection, type DetectOptions, type DetectOutput, type DetectImpl, type Level, type RawHit, type PendingDetection,
-} from './ops/detect/index.js';
-export {
   filter, correlate, convolve, sobel, gaussian, filterParams, parseFilter, gaussianWeights, denseKernel, separableKernel, kernelFromJson, flipKernel,
   rankOneFactors, CONV_IMPLS, BORDER_MODES,
   type FilterOptions, type FilterResult, type FilterPlan, type ConvKernel, type ConvImpl, type ConvSchedule, type BorderMode,
 } from './ops/convolve/index.js';
 export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js';
-export { parseClassifierXml, waldBoostXml } from './io/classifier-xml.js';
+export { parseClassifierXml, waldBoostXml } from './ops/detect/classifier-xml.js';

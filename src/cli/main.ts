@@ -62,7 +62,6 @@ function usage(): string {
 Usage:
 ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
-  imgpu detect <image|video|folder> --classifier FILE.xml [options]   objects (faces) by LBP cascade / WaldBoost (see detect --help)
   imgpu classifier convert <opencv.xml> <waldboost.xml>   an OpenCV LBP cascade written as a WaldBoost classifier (exactly)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
   imgpu adapters [--json]                   the GPU adapters available (names for --adapter)

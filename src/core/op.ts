@@ -68,7 +68,7 @@ export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: Gp
  * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
  * uploads once before and downloads once after.
  */
-export type GpuSteps<R, X> = (input: GpuImage, p: R, opts: { profile?: boolean }) => Promise<{ output: GpuImage; steps: Timings[]; extra?: X }>;
+export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
 
 export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>> {
   name: string;
@@ -81,10 +81,12 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   /** Checks the parameters as a whole against the input (and the device), before any work. */
   check?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): void;
   cpu: CpuImpl<ResolvedOf<S>, H, X>;
-  gpu: GpuPlan<ResolvedOf<S>, D, X>;
+  /** The GPU path as one recording; an operation whose every run takes host decisions declares `gpuSteps` only. */
+  gpu?: GpuPlan<ResolvedOf<S>, D, X>;
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
-  gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
+  /** Steps that read their result back themselves (an `alwaysDownload` operation) return the host result. */
+  gpuSteps?: GpuSteps<ResolvedOf<S>, X, GpuImage | H>;
   /** Image parameters (kind 'image') read by the GPU plan: uploaded with the input and passed as `extra`. */
   gpuImages?(p: ResolvedOf<S>): (Image | GpuImage | undefined)[];
   /** The output comes back to the host even for a resident input (small results such as histograms). */
@@ -179,6 +181,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   decl: OpDeclaration<S, X, H, D>, defaults: { pool: CpuPool },
 ): unknown {
   const name = decl.name;
+  if (!decl.gpu && !decl.gpuSteps) throw new Error(`${name}: declare a GPU plan (gpu) or GPU steps (gpuSteps)`);
   async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
     const t0 = now();
     const p = paramsOf(name, decl.params, opts);
@@ -207,11 +210,13 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   }
 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
-    if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    const plan = decl.gpu;
+    if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input))) return runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    if (!plan) throw new Error(`${name}: no GPU path`); // unreachable: checked when declared
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
     const r = await runGpu<H, D>(gpu, input, name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await decl.gpu(x, rec, p, extra);
+      const out = await plan(x, rec, p, extra);
       if (!isProduced(out)) return out;
       produced = out;
       return out.output;
@@ -238,9 +243,10 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
 /**
  * The GPU path of several recordings: a host input is uploaded once, the steps run on the resident copy, and
- * the result comes back once (into `opts.out` or a new image); the steps' timings add up.
+ * the result comes back once (into `opts.out` or a new image; a host result as it is); the steps' timings add up.
+ * Exported for objects that keep GPU plans across calls (detection's Detector) and run the same path.
  */
-async function onDeviceSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X>): Promise<OpResult<H | D> & Partial<X>> {
+export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
   let upload = 0, download = 0;
   let dev: GpuImage;
   if (img instanceof GpuImage) {
@@ -253,14 +259,14 @@ async function onDeviceSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage,
   }
   try {
     const r = await steps(dev, p, { profile: opts.profile });
-    let output: Image | GpuImage = r.output;
-    if (!(img instanceof GpuImage)) {
+    let output: Image | GpuImage | H = r.output;
+    if (!(img instanceof GpuImage) && r.output instanceof GpuImage) {
       const td = now();
       output = await r.output.toHost(opts.out);
       r.output.release();
       download = now() - td;
     }
-    const timings = r.steps.reduce(addTimings, { backend: 'gpu', host: 0, upload, download, kernels: [], kernelSource: r.steps[0].kernelSource, total: 0 } as Timings);
+    const timings = r.steps.reduce(addTimings, { backend: 'gpu', host: 0, upload, download, kernels: [], kernelSource: r.steps[0]?.kernelSource ?? 'wallclock', total: 0 } as Timings);
     return { output: output as H | D, timings: closeTimings(timings, t0), ...(r.extra ?? {}) } as OpResult<H | D> & Partial<X>;
   } finally {
     if (!(img instanceof GpuImage)) dev.release();

@@ -3,3 +3,4 @@
 // form — and is exported from `imgpu` and `imgpu/browser` (src/index.ts re-exports this module).
 export * from './equalize/index.js';
 export * from './gamma/index.js';
+export * from './detect/index.js';
