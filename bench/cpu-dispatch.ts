@@ -6,16 +6,15 @@
  * pass (n / threads pixels, on the calling thread: what a perfectly parallel pool would take). Also the pool's round trip with empty tasks and, for 16 equal static
  * chunks of the histogram, when the first, median and last came back (stragglers). Medians, ms; a JSON line per size.
  */
-import { nativeKernels } from '../src/core/cpu/native.js';
-import { BLOCK_END, BLOCK_START, cpuTuning, forBlocks } from '../src/core/cpu/pool.js';
+import { cpuTuning, forBlocks } from '../src/core/cpu/pool.js';
 import { createImage } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
 import { histogramCpu } from '../src/ops/histogram/cpu.js';
-import { histogramRange } from '../src/ops/histogram/cpu-kernels.js';
+import { histogramRange, histogramTask } from '../src/ops/histogram/cpu-kernels.js';
 import { applyLutCpu } from '../src/ops/lut/cpu.js';
-import { applyLutRange } from '../src/ops/lut/cpu-kernels.js';
+import { applyLutRange, applyLutTask } from '../src/ops/lut/cpu-kernels.js';
 import { photoAt } from './common.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -23,7 +22,7 @@ const reps = Number(arg('reps', '30'));
 const SIZES: Record<string, [number, number]> = { '4k': [3840, 2160], '8k': [7680, 4320] };
 const pool = new NodeWorkerPool();
 // The native passes run from this thread; without them (set to undefined below) the JavaScript loops run on the workers.
-const nativePoint = nativeKernels.point;
+const nativePoint = pool.native;
 
 const median = async (f: () => unknown): Promise<number> => {
   const ts: number[] = [];
@@ -41,7 +40,7 @@ async function chunkSpread(pool: NodeWorkerPool, data: Uint8Array): Promise<{ fi
   for (let r = 0; r < reps; r++) {
     const t0 = now();
     const done: number[] = [];
-    await Promise.all(Array.from({ length: pool.size }, (_, k) => pool.run('histogram', [data, k * per, Math.min(data.length, (k + 1) * per), 256, 8, undefined]).then(() => done.push(now() - t0))));
+    await Promise.all(Array.from({ length: pool.size }, (_, k) => pool.run(histogramTask, { data, start: k * per, end: Math.min(data.length, (k + 1) * per), bins: 256, bits: 8 }).then(() => done.push(now() - t0))));
     spreads.push(done.sort((a, b) => a - b));
   }
   const at = (i: number) => spreads.map((d) => d[i]).sort((a, b) => a - b)[Math.floor(reps / 2)];
@@ -57,30 +56,30 @@ for (const s of arg('sizes', '4k,8k').split(',')) {
   const lut = new Uint32Array(256).map((_, i) => 255 - i);
   const table = Uint8Array.from(lut);
   const row: Record<string, unknown> = { size: s, threads: pool.size, block: cpuTuning.pixelBlock, native: !!nativePoint };
-  row.dispatchEmpty = await median(() => Promise.all(Array.from({ length: pool.size }, () => pool.run('histogram', [data, 0, 0, 256, 8, undefined]))));
+  row.dispatchEmpty = await median(() => Promise.all(Array.from({ length: pool.size }, () => pool.run(histogramTask, { data, start: 0, end: 0, bins: 256, bits: 8 }))));
   row.staticChunksDone = await chunkSpread(pool, data);
   // The worker pool's dynamic blocks at several block sizes, and one thread's share (JavaScript loops).
   const blocks: Record<string, unknown> = {};
   for (const block of [1 << 16, 1 << 17, 1 << 18]) {
     blocks[block] = {
-      histogram: await median(() => forBlocks(pool, n, block, 'histogram', [data, BLOCK_START, BLOCK_END, 256, 8, undefined], true)),
-      lut: await median(() => forBlocks(pool, n, block, 'applyLut', [data, out.data, table, BLOCK_START, BLOCK_END])),
+      histogram: await median(() => forBlocks(pool, n, block, histogramTask, { data, bins: 256, bits: 8 }, true)),
+      lut: await median(() => forBlocks(pool, n, block, applyLutTask, { src: data, dst: out.data as Uint8Array, lut: table })),
     };
   }
   row.blocks = blocks;
-  row.histogramOneShare = await median(() => histogramRange(data, 0, share, 256, 8));
-  row.lutOneShare = await median(() => applyLutRange(data, out.data as Uint8Array, table, 0, share));
+  row.histogramOneShare = await median(() => histogramRange({ data, start: 0, end: share, bins: 256, bits: 8 }));
+  row.lutOneShare = await median(() => applyLutRange({ src: data, dst: out.data as Uint8Array, lut: table, start: 0, end: share }));
   // native: whole passes on native threads; js: the worker pool's dynamic blocks with the JavaScript loops.
   for (const name of ['native', 'js'] as const) {
     if (name === 'native' && !nativePoint) continue;
-    nativeKernels.point = name === 'native' ? nativePoint : undefined;
+    pool.native = name === 'native' ? nativePoint : undefined;
     row[name] = {
       histogram: await median(() => histogramCpu(img, pool)),
       lut: await median(() => applyLutCpu(img, lut, pool, out)),
       equalize: await median(() => equalize(img, { pool, out })),
     };
   }
-  nativeKernels.point = nativePoint;
+  pool.native = nativePoint;
   console.log(JSON.stringify(row));
 }
 await pool.close();

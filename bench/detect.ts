@@ -21,10 +21,10 @@ import { KernelTimer } from '../src/core/gpu/timer.js';
 import type { Image } from '../src/core/image.js';
 import { now } from '../src/core/timings.js';
 import { readClassifier } from '../src/io/classifier.js';
-import { readImage, writeImage } from '../src/io/index.js';
+import { writeImage } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
-import { Detector, resizeLinearExact } from '../src/ops/detect/index.js';
+import { Detector } from '../src/ops/detect/index.js';
 import { stat } from './common.js';
 import { frame } from './detect-frame.js';
 

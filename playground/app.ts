@@ -3,13 +3,12 @@
  * (a Web Worker), compare. The operation list and each parameter form come from ops/registry.ts and the
  * operations' declared ParamSpecs, so a new operation appears here without page code.
  */
-import { formatTimings } from '../src/cli/format.js';
 import { compareImages, describeComparison, pixelChecksum as checksum } from '../src/core/compare.js';
 import { ImgpuError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { bytesPerElement, imageFrom, pixelCount, toGray, type Image } from '../src/core/image.js';
 import { parseParamValue, type ParamSpec } from '../src/core/params.js';
-import type { OpResult, Timings } from '../src/core/timings.js';
+import { formatTimings, type OpResult, type Timings } from '../src/core/timings.js';
 import { OPERATIONS } from '../src/ops/registry.js';
 import { createBrowserGpuContext } from '../src/browser.js';
 
@@ -22,7 +21,7 @@ let gpu: GpuContext | undefined;
 const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
 let nextId = 0;
 const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
-worker.onmessage = (e) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
+worker.onmessage = (e: MessageEvent<{ id: number; output?: Image; timings?: Timings; error?: string }>) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
 
 
 function status(text: string, warn = false): void {

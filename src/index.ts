@@ -17,7 +17,6 @@ export type { OptionsOf, ResolvedOf } from './core/params.js';
 export { equalizeLut } from './ops/equalize/lut.js';
 export { histogram, histogramParams, HISTOGRAM_METHODS, type HistogramMethod, type HistogramOptions } from './ops/histogram/index.js';
 export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
-export { threshold, thresholdParams, THRESHOLD_METHODS, type ThresholdMethod, type ThresholdOptions, type ThresholdResult } from './ops/threshold/index.js';
 export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
 export { clahe, claheParams, CLAHE_BORDERS, CLAHE_SCHEMES, type ClaheBorder, type ClaheOptions, type ClaheScheme } from './ops/clahe/index.js';
 export {
@@ -25,10 +24,5 @@ export {
   type MorphOp, type MorphOptions, type MorphBorder, type MorphMethod, type StructuringElement,
 } from './ops/morph/index.js';
 export type { Size } from './core/params.js';
-export {
-  filter, correlate, convolve, sobel, gaussian, filterParams, parseFilter, gaussianWeights, denseKernel, separableKernel, kernelFromJson, flipKernel,
-  rankOneFactors, CONV_IMPLS, BORDER_MODES,
-  type FilterOptions, type FilterResult, type FilterPlan, type ConvKernel, type ConvImpl, type ConvSchedule, type BorderMode,
-} from './ops/convolve/index.js';
 export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js';
 export { parseClassifierXml, waldBoostXml } from './ops/detect/classifier-xml.js';

@@ -4,4 +4,4 @@ export { createNodeGpuContext, type NodeGpuOptions } from './node/gpu.js';
 export { NodeWorkerPool } from './node/worker-pool.js';
 export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions, type WriteOptions } from './io/index.js';
 export { readClassifier } from './io/classifier.js';
-export { decodeJpegToGpu, encodeJpegFromGpu, type CodecThreadOptions } from './io/jpeg.js';
+export { decodeJpegToGpu, encodeJpegFromGpu, type CodecThreadOptions } from './node/jpeg-gpu.js';

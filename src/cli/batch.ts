@@ -15,6 +15,7 @@ import { PARENT_ENV } from '../node/runtime.js';
 import { BatchRecords, recordKey, type OutputRecord, type RecordedJob } from './records.js';
 import type { OpCommand, RunOn } from './commands.js';
 import { runGpuOrCpu, type Execution } from './context.js';
+import { cliWording } from './flags.js';
 
 /** Exit code of a batch run in which some inputs failed (the others were processed). */
 export const EXIT_SOME_FAILED = 9;
@@ -424,7 +425,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
     }
     const fail = (j: Job, e: unknown) => {
       // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
-      const message = e instanceof ImgpuError ? e.message : `internal error: ${(e as Error)?.message ?? e}`;
+      const message = e instanceof ImgpuError ? cliWording(e.message) : `internal error: ${(e as Error)?.message ?? e}`;
       failed.push({ file: j.input, message });
       if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
     };

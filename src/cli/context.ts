@@ -1,5 +1,6 @@
 import type { CpuPool } from '../core/cpu/pool.js';
-import { GpuLimitError, InvalidArgumentError, NoGpuAdapterError } from '../core/errors.js';
+import { CPU_PATH, GpuLimitError, InvalidArgumentError, NoGpuAdapterError } from '../core/errors.js';
+import { cliWording } from './flags.js';
 import type { AdapterDescription, GpuContext } from '../core/gpu/context.js';
 import { createNodeGpuContext } from '../node/gpu.js';
 import { NodeWorkerPool } from '../node/worker-pool.js';
@@ -33,7 +34,7 @@ export async function runGpuOrCpu<R>(exec: Execution, gpuRun: () => Promise<R>, 
   } catch (e) {
     if (!(e instanceof GpuLimitError) || !exec.auto) throw e;
     const why = e.message.split('; ')[0];
-    if (!saidFallbacks.has(why)) console.error(`warning: ${why}; running on the CPU`);
+    if (!saidFallbacks.has(why)) console.error(`warning: ${cliWording(why)}; running on the CPU`);
     saidFallbacks.add(why);
     return { on: 'cpu', result: await cpuRun() };
   }
@@ -44,9 +45,10 @@ export function adapterName(a: AdapterDescription): string {
   return a.description || [a.vendor, a.device].filter(Boolean).join(' ') || 'unnamed adapter';
 }
 
-/** A NoGpuAdapterError's reason without its advice (the CLI says what it does instead). */
+/** A NoGpuAdapterError's reason without its advice (the CLI says what it does instead), in the CLI's words. */
 function reason(e: NoGpuAdapterError): string {
-  return e.message.replace(/\.?\s*Use --device cpu\b.*$/s, '');
+  const advice = e.message.indexOf(`Use ${CPU_PATH}`);
+  return cliWording((advice < 0 ? e.message : e.message.slice(0, advice)).replace(/\.?\s*$/, ''));
 }
 
 /**

@@ -14,7 +14,8 @@ import { listNodeAdapters } from '../node/gpu.js';
 import { flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { walk } from './batch.js';
 import { acquire, type Execution } from './context.js';
-import { formatTimings } from './format.js';
+import { formatTimings } from '../core/timings.js';
+import { cliWording } from './flags.js';
 
 /** Options of `imgpu detect` besides the detector's own parameters (flags in kebab case, as every parameter's). */
 const RUN_PARAMS = [
@@ -204,7 +205,7 @@ async function detectFolder(c: Ctx, dir: string, repeat: number, deadline: numbe
     } catch (e) {
       if (!(e instanceof FileAccessError || e instanceof InvalidArgumentError || (e as Error).name === 'UnsupportedFormatError' || (e as Error).name === 'UnsupportedDtypeError')) throw e;
       failed++;
-      console.error(`imgpu: ${f}: ${(e as Error).message}`);
+      console.error(`imgpu: ${f}: ${cliWording((e as Error).message)}`);
     }
     done++;
     if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write(`\r${done}/${files.length} images`);

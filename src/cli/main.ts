@@ -12,10 +12,11 @@ import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { COMMANDS, type OpCommand } from './commands.js';
 import { acquire, runGpuOrCpu } from './context.js';
-import { formatTimings } from './format.js';
+import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
 import { batchFormat, batchRecipe, isBatch, runBatch, runBatchInProcesses, shardOf, type BatchOptions } from './batch.js';
+import { cliWording } from './flags.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -216,7 +217,7 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (e) {
   if (e instanceof ImgpuError) {
-    console.error(`imgpu: error: ${e.message}`);
+    console.error(`imgpu: error: ${cliWording(e.message)}`);
     process.exitCode = e.exitCode;
   } else {
     console.error(`imgpu: internal error: ${(e as Error)?.message ?? e}${process.env.IMGPU_DEBUG ? `\n${(e as Error)?.stack}` : ' (set IMGPU_DEBUG=1 for a stack trace)'}`);

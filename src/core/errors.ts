@@ -87,3 +87,27 @@ export class RuntimeVersionError extends ImgpuError {
   override readonly code: string = 'RUNTIME_VERSION';
   override readonly exitCode: number = 6;
 }
+
+/** A value as an error message shows it: strings as they are, objects as JSON (not "[object Object]"). */
+export function shownValue(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'object' && v !== null) {
+    try {
+      return JSON.stringify(v);
+    } catch {
+      return Object.prototype.toString.call(v);
+    }
+  }
+  return typeof v === 'function' ? 'a function' : String(v as number | boolean | bigint | symbol | null | undefined);
+}
+
+/**
+ * How library messages name what the caller can change, in the API's words: the CPU path (CPU_PATH) and options
+ * (optionRef). The CLI rewords both as its flags (src/cli/flags.ts), so no library error speaks of CLI flags.
+ */
+export const CPU_PATH = 'the CPU path (no `gpu` option)';
+
+/** An option named in a message: option `name`, or option `name: value` (strings quoted as in code). */
+export function optionRef(name: string, value?: string | number): string {
+  return value === undefined ? `option \`${name}\`` : `option \`${name}: ${typeof value === 'string' ? `'${value}'` : value}\``;
+}

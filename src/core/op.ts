@@ -60,15 +60,24 @@ export interface Produced<T, X> {
 /** The CPU implementation: a host image in, the output (or a Produced) out. `out` is the caller's buffer. */
 export type CpuImpl<R, H, X> = (img: Image, p: R, env: { pool: CpuPool; out?: Image }) => Promise<H | Produced<H, X>>;
 
-/** The GPU plan: records the work for a resident input into `rec` and returns the (pooled) device output. */
-export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[]) => Promise<D | Produced<D, X>>;
+/**
+ * The GPU plan: records the work for a resident input into `rec` and returns the (pooled) device output. `opts`
+ * are the caller's options as given (an operation may read tuning it documents besides its parameters).
+ */
+export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[], opts: RunOptions) => Promise<D | Produced<D, X>>;
+
+/**
+ * A host input on the GPU, run by the operation itself instead of upload → GpuPlan → download (e.g. in host slabs
+ * when it exceeds the device's buffers). The skeleton closes its timings.
+ */
+export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: RunOptions) => Promise<OpResult<H> & Partial<X>>;
 
 /**
  * A GPU path made of several recordings with host decisions in between (e.g. a threshold taken on the host from
  * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
  * uploads once before and downloads once after.
  */
-export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
+export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile?: boolean; wait?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
 
 export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>> {
   name: string;
@@ -83,6 +92,12 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   cpu: CpuImpl<ResolvedOf<S>, H, X>;
   /** The GPU path as one recording; an operation whose every run takes host decisions declares `gpuSteps` only. */
   gpu?: GpuPlan<ResolvedOf<S>, D, X>;
+  /** The GPU run's name where it depends on the parameters (fused-pass and wall-clock kernel names, errors). */
+  gpuName?(p: ResolvedOf<S>): string;
+  /** Host input on the GPU (default: uploaded whole, `gpu` recorded, downloaded). */
+  gpuHost?: GpuHostRun<ResolvedOf<S>, H, X>;
+  /** The output's shape and type where they differ from the (gray) input's: a caller's `out` is checked against them. */
+  outputOf?(p: ResolvedOf<S>, input: Image): { shape: Shape; dtype: Dtype };
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
   /** Steps that read their result back themselves (an `alwaysDownload` operation) return the host result. */
@@ -139,8 +154,11 @@ function isProduced<T, X>(r: T | Produced<T, X>): r is Produced<T, X> {
   return typeof r === 'object' && r !== null && 'output' in r && !ArrayBuffer.isView(r);
 }
 
-/** The declared parameters of `opts` (the run options and unknown keys left out), checked and defaulted. */
-function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S, opts: object): ResolvedOf<S> {
+/**
+ * The declared parameters of `opts` (the run options and unknown keys left out), checked and defaulted; also for a
+ * family that prepares its work outside a call (e.g. the filters' prepareFilter for back-to-back benchmarks).
+ */
+export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S, opts: object): ResolvedOf<S> {
   return resolveParams(name, specs, opts as never) as unknown as ResolvedOf<S>;
 }
 
@@ -192,9 +210,10 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     }
     const { img, luma } = hostInput(src, name, decl.input);
     decl.check?.(p, img, opts.gpu);
-    if (opts.out) checkOut(opts.out, luma ? src : img);
+    if (opts.out) checkOut(opts.out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
     const inner = { ...opts, out: luma ? undefined : opts.out };
-    const r = opts.gpu ? await onGpu(opts.gpu, img, p, inner, t0, true) : await onCpu(img, p, inner, t0);
+    const r = !opts.gpu ? await onCpu(img, p, inner, t0)
+      : decl.gpuHost ? await onGpuHost(opts.gpu, img, p, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, inner, t0, true);
     if (!luma) return r;
     const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), opts.out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
@@ -215,8 +234,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     if (!plan) throw new Error(`${name}: no GPU path`); // unreachable: checked when declared
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
-    const r = await runGpu<H, D>(gpu, input, name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await plan(x, rec, p, extra);
+    const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
+      const out = await plan(x, rec, p, extra, opts);
       if (!isProduced(out)) return out;
       produced = out;
       return out.output;
@@ -231,11 +250,16 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     return { ...r, timings, ...extra };
   }
 
+  async function onGpuHost(gpu: GpuContext, img: Image, p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, host: GpuHostRun<ResolvedOf<S>, H, X>): Promise<OpResult<H> & Partial<X>> {
+    const r = await host(img, p, gpu, opts);
+    return { ...r, timings: closeTimings(r.timings, t0) };
+  }
+
   const operation: Operation<S, X, H, D> = {
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
     writes: decl.writes ?? !decl.alwaysDownload,
     run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
-    compare: decl.compare ?? ((a, b) => compareImages(a as Image, b as Image)),
+    compare: (a, b) => (decl.compare ? decl.compare(a, b) : compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },
   };
   return Object.assign(run, { op: operation });
@@ -258,7 +282,7 @@ export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImag
     upload = now() - tu;
   }
   try {
-    const r = await steps(dev, p, { profile: opts.profile });
+    const r = await steps(dev, p, { profile: opts.profile, wait: opts.wait });
     let output: Image | GpuImage | H = r.output;
     if (!(img instanceof GpuImage) && r.output instanceof GpuImage) {
       const td = now();

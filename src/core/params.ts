@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, shownValue } from './errors.js';
 
 /**
  * Each operation parameter is declared once — name, kind, range, default, doc — and the CLI flags, the
@@ -46,6 +46,9 @@ export type ValueOf<P> = P extends { kind: 'int' | 'float' } ? number
   : P extends { kind: 'image' } ? import('./image.js').Image | import('./gpu/gpu-image.js').GpuImage
   : string;
 
+/** Other vocabularies' names an enum accepts for its choices (e.g. a border's OpenCV and scipy names). */
+type ValueAliasOf<P> = P extends { valueAliases: Readonly<Record<infer A extends string, string>> } ? A : never;
+
 type AliasOf<P> = P extends { aliases: readonly (infer A extends string)[] } ? A : never;
 
 /**
@@ -53,8 +56,8 @@ type AliasOf<P> = P extends { aliases: readonly (infer A extends string)[] } ? A
  * by its kind. `OptionsOf<typeof equalizeParams>` is `{ impl?: 'atomic' | 'subhist'; hist?: … }`.
  */
 export type OptionsOf<S extends readonly ParamSpec[]> =
-  & { [P in S[number] as P['name']]?: ValueOf<P> }
-  & { [P in S[number] as AliasOf<P>]?: ValueOf<P> };
+  & { [P in S[number] as P['name']]?: ValueOf<P> | ValueAliasOf<P> }
+  & { [P in S[number] as AliasOf<P>]?: ValueOf<P> | ValueAliasOf<P> };
 
 /** The parameters after resolveParams: those with a default are always set. */
 export type ResolvedOf<S extends readonly ParamSpec[]> =
@@ -107,7 +110,7 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       case 'int':
       case 'float': {
         if (typeof v !== 'number' || !Number.isFinite(v) || (s.kind === 'int' && !Number.isInteger(v))) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${String(v)}`);
+          throw new InvalidArgumentError(`${op}: ${s.name} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${shownValue(v)}`);
         }
         if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${s.name} must be ≥ ${s.min}, got ${v}`);
         if (s.kind === 'float' && s.exclusiveMin !== undefined && !(v > s.exclusiveMin)) throw new InvalidArgumentError(`${op}: ${s.name} must be > ${s.exclusiveMin}, got ${v}`);
@@ -116,20 +119,21 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
       }
       case 'enum': {
         // Other vocabularies' names for a choice (scipy's 'mirror' for reflect101) resolve to the choice.
-        const c = typeof v === 'string' ? (s.valueAliases?.[v] ?? v) : v;
+        const c = typeof v === 'string' && s.valueAliases && Object.hasOwn(s.valueAliases, v) ? s.valueAliases[v] : v;
         if (typeof c !== 'string' || !s.choices.includes(c)) {
           const aka = s.valueAliases ? ` (or ${Object.keys(s.valueAliases).join('|')})` : '';
-          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}${aka}, got ${String(v)}`);
+          throw new InvalidArgumentError(`${op}: ${s.name} must be one of ${s.choices.join('|')}${aka}, got ${shownValue(v)}`);
         }
         out[s.name] = c;
         continue;
       }
       case 'ints': {
         const lo = s.min ?? -Infinity;
-        if (!Array.isArray(v) || !v.length || !v.every((n) => Number.isInteger(n) && n >= lo)) {
-          throw new InvalidArgumentError(`${op}: ${s.name} must be a list of integers${s.min !== undefined ? ` ≥ ${s.min}` : ''}, got ${Array.isArray(v) ? `[${v.join(', ')}]` : String(v)}`);
+        const list: unknown[] | undefined = Array.isArray(v) ? v : undefined;
+        if (!list?.length || !list.every((n) => Number.isInteger(n) && (n as number) >= lo)) {
+          throw new InvalidArgumentError(`${op}: ${s.name} must be a list of integers${s.min !== undefined ? ` ≥ ${s.min}` : ''}, got ${shownValue(v)}`);
         }
-        out[s.name] = [...v];
+        out[s.name] = [...(list as number[])];
         continue;
       }
       case 'bool':

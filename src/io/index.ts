@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
 import sharp from 'sharp';
-import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
+import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeJpeg, encodeJpeg, isJpeg } from './jpeg.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
@@ -13,6 +13,9 @@ import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type
 export { decodeNpy, encodeNpy } from './npy.js';
 export { DEFAULT_MAX_INPUT_PIXELS } from './limits.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
+
+/** A .raw file's layout, as readImage takes it; the CLI words it as its flags (cli/flags.ts). */
+export const RAW_LAYOUT = "option `raw: { shape: [H, W] or [D, H, W], dtype: 'uint8' | 'uint16' | 'float32' }`";
 
 /** Formats imgpu writes, by file extension. */
 export const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'] as const;
@@ -85,7 +88,7 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
   } else if (fmt === '.nii' || fmt === '.nii.gz') {
     img = decodeNifti(buf, path);
   } else if (fmt === '.raw') {
-    if (!opts.raw) throw new InvalidArgumentError(`${path}: a .raw file needs its layout: --shape WxH[xD] --dtype uint8|uint16|float32`);
+    if (!opts.raw) throw new InvalidArgumentError(`${path}: a .raw file needs its layout: ${RAW_LAYOUT}`);
     img = decodeRaw(buf, opts.raw, path);
   } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
     img = decodeDicom(buf, path);
@@ -188,8 +191,8 @@ export interface WriteOptions {
 
 /** Checks write options (CLI --compression, --quality) before any work. */
 export function checkWriteOptions(o: WriteOptions): void {
-  if (o.compression !== undefined && (!Number.isInteger(o.compression) || o.compression < 0 || o.compression > 9)) throw new InvalidArgumentError(`--compression must be an integer 0–9, got ${o.compression}`);
-  if (o.quality !== undefined && (!Number.isInteger(o.quality) || o.quality < 1 || o.quality > 100)) throw new InvalidArgumentError(`--quality must be an integer 1–100, got ${o.quality}`);
+  if (o.compression !== undefined && (!Number.isInteger(o.compression) || o.compression < 0 || o.compression > 9)) throw new InvalidArgumentError(`${optionRef('compression')} must be an integer 0–9, got ${o.compression}`);
+  if (o.quality !== undefined && (!Number.isInteger(o.quality) || o.quality < 1 || o.quality > 100)) throw new InvalidArgumentError(`${optionRef('quality')} must be an integer 1–100, got ${o.quality}`);
 }
 
 /** Writes PNG/TIFF (8/16-bit), JPEG (8-bit; gray and RGB natively, as cv2.imwrite), .npy or NIfTI .nii/.nii.gz (any dtype, 2D or 3D, geometry kept), by extension, atomically. */
@@ -204,7 +207,7 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
     bytes = encodeNifti(img, ext === '.nii.gz');
   } else {
     if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
-    if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or --saturate for 8/16-bit input`);
+    if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or filter with ${optionRef('saturate')} for 8/16-bit input`);
     const jpeg = ext === '.jpg' || ext === '.jpeg';
     if (img.dtype === 'uint16' && jpeg) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
     const native = jpeg ? encodeJpeg(img, opts.quality ?? 95) : undefined;

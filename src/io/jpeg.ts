@@ -1,9 +1,7 @@
 import { UnsupportedFormatError } from '../core/errors.js';
-import type { GpuContext } from '../core/gpu/context.js';
-import { GpuImage } from '../core/gpu/gpu-image.js';
 import { allocPixels, pixelCount, type Dtype, type Image } from '../core/image.js';
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
-import { isCheckout, loadNativeModule, nativeModuleProblem } from '../node/native.js';
+import { isCheckout, loadNativeModule, nativeModuleProblem } from './native-module.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
 
 /**
@@ -168,7 +166,8 @@ export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?:
   return orient({ data, shape: [plan.height, plan.width], channels: plan.channels, dtype: 'uint8' }, plan.orientation);
 }
 
-interface NativePlan {
+/** What the native decoder will produce for a JPEG (jpegDecodePlan). */
+export interface NativePlan {
   tj: TurboBinding;
   width: number;
   height: number;
@@ -180,7 +179,7 @@ interface NativePlan {
  * What the native decoder will produce for `buf`, or undefined where sharp must read it (no codec, CMYK/YCCK); an
  * image beyond the pixel limit (io/limits.ts) is refused from its header.
  */
-function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixels?: number): NativePlan | undefined {
+export function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixels?: number): NativePlan | undefined {
   const tj = codecOrNotice();
   if (!tj) return undefined;
   let h;
@@ -205,6 +204,12 @@ function decodeInto(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8A
 
 const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
 
+/** Decodes a planned JPEG into `out` (plan.width × plan.height × plan.channels bytes), on this thread or libuv's. */
+export async function decodePlanned(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, opts: CodecThreadOptions = {}): Promise<void> {
+  if (opts.async) await plan.tj.decodeAsync(buf, out, plan.channels, opts.nice ?? 0).catch((e) => Promise.reject(corrupt(path, e)));
+  else decodeInto(plan, buf, path, out);
+}
+
 /** Where the work of the async codec calls runs: off the JavaScript thread, at this nice value. */
 export interface CodecThreadOptions {
   /** Decode/encode on libuv's thread pool instead of the calling thread. @default false */
@@ -213,44 +218,20 @@ export interface CodecThreadOptions {
   nice?: number;
 }
 
-/**
- * Decodes a JPEG straight into mapped GPU upload memory and returns it resident (GpuImage.staging): the decoder's
- * output is the only write of the pixels on the host, no copy follows. Undefined where the native path does not
- * apply (no codec, CMYK, an EXIF rotation): read it with readImage and upload that instead.
- */
-export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: CodecThreadOptions = {}): Promise<GpuImage | undefined> {
-  const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
-  if (!plan || plan.orientation !== 1) return undefined;
-  const staged = await GpuImage.staging(ctx, [plan.height, plan.width], 'uint8', plan.channels);
-  try {
-    const out = staged.image.data as Uint8Array;
-    if (opts.async) await plan.tj.decodeAsync(buf, out, plan.channels, opts.nice ?? 0).catch((e) => Promise.reject(corrupt(path, e)));
-    else decodeInto(plan, buf, path, out);
-  } catch (e) {
-    staged.discard();
-    throw e;
-  }
-  return staged.upload();
+/** The native encoder for 8-bit gray or RGB pixels, on this thread or libuv's. */
+export interface JpegEncoder {
+  encode(px: Uint8Array, width: number, height: number, quality: number, opts?: CodecThreadOptions): Promise<Uint8Array>;
 }
 
-/**
- * Encodes a resident 8-bit gray or RGB image to JPEG straight from mapped readback memory (GpuImage.toHostView):
- * the encoder reads the pixels where the GPU's copy put them, no host copy. Undefined where the native path does
- * not apply (no codec, another dtype or channel count): download it and use writeImage.
- */
-export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: CodecThreadOptions = {}): Promise<Uint8Array | undefined> {
-  const enc = encoderFor(img.dtype, img.channels);
-  if (!enc || img.shape.length !== 2) return undefined;
-  const { tj, channels } = enc;
-  const [h, w] = img.shape;
-  const v = await img.toHostView();
-  try {
-    const px = v.image.data as Uint8Array;
-    // The view stays mapped until the encoder is done with it (released below, after the await).
-    return opts.async ? await tj.encodeAsync(px, w, h, channels, quality, opts.nice ?? 0) : tj.encode(px, w, h, channels, quality);
-  } finally {
-    v.release();
-  }
+/** The native encoder where it applies (8-bit gray or RGB, the codec built), or undefined where sharp must encode. */
+export function jpegEncoder(dtype: Dtype, channels: number): JpegEncoder | undefined {
+  const enc = encoderFor(dtype, channels);
+  if (!enc) return undefined;
+  const { tj, channels: c } = enc;
+  return {
+    encode: async (px, width, height, quality, opts = {}) =>
+      opts.async ? tj.encodeAsync(px, width, height, c, quality, opts.nice ?? 0) : tj.encode(px, width, height, c, quality),
+  };
 }
 
 /** The native encoder where it applies: 8-bit gray or RGB pixels (not RGBA, not 16-bit) and the codec built. */

@@ -48,7 +48,7 @@ export async function probeVideo(path: string): Promise<VideoInfo> {
   const r = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height,r_frame_rate,nb_frames', '-of', 'json', path]);
   let stream: Record<string, string | number> | undefined;
   try {
-    stream = JSON.parse(r.out).streams?.[0];
+    stream = (JSON.parse(r.out) as { streams?: Record<string, string | number>[] }).streams?.[0];
   } catch { /* reported below */ }
   if (r.code !== 0 || !stream?.width) throw new UnsupportedFormatError(`${path}: not a readable video (${r.err.trim().split('\n').pop() || 'no video stream'})`);
   const [num, den] = String(stream.r_frame_rate ?? '').split('/').map(Number);

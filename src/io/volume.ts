@@ -277,7 +277,7 @@ export interface RawLayout {
 /** Headerless little-endian voxels with a caller-given shape and dtype; the size must match exactly. */
 export function decodeRaw(bytes: Uint8Array, layout: RawLayout, name: string): Image {
   const { shape, dtype } = layout;
-  if ((shape.length !== 2 && shape.length !== 3) || shape.some((n) => !Number.isInteger(n) || n < 1)) throw new InvalidArgumentError(`--shape must be WxH or WxHxD with positive integers`);
+  if ((shape.length !== 2 && shape.length !== 3) || shape.some((n) => !Number.isInteger(n) || n < 1)) throw new InvalidArgumentError('a raw layout\'s shape must be [H, W] or [D, H, W] of positive integers');
   const n = pixelCount(shape as Shape);
   const need = n * { uint8: 1, uint16: 2, float32: 4 }[dtype];
   if (bytes.length !== need) throw new UnsupportedFormatError(`${name} holds ${bytes.length} bytes; shape ${[...shape].reverse().join('x')} of ${dtype} needs ${need}`);

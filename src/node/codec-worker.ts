@@ -21,7 +21,10 @@ try {
 const buffers = new RecycledBuffers(4);
 const alloc = (bytes: number) => buffers.alloc(bytes);
 
-parentPort!.on('message', async (job: Job) => {
+// Each job's errors go back to the main thread as a message: the handler's promise never rejects.
+parentPort!.on('message', (job: Job) => void handle(job));
+
+async function handle(job: Job): Promise<void> {
   if (job.kind === 'recycle') {
     buffers.give(job.buffer);
     return;
@@ -33,4 +36,4 @@ parentPort!.on('message', async (job: Job) => {
     const err = e as Error & { code?: string };
     parentPort!.postMessage({ id: job.id, ok: false, name: err.name, message: err.message });
   }
-});
+}

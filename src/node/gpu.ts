@@ -1,7 +1,7 @@
-import { NoGpuAdapterError } from '../core/errors.js';
+import { CPU_PATH, NoGpuAdapterError } from '../core/errors.js';
 import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions } from '../core/gpu/context.js';
 import { nativeHostCopy } from './host-copy.js';
-import { loadNativeModule } from './native.js';
+import { loadNativeModule } from '../io/native-module.js';
 import { assertNodeVersion } from './runtime.js';
 
 export interface NodeGpuOptions extends GpuContextOptions {
@@ -26,7 +26,7 @@ async function loadDawn(): Promise<Dawn> {
     dawn = mod;
     return mod;
   } catch (e) {
-    throw new NoGpuAdapterError(`could not load Dawn (npm package 'webgpu'): ${(e as Error).message}. Use --device cpu.`, { cause: e });
+    throw new NoGpuAdapterError(`could not load Dawn (npm package 'webgpu'): ${(e as Error).message}. Use ${CPU_PATH}.`, { cause: e });
   }
 }
 

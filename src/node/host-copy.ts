@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { HostCopy } from '../core/gpu/context.js';
-import { loadNativeModule } from './native.js';
+import { loadNativeModule } from '../io/native-module.js';
 
 /**
  * Host copies split over native threads (native/copy.c, in imgpu-native.node), for the copies into and out of GPU-mapped memory: one

@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { runTask, type CpuPool } from '../core/cpu/pool.js';
+import type { PointKernels } from '../core/cpu/native.js';
+import type { CpuPool, TaskHandle } from '../core/cpu/pool.js';
 import { TASKS } from '../ops/tasks.js';
-import { installNativeKernels } from './native-kernels.js';
+import { loadPointKernels } from './native-kernels.js';
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -10,19 +11,24 @@ interface Pending {
 }
 
 /**
- * A worker_threads pool over the task table in ops/tasks.ts. Pixel arrays backed by SharedArrayBuffer are
- * shared, not copied. Idle workers are unref'd so a forgotten pool never keeps the process alive.
+ * A worker_threads pool over the task table in ops/tasks.ts (a task's name and its argument object go to a
+ * worker). Pixel arrays backed by SharedArrayBuffer are shared, not copied. Idle workers are unref'd so a forgotten pool never keeps the process alive.
  */
 export class NodeWorkerPool implements CpuPool {
   readonly size: number;
+  /**
+   * The 8-bit histogram and LUT passes on native threads (as many as the pool has) where the native module is
+   * built, not on the workers; undefined otherwise. Settable, e.g. to measure the JavaScript loops.
+   */
+  native: PointKernels | undefined;
   private readonly workers: Worker[] = [];
   private readonly idle: Worker[] = [];
-  private readonly queue: { task: string; args: unknown[]; p: Pending }[] = [];
+  private readonly queue: { task: string; args: unknown; p: Pending }[] = [];
   private readonly pending = new Map<Worker, Pending>();
 
   constructor(size = Math.min(availableParallelism(), 16)) {
     this.size = Math.max(1, size);
-    installNativeKernels(); // the 8-bit point passes run on native threads where built, not on the workers
+    this.native = loadPointKernels();
     for (let i = 0; i < this.size; i++) {
       const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
       w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));
@@ -33,15 +39,16 @@ export class NodeWorkerPool implements CpuPool {
     }
   }
 
-  run<R>(task: string, args: unknown[]): Promise<R> {
+  run<A, R>(task: TaskHandle<A, R>, args: A): Promise<R> {
+    if (!TASKS.has(task.name)) return Promise.reject(new Error(`CPU task '${task.name}' is not in the workers' table (ops/tasks.ts)`));
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ task, args, p: { resolve: resolve as (v: unknown) => void, reject } });
+      this.queue.push({ task: task.name, args, p: { resolve: resolve as (v: unknown) => void, reject } });
       this.pump();
     });
   }
 
-  runLocal<R>(task: string, args: unknown[]): R {
-    return runTask(TASKS, task, args) as R;
+  runLocal<A, R>(task: TaskHandle<A, R>, args: A): R {
+    return task.fn(args);
   }
 
   private pump(): void {
@@ -59,7 +66,8 @@ export class NodeWorkerPool implements CpuPool {
     this.pending.delete(w);
     w.unref();
     this.idle.push(w);
-    if (p) (msg.ok ? p.resolve(msg.value) : p.reject(new Error(msg.error)));
+    if (msg.ok) p?.resolve(msg.value);
+    else p?.reject(new Error(msg.error));
     this.pump();
   }
 

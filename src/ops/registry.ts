@@ -4,15 +4,12 @@ import type { GpuImage } from '../core/gpu/gpu-image.js';
 import type { OpResult } from '../core/timings.js';
 import type { ImageOperation, Operation } from '../core/op.js';
 import { clahe, claheParams, type ClaheOptions } from './clahe/index.js';
-import { filter, filterParams, type FilterOptions, type FilterResult } from './convolve/index.js';
-import { compareArrays, compareImages, compareWithin } from '../core/compare.js';
+import { compareArrays, compareImages } from '../core/compare.js';
 import * as families from './index.js';
 import { histogram, histogramParams, type HistogramOptions } from './histogram/index.js';
 import { morph, morphParams, type MorphOptions } from './morph/index.js';
-import { threshold, thresholdParams, type ThresholdOptions, type ThresholdResult } from './threshold/index.js';
 
-/** CPU and GPU float results of filters agree to this fraction of the output's largest magnitude (docs/convolution.md). */
-export const FILTER_TOLERANCE = 1e-5;
+export { FILTER_TOLERANCE } from './convolve/index.js';
 
 /**
  * A family not yet declared with defineOp, as an Operation (moved onto the skeleton one family at a time; this
@@ -38,28 +35,10 @@ const DECLARED: Operation[] = Object.values(families as Record<string, unknown>)
 /** The image → image operations: CLI commands, pipeline stages, batch jobs and playground forms derive from this list. */
 const IMAGE_OPS: ImageOperation[] = [
   ...(DECLARED.filter((op) => op.writes) as ImageOperation[]),
-  legacy<Image, GpuImage>('threshold', 'binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)', thresholdParams,
-    (img, p, on) => threshold(img, { ...on, ...p } as ThresholdOptions), {
-      report: (r) => {
-        const { threshold: t, fallback } = r as ThresholdResult<Image | GpuImage>;
-        if (t !== undefined) return { json: { threshold: t }, text: [`  threshold ${t} (pixels > ${t} are foreground)`] };
-        if (fallback !== undefined) return { json: { fallback }, text: [`  global isodata fallback ${fallback} (used in windows too uniform to split)`] };
-        return { json: {}, text: [] };
-      },
-    }),
   legacy<Image, GpuImage>('clahe', 'contrast-limited adaptive equalization: tiled (bit-identical to cv2.createCLAHE) or --window R per pixel; colour on YCrCb Y', claheParams,
     (img, p, on) => clahe(img, { ...on, ...p } as ClaheOptions), { input: { dtypes: ['uint8', 'uint16'], colour: 'luma' } }),
   legacy<Image, GpuImage>('morph', 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)', morphParams,
     (img, p, on) => morph(img, { ...on, ...p } as MorphOptions), { positional: ['op'] }),
-  legacy<Image, GpuImage>('filter', 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)', filterParams,
-    (img, p, on) => filter(img, p.filter as string, { ...on, ...p } as FilterOptions), {
-      // Saturated 8/16-bit results may round a float lying within rounding of a .5 tie differently: ±1.
-      compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareWithin(a, b, 0, 1)),
-      report: (r) => {
-        const impl = (r as FilterResult<Image | GpuImage>).impl;
-        return { json: { impl }, text: [`  implementation: ${impl}`] };
-      },
-    }),
 ];
 
 /** Operations whose result is not an image (the CLI reports it). */

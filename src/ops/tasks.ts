@@ -1,36 +1,17 @@
-import type { TaskTable } from '../core/cpu/pool.js';
-import { InlinePool, runBlocks } from '../core/cpu/pool.js';
-import { castSaturateRange, convDense, convLines, magnitudeRange } from './convolve/cpu-kernels.js';
-import { detectRows, pyramidLevelsCpu } from './detect/cpu-kernels.js';
-import { histogramRange } from './histogram/cpu-kernels.js';
-import { applyLutRange } from './lut/cpu-kernels.js';
-import { claheInterpolateRows, claheTileLuts, claheWindowRows } from './clahe/cpu-kernels.js';
-import { directMorph, subtractRange, vhgwLines } from './morph/cpu-kernels.js';
-import { adaptiveIsodataRows } from './threshold/adaptive-kernels.js';
-import { boxThresholdRows, gaussThresholdRows } from './threshold/local-kernels.js';
+import { InlinePool, taskTable, type CpuPool } from '../core/cpu/pool.js';
+import { claheTasks } from './clahe/cpu-kernels.js';
+import { convolveTasks } from './convolve/cpu-kernels.js';
+import { detectTasks } from './detect/cpu-kernels.js';
+import { histogramTasks } from './histogram/cpu-kernels.js';
+import { lutTasks } from './lut/cpu-kernels.js';
+import { morphTasks } from './morph/cpu-kernels.js';
+import { thresholdTasks } from './threshold/local-kernels.js';
 
-/** Every CPU task a worker can run: pure functions over (shared) typed arrays. */
-export const TASKS: TaskTable = {
-  histogram: histogramRange,
-  applyLut: applyLutRange,
-  boxThresholdRows,
-  gaussThresholdRows,
-  adaptiveIsodataRows,
-  claheTileLuts,
-  claheInterpolateRows,
-  claheWindowRows,
-  vhgwLines,
-  directMorph,
-  subtract: subtractRange,
-  convLines,
-  convDense,
-  magnitude: magnitudeRange,
-  castSaturate: castSaturateRange,
-  detectPyramid: pyramidLevelsCpu,
-  detectRows,
-  // Dynamic scheduling of any task above over blocks (forBlocks).
-  blocks: (task: string, counter: Int32Array, n: number, block: number, args: unknown[], sum: boolean) => runBlocks(TASKS, task, counter, n, block, args, sum),
-};
+/**
+ * Every CPU task a worker thread can run, by the name its handle carries over the wire: the families' handle
+ * lists (each family's cpu-kernels.ts) and the worker side of forBlocks.
+ */
+export const TASKS = taskTable([...histogramTasks, ...lutTasks, ...thresholdTasks, ...claheTasks, ...morphTasks, ...convolveTasks, ...detectTasks]);
 
 /** The single-threaded pool used when the caller passes none (and in browsers). */
-export const inlinePool = new InlinePool(TASKS);
+export const inlinePool: CpuPool = new InlinePool();

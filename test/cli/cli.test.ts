@@ -10,7 +10,7 @@ import { readImage } from '../../src/io/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
-import { loadNativeModule } from '../../src/node/native.js';
+import { loadNativeModule } from '../../src/io/native-module.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-'));
@@ -143,7 +143,7 @@ test('GPU commands print no Dawn limit notices ("artificially reduced")', { skip
 test('--help: every synopsis is set apart from its summary', () => {
   const r = cli('--help');
   assert.equal(r.status, 0);
-  const ops = r.stdout.split('\n').filter((l) => /^  imgpu \S+ .*\[options\]/.test(l));
+  const ops = r.stdout.split('\n').filter((l) => /^ {2}imgpu \S+ .*\[options\]/.test(l));
   assert.ok(ops.length >= 6, r.stdout);
   for (const l of ops) assert.match(l, /\[options\] {2,}\S/, l);
 });

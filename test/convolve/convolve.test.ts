@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { compareImages, compareWithin } from '../../src/core/compare.js';
 import { InvalidArgumentError } from '../../src/core/errors.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
@@ -7,10 +12,12 @@ import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { convolve, correlate, denseKernel, filter, separableKernel, type ConvImpl, type FilterOptions } from '../../src/ops/convolve/index.js';
+import { ALL_OPERATIONS } from '../../src/ops/registry.js';
 import { fixture, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
 const TOL = 1e-5;
+const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const load = (name: string) => readImage(fixture('convolve', `${name}.npy`));
 
 function assertClose(got: Image, want: Image, what: string): void {
@@ -292,4 +299,39 @@ test('an all-zero kernel gives zeros, NaN input included (scipy.ndimage.correlat
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   for (const impl of DENSE) zeros((await correlate(bad, k, { gpu, impl })).output, `gpu ${impl}`);
+});
+
+// The options type is derived from the declaration (filterParams): a call as a user writes it compiles, and what
+// the declaration refuses is a compile error. `border` takes its modes and their OpenCV/scipy names (the names
+// that were choices before borderParam); each gives the mode's result, on the API and on the command line, where
+// the JSON `params` show the canonical mode.
+test('FilterOptions as a user writes it; border aliases (scipy mirror/nearest, OpenCV BORDER_*) equal their modes, API and CLI', async () => {
+  const typed: FilterOptions = { border: 'BORDER_REFLECT_101', cval: 0, impl: 'separable', truncate: 3, saturate: false, pool: undefined };
+  // @ts-expect-error an implementation the declaration does not offer
+  const badImpl: FilterOptions = { impl: 'fast' };
+  // @ts-expect-error saturate is a boolean
+  const badSaturate: FilterOptions = { saturate: 'yes' };
+  assert.ok(badImpl && badSaturate);
+  const img = await readImage(fixture('images', 'camera_301x256.png'), { gray: true });
+  const same = (a: Image, b: Image, what: string) => assert.ok(compareImages(a, b).identical, what);
+  same((await filter(img, 'gauss:2', typed)).output, (await filter(img, 'gauss:2', { ...typed, border: 'reflect101' })).output, 'BORDER_REFLECT_101');
+  for (const [alias, mode] of [['mirror', 'reflect101'], ['nearest', 'replicate'], ['reflect_101', 'reflect101'], ['BORDER_REFLECT', 'reflect'], ['BORDER_WRAP', 'wrap']] as const) {
+    same((await filter(img, 'sobel', { border: alias })).output, (await filter(img, 'sobel', { border: mode })).output, alias);
+  }
+  assert.equal(filter.op, ALL_OPERATIONS.filter, 'the registry runs the declared operation');
+  // The declared range holds on the API as on the command line (the API passed truncate 0.1 through unchecked).
+  await assert.rejects(filter(img, 'gauss:2', { truncate: 0.1 }), /truncate must be ≥ 0\.5, got 0\.1/);
+  const tmp = mkdtempSync(join(tmpdir(), 'imgpu-filter-'));
+  const run = (border: string) => {
+    const out = join(tmp, `${border}.npy`);
+    const r = spawnSync(process.execPath, [BIN, 'filter', fixture('images', 'camera_301x256.png'), out, '--filter', 'sobel', '--border', border, '--device', 'cpu', '--json'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return { params: JSON.parse(r.stdout).params, out };
+  };
+  const alias = run('nearest'), mode = run('replicate');
+  assert.equal(alias.params.border, 'replicate', 'the JSON params show the canonical mode');
+  same(await readImage(alias.out), await readImage(mode.out), 'CLI --border nearest');
+  const bad = spawnSync(process.execPath, [BIN, 'filter', fixture('images', 'camera_301x256.png'), join(tmp, 'x.npy'), '--border', 'mirrored', '--device', 'cpu'], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /border must be one of reflect\|reflect101\|replicate\|wrap\|constant\|valid \(or .*mirror.*\), got mirrored/);
 });

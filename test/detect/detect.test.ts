@@ -45,7 +45,7 @@ test('an OpenCV LBP cascade loads into the internal form: stumps as 256-entry ta
 });
 
 test('classifier files: malformed XML, other feature types, features outside the window, bad tables are typed errors', () => {
-  const bad = (xml: string, pattern: RegExp, type: Function = UnsupportedFormatError) => assert.throws(() => parseClassifierXml(xml, 'x.xml'), (e: Error) => e instanceof type && pattern.test(e.message));
+  const bad = (xml: string, pattern: RegExp, type: abstract new (...args: never[]) => Error = UnsupportedFormatError) => assert.throws(() => parseClassifierXml(xml, 'x.xml'), (e: Error) => e instanceof type && pattern.test(e.message));
   bad('<opencv_storage><cascade><stageType>BOOST', /malformed XML/);
   bad('<opencv_storage><cascade><stageType>BOOST</stageType><featureType>HAAR</featureType></cascade></opencv_storage>', /feature type 'HAAR'/);
   bad('<opencv_storage><haarcascade_frontalface_alt type_id="opencv-haar-classifier"><size>20 20</size></haarcascade_frontalface_alt></opencv_storage>', /old-style Haar/);

@@ -7,7 +7,8 @@ import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { equalize } from '../../src/ops/equalize/index.js';
-import { equalizeLut, roundHalfEven } from '../../src/ops/equalize/lut.js';
+import { roundHalfEven } from '../../src/core/rounding.js';
+import { equalizeLut } from '../../src/ops/equalize/lut.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 

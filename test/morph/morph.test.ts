@@ -10,6 +10,9 @@ import { ellipseElement, maskElement, morph, type MorphOptions } from '../../src
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
+/** The element's spec for test names ('rect:7x9'), 'mask' for an element given as an array. */
+const seName = (se: MorphOptions['se']): string => (typeof se === 'string' ? se : 'mask');
+
 function assertSame(a: Image, b: Image, what: string): void {
   const c = compareImages(a, b);
   assert.ok(c.identical, `${what}: ${c.mismatches} elements differ (max |diff| ${c.maxAbsDiff}, first at ${c.firstMismatch})`);
@@ -42,14 +45,14 @@ const CASES: [string, string, MorphOptions][] = [
 
 for (const [input, ref, opts] of CASES) {
   const lib = ref.startsWith('cv') ? 'OpenCV' : 'scipy';
-  test(`${opts.op} ${opts.se}${opts.iterations ? ` ×${opts.iterations}` : ''} on ${input} equals ${lib} (${ref}): CPU and GPU`, async (t) => {
+  test(`${opts.op} ${seName(opts.se)}${opts.iterations ? ` ×${opts.iterations}` : ''} on ${input} equals ${lib} (${ref}): CPU and GPU`, async (t) => {
     const img = await readImage(fixture('images', input));
     const expected = await readImage(fixture('morph', ref));
     assertSame((await morph(img, opts)).output, expected, 'cpu');
     const gpu = await gpuOrSkip(t);
     if (!gpu) return;
     assertSame((await morph(img, { ...opts, gpu })).output, expected, 'gpu');
-    if (!opts.se?.toString().startsWith('rect') && !opts.se?.toString().startsWith('line') && !opts.se?.toString().startsWith('box')) return;
+    if (!seName(opts.se).startsWith('rect') && !seName(opts.se).startsWith('line') && !seName(opts.se).startsWith('box')) return;
     assertSame((await morph(img, { ...opts, gpu, method: 'naive' })).output, expected, 'gpu naive');
   });
 }
@@ -209,7 +212,7 @@ test('images beyond one storage binding run in row slabs (planes for volumes) wi
   ];
   for (const img of images) {
     for (const opts of cases) {
-      const what = `${img.dtype} ${opts.op} ${opts.se} ${opts.border ?? 'opencv'}×${opts.iterations ?? 1}`;
+      const what = `${img.dtype} ${opts.op} ${seName(opts.se)} ${opts.border ?? 'opencv'}×${opts.iterations ?? 1}`;
       const cpu = (await morph(img, opts)).output;
       const r = await morph(img, { ...opts, gpu });
       assert.ok((r.timings.slabs ?? 1) > 1, `${what}: split`);
@@ -227,7 +230,7 @@ test('images beyond one storage binding run in row slabs (planes for volumes) wi
   for (const opts of [{ op: 'open', se: 'box:3x3x3', border: 'scipy' }, { op: 'erode', se: 'box:4x5x3' }] as MorphOptions[]) {
     const r = await morph(vol, { ...opts, gpu: big });
     assert.ok((r.timings.slabs ?? 1) > 1, 'volume split');
-    assertSame(r.output, (await morph(vol, opts)).output, `volume ${opts.op} ${opts.se}`);
+    assertSame(r.output, (await morph(vol, opts)).output, `volume ${opts.op} ${seName(opts.se)}`);
   }
   // A halo taller than a binding holds: refused before any work.
   await assert.rejects(morph(images[0], { se: 'rect:3x200', gpu }), GpuLimitError);

@@ -88,7 +88,10 @@ export function size2d(rng: Rng, maxPx = 320 * 240): [number, number] {
   else if (r < 0.65) [h, w] = [rng.int(5, 64), rng.int(5, 64)];
   else [h, w] = [rng.int(65, 400), rng.int(65, 400)];
   if (w > 1 && w % 2 === 0 && rng.chance(0.6)) w -= 1;
-  while (h * w > maxPx) (h > w ? (h = Math.ceil(h / 2)) : (w = Math.ceil(w / 2)));
+  while (h * w > maxPx) {
+    if (h > w) h = Math.ceil(h / 2);
+    else w = Math.ceil(w / 2);
+  }
   return [h, w];
 }
 

@@ -15,8 +15,8 @@ const cases = new Map(FAMILIES.map((f) => [f.name, generate(f, sources)]));
 // Started now: Python computes the references while the library runs the cases.
 const refs = new References([...cases.values()].flat());
 const pool = new NodeWorkerPool(2);
-test.after(() => {
-  pool.close();
+test.after(async () => {
+  await pool.close();
   refs.close();
 });
 
@@ -29,6 +29,6 @@ for (const f of FAMILIES) {
     // The same cases through ranges and slabs: 64 KiB bindings split most of these images.
     const small = gpu && f.slabs !== false ? await gpuWithBindingLimit(t, 64 << 10) : undefined;
     if (small) paths.push({ name: 'GPU(64KiB)', on: { gpu: small }, limited: true });
-    await checkCases(t, selected, refs, paths, f.run);
+    await checkCases(t, selected, refs, paths, (c, on) => f.run(c, on));
   });
 }

@@ -11,10 +11,14 @@ import { HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
 import { isodataOfWindow } from '../../src/ops/threshold/adaptive-kernels.js';
 import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
 import { gaussianKernel, gaussThresholdRows } from '../../src/ops/threshold/local-kernels.js';
-import { threshold } from '../../src/ops/threshold/index.js';
+import { threshold, type ThresholdOptions, type ThresholdResult } from '../../src/ops/threshold/index.js';
 import { otsuWgsl } from '../../src/ops/threshold/otsu.wgsl.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const REF = JSON.parse(readFileSync(fixture('threshold', 'thresholds.json'), 'utf8')) as Record<string, { otsu: number; isodata: number; isodata_all: number[] }>;
 const PHOTOS = ['camera', 'coins', 'page', 'moon'];
@@ -349,8 +353,8 @@ test('gaussian: the generated CPU passes equal the generic loops bit for bit (wi
       for (const off of [-7, 0, 2, 5]) {
         const kernel = gaussianKernel(win);
         const a = new Uint8Array(src.length), b = new Uint8Array(src.length);
-        gaussThresholdRows(src, 301, 256, kernel, off, 255, a, 0, 256);
-        gaussThresholdRows(src, 301, 256, kernel, off, 255, b, 0, 256, false);
+        gaussThresholdRows({ src, w: 301, h: 256, kernel, idelta: off, maxv: 255, dst: a, start: 0, end: 256 });
+        gaussThresholdRows({ src, w: 301, h: 256, kernel, idelta: off, maxv: 255, dst: b, start: 0, end: 256, generate: false });
         assert.ok(Buffer.from(a).equals(Buffer.from(b)), `window ${win}, offset ${off}`);
       }
     }
@@ -379,4 +383,39 @@ test('images beyond one storage binding: global methods in ranges, local ones in
     res.output.release();
     dev.release();
   }
+});
+
+test('options: the derived ThresholdOptions as a user writes it; impl and its old name hist pick the GPU histogram (API)', async (t) => {
+  const img = await readImage(fixture('images', 'coins.png'));
+  const opts: ThresholdOptions = { method: 'isodata', impl: 'subhist', window: 15, contrast: 10, scheme: 'naive', offset: 1.5 };
+  // @ts-expect-error: the derived type knows the methods
+  const badMethod: ThresholdOptions = { method: 'magic' };
+  // @ts-expect-error: and the histogram algorithms, under the old name too
+  const badHist: ThresholdOptions = { hist: 'sorted' };
+  assert.ok(badMethod && badHist);
+  const r: { threshold?: number; fallback?: number; output: Image } = await threshold(img, opts);
+  assert.equal(r.threshold, REF.coins.isodata);
+  await assert.rejects(threshold(img, { hist: 'sorted' as never }), /impl must be one of atomic\|subhist/);
+  await assert.rejects(threshold(img, { impl: 'atomic', hist: 'subhist' }), /impl and hist \(another name for it\) are both given/);
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  for (const on of [{ impl: 'subhist' }, { hist: 'subhist' }] as const) {
+    const g: ThresholdResult<Image> = await threshold(img, { method: 'isodata', gpu, ...on });
+    assert.equal(g.threshold, REF.coins.isodata);
+    assert.ok(g.timings.kernels.some((k) => k.name.startsWith('histogram.subhist')), `${JSON.stringify(on)}: ${g.timings.kernels.map((k) => k.name)}`);
+  }
+});
+
+test('CLI: --impl and its old name --hist; the JSON params name impl', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-threshold-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const flag of ['--impl', '--hist']) {
+    const r = cli('threshold', fixture('images', 'coins.png'), join(dir, 'o.png'), '--method', 'isodata', flag, 'subhist', '--device', 'cpu', '--json');
+    assert.equal(r.status, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.equal(j.params.impl, 'subhist', flag);
+    assert.equal(j.threshold, REF.coins.isodata, flag);
+  }
+  assertOneLineError(cli('threshold', fixture('images', 'coins.png'), join(dir, 'o.png'), '--hist', 'sorted'), 2, /impl must be one of/);
+  assertOneLineError(cli('threshold', fixture('images', 'coins.png'), join(dir, 'o.png'), '--impl', 'atomic', '--hist', 'subhist'), 2, /both given/);
 });

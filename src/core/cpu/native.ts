@@ -1,6 +1,6 @@
 /**
- * Native CPU kernels, when the platform provides them (Node with dist/native/imgpu-native.node, installed by
- * src/node/native-kernels.ts when a worker pool is made). The 8-bit histogram and LUT passes then run whole on
+ * Native CPU kernels, a capability of a CpuPool (`pool.native`) where the platform provides them: the Node pool
+ * (src/node/worker-pool.ts) has them when dist/native/imgpu-native.node loads (src/node/native-kernels.ts). The 8-bit histogram and LUT passes then run whole on
  * native threads (a pool woken by a condition variable) with as many threads as the CpuPool has — measured on the
  * H100 machine, waking 16 JavaScript workers by message twice per equalize was a third of a 4K equalize. The
  * JavaScript loops (on the worker pool, dynamic blocks) are used otherwise (browsers, no C compiler at install,
@@ -12,5 +12,3 @@ export interface PointKernels {
   /** dst[i] = lut[src[i]] for all i (dst has src's length), on `threads` native threads. */
   applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, threads: number): void;
 }
-
-export const nativeKernels: { point?: PointKernels } = {};

@@ -1,5 +1,5 @@
 import {
-  GpuDeviceLostError, GpuOutOfMemoryError, GpuValidationError, ImgpuError, NoGpuAdapterError, ShaderCompileError,
+  CPU_PATH, GpuDeviceLostError, GpuOutOfMemoryError, GpuValidationError, ImgpuError, NoGpuAdapterError, optionRef, ShaderCompileError,
 } from '../errors.js';
 import { BufferPool } from './buffer-pool.js';
 import { probeFusedFma } from './fma-probe.js';
@@ -104,7 +104,8 @@ export class GpuContext {
     this.hostCopy = opts.hostCopy ?? typedArraySet;
     this.fma = opts.fma ?? 'probe';
     this.buffers = new BufferPool();
-    device.lost.then((info) => {
+    // device.lost resolves once (never rejects): on loss or destroy().
+    void device.lost.then((info) => {
       this.lostReason = info.reason === 'destroyed' ? 'the device was destroyed' : info.message || String(info.reason);
     });
     device.addEventListener('uncapturederror', (ev) => {
@@ -117,16 +118,16 @@ export class GpuContext {
    * browser: `navigator.gpu`), asking for the adapter's own limits rather than the spec defaults.
    */
   static async create(gpu: GPU | undefined, opts: GpuContextOptions = {}): Promise<GpuContext> {
-    if (!gpu) throw new NoGpuAdapterError('WebGPU is not available in this environment (no navigator.gpu / Dawn). Use --device cpu.');
+    if (!gpu) throw new NoGpuAdapterError(`WebGPU is not available in this environment (no navigator.gpu / Dawn). Use ${CPU_PATH}.`);
     let adapter: GPUAdapter | null;
     try {
       adapter = await gpu.requestAdapter({ powerPreference: 'high-performance', featureLevel: opts.featureLevel ?? 'core' } as GPURequestAdapterOptions);
     } catch (e) {
       // Dawn's message lists the adapters on lines of their own; CLI errors are one line.
       const why = (e as Error).message.split('\n').map((l) => l.replace(/^\s*\*\s*/, '').trim()).filter(Boolean).join('; ').replace(/:; /g, ': ');
-      throw new NoGpuAdapterError(`no WebGPU adapter: ${why}. Use --device cpu, or name another adapter with --adapter / IMGPU_ADAPTER.`, { cause: e });
+      throw new NoGpuAdapterError(`no WebGPU adapter: ${why}. Use ${CPU_PATH}, or name another adapter (${optionRef('adapter')}, or IMGPU_ADAPTER).`, { cause: e });
     }
-    if (!adapter) throw new NoGpuAdapterError('no WebGPU adapter was found (no GPU or no driver). Use --device cpu, or install a software adapter (Mesa lavapipe).');
+    if (!adapter) throw new NoGpuAdapterError(`no WebGPU adapter was found (no GPU or no driver). Use ${CPU_PATH}, or install a software adapter (Mesa lavapipe).`);
     const requiredLimits: Record<string, number> = {};
     for (const name of LIMIT_NAMES) {
       const v = (adapter.limits as unknown as Record<string, number>)[name];
@@ -155,7 +156,7 @@ export class GpuContext {
   /** Throws GpuDeviceLostError if the device is gone; ops call this before any GPU work. */
   assertAlive(): void {
     if (this.lostReason !== undefined) {
-      throw new GpuDeviceLostError(`the GPU device was lost (${this.lostReason}); create a new context, or rerun with --device cpu`);
+      throw new GpuDeviceLostError(`the GPU device was lost (${this.lostReason}); create a new context, or use ${CPU_PATH}`);
     }
   }
 
@@ -254,8 +255,9 @@ export class GpuContext {
     const [validation, oom] = await Promise.all([this.device.popErrorScope().catch(() => null), this.device.popErrorScope().catch(() => null)]);
     if (thrown instanceof ImgpuError) throw thrown;
     this.assertAlive();
-    if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or --device cpu.`);
+    if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or ${CPU_PATH}.`);
     if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation.message}`);
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the work threw, unchanged
     if (thrown) throw thrown;
     if (this.uncaptured.length) throw new GpuValidationError(`${what}: ${this.uncaptured.splice(0).join('; ')}`);
     return result as T;

@@ -61,7 +61,7 @@ export class GpuImage {
    * The pixels as a view of mapped readback memory instead of a copy (the copy out of mapped memory is a third of
    * an 8K round trip). The view is valid until `release()`; this GpuImage stays usable.
    */
-  async toHostView(): Promise<{ image: Image; release(): void }> {
+  async toHostView(): Promise<{ image: Image; release: () => void }> {
     this.assertLive();
     const n = pixelCount(this.shape) * this.channels;
     const v = await downloadView(this.ctx, this.buffer, this.byteLength);

@@ -1,4 +1,4 @@
-import { GpuLimitError } from '../errors.js';
+import { CPU_PATH, GpuLimitError } from '../errors.js';
 import { fmtBytes, type GpuContext } from './context.js';
 import { deviceBytes } from './transfer.js';
 
@@ -48,7 +48,7 @@ export function rangeBinding(buffer: GPUBuffer, range: ElementRange, bytesPerEle
 }
 
 /** Throws a GpuLimitError when `bytes` exceed what one binding holds. */
-export function checkBinding(ctx: GpuContext, bytes: number, what: string, advice = 'use --device cpu'): void {
+export function checkBinding(ctx: GpuContext, bytes: number, what: string, advice = `use ${CPU_PATH}`): void {
   const limit = maxBinding(ctx);
   if (bytes > limit) throw new GpuLimitError(`${what} needs ${fmtBytes(bytes)} in one binding, more than this adapter binds (${fmtBytes(limit)}); ${advice}`);
 }

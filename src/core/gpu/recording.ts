@@ -1,4 +1,5 @@
 import type { GpuContext } from './context.js';
+import type { UniformStruct, UniformType, UniformValues } from './uniforms.js';
 import type { KernelTimer } from './timer.js';
 import { acquireStorage } from './transfer.js';
 
@@ -75,13 +76,14 @@ export class Recording {
     return b;
   }
 
-  /** A uniform buffer holding `values` as u32 words (use f32ToBits for floats). */
-  uniform(values: ArrayLike<number>, label: string): GPUBuffer {
-    const words = Math.max(4, Math.ceil(values.length / 4) * 4);
+  /** A uniform buffer holding `values` packed as `struct` (its WGSL text is the kernel's declaration of them). */
+  uniform<F extends Record<string, UniformType>>(struct: UniformStruct<F>, values: UniformValues<F>, label: string = struct.name): GPUBuffer {
+    const packed = struct.pack(values);
+    const words = Math.max(4, packed.length);
     const usage = GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
     const b = this.ctx.buffers.acquire(words * 4, usage, (s) => this.ctx.createBuffer(s, usage, label));
     const data = new Uint32Array(words);
-    data.set(values);
+    data.set(packed);
     this.ctx.device.queue.writeBuffer(b, 0, data);
     this.scratch.push(b);
     return b;

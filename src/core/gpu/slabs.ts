@@ -1,4 +1,4 @@
-import { GpuLimitError } from '../errors.js';
+import { CPU_PATH, GpuLimitError } from '../errors.js';
 import { asShape3D, bytesPerElement, type Dtype, type Shape } from '../image.js';
 import { fmtBytes, alignUp, type GpuContext } from './context.js';
 import { GpuImage } from './gpu-image.js';
@@ -79,7 +79,7 @@ export function slabsFor(ctx: GpuContext, shape: Shape, inDtype: Dtype, spec: Sl
   const slabs = planRowSlabs(u.count, spec.halo, Math.floor(limit / spec.unitBytes), align);
   if (!slabs) {
     const unit = u.volume ? 'plane' : 'row';
-    throw new GpuLimitError(`${spec.what}: a slab of this ${shape.join('×')} image needs ${2 * spec.halo + align} ${unit}s of ${fmtBytes(spec.unitBytes)} (its halo reaches ${spec.halo} ${unit}s), more than this adapter binds (${fmtBytes(limit)}); use a smaller element/window or --device cpu`);
+    throw new GpuLimitError(`${spec.what}: a slab of this ${shape.join('×')} image needs ${2 * spec.halo + align} ${unit}s of ${fmtBytes(spec.unitBytes)} (its halo reaches ${spec.halo} ${unit}s), more than this adapter binds (${fmtBytes(limit)}); use a smaller element/window or ${CPU_PATH}`);
   }
   return slabs;
 }

@@ -218,7 +218,7 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
  * The bytes of a device buffer as a view of mapped readback memory — no copy into a host array. The view is
  * valid until `release()`, which unmaps it (the view is then detached) and returns the staging buffer to the pool.
  */
-export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<{ bytes: ArrayBuffer; release(): void }> {
+export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<{ bytes: ArrayBuffer; release: () => void }> {
   ctx.assertAlive();
   const size = deviceBytes(byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;

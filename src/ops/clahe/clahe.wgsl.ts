@@ -2,6 +2,11 @@ import { exactFloatWgsl } from '../../core/gpu/wgsl/exact-float.js';
 import { reflect101Wgsl } from '../../core/gpu/wgsl/border.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import type { ClaheBorder, ClaheDtype } from './plan.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+/** The interpolation kernel's parameters; `zero` is 0, a value the kernel cannot know (exact-float.ts). */
+export const InterpolateParams = defineUniforms('Params', { width: 'u32', n: 'u32', tiles_x: 'u32', words: 'u32', zero: 'u32' });
+export const WindowParams = defineUniforms('Params', { width: 'u32', height: 'u32' });
 
 /**
  * CLAHE kernels, generated per variant. They mirror cpu-kernels.ts operation for operation:
@@ -45,8 +50,10 @@ function packing(dtype: ClaheDtype): { bins: number; epw: number; bits: number; 
   return dtype === 'uint8' ? { bins: 256, epw: 4, bits: 8, mask: '0xffu' } : { bins: 65536, epw: 2, bits: 16, mask: '0xffffu' };
 }
 
-const tileParams = /* wgsl */ `
-struct Params { width: u32, height: u32, tiles_x: u32, tile_w: u32, tile_h: u32, clip: u32, scale: f32, tiles: u32, slices: u32, slice_rows: u32, tile0: u32, row0: u32 }`;
+/** The tile kernels' parameters (tiles: in this band; tile0, row0: the band's first tile and input row). */
+export const TileParams = defineUniforms('Params', {
+  width: 'u32', height: 'u32', tiles_x: 'u32', tile_w: 'u32', tile_h: 'u32', clip: 'u32', scale: 'f32', tiles: 'u32', slices: 'u32', slice_rows: 'u32', tile0: 'u32', row0: 'u32',
+});
 
 /**
  * tile_hist: histograms of all tiles, each tile split into `slices` row slices with a workgroup each (a few
@@ -70,7 +77,7 @@ fn flush(t: u32, li: u32) {}`;
   return /* wgsl */ `
 ${gridWgsl}
 ${reflect101Wgsl}
-${tileParams}
+${TileParams.wgsl}
 const WG: u32 = 256u;
 const BINS: u32 = ${bins}u;
 const PPW: u32 = ${epw}u;
@@ -132,7 +139,7 @@ export function tileLutWgsl(dtype: ClaheDtype): string {
   return /* wgsl */ `
 ${gridWgsl}
 ${exactFloatWgsl}
-${tileParams}
+${TileParams.wgsl}
 const WG: u32 = ${wg}u;
 const BINS: u32 = ${bins}u;
 const PER: u32 = ${bins / wg}u;
@@ -206,7 +213,7 @@ fn tile_lut(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid
 export function tileCellsWgsl(): string {
   return /* wgsl */ `
 ${gridWgsl}
-${tileParams}
+${TileParams.wgsl}
 @group(0) @binding(0) var<storage, read> lut: array<u32>;
 @group(0) @binding(1) var<storage, read_write> cells: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
@@ -256,7 +263,7 @@ const WG: u32 = 256u;
 const BINS: u32 = ${bins}u;
 const EPW: u32 = ${epw}u;
 const BITS: u32 = ${bits}u;
-struct Params { width: u32, n: u32, tiles_x: u32, words: u32, zero: u32, _p0: u32, _p1: u32, _p2: u32 }
+${InterpolateParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>;
@@ -324,7 +331,7 @@ const R: i32 = ${g.radius}i;
 const LIMIT: u32 = ${g.clipLimit}u;
 const AREA: u32 = ${g.area}u;
 const SCALE: f32 = ${f32Bits(g.lutScale)};
-struct Params { width: u32, height: u32, _p0: u32, _p1: u32 }
+${WindowParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(2) var<uniform> P: Params;

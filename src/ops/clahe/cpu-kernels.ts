@@ -3,8 +3,9 @@
  * Float arithmetic is float32 step by step (Math.fround after every operation, no fused multiply-add), as
  * OpenCV's scalar code computes it; rounding is cvRound's half-to-even.
  */
-import { roundHalfEven } from '../equalize/lut.js';
+import { roundHalfEven } from '../../core/rounding.js';
 import { reflect101Index } from '../../core/border.js';
+import { defineTask, type Range } from '../../core/cpu/pool.js';
 import { mirror, type ClaheBorder } from './plan.js';
 
 type Pixels = Uint8Array | Uint16Array;
@@ -45,10 +46,20 @@ export function tileLut(hist: Uint32Array, clipLimit: number, lutScale: number, 
  * Per-tile LUTs for tiles [t0, t1) (row-major over the grid): each tile's histogram is taken over the image
  * padded bottom/right with REFLECT_101 (OpenCV's padding), then `tileLut`. lut holds tilesX·tilesY·bins entries.
  */
-export function claheTileLuts(
-  src: Pixels, width: number, height: number, tilesX: number, tileW: number, tileH: number,
-  bins: number, clipLimit: number, scale: number, lut: Pixels, t0: number, t1: number,
-): void {
+export interface TileLutsArgs extends Range {
+  src: Pixels;
+  width: number;
+  height: number;
+  tilesX: number;
+  tileW: number;
+  tileH: number;
+  bins: number;
+  clipLimit: number;
+  scale: number;
+  lut: Pixels;
+}
+
+export function claheTileLuts({ src, width, height, tilesX, tileW, tileH, bins, clipLimit, scale, lut, start: t0, end: t1 }: TileLutsArgs): void {
   const hist = new Uint32Array(bins);
   const cols = new Int32Array(tileW);
   for (let t = t0; t < t1; t++) {
@@ -74,10 +85,20 @@ export function claheTileLuts(
  * order: res = (L11·xa1 + L12·xa)·ya1 + (L21·xa1 + L22·xa)·ya, then saturate_cast (half to even).
  * xw/xt, yw/yt: the axis tables of plan.ts ([a, 1 − a] weights, [t1, t2] tile indices).
  */
-export function claheInterpolateRows(
-  src: Pixels, dst: Pixels, width: number, tilesX: number, bins: number, lut: Pixels,
-  xw: Float32Array, xt: Uint32Array, yw: Float32Array, yt: Uint32Array, y0: number, y1: number,
-): void {
+export interface InterpolateArgs extends Range {
+  src: Pixels;
+  dst: Pixels;
+  width: number;
+  tilesX: number;
+  bins: number;
+  lut: Pixels;
+  xw: Float32Array;
+  xt: Uint32Array;
+  yw: Float32Array;
+  yt: Uint32Array;
+}
+
+export function claheInterpolateRows({ src, dst, width, tilesX, bins, lut, xw, xt, yw, yt, start: y0, end: y1 }: InterpolateArgs): void {
   const max = bins - 1;
   for (let y = y0; y < y1; y++) {
     const ya = yw[2 * y], ya1 = yw[2 * y + 1];
@@ -117,10 +138,19 @@ export function windowLutValue(p: number, s: number, v: number, area: number, sc
  * 16 coarse block sums C_j = Σ_{b in block j} min(h_b, L) change by one when a count crosses L — so the
  * per-pixel query reads at most 16 coarse + 16 fine values instead of 256 bins.
  */
-export function claheWindowRows(
-  src: Uint8Array, dst: Uint8Array, width: number, height: number, radius: number, border: ClaheBorder,
-  clipLimit: number, area: number, scale: number, y0: number, y1: number,
-): void {
+export interface WindowRowsArgs extends Range {
+  src: Uint8Array;
+  dst: Uint8Array;
+  width: number;
+  height: number;
+  radius: number;
+  border: ClaheBorder;
+  clipLimit: number;
+  area: number;
+  scale: number;
+}
+
+export function claheWindowRows({ src, dst, width, height, radius, border, clipLimit, area, scale, start: y0, end: y1 }: WindowRowsArgs): void {
   const r = radius, L = clipLimit;
   const h = new Int32Array(256), coarse = new Int32Array(16);
   const cols = new Int32Array(width + 2 * r + 1);
@@ -152,3 +182,10 @@ export function claheWindowRows(
     }
   }
 }
+
+export const tileLutsTask = defineTask('clahe.tileLuts', claheTileLuts);
+export const interpolateTask = defineTask('clahe.interpolateRows', claheInterpolateRows);
+export const windowRowsTask = defineTask('clahe.windowRows', claheWindowRows);
+
+/** The CLAHE family's CPU tasks (ops/tasks.ts). */
+export const claheTasks = [tileLutsTask, interpolateTask, windowRowsTask];

@@ -1,5 +1,6 @@
 import { forChunks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, intoOut, type Image } from '../../core/image.js';
+import { interpolateTask, tileLutsTask, windowRowsTask } from './cpu-kernels.js';
 import { axisTable, type ClaheBorder, type TiledGeometry, type WindowGeometry } from './plan.js';
 
 type Pixels = Uint8Array | Uint16Array;
@@ -18,11 +19,15 @@ export async function claheTiledCpu(img: Image, g: TiledGeometry, pool: CpuPool,
   const src = shareable(pool, img.data as Pixels);
   const tiles = g.tilesX * g.tilesY;
   const lut = allocPixels(img.dtype, tiles * g.bins) as Pixels;
-  await forChunks(pool, tiles, 1, 'claheTileLuts', (t0, t1) => [src, g.width, g.height, g.tilesX, g.tileW, g.tileH, g.bins, g.clipLimit, g.lutScale, lut, t0, t1]);
+  await forChunks(pool, tiles, 1, tileLutsTask, {
+    src, width: g.width, height: g.height, tilesX: g.tilesX, tileW: g.tileW, tileH: g.tileH, bins: g.bins, clipLimit: g.clipLimit, scale: g.lutScale, lut,
+  });
   const xs = axisTable(g.width, g.tileW, g.tilesX), ys = axisTable(g.height, g.tileH, g.tilesY);
   const dst = destination(img, pool, out);
   const rowsPerChunk = Math.max(1, Math.ceil((1 << 18) / g.width));
-  await forChunks(pool, g.height, rowsPerChunk, 'claheInterpolateRows', (y0, y1) => [src, dst, g.width, g.tilesX, g.bins, lut, xs.weights, xs.tiles, ys.weights, ys.tiles, y0, y1]);
+  await forChunks(pool, g.height, rowsPerChunk, interpolateTask, {
+    src, dst, width: g.width, tilesX: g.tilesX, bins: g.bins, lut, xw: xs.weights, xt: xs.tiles, yw: ys.weights, yt: ys.tiles,
+  });
   return finish(img, dst, out);
 }
 
@@ -32,6 +37,8 @@ export async function claheWindowCpu(img: Image, g: WindowGeometry, border: Clah
   const [h, w] = img.shape as [number, number];
   const dst = destination(img, pool, out);
   // Each row costs O(w·r): a few rows already outweigh a thread hand-off.
-  await forChunks(pool, h, Math.max(1, Math.ceil(4096 / w)), 'claheWindowRows', (y0, y1) => [src, dst, w, h, g.radius, border, g.clipLimit, g.area, g.lutScale, y0, y1]);
+  await forChunks(pool, h, Math.max(1, Math.ceil(4096 / w)), windowRowsTask, {
+    src, dst: dst as Uint8Array, width: w, height: h, radius: g.radius, border, clipLimit: g.clipLimit, area: g.area, scale: g.lutScale,
+  });
   return finish(img, dst, out);
 }

@@ -5,12 +5,13 @@ import { checkBinding, maxBinding, rangeBinding } from '../../core/gpu/limits.js
 import { copyUnits, recordInSlabs, unitAlignment } from '../../core/gpu/slabs.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
-import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
+import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage, deviceBytes } from '../../core/gpu/transfer.js';
-import { GpuLimitError } from '../../core/errors.js';
+import { CPU_PATH, GpuLimitError } from '../../core/errors.js';
 import { pixelCount } from '../../core/image.js';
 import {
-  columnsWorkgroupBytes, interpolateWgsl, tileCellsWgsl, tileHistWgsl, tileLutWgsl, windowColumnsWgsl, windowNaiveWgsl, type ColumnsSchedule,
+  columnsWorkgroupBytes, InterpolateParams, interpolateWgsl, tileCellsWgsl, tileHistWgsl, tileLutWgsl, TileParams, windowColumnsWgsl, windowNaiveWgsl,
+  WindowParams, type ColumnsSchedule,
 } from './clahe.wgsl.js';
 import { axisTable, type AxisTable, type ClaheBorder, type ClaheDtype, type TiledGeometry, type WindowGeometry } from './plan.js';
 
@@ -110,7 +111,7 @@ export class ClaheTiledGpuPlan {
   encodeLuts(rec: Recording, input: GpuImage, g: TiledGeometry): GPUBuffer {
     const tiles = g.tilesX * g.tilesY;
     const bands = tileBands(this.ctx, g, this.dtype);
-    if (!bands) throw new GpuLimitError(`clahe: one ${g.tileW}×${g.tileH} tile of this ${g.width}-pixel-wide image does not fit this adapter's ${fmtBytes(maxBinding(this.ctx))} binding; use --device cpu`);
+    if (!bands) throw new GpuLimitError(`clahe: one ${g.tileW}×${g.tileH} tile of this ${g.width}-pixel-wide image does not fit this adapter's ${fmtBytes(maxBinding(this.ctx))} binding; use ${CPU_PATH}`);
     rec.split(bands.length);
     const lutBpe = this.dtype === 'uint8' ? 1 : 2;
     const lutBytes = tiles * g.bins * lutBpe;
@@ -118,7 +119,10 @@ export class ClaheTiledGpuPlan {
     const lut = rec.storage(lutBytes, 'clahe luts');
     const { slices, sliceRows } = tileSlices(g);
     const tileParams = (bandTiles: number, t0: number, row0: number) =>
-      rec.uniform([g.width, g.height, g.tilesX, g.tileW, g.tileH, g.clipLimit, f32ToBits(g.lutScale), bandTiles, slices, sliceRows, t0, row0], 'clahe tile params');
+      rec.uniform(TileParams, {
+        width: g.width, height: g.height, tiles_x: g.tilesX, tile_w: g.tileW, tile_h: g.tileH, clip: g.clipLimit, scale: g.lutScale,
+        tiles: bandTiles, slices, slice_rows: sliceRows, tile0: t0, row0,
+      }, 'clahe tile params');
     const histBytes = Math.max(...bands.map((b) => b.t1 - b.t0)) * g.bins * 4;
     const hist = rec.storage(histBytes, 'clahe tile histograms');
     const whole = bands.length === 1;
@@ -153,7 +157,7 @@ export class ClaheTiledGpuPlan {
       const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
       rec.dispatch('clahe.interpolate', this.interp, [
         slab.buffer, out, lut, xtab, rec.storageFrom(ytab.subarray(4 * at.in0, 4 * at.in1), 'clahe y table'),
-        rec.uniform([g.width, n, g.tilesX, words, 0], 'clahe interpolate params'),
+        rec.uniform(InterpolateParams, { width: g.width, n, tiles_x: g.tilesX, words, zero: 0 }, 'clahe interpolate params'),
       ], ix, iy);
       return new GpuImage(this.ctx, out, [...slab.shape] as GpuImage['shape'], 1, this.dtype);
     });
@@ -216,7 +220,7 @@ export class ClaheWindowGpuPlan {
     const [h, w] = input.shape.length === 2 ? input.shape : [input.shape[1], input.shape[2]];
     const out = acquireStorage(this.ctx, pixelCount(input.shape), 'clahe window output');
     rec.clear(out);
-    const params = rec.uniform([w, h], 'clahe window params');
+    const params = rec.uniform(WindowParams, { width: w, height: h }, 'clahe window params');
     const [gx, gy] = this.schedule
       ? [Math.ceil(w / this.schedule.tileW), Math.ceil(h / this.schedule.tileH)]
       : [Math.ceil(w / 16), Math.ceil(h / 16)];

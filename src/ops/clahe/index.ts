@@ -1,6 +1,6 @@
 import { yCrCbToRgb, rgbToYCrCb } from '../../core/colour.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { GpuLimitError, InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
+import { CPU_PATH, GpuLimitError, InvalidArgumentError, optionRef, UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
@@ -62,7 +62,7 @@ function plane(shape: readonly number[]): [number, number] {
 function checkFor(p: Resolved, h: number, w: number, dtype: string): void {
   if (!(p.clip > 0)) throw new InvalidArgumentError(`clahe: clip must be > 0, got ${p.clip}`);
   if (p.window !== undefined) {
-    if (dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (--tiles) for ${dtype}`);
+    if (dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (${optionRef('tiles')}, no ${optionRef('window')}) for ${dtype}`);
     if (p.window >= Math.min(h, w)) throw new InvalidArgumentError(`clahe: window radius ${p.window} must be smaller than the image (${w}×${h}): at most ${Math.min(h, w) - 1}`);
   } else {
     checkTileGrid(p.tiles, dtype as ClaheDtype);
@@ -87,7 +87,7 @@ function checkTileGrid(tiles: Size, dtype: ClaheDtype): void {
 
 /** Sliding-window CLAHE beyond one storage binding runs in row slabs with the radius as halo (core/gpu/slabs.ts). */
 function windowSlabs(radius: number, width: number): SlabSpec {
-  return { halo: radius, unitBytes: Math.max(width, 16), what: 'clahe --window' };
+  return { halo: radius, unitBytes: Math.max(width, 16), what: `clahe ${optionRef('window')}` };
 }
 
 /** Before any upload: whether the work fits the device, whole or split (else a GpuLimitError). */
@@ -95,7 +95,7 @@ function checkDevice(ctx: GpuContext, p: Resolved, h: number, w: number, dtype: 
   if (p.window !== undefined) {
     slabsFor(ctx, [h, w], 'uint8', windowSlabs(p.window, w));
   } else if (!tileBands(ctx, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), dtype)) {
-    throw new GpuLimitError(`clahe: one tile of this ${w}×${h} image with a ${p.tiles.width}x${p.tiles.height} grid does not fit this adapter's storage binding; use --device cpu`);
+    throw new GpuLimitError(`clahe: one tile of this ${w}×${h} image with a ${p.tiles.width}x${p.tiles.height} grid does not fit this adapter's storage binding; use ${CPU_PATH}`);
   }
 }
 

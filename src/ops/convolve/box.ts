@@ -59,7 +59,7 @@ export function boxSums(plan: FilterPlan, dtype: Dtype, outDtype: Dtype, cval: n
   if (dtype === 'uint8' ? area > MAX_AREA_FIXED8 : max * area >= 2 ** 24) return undefined;
   if (!Number.isInteger(cval) || cval < 0 || cval > max) return undefined;
   const k = plan.components[0];
-  const ones = separableKernel(plan.box.map((n) => new Array(n).fill(1)), [...k.anchor], plan.name);
+  const ones = separableKernel(plan.box.map((n) => new Array<number>(n).fill(1)), [...k.anchor], plan.name);
   return { plan: { ...plan, components: [ones] }, rounding: { dtype, area, width, tail: width - (width % 8) } };
 }
 

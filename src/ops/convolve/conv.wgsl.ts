@@ -3,6 +3,9 @@ import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { f32ToBits } from '../../core/gpu/recording.js';
 import { boxScale } from './box.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+
 
 /**
  * Convolution kernels, generated per variant (input dtype, border mode, and for the tiled kernels the weights
@@ -19,18 +22,15 @@ export type ConvDtype = 'uint8' | 'uint16' | 'float32';
  * taps and outputs; tiled: `chunks` = workgroups along z per batch item — a batch of independent volumes, one
  * after another in memory, e.g. the slices of a volume for a y pass).
  */
-export const GEO_STRUCT = /* wgsl */ `
-struct Geo {
-  nIn: vec4<i32>,
-  nOut: vec4<i32>,
-  off: vec4<i32>,
-  lo: vec4<i32>,
-  hi: vec4<i32>,
-  cval: f32,
-  ntaps: u32,
-  total: u32,
-  chunks: u32,
-}`;
+export const Geo = defineUniforms('Geo', {
+  nIn: 'vec4i', nOut: 'vec4i', off: 'vec4i', lo: 'vec4i', hi: 'vec4i', cval: 'f32', ntaps: 'u32', total: 'u32', chunks: 'u32',
+});
+
+/** The element count of the one-dimensional kernels (magnitude; nonfinite.wgsl.ts's scan and patch). */
+export const CountParams = defineUniforms('Count', { n: 'u32' });
+
+/** The cast's parameters: n elements; box rounding: rows of `row` pixels, the quotient rule from column `tail`. */
+export const CastParams = defineUniforms('Cast', { n: 'u32', row: 'u32', tail: 'u32' });
 
 /** Source binding and an element loader for each input dtype (u8/u16 read from packed words). */
 function sourceWgsl(dtype: ConvDtype): string {
@@ -64,7 +64,7 @@ const bits = (w: number) => `bitcast<f32>(${new Uint32Array(new Float32Array([w]
  */
 export function naiveWgsl(dtype: ConvDtype, mode: BorderMode): string {
   return /* wgsl */ `
-${GEO_STRUCT}
+${Geo.wgsl}
 ${sourceWgsl(dtype)}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> taps: array<vec4<i32>>;
@@ -198,7 +198,7 @@ export function tiledWgsl(s: TiledSpec): string {
     return `${chain} ${acc(0, c)} = 0.0;`;
   }).join('\n    ');
   return /* wgsl */ `
-${GEO_STRUCT}
+${Geo.wgsl}
 ${sourceWgsl(s.dtype)}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<uniform> g: Geo;
@@ -270,12 +270,13 @@ export function magnitudeWgsl(parts: number): string {
   return /* wgsl */ `
 ${names.map((n, i) => `@group(0) @binding(${i}) var<storage, read> ${n}: array<f32>;`).join('\n')}
 @group(0) @binding(${parts}) var<storage, read_write> dst: array<f32>;
-@group(0) @binding(${parts + 1}) var<uniform> n: vec4<u32>;
+${CountParams.wgsl}
+@group(0) @binding(${parts + 1}) var<uniform> P: Count;
 ${gridWgsl}
 @compute @workgroup_size(256)
 fn magnitude(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let i = linear_group_id(wid, nwg) * 256u + li;
-  if (i >= n.x) { return; }
+  if (i >= P.n) { return; }
   ${names.map((v) => `let ${v}2 = ${v}[i] * ${v}[i];`).join('\n  ')}
   dst[i] = sqrt(${names.map((v) => `${v}2`).join(' + ')});
 }`;
@@ -296,7 +297,7 @@ fn box_round(s: f32, i: u32) -> u32 {
   return ${pow2 ? 'min((u32(s) + a / 2u + 1u) / a, 255u)' : '(2u * u32(s) + a) / (2u * a)'};
 }` : /* wgsl */ `
 fn box_round(s: f32, i: u32) -> u32 {
-  if (i % n.y < n.z) { return sat(s * bitcast<f32>(${f32ToBits(boxScale(boxArea))}u)); }
+  if (i % P.row < P.tail) { return sat(s * bitcast<f32>(${f32ToBits(boxScale(boxArea))}u)); }
   let a = ${boxArea}u;
   let si = u32(s);
   var q = (2u * si + a) / (2u * a);
@@ -306,17 +307,18 @@ fn box_round(s: f32, i: u32) -> u32 {
   return /* wgsl */ `
 @group(0) @binding(0) var<storage, read> src: array<f32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> n: vec4<u32>;
+${CastParams.wgsl}
+@group(0) @binding(2) var<uniform> P: Cast;
 ${gridWgsl}
 fn sat(v: f32) -> u32 { return select(0u, u32(min(round(v), ${max}.0)), v > 0.0); }${box}
 @compute @workgroup_size(256)
 fn cast_sat(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let w = linear_group_id(wid, nwg) * 256u + li;
-  if (w * ${per}u >= n.x) { return; }
+  if (w * ${per}u >= P.n) { return; }
   var word = 0u;
   for (var k = 0u; k < ${per}u; k++) {
     let i = w * ${per}u + k;
-    if (i < n.x) { word |= ${boxArea === undefined ? 'sat(src[i])' : 'box_round(src[i], i)'} << (k * ${shift}u); }
+    if (i < P.n) { word |= ${boxArea === undefined ? 'sat(src[i])' : 'box_round(src[i], i)'} << (k * ${shift}u); }
   }
   dst[w] = word;
 }`;

@@ -1,3 +1,4 @@
+import { defineTask, type Range } from '../../core/cpu/pool.js';
 import { roundBoxSum, type BoxRounding } from './box.js';
 
 /**
@@ -12,7 +13,18 @@ type Pixels = Uint8Array | Uint16Array | Float32Array;
  * One 1-D pass along an axis of a volume seen as [outer][nIn][inner] → [outer][nOut][inner], for output lines
  * t ∈ [t0, t1) (t = outer·nOut + o). `idx[o·k + j]` is the input position of tap j (−1: cval); `w` all k taps.
  */
-export function convLines(src: Pixels, dst: Float32Array, nIn: number, inner: number, nOut: number, w: Float32Array, idx: Int32Array, cval: number, t0: number, t1: number): void {
+export interface ConvLinesArgs extends Range {
+  src: Pixels;
+  dst: Float32Array;
+  nIn: number;
+  inner: number;
+  nOut: number;
+  w: Float32Array;
+  idx: Int32Array;
+  cval: number;
+}
+
+export function convLines({ src, dst, nIn, inner, nOut, w, idx, cval, start: t0, end: t1 }: ConvLinesArgs): void {
   const k = w.length;
   const taps: number[] = [];
   for (let j = 0; j < k; j++) if (w[j] !== 0) taps.push(j);
@@ -47,10 +59,24 @@ export function convLines(src: Pixels, dst: Float32Array, nIn: number, inner: nu
  * A dense kernel [kz, ky, kx] for output rows r ∈ [r0, r1) (r = z·hOut + y). Taps in z, y, x order; `iz`, `iy`,
  * `ix` are the per-axis index tables of plan.ts tapIndex.
  */
-export function convDense(
-  src: Pixels, dst: Float32Array, hIn: number, wIn: number, hOut: number, wOut: number, kz: number, ky: number, kx: number,
-  w: Float32Array, iz: Int32Array, iy: Int32Array, ix: Int32Array, cval: number, r0: number, r1: number,
-): void {
+export interface ConvDenseArgs extends Range {
+  src: Pixels;
+  dst: Float32Array;
+  hIn: number;
+  wIn: number;
+  hOut: number;
+  wOut: number;
+  kz: number;
+  ky: number;
+  kx: number;
+  w: Float32Array;
+  iz: Int32Array;
+  iy: Int32Array;
+  ix: Int32Array;
+  cval: number;
+}
+
+export function convDense({ src, dst, hIn, wIn, hOut, wOut, kz, ky, kx, w, iz, iy, ix, cval, start: r0, end: r1 }: ConvDenseArgs): void {
   const acc = new Float64Array(wOut);
   for (let r = r0; r < r1; r++) {
     const z = Math.floor(r / hOut), y = r - z * hOut;
@@ -77,7 +103,7 @@ export function convDense(
 }
 
 /** √(Σ cᵢ²) element-wise in float32 steps (as numpy computes np.sqrt(a**2 + b**2 [+ c**2]) on float32 arrays). */
-export function magnitudeRange(parts: Float32Array[], out: Float32Array, s: number, e: number): void {
+export function magnitudeRange({ parts, out, start: s, end: e }: { parts: Float32Array[]; out: Float32Array } & Range): void {
   const f = Math.fround;
   for (let i = s; i < e; i++) {
     let acc = f(parts[0][i] * parts[0][i]);
@@ -90,7 +116,14 @@ export function magnitudeRange(parts: Float32Array[], out: Float32Array, s: numb
  * Round half to even and saturate into u8/u16 (OpenCV's saturate_cast of a float, cvRound) — or, with `box`,
  * round exact 16-bit box window sums as cv2.blur does (box.ts).
  */
-export function castSaturateRange(src: Float32Array, dst: Uint8Array | Uint16Array, max: number, s: number, e: number, box?: BoxRounding): void {
+export interface CastArgs extends Range {
+  src: Float32Array;
+  dst: Uint8Array | Uint16Array;
+  max: number;
+  box?: BoxRounding;
+}
+
+export function castSaturateRange({ src, dst, max, start: s, end: e, box }: CastArgs): void {
   if (box) {
     for (let i = s; i < e; i++) dst[i] = roundBoxSum(src[i], i % box.width, box);
     return;
@@ -104,3 +137,11 @@ export function castSaturateRange(src: Float32Array, dst: Uint8Array | Uint16Arr
     dst[i] = r;
   }
 }
+
+export const convLinesTask = defineTask('convolve.lines', convLines);
+export const convDenseTask = defineTask('convolve.dense', convDense);
+export const magnitudeTask = defineTask('convolve.magnitude', magnitudeRange);
+export const castSaturateTask = defineTask('convolve.castSaturate', castSaturateRange);
+
+/** The convolution family's CPU tasks (ops/tasks.ts). */
+export const convolveTasks = [convLinesTask, convDenseTask, magnitudeTask, castSaturateTask];

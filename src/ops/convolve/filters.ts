@@ -25,10 +25,10 @@ export interface FilterPlan {
   nonFinite?: NonFiniteRule;
 }
 
-const AXES = ['x', 'y', 'z'] as const;
+type Axis = 'x' | 'y' | 'z';
 
 /** The [z, y, x] vectors of a derivative along `axis` with `smooth` along the other axes (2D: no z). */
-function derivative(axis: (typeof AXES)[number], smooth: number[], rank: number, name: string): ConvKernel {
+function derivative(axis: Axis, smooth: number[], rank: number, name: string): ConvKernel {
   const d = [-1, 0, 1];
   const order = rank === 3 ? (['z', 'y', 'x'] as const) : (['y', 'x'] as const);
   if (!order.includes(axis as never)) throw new InvalidArgumentError(`${name}: a 2D image has no z axis (use a volume)`);
@@ -54,7 +54,7 @@ function parseNumbers(text: string, name: string): number[] {
 /** Per-axis values given in x, y, z order (one value for all) as [z, y, x] for `rank` axes. */
 function perAxis(v: number[], rank: number, name: string): number[] {
   if (v.length !== 1 && v.length !== rank) throw new InvalidArgumentError(`${name}: give one value or ${rank} (x, y${rank === 3 ? ', z' : ''})`);
-  const xyz = v.length === 1 ? Array(rank).fill(v[0]) : v;
+  const xyz = v.length === 1 ? Array<number>(rank).fill(v[0]) : v;
   return xyz.slice().reverse();
 }
 
@@ -104,13 +104,13 @@ export function parseFilter(spec: string, ctx: FilterContext): FilterPlan {
     if (!arg) throw new InvalidArgumentError(`${spec}: give the size, e.g. box:5 or box:5x3`);
     const n = perAxis(parseNumbers(arg, spec), rank, spec);
     if (n.some((k) => !Number.isInteger(k) || k < 1)) throw new InvalidArgumentError(`${spec}: box sizes are integers ≥ 1`);
-    return { name, combine: 'single', components: [separableKernel(n.map((k) => Array(k).fill(1 / k)), n.map((k) => Math.floor(k / 2)), spec)], box: n, nonFinite: 'running' };
+    return { name, combine: 'single', components: [separableKernel(n.map((k) => Array<number>(k).fill(1 / k)), n.map((k) => Math.floor(k / 2)), spec)], box: n, nonFinite: 'running' };
   }
   throw new InvalidArgumentError(`unknown filter '${spec}' (sobel[-x|-y|-z], prewitt[-x|-y|-z], roberts, gauss:SIGMA[mm], box:N, laplace, kernel:FILE)`);
 }
 
 function laplace3d(): number[] {
-  const w = new Array(27).fill(0);
+  const w = new Array<number>(27).fill(0);
   w[13] = -6;
   for (const i of [4, 10, 12, 14, 16, 22]) w[i] = 1;
   return w;

@@ -1,14 +1,14 @@
 import type { BorderMode } from '../../core/border.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { InvalidArgumentError, optionRef } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
-import { isIdentity } from './cpu.js';
-import { castWgsl, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
+import type { UniformValues } from '../../core/gpu/uniforms.js';
+import { CastParams, castWgsl, CountParams, Geo, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
 import type { BoxRounding } from './box.js';
-import type { ConvKernel } from './kernel.js';
+import { isIdentity, type ConvKernel } from './kernel.js';
 import type { AxisGeo, Geo3 } from './plan.js';
 
 /**
@@ -45,10 +45,11 @@ export interface Volume {
   shape: [number, number, number];
 }
 
-export function geoWords(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): number[] {
+/** The Geo uniform of a geometry: per-axis fields in x, y, z order, then cval and counts. */
+export function geoParams(g: Geo3, cval: number, ntaps: number, total: number, chunks = 1): UniformValues<typeof Geo.fields> {
   const [z, y, x] = g;
   const v = (f: keyof AxisGeo) => [x[f], y[f], z[f], 0];
-  return [...v('nIn'), ...v('nOut'), ...v('off'), ...v('lo'), ...v('hi'), f32ToBits(cval), ntaps, total, chunks];
+  return { nIn: v('nIn'), nOut: v('nOut'), off: v('off'), lo: v('lo'), hi: v('hi'), cval, ntaps, total, chunks };
 }
 
 /** An axis read as it is: n in, n out, no offset. */
@@ -88,9 +89,9 @@ export class ConvGpu {
       if (k.factors) return fits(this.stageOf(k)) ? 'fused' : 'separable';
       return fits(dense) ? 'tiled' : 'naive';
     }
-    if ((impl === 'separable' || impl === 'fused') && !k.factors) throw new InvalidArgumentError(`--impl ${impl} needs a separable (rank-1) kernel; this one is not: use tiled or naive`);
-    if (impl === 'tiled' && !fits(dense)) throw new InvalidArgumentError(`--impl tiled: a ${k.size.join('×')} kernel's tile does not fit this GPU's ${this.ctx.limits.maxComputeWorkgroupStorageSize}-byte workgroup memory; use naive or separable`);
-    if (impl === 'fused' && !fits(this.stageOf(k))) throw new InvalidArgumentError(`--impl fused: a ${k.size.join('×')} kernel's tile does not fit this GPU's workgroup memory; use separable`);
+    if ((impl === 'separable' || impl === 'fused') && !k.factors) throw new InvalidArgumentError(`${optionRef('impl', impl)} needs a separable (rank-1) kernel; this one is not: use tiled or naive`);
+    if (impl === 'tiled' && !fits(dense)) throw new InvalidArgumentError(`${optionRef('impl', 'tiled')}: a ${k.size.join('×')} kernel's tile does not fit this GPU's ${this.ctx.limits.maxComputeWorkgroupStorageSize}-byte workgroup memory; use naive or separable`);
+    if (impl === 'fused' && !fits(this.stageOf(k))) throw new InvalidArgumentError(`${optionRef('impl', 'fused')}: a ${k.size.join('×')} kernel's tile does not fit this GPU's workgroup memory; use separable`);
     return impl;
   }
 
@@ -163,7 +164,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-naive', naiveWgsl(src.dtype, mode), 'naive');
     const [x, y] = grid1d(this.ctx, Math.ceil(total / 64));
     const tapBuf = rec.storageFrom(new Uint32Array(taps), 'convolution taps');
-    rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(geoWords(geo, cval, ntaps, total), 'convolution geometry')], x, y);
+    rec.dispatch('convolve.naive', pipe, [src.buffer, dst, tapBuf, rec.uniform(Geo, geoParams(geo, cval, ntaps, total), 'convolution geometry')], x, y);
   }
 
   /**
@@ -190,7 +191,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
     const chunks = Math.ceil(geo[0].nOut / zc);
-    rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(geoWords(geo, cval, 0, 0, chunks), 'convolution geometry')], x, y, chunks * (how.batch ?? 1));
+    rec.dispatch(label, pipe, [src.buffer, dst, rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry')], x, y, chunks * (how.batch ?? 1));
   }
 
   /** √(Σ cᵢ²) of 2–3 float32 volumes of one shape (a recording temporary unless `keep`). */
@@ -199,7 +200,7 @@ export class ConvGpu {
     const dst = keep ? acquireStorage(this.ctx, n * 4, 'gradient magnitude') : rec.storage(n * 4, 'gradient magnitude');
     const pipe = await this.ctx.pipeline('convolve-magnitude', magnitudeWgsl(parts.length), 'magnitude');
     const [x, y] = grid1d(this.ctx, Math.ceil(n / 256));
-    rec.dispatch('convolve.magnitude', pipe, [...parts.map((p) => p.buffer), dst, rec.uniform([n], 'magnitude params')], x, y);
+    rec.dispatch('convolve.magnitude', pipe, [...parts.map((p) => p.buffer), dst, rec.uniform(CountParams, { n }, 'magnitude params')], x, y);
     return { buffer: dst, dtype: 'float32', shape: parts[0].shape };
   }
 
@@ -211,7 +212,7 @@ export class ConvGpu {
     const dst = acquireStorage(this.ctx, words * 4, 'cast output');
     const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype, box?.area), 'cast_sat');
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform([n, box?.width ?? 0, box?.tail ?? 0], 'cast params')], x, y);
+    rec.dispatch('convolve.cast', pipe, [src.buffer, dst, rec.uniform(CastParams, { n, row: box?.width ?? 0, tail: box?.tail ?? 0 }, 'cast params')], x, y);
     return { buffer: dst, dtype, shape: src.shape };
   }
 

@@ -132,3 +132,8 @@ export function kernelFromJson(text: string, what: string): ConvKernel {
   }
   return denseKernel(flat as number[], shape, obj.anchor, what);
 }
+
+/** Whether a 1-D factor is the identity (one tap of weight 1): its pass is skipped (CPU and GPU). */
+export function isIdentity(f: Float32Array): boolean {
+  return f.length === 1 && f[0] === 1;
+}

@@ -4,10 +4,11 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import type { RowSlab } from '../../core/gpu/slabs.js';
 import { asShape3D, type Shape } from '../../core/image.js';
-import { geoWords, type Volume } from './gpu.js';
+import { CountParams, Geo } from './conv.wgsl.js';
+import { geoParams, type Volume } from './gpu.js';
 import type { ConvKernel } from './kernel.js';
 import { lineStrides, type NonFiniteRule } from './nonfinite.js';
-import { patchWgsl, runningWgsl, scanWgsl, tapsWgsl } from './nonfinite.wgsl.js';
+import { LineParams, patchWgsl, runningWgsl, scanWgsl, tapsWgsl } from './nonfinite.wgsl.js';
 import type { Geo3 } from './plan.js';
 
 /** Workgroups of the grid-stride kernels: enough to fill a GPU, few enough that an early return costs nothing. */
@@ -62,7 +63,7 @@ export class NonFiniteGpu {
       rec.clear(flag);
     }
     const pipe = await ctx.pipeline('convolve-nonfinite-scan', scanWgsl, 'scan');
-    rec.dispatch('convolve.nonfinite.scan', pipe, [src.buffer, flag, rec.uniform([n], 'scan params')], ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
+    rec.dispatch('convolve.nonfinite.scan', pipe, [src.buffer, flag, rec.uniform(CountParams, { n }, 'scan params')], ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
     return new NonFiniteGpu(ctx, flag, across);
   }
 
@@ -78,7 +79,7 @@ export class NonFiniteGpu {
       const [kz, ky, kx] = k.size;
       for (let z = 0, i = 0; z < kz; z++) for (let y = 0; y < ky; y++) for (let x = 0; x < kx; x++, i++) taps.push(x, y, z, f32ToBits(k.weights[i]));
       const pipe = await this.ctx.pipeline('convolve-nonfinite-taps', tapsWgsl(mode), 'taps_patch');
-      const params = rec.uniform(geoWords(geo, 0, taps.length / 4, total), 'non-finite geometry');
+      const params = rec.uniform(Geo, geoParams(geo, 0, taps.length / 4, total), 'non-finite geometry');
       rec.dispatch('convolve.nonfinite.taps', pipe, [src.buffer, out.buffer, rec.storageFrom(new Uint32Array(taps), 'non-finite taps'), params, this.flag], ...this.groups(total));
       return;
     }
@@ -93,17 +94,18 @@ export class NonFiniteGpu {
       const { inner, outer } = lineStrides(dims, axis);
       dims[axis] = g.nOut;
       const next = rec.storage(dims[0] * dims[1] * dims[2] * 4, 'non-finite classes');
-      // [nIn, nOut, off, lo, hi, k, inner, lines, start, total, save, load, end]: the whole line, or this slab's piece.
+      // The whole line, or this slab's piece.
       const a = this.across?.axis === axis ? this.across : undefined;
+      const common = { nIn: g.nIn, nOut: g.nOut, off: g.off, k: kk, inner, lines: outer * inner };
       const line = a
-        ? [g.nIn, g.nOut, g.off, 0, a.total, kk, inner, outer * inner, a.start, a.total, a.next === undefined ? -1 : a.next - g.off, a.start > 0 ? 1 : 0,
-          a.start + g.nIn === a.total ? a.total + kk - 1 : a.start + g.nIn - g.off]
-        : [g.nIn, g.nOut, g.off, g.lo, g.hi, kk, inner, outer * inner, 0, g.nIn, -1, 0, g.nOut + kk - 1];
+        ? { ...common, lo: 0, hi: a.total, start: a.start, total: a.total, save: a.next === undefined ? -1 : a.next - g.off, load: a.start > 0 ? 1 : 0,
+          end: a.start + g.nIn === a.total ? a.total + kk - 1 : a.start + g.nIn - g.off }
+        : { ...common, lo: g.lo, hi: g.hi, start: 0, total: g.nIn, save: -1, load: 0, end: g.nOut + kk - 1 };
       const state = a?.state ?? rec.storage(16, 'non-finite state (unused)');
-      rec.dispatch(`convolve.nonfinite.running.${'zyx'[axis]}`, pipe, [cur, next, rec.uniform(line.map((v) => v >>> 0), 'non-finite line'), this.flag, state], ...this.groups(outer * inner));
+      rec.dispatch(`convolve.nonfinite.running.${'zyx'[axis]}`, pipe, [cur, next, rec.uniform(LineParams, line, 'non-finite line'), this.flag, state], ...this.groups(outer * inner));
       cur = next;
     }
     const patch = await this.ctx.pipeline('convolve-nonfinite-patch', patchWgsl, 'patch_classes');
-    rec.dispatch('convolve.nonfinite.patch', patch, [cur, out.buffer, rec.uniform([total], 'patch params'), this.flag], ...this.groups(total));
+    rec.dispatch('convolve.nonfinite.patch', patch, [cur, out.buffer, rec.uniform(CountParams, { n: total }, 'patch params'), this.flag], ...this.groups(total));
   }
 }

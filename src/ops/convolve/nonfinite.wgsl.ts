@@ -1,7 +1,13 @@
 import type { BorderMode } from '../../core/border.js';
 import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
-import { GEO_STRUCT } from './conv.wgsl.js';
+import { CountParams, Geo } from './conv.wgsl.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+/** One line pass of the running rule: the axis geometry, or this slab's piece of it. */
+export const LineParams = defineUniforms('Line', {
+  nIn: 'i32', nOut: 'i32', off: 'i32', lo: 'i32', hi: 'i32', k: 'i32', inner: 'u32', lines: 'u32', start: 'i32', total: 'i32', save: 'i32', load: 'u32', end: 'i32',
+});
 
 /**
  * The GPU side of nonfinite.ts: scipy's spreading of NaN and ±inf, patched into a filter's float32 result.
@@ -22,16 +28,17 @@ fn first_id(wid: vec3u, nwg: vec3u, li: u32) -> u32 { return linear_group_id(wid
 fn stride(nwg: vec3u) -> u32 { return nwg.x * nwg.y * 256u; }
 `;
 
-/** flag[0] |= 1 if src holds a non-finite value (n.x elements). */
+/** flag[0] |= 1 if src holds a non-finite value (P.n elements). */
 export const scanWgsl = /* wgsl */ `
 ${COMMON}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> flag: array<atomic<u32>>;
-@group(0) @binding(2) var<uniform> n: vec4<u32>;
+${CountParams.wgsl}
+@group(0) @binding(2) var<uniform> P: Count;
 @compute @workgroup_size(256)
 fn scan(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   var found = false;
-  for (var i = first_id(wid, nwg, li); i < n.x; i += stride(nwg)) { found = found || non_finite(src[i]); }
+  for (var i = first_id(wid, nwg, li); i < P.n; i += stride(nwg)) { found = found || non_finite(src[i]); }
   if (found) { atomicOr(&flag[0], 1u); }
 }`;
 
@@ -43,7 +50,7 @@ export function tapsWgsl(mode: BorderMode): string {
   const outside = mode === 'constant' ? 'if (x < g.lo.x || x >= g.hi.x || y < g.lo.y || y >= g.hi.y || z < g.lo.z || z >= g.hi.z) { continue; }' : '';
   return /* wgsl */ `
 ${COMMON}
-${GEO_STRUCT}
+${Geo.wgsl}
 ${borderMapWgsl(mode)}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
@@ -93,7 +100,7 @@ export function runningWgsl(mode: BorderMode): string {
   return /* wgsl */ `
 ${COMMON}
 ${borderMapWgsl(mode)}
-struct Line { nIn: i32, nOut: i32, off: i32, lo: i32, hi: i32, k: i32, inner: u32, lines: u32, start: i32, total: i32, save: i32, load: u32, end: i32, _p0: u32, _p1: u32, _p2: u32 }
+${LineParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> P: Line;
@@ -155,12 +162,13 @@ export const patchWgsl = /* wgsl */ `
 ${COMMON}
 @group(0) @binding(0) var<storage, read> classes: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> n: vec4<u32>;
+${CountParams.wgsl}
+@group(0) @binding(2) var<uniform> P: Count;
 @group(0) @binding(3) var<storage, read> flag: array<u32>;
 @compute @workgroup_size(256)
 fn patch_classes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   if (flag[0] == 0u) { return; }
-  for (var i = first_id(wid, nwg, li); i < n.x; i += stride(nwg)) {
+  for (var i = first_id(wid, nwg, li); i < P.n; i += stride(nwg)) {
     let c = classes[i];
     if (c != 0u) { dst[i] = c; }
   }

@@ -1,5 +1,5 @@
 import { borderIndex, type BorderMode } from '../../core/border.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { CPU_PATH, InvalidArgumentError } from '../../core/errors.js';
 import type { ConvKernel } from './kernel.js';
 
 /**
@@ -61,7 +61,7 @@ export function planSlabs(geos: Geo3[], ks: ConvKernel[], mode: BorderMode, axis
   const per = Math.floor((maxBytes / planeBytesIn) - haloPlanes);
   const perOut = Math.floor(maxBytes / planeBytesOut);
   const step = Math.min(per, perOut);
-  if (step < 1) throw new InvalidArgumentError(`one ${axis === 0 ? 'plane' : 'row'} of this volume with its halo does not fit the GPU's ${maxBytes}-byte buffer limit; use --device cpu`);
+  if (step < 1) throw new InvalidArgumentError(`one ${axis === 0 ? 'plane' : 'row'} of this volume with its halo does not fit the GPU's ${maxBytes}-byte buffer limit; use ${CPU_PATH}`);
   const slabs: Slab[] = [];
   for (let s0 = 0; s0 < g0.nOut; s0 += step) {
     const s1 = Math.min(g0.nOut, s0 + step);

@@ -1,5 +1,5 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { UnsupportedFormatError } from '../../core/errors.js';
+import { shownValue, UnsupportedFormatError } from '../../core/errors.js';
 import { validateClassifier, type Classifier, type LbpFeature, type WeakClassifier } from './classifier.js';
 
 /**
@@ -45,7 +45,7 @@ function child(n: Node, key: string, where: string): Node {
 function text(n: Node, key: string, where: string): string {
   const v = n[key];
   if (v === undefined || v === null || typeof v === 'object') throw new ClassifierFormatError(`${where}: <${key}> is missing`);
-  return String(v).trim();
+  return String(v as string | number | boolean).trim();
 }
 
 const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', parseTagValue: false, parseAttributeValue: false, trimValues: true, isArray: (name) => name === '_' || name === 'stage' });
@@ -117,7 +117,7 @@ function attr(n: Node, key: string, where: string, fallback?: number): number {
  */
 function fromWaldBoost(root: Node, source: string): Classifier {
   const type = root['@type'];
-  if (type !== undefined && type !== 'LBP') throw new ClassifierFormatError(`${source}: WaldBoost feature type '${String(type)}' is not supported (LBP only)`);
+  if (type !== undefined && type !== 'LBP') throw new ClassifierFormatError(`${source}: WaldBoost feature type '${shownValue(type)}' is not supported (LBP only)`);
   const width = attr(root, 'imageSizeX', source), height = attr(root, 'imageSizeY', source);
   const stages = list(root.stage);
   if (!stages.length) throw new ClassifierFormatError(`${source}: the WaldBoost classifier has no <stage>`);

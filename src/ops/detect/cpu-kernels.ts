@@ -1,3 +1,4 @@
+import { defineTask, type Range } from '../../core/cpu/pool.js';
 import { resizeLinearExact } from './pyramid.js';
 /**
  * CPU detection kernels (pure functions over typed arrays, run by the worker pool): the integral image, the
@@ -64,11 +65,24 @@ export function evaluateWindow(
  * holds per level (integral offset, integral stride, cols, step). Returns the hits as (level, x, y, score)
  * quadruples and, per weak classifier, how many windows it rejected (the last entry: windows accepted).
  */
-export function detectRows(
-  ii: Int32Array, levels: Int32Array, rows: Int32Array, r0: number, r1: number,
-  features: Int32Array, tables: Float64Array, reject: Float64Array, accept: Float64Array, reset: Uint8Array,
-  count: number, staged: boolean, firstStage: number,
-): { hits: Float64Array; rejected: Uint32Array } {
+export interface DetectRowsArgs extends Range {
+  ii: Int32Array;
+  levels: Int32Array;
+  rows: Int32Array;
+  /** The compiled classifier's tables (compiled.ts). */
+  features: Int32Array;
+  tables: Float64Array;
+  reject: Float64Array;
+  accept: Float64Array;
+  reset: Uint8Array;
+  count: number;
+  staged: boolean;
+  firstStage: number;
+}
+
+export function detectRows({
+  ii, levels, rows, start: r0, end: r1, features, tables, reject, accept, reset, count, staged, firstStage,
+}: DetectRowsArgs): { hits: Float64Array; rejected: Uint32Array } {
   const hits: number[] = [];
   const rejected = new Uint32Array(count + 1);
   const score = new Float64Array(1);
@@ -94,7 +108,19 @@ export function detectRows(
  * Builds levels l0, l0 + stride, … below l1 of the integral pyramid: each level resized from the 8-bit input (bit-exact
  * bilinear) and integrated at its offset in `ii`. `levels` holds per level (offset, stride, width, height).
  */
-export function pyramidLevelsCpu(src: Uint8Array, W: number, H: number, ii: Int32Array, levels: Int32Array, l0: number, l1: number, stride: number): void {
+export interface PyramidArgs {
+  src: Uint8Array;
+  W: number;
+  H: number;
+  ii: Int32Array;
+  levels: Int32Array;
+  /** Levels l0, l0 + stride, … below l1. */
+  l0: number;
+  l1: number;
+  stride: number;
+}
+
+export function pyramidLevelsCpu({ src, W, H, ii, levels, l0, l1, stride }: PyramidArgs): void {
   for (let l = l0; l < l1; l += stride) {
     const off = levels[4 * l], w = levels[4 * l + 2], h = levels[4 * l + 3];
     let px = src;
@@ -105,3 +131,9 @@ export function pyramidLevelsCpu(src: Uint8Array, W: number, H: number, ii: Int3
     integralImage(px, w, h, ii, off);
   }
 }
+
+export const pyramidTask = defineTask('detect.pyramid', pyramidLevelsCpu);
+export const detectRowsTask = defineTask('detect.rows', detectRows);
+
+/** The detection family's CPU tasks (ops/tasks.ts). */
+export const detectTasks = [pyramidTask, detectRowsTask];

@@ -1,5 +1,6 @@
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import type { CompiledClassifier } from './compiled.js';
+import { detectRowsTask, pyramidTask } from './cpu-kernels.js';
 import type { Level } from './pyramid.js';
 
 /** A window the classifier accepted: its pyramid level, position in that level, and final sum. */
@@ -40,17 +41,19 @@ export async function detectCpu(gray: Uint8Array, W: number, H: number, cc: Comp
   // Levels shrink geometrically: contiguous ranges would give the first task most of the work, so task t takes
   // levels t, t + P, t + 2P, …
   const P = Math.min(pool.size, levels.length);
-  if (P <= 1) pool.runLocal('detectPyramid', [src, W, H, ii, table, 0, levels.length, 1]);
-  else await Promise.all(Array.from({ length: P }, (_, t) => pool.run('detectPyramid', [src, W, H, ii, table, t, levels.length, P])));
+  const pyramid = { src, W, H, ii, levels: table, l1: levels.length };
+  if (P <= 1) pool.runLocal(pyramidTask, { ...pyramid, l0: 0, stride: 1 });
+  else await Promise.all(Array.from({ length: P }, (_, t) => pool.run(pyramidTask, { ...pyramid, l0: t, stride: P })));
   const t1 = performance.now();
   const scan = sharedInt32(4 * levels.length, pool);
   levels.forEach((l, i) => scan.set([offsets[i], l.width + 1, l.cols, l.step], 4 * i));
   const rowList: number[] = [];
   levels.forEach((l, i) => { for (let y = 0; y < l.rows; y += l.step) rowList.push(i, y); });
   const rows = Int32Array.from(rowList);
-  const parts = await forChunks<{ hits: Float64Array; rejected: Uint32Array }>(pool, rows.length / 2, 8, 'detectRows', (r0, r1) => [
-    ii, scan, rows, r0, r1, cc.features, cc.tables, cc.reject, cc.accept, cc.reset, cc.count, cc.staged, cc.firstStage,
-  ]);
+  const parts = await forChunks(pool, rows.length / 2, 8, detectRowsTask, {
+    ii, levels: scan, rows, features: cc.features, tables: cc.tables, reject: cc.reject, accept: cc.accept, reset: cc.reset,
+    count: cc.count, staged: cc.staged, firstStage: cc.firstStage,
+  });
   const hits: RawHit[] = [];
   const rejected = new Uint32Array(cc.count + 1);
   for (const p of parts) {

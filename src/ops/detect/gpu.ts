@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../../core/errors.js';
+import { InvalidArgumentError, optionRef } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
@@ -193,7 +193,7 @@ export class DetectGpu {
     }
     if (cc.count > 4096) throw new InvalidArgumentError(`detect: ${cc.count} weak classifiers; the GPU detector takes at most 4096`);
     if (levels.length * LEVEL_WORDS * 4 > ctx.limits.maxUniformBufferBindingSize) {
-      throw new InvalidArgumentError(`detect: ${levels.length} pyramid levels are more than the GPU detector's level table holds (${Math.floor(ctx.limits.maxUniformBufferBindingSize / (LEVEL_WORDS * 4))}): use a larger --scale or --min-size`);
+      throw new InvalidArgumentError(`detect: ${levels.length} pyramid levels are more than the GPU detector's level table holds (${Math.floor(ctx.limits.maxUniformBufferBindingSize / (LEVEL_WORDS * 4))}): use a larger ${optionRef('scale')} or ${optionRef('minSize')}`);
     }
     const L = layout(levels, W, H);
     const { weak, tables } = classifierWords(cc);
@@ -201,7 +201,7 @@ export class DetectGpu {
     const make = (bytes: number, label: string, usage = storage) => ctx.createBuffer(bytes, usage, `detect ${label}`);
     const iiBytes = 4 * L.iiWords;
     if (iiBytes > ctx.limits.maxStorageBufferBindingSize) {
-      throw new InvalidArgumentError(`detect: the integral pyramid of a ${W}×${H} image needs ${(iiBytes / 2 ** 20).toFixed(0)} MiB, over this adapter's ${(ctx.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB per binding: use a larger --min-size or --scale`);
+      throw new InvalidArgumentError(`detect: the integral pyramid of a ${W}×${H} image needs ${(iiBytes / 2 ** 20).toFixed(0)} MiB, over this adapter's ${(ctx.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB per binding: use a larger ${optionRef('minSize')} or ${optionRef('scale')}`);
     }
     const capDets = Math.min(L.windows, Math.max(DETS_PREVIEW, Math.ceil(L.windows / 64)));
     const put = (b: GPUBuffer, data: Uint32Array) => { ctx.device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>); return b; };
@@ -403,6 +403,6 @@ export class DetectGpu {
   }
 
   destroy(): void {
-    for (const b of [...Object.values(this.buf).flat()]) (b as GPUBuffer).destroy();
+    for (const b of Object.values(this.buf).flat() as GPUBuffer[]) b.destroy();
   }
 }

@@ -1,4 +1,4 @@
-import { roundEven } from './pyramid.js';
+import { roundHalfEven } from '../../core/rounding.js';
 
 /** A detection in input pixels: the box, how many raw windows it merges, and its classifier score. */
 export interface Detection {
@@ -68,7 +68,7 @@ export function groupRectangles(rects: Detection[], minNeighbors: number, eps = 
   });
   const avg: Detection[] = sum.map((s) => {
     const inv = f32(1 / s.neighbors);
-    return { x: roundEven(f32(s.x * inv)), y: roundEven(f32(s.y * inv)), width: roundEven(f32(s.width * inv)), height: roundEven(f32(s.height * inv)), neighbors: s.neighbors, score: s.score };
+    return { x: roundHalfEven(f32(s.x * inv)), y: roundHalfEven(f32(s.y * inv)), width: roundHalfEven(f32(s.width * inv)), height: roundHalfEven(f32(s.height * inv)), neighbors: s.neighbors, score: s.score };
   });
   return avg.filter((r1, i) => {
     const n1 = r1.neighbors;
@@ -76,7 +76,7 @@ export function groupRectangles(rects: Detection[], minNeighbors: number, eps = 
     // Drop a small box inside a larger one that more windows support (faces inside faces).
     return !avg.some((r2, j) => {
       if (j === i || r2.neighbors <= minNeighbors) return false;
-      const dx = roundEven(r2.width * eps), dy = roundEven(r2.height * eps);
+      const dx = roundHalfEven(r2.width * eps), dy = roundHalfEven(r2.height * eps);
       return r1.x >= r2.x - dx && r1.y >= r2.y - dy && r1.x + r1.width <= r2.x + r2.width + dx && r1.y + r1.height <= r2.y + r2.height + dy
         && (r2.neighbors > Math.max(3, n1) || n1 < 3);
     });

@@ -17,7 +17,8 @@ import { compileClassifier, type CompiledClassifier } from './compiled.js';
 import { detectCpu, type RawHit } from './cpu.js';
 import { DEFAULT_DIVISORS, DETECT_IMPLS, DetectGpu, reductionSchedule, type GpuPassInfo, type ReductionSchedule } from './gpu.js';
 import { clipToImage, groupRectangles, nonMaxSuppression, type Detection } from './group.js';
-import { pyramidLevels, roundEven, windowGrid, type Level } from './pyramid.js';
+import { roundHalfEven } from '../../core/rounding.js';
+import { pyramidLevels, windowGrid, type Level } from './pyramid.js';
 
 export { firstStage, validateClassifier, type Classifier, type LbpFeature, type WeakClassifier } from './classifier.js';
 export { groupRectangles, iou, nonMaxSuppression, type Detection } from './group.js';
@@ -75,7 +76,7 @@ export interface DetectOutput {
 export function hitBoxes(hits: RawHit[], levels: Level[]): Detection[] {
   return hits.map((h) => {
     const l = levels[h.level];
-    return { x: roundEven(Math.fround(h.x * l.factor)), y: roundEven(Math.fround(h.y * l.factor)), width: l.winWidth, height: l.winHeight, neighbors: 1, score: h.score };
+    return { x: roundHalfEven(Math.fround(h.x * l.factor)), y: roundHalfEven(Math.fround(h.y * l.factor)), width: l.winWidth, height: l.winHeight, neighbors: 1, score: h.score };
   });
 }
 

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../../core/errors.js';
+import { roundHalfEven } from '../../core/rounding.js';
 
 /**
  * The detection pyramid, exactly as OpenCV's CascadeClassifier::detectMultiScale builds it: scale factors
@@ -36,11 +37,6 @@ export function windowGrid(l: Level): { perRow: number; rows: number } {
   return { perRow: Math.ceil(l.cols / l.step), rows: Math.ceil(l.rows / l.step) };
 }
 
-/** Round half to even (cvRound on x86, std::nearbyint). */
-export function roundEven(v: number): number {
-  const r = Math.round(v);
-  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
 
 const f32 = Math.fround;
 
@@ -50,16 +46,16 @@ export function pyramidLevels(W: number, H: number, window: { width: number; hei
   const maxW = o.maxSize?.width || W, maxH = o.maxSize?.height || H;
   const levels: Level[] = [];
   for (let factor = 1; ; factor *= o.scale) {
-    const ww = roundEven(window.width * factor), wh = roundEven(window.height * factor);
+    const ww = roundHalfEven(window.width * factor), wh = roundHalfEven(window.height * factor);
     if (ww > maxW || wh > maxH || ww > W || wh > H) break;
     if (o.minSize && (ww < o.minSize.width || wh < o.minSize.height)) continue;
     const f = f32(factor);
-    const width = roundEven(f32(W / f)), height = roundEven(f32(H / f));
+    const width = roundHalfEven(f32(W / f)), height = roundHalfEven(f32(H / f));
     const cols = width + 1 - window.width, rows = height + 1 - window.height;
     if (cols <= 0 || rows <= 0) break;
     levels.push({
       factor: f, width, height, cols, rows, step: f >= 2 ? 1 : 2,
-      winWidth: roundEven(f32(window.width * f)), winHeight: roundEven(f32(window.height * f)),
+      winWidth: roundHalfEven(f32(window.width * f)), winHeight: roundHalfEven(f32(window.height * f)),
     });
     if (levels.length > 4096) throw new InvalidArgumentError(`detect: more than 4096 pyramid levels: use a larger scale factor than ${o.scale}`);
   }
@@ -96,7 +92,7 @@ export function linearCoefficients(src: number, dst: number): Uint32Array {
     if (ival >= 0 && src > 1) {
       if (ival < src - 1) {
         ofs = ival;
-        w = Math.min(256, Math.max(0, roundEven((fval - ival) * 256)));
+        w = Math.min(256, Math.max(0, roundHalfEven((fval - ival) * 256)));
       } else ofs = src - 1;
     }
     out[v] = (ofs << 9) | w;

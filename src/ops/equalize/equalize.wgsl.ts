@@ -1,5 +1,8 @@
 import { exactFloatWgsl } from '../../core/gpu/wgsl/exact-float.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
 import { workgroupScanWgsl } from '../../core/gpu/wgsl/scan.js';
+
+export const LutParams = defineUniforms('LutParams', { total: 'u32', bins: 'u32', per_thread: 'u32', maxv: 'u32' });
 
 /**
  * Equalization LUT on the GPU, straight from the histogram kernel's output (no host round trip):
@@ -10,7 +13,7 @@ import { workgroupScanWgsl } from '../../core/gpu/wgsl/scan.js';
  */
 export const equalizeLutWgsl = /* wgsl */ `
 ${exactFloatWgsl}
-struct LutParams { total: u32, bins: u32, per_thread: u32, maxv: u32 }
+${LutParams.wgsl}
 @group(0) @binding(0) var<storage, read> hist: array<u32>;
 @group(0) @binding(1) var<storage, read_write> lut: array<u32>;
 @group(0) @binding(2) var<uniform> L: LutParams;

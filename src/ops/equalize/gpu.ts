@@ -5,7 +5,7 @@ import { acquireStorage } from '../../core/gpu/transfer.js';
 import { pixelCount } from '../../core/image.js';
 import { HistogramGpuPlan, type HistogramMethod } from '../histogram/gpu.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
-import { equalizeLutWgsl } from './equalize.wgsl.js';
+import { equalizeLutWgsl, LutParams } from './equalize.wgsl.js';
 
 /** Builds the equalization LUT from a histogram buffer on the device (one workgroup). */
 class EqualizeLutGpuPlan {
@@ -16,7 +16,7 @@ class EqualizeLutGpuPlan {
   }
 
   encode(rec: Recording, hist: GPUBuffer, lut: GPUBuffer, bins: number, total: number): void {
-    rec.dispatch('equalize.lut', this.pipeline, [hist, lut, rec.uniform([total, bins, bins / 256, bins - 1], 'equalize-lut params')], 1);
+    rec.dispatch('equalize.lut', this.pipeline, [hist, lut, rec.uniform(LutParams, { total, bins, per_thread: bins / 256, maxv: bins - 1 }, 'equalize-lut params')], 1);
   }
 }
 

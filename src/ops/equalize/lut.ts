@@ -1,3 +1,5 @@
+import { roundHalfEven } from '../../core/rounding.js';
+
 /**
  * The equalization look-up table, exactly as OpenCV's cv::equalizeHist computes it (imgproc/src/histogram.cpp),
  * generalized to 16-bit by taking histSize = 65536:
@@ -22,10 +24,4 @@ export function equalizeLut(hist: Uint32Array, total: number): Uint32Array {
     lut[i] = v > maxv ? maxv : v;
   }
   return lut;
-}
-
-/** Round to nearest, ties to even (cvRound on SSE2, WGSL round()); JS Math.round rounds ties up. */
-export function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }

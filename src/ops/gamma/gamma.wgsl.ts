@@ -1,4 +1,7 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+export const GammaParams = defineUniforms('GammaParams', { vecs: 'u32', gamma: 'f32', gain: 'f32' });
 
 /**
  * float32 gamma correction, x^gamma · gain per value (4 per invocation). WGSL's pow is exp2(gamma·log2(x)) with
@@ -8,7 +11,7 @@ import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 export const gammaF32Wgsl = /* wgsl */ `
 ${gridWgsl}
 override WG: u32 = 256u;
-struct GammaParams { vecs: u32, gamma: f32, gain: f32, _p: u32 }
+${GammaParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<vec4f>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4f>;
 @group(0) @binding(2) var<uniform> P: GammaParams;

@@ -3,11 +3,10 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { bindingRanges, rangeBinding } from '../../core/gpu/limits.js';
 import type { Recording } from '../../core/gpu/recording.js';
-import { f32ToBits } from '../../core/gpu/recording.js';
 import { acquireStorage, deviceBytes } from '../../core/gpu/transfer.js';
 import { pixelCount } from '../../core/image.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
-import { gammaF32Wgsl } from './gamma.wgsl.js';
+import { GammaParams, gammaF32Wgsl } from './gamma.wgsl.js';
 import { gammaLut16, gammaLut8 } from './lut.js';
 
 const WG = 256;
@@ -27,7 +26,7 @@ class GammaF32GpuPlan {
       const vecs = deviceBytes(r.count * 4) / 16;
       const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / WG)));
       const whole = ranges.length === 1;
-      rec.dispatch('gamma.f32', this.pipeline, [rangeBinding(src, r, 4, whole), rangeBinding(dst, r, 4, whole), rec.uniform([vecs, f32ToBits(gamma), f32ToBits(gain)], 'gamma params')], x, y);
+      rec.dispatch('gamma.f32', this.pipeline, [rangeBinding(src, r, 4, whole), rangeBinding(dst, r, 4, whole), rec.uniform(GammaParams, { vecs, gamma, gain }, 'gamma params')], x, y);
     }
   }
 }

@@ -1,11 +1,19 @@
+import { defineTask, type Range } from '../../core/cpu/pool.js';
+
+export interface HistogramArgs extends Range {
+  data: Uint8Array | Uint16Array;
+  bins: number;
+  /** The dtype's bits (8, 16). */
+  bits: number;
+  mask?: Uint8Array;
+}
+
 /**
  * Histogram of data[start, end) with `bins` bins over the dtype's range (bin = (v · bins) >> bits), counting
  * only where `mask` is non-zero (when given). The full-range 8-bit case counts into four interleaved
  * sub-histograms so consecutive equal pixels do not serialize on one counter.
  */
-export function histogramRange(
-  data: Uint8Array | Uint16Array, start: number, end: number, bins: number, bits: number, mask?: Uint8Array,
-): Uint32Array {
+export function histogramRange({ data, start, end, bins, bits, mask }: HistogramArgs): Uint32Array {
   const full = bins === 1 << bits;
   if (full && bins === 256 && !mask && data instanceof Uint8Array) return histogram8(data, start, end);
   if (full && bins === 65536 && !mask && data instanceof Uint16Array) return histogram16(data, start, end);
@@ -64,3 +72,8 @@ function histogram16(data: Uint16Array, start: number, end: number): Uint32Array
   for (; i < end; i++) h[data[i]]++;
   return h;
 }
+
+export const histogramTask = defineTask('histogram.range', histogramRange);
+
+/** The histogram family's CPU tasks (ops/tasks.ts). */
+export const histogramTasks = [histogramTask];

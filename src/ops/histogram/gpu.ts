@@ -3,7 +3,10 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { bindingRanges, checkBinding, maxBinding, rangeBinding, type ElementRange } from '../../core/gpu/limits.js';
 import { deviceBytes } from '../../core/gpu/transfer.js';
-import { PIXELS_PER_VEC, SUB_BINS, atomicHistogramWgsl, subHistogramWgsl, sumPartialsWgsl } from './histogram.wgsl.js';
+import { HistogramParams, PIXELS_PER_VEC, SUB_BINS, SumParams, atomicHistogramWgsl, subHistogramWgsl, sumPartialsWgsl } from './histogram.wgsl.js';
+
+/** The advice where sub-histograms exceed a binding; the CLI words it as its flag (cli/flags.ts). */
+export const ATOMIC_HISTOGRAM = "the 'atomic' histogram method";
 
 /** The two GPU histogram algorithms (see histogram.wgsl.ts). */
 export type HistogramMethod = 'atomic' | 'subhist';
@@ -93,7 +96,7 @@ export class HistogramGpuPlan {
         const vecs = vecsOf(r);
         const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * per))));
         const [s, m] = bind(r);
-        rec.dispatch(name, this.main, [s, hist, rec.uniform([r.count, vecs, bins, per, 1], 'histogram params'), ...(m ? [m] : [])], x, y);
+        rec.dispatch(name, this.main, [s, hist, rec.uniform(HistogramParams, { n: r.count, vecs, bins, per_invocation: per, bin_groups: 1, part_base: 0 }, 'histogram params'), ...(m ? [m] : [])], x, y);
       }
       return;
     }
@@ -104,18 +107,18 @@ export class HistogramGpuPlan {
     const maxPartials = Math.min(MAX_PARTIAL_BYTES, maxBinding(this.ctx));
     while (allChunks() > ranges.length && allChunks() * bins * 4 > maxPartials) per *= 2;
     const total = allChunks();
-    checkBinding(this.ctx, total * bins * 4, `histogram: ${total} partial histograms of ${bins} bins`, 'use --hist atomic');
+    checkBinding(this.ctx, total * bins * 4, `histogram: ${total} partial histograms of ${bins} bins`, `use ${ATOMIC_HISTOGRAM}`);
     const partials = rec.storage(total * bins * 4, 'histogram partials');
     let base = 0;
     for (const r of ranges) {
       const chunks = chunksOf(r);
       const [x, y] = grid1d(this.ctx, chunks * binGroups);
       const [s, m] = bind(r);
-      rec.dispatch(name, this.main, [s, partials, rec.uniform([r.count, vecsOf(r), bins, per, binGroups, base], 'histogram params'), ...(m ? [m] : [])], x, y);
+      rec.dispatch(name, this.main, [s, partials, rec.uniform(HistogramParams, { n: r.count, vecs: vecsOf(r), bins, per_invocation: per, bin_groups: binGroups, part_base: base }, 'histogram params'), ...(m ? [m] : [])], x, y);
       base += chunks;
     }
     const [sx, sy] = grid1d(this.ctx, Math.ceil(bins / 256));
-    rec.dispatch(`${name}.sum`, this.sum!, [partials, hist, rec.uniform([bins, total], 'sum params')], sx, sy);
+    rec.dispatch(`${name}.sum`, this.sum!, [partials, hist, rec.uniform(SumParams, { bins, chunks: total }, 'sum params')], sx, sy);
   }
 }
 

@@ -1,4 +1,9 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+/** The histogram kernels' parameters (part_base: the first partial histogram of this dispatch, sub-histograms). */
+export const HistogramParams = defineUniforms('Params', { n: 'u32', vecs: 'u32', bins: 'u32', per_invocation: 'u32', bin_groups: 'u32', part_base: 'u32' });
+export const SumParams = defineUniforms('SumParams', { bins: 'u32', chunks: 'u32' });
 
 /**
  * Histogram kernels, generated per variant (dtype, mask, where the counters live) so every variant is
@@ -31,7 +36,7 @@ function common(spec: HistogramKernelSpec, maskBinding: number): string {
   return `
 ${gridWgsl}
 const PPV: u32 = ${ppv}u;
-struct Params { n: u32, vecs: u32, bins: u32, per_invocation: u32, bin_groups: u32, part_base: u32, _p1: u32, _p2: u32 }
+${HistogramParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<vec4u>;
 ${spec.masked ? `@group(0) @binding(${maskBinding}) var<storage, read> mask: array<vec4u>;` : ''}
 fn pixel(v: vec4u, k: u32) -> u32 { ${pixel} }
@@ -157,7 +162,7 @@ ${eachPixel(count, ppv)}    } else if (i == full && P.n % PPV != 0u) {
 /** Sums the per-workgroup partial histograms of "subhist", one invocation per bin (coalesced, no atomics). */
 export const sumPartialsWgsl = /* wgsl */ `
 ${gridWgsl}
-struct SumParams { bins: u32, chunks: u32, _p0: u32, _p1: u32 }
+${SumParams.wgsl}
 @group(0) @binding(0) var<storage, read> partials: array<u32>;
 @group(0) @binding(1) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(2) var<uniform> S: SumParams;

@@ -1,4 +1,7 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+export const ApplyParams = defineUniforms('ApplyParams', { vecs: 'u32' });
 
 /**
  * Applies a look-up table to every pixel (equalization, global thresholds):
@@ -9,7 +12,7 @@ import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 export const applyLutWgsl = /* wgsl */ `
 ${gridWgsl}
 override WG: u32 = 256u;
-struct ApplyParams { vecs: u32, _p0: u32, _p1: u32, _p2: u32 }
+${ApplyParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<vec4u>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4u>;
 @group(0) @binding(2) var<storage, read> table: array<u32>;

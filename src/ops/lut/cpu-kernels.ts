@@ -1,5 +1,13 @@
+import { defineTask, type Range } from '../../core/cpu/pool.js';
+
+export interface ApplyLutArgs extends Range {
+  src: Uint8Array | Uint16Array;
+  dst: Uint8Array | Uint16Array;
+  lut: Uint32Array | Uint8Array | Uint16Array;
+}
+
 /** dst[i] = lut[src[i]] for i in [start, end). */
-export function applyLutRange(src: Uint8Array | Uint16Array, dst: Uint8Array | Uint16Array, lut: Uint32Array | Uint8Array | Uint16Array, start: number, end: number): void {
+export function applyLutRange({ src, dst, lut, start, end }: ApplyLutArgs): void {
   if (src instanceof Uint8Array && dst instanceof Uint8Array && lut instanceof Uint8Array && src.byteOffset % 4 === dst.byteOffset % 4) {
     applyLut8(src, dst, lut, start, end);
     return;
@@ -38,3 +46,8 @@ function applyLut8(src: Uint8Array, dst: Uint8Array, lut: Uint8Array, start: num
   }
   for (; i < end; i++) dst[i] = lut[src[i]];
 }
+
+export const applyLutTask = defineTask('lut.apply', applyLutRange);
+
+/** The LUT family's CPU tasks (ops/tasks.ts). */
+export const lutTasks = [applyLutTask];

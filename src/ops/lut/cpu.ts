@@ -1,10 +1,10 @@
-import { BLOCK_END, BLOCK_START, cpuTuning, forBlocks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
+import { cpuTuning, forBlocks, shareable, writableByWorkers, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, type Image } from '../../core/image.js';
-import { nativeKernels } from '../../core/cpu/native.js';
+import { applyLutTask } from './cpu-kernels.js';
 
 /** `out` (or a new image) with every pixel mapped through `lut` (8/16-bit, same dtype), split over the pool's workers. */
 export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, out?: Image): Promise<Image> {
-  const native = nativeKernels.point;
+  const native = pool.native;
   if (native && img.dtype === 'uint8') {
     // Native threads write any memory: no shared copy of the input, the output written in place.
     const dst = (out?.data ?? allocPixels('uint8', img.data.length)) as Uint8Array;
@@ -16,7 +16,7 @@ export async function applyLutCpu(img: Image, lut: Uint32Array, pool: CpuPool, o
   const direct = out && writableByWorkers(pool, out.data);
   const dst = (direct ? out.data : allocPixels(img.dtype, src.length)) as Uint8Array | Uint16Array;
   const table = img.dtype === 'uint8' ? Uint8Array.from(lut) : Uint16Array.from(lut);
-  await forBlocks(pool, src.length, cpuTuning.pixelBlock, 'applyLut', [src, dst, table, BLOCK_START, BLOCK_END]);
+  await forBlocks(pool, src.length, cpuTuning.pixelBlock, applyLutTask, { src, dst, lut: table });
   if (out) {
     if (!direct) out.data.set(dst);
     return out;

@@ -3,7 +3,7 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { bindingRanges, rangeBinding } from '../../core/gpu/limits.js';
 import { deviceBytes } from '../../core/gpu/transfer.js';
-import { applyLutWgsl } from './apply-lut.wgsl.js';
+import { ApplyParams, applyLutWgsl } from './apply-lut.wgsl.js';
 
 /** Schedule: invocations per workgroup and 16-byte vectors per invocation. */
 export interface ApplyLutSchedule {
@@ -39,7 +39,7 @@ export class ApplyLutGpuPlan {
       const vecs = deviceBytes(r.count * bpp) / 16;
       const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * this.schedule.vecsPerInvocation))));
       const whole = ranges.length === 1;
-      rec.dispatch(`applyLut.${this.dtype}`, this.pipeline, [rangeBinding(src, r, bpp, whole), rangeBinding(dst, r, bpp, whole), lut, rec.uniform([vecs], 'apply-lut params')], x, y);
+      rec.dispatch(`applyLut.${this.dtype}`, this.pipeline, [rangeBinding(src, r, bpp, whole), rangeBinding(dst, r, bpp, whole), lut, rec.uniform(ApplyParams, { vecs }, 'apply-lut params')], x, y);
     }
   }
 }

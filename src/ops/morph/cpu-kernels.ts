@@ -4,6 +4,7 @@
  * Borders: 0 = constant `fill` (OpenCV's neutral value), 1 = reflect (scipy's 'reflect', any distance).
  */
 import { reflectIndex } from '../../core/border.js';
+import { defineTask, type Range } from '../../core/cpu/pool.js';
 import { identity } from './plan.js';
 
 type Pixels = Uint8Array | Uint16Array | Float32Array;
@@ -20,7 +21,7 @@ function sameType(like: Pixels, n: number): Pixels {
  * comparisons per element, whatever k. With inner > 1 each step handles a whole contiguous run of inner
  * positions (rows of an image for the vertical pass, planes for the depth pass), so memory is read in order.
  */
-export function vhgwLines(
+function vhgwLines(
   src: Pixels, dst: Pixels, n: number, inner: number, k: number, a: number, isMin: boolean, border: number, fill: number,
   o0: number, o1: number, i0: number, i1: number,
 ): void {
@@ -80,6 +81,30 @@ export function vhgwLines(
   }
 }
 
+export interface VhgwArgs extends Range {
+  src: Pixels;
+  dst: Pixels;
+  /** Window length and offset (output i takes input positions [i − a, i − a + k − 1]). */
+  k: number;
+  a: number;
+  isMin: boolean;
+  /** 0: constant `fill`, 1: reflect. */
+  border: number;
+  fill: number;
+  /** The data seen as [outer][n][inner]. */
+  outer: number;
+  n: number;
+  inner: number;
+  /** Which index [start, end) ranges over: outer lines (all inner positions), or inner positions (all lines). */
+  split: 'outer' | 'inner';
+}
+
+/** vhgwLines over a range of outer lines or of inner positions (the task the pool splits). */
+function vhgwRange({ src, dst, k, a, isMin, border, fill, outer, n, inner, split, start, end }: VhgwArgs): void {
+  if (split === 'outer') vhgwLines(src, dst, n, inner, k, a, isMin, border, fill, start, end, 0, inner);
+  else vhgwLines(src, dst, n, inner, k, a, isMin, border, fill, 0, outer, start, end);
+}
+
 /** The same along contiguous lines (the horizontal pass): one padded line buffer, g and h arrays. */
 function vhgwRows(src: Pixels, dst: Pixels, n: number, k: number, a: number, isMin: boolean, border: number, fill: number, o0: number, o1: number): void {
   const L = n + k - 1;
@@ -110,9 +135,20 @@ function vhgwRows(src: Pixels, dst: Pixels, n: number, k: number, a: number, isM
  * min (max) over `offsets` (dz, dy, dx triples) of the input, from the identity (±inf for float32); outside the
  * volume, constant borders read `fill` (plan.ts neutral) and reflect borders mirror.
  */
-export function directMorph(
-  src: Pixels, dst: Pixels, d: number, h: number, w: number, offsets: Int32Array, isMin: boolean, border: number, fill: number, r0: number, r1: number,
-): void {
+export interface DirectMorphArgs extends Range {
+  src: Pixels;
+  dst: Pixels;
+  d: number;
+  h: number;
+  w: number;
+  /** (dz, dy, dx) triples of the element. */
+  offsets: Int32Array;
+  isMin: boolean;
+  border: number;
+  fill: number;
+}
+
+export function directMorph({ src, dst, d, h, w, offsets, isMin, border, fill, start: r0, end: r1 }: DirectMorphArgs): void {
   const m = offsets.length / 3;
   const start = identity(isMin ? 'erode' : 'dilate', src instanceof Float32Array ? 'float32' : src instanceof Uint16Array ? 'uint16' : 'uint8');
   for (let r = r0; r < r1; r++) {
@@ -137,10 +173,17 @@ export function directMorph(
 }
 
 /** dst = a − b (saturating at 0 for integers): gradient, top-hat and black-hat. */
-export function subtractRange(a: Pixels, b: Pixels, dst: Pixels, start: number, end: number): void {
+export function subtractRange({ a, b, dst, start, end }: { a: Pixels; b: Pixels; dst: Pixels } & Range): void {
   const float = dst instanceof Float32Array;
   for (let i = start; i < end; i++) {
     const v = a[i] - b[i];
     dst[i] = float || v > 0 ? v : 0;
   }
 }
+
+export const vhgwLinesTask = defineTask('morph.vhgwLines', vhgwRange);
+export const directMorphTask = defineTask('morph.direct', directMorph);
+export const subtractTask = defineTask('morph.subtract', subtractRange);
+
+/** The morphology family's CPU tasks (ops/tasks.ts). */
+export const morphTasks = [vhgwLinesTask, directMorphTask, subtractTask];

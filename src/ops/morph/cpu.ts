@@ -1,5 +1,6 @@
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, asShape3D, type Image } from '../../core/image.js';
+import { directMorphTask, subtractTask, vhgwLinesTask } from './cpu-kernels.js';
 import { boxPasses, maskOffsets, neutral, type MorphBorder, type MorphPrimitive } from './plan.js';
 import type { StructuringElement } from './se.js';
 
@@ -13,24 +14,25 @@ export async function primitiveCpu(img: Image, op: MorphPrimitive, se: Structuri
   const b = border === 'opencv' ? 0 : 1;
   let cur = shareable(pool, img.data as Pixels);
   const fresh = () => allocPixels(img.dtype, cur.length) as Pixels;
+  const line = (src: Pixels, dst: Pixels, win: { k: number; a: number }) => ({ src, dst, k: win.k, a: win.a, isMin, border: b, fill });
   if (se.kind === 'box') {
     const { axes, repeat } = boxPasses(se, op, border, iterations, [d, h, w]);
     for (let it = 0; it < repeat; it++) {
       const [wx, wy, wz] = axes;
       if (wx) {
         const out = fresh();
-        await forChunks(pool, d * h, Math.max(1, Math.ceil(65536 / w)), 'vhgwLines', (o0, o1) => [cur, out, w, 1, wx.k, wx.a, isMin, b, fill, o0, o1, 0, 1]);
+        await forChunks(pool, d * h, Math.max(1, Math.ceil(65536 / w)), vhgwLinesTask, { ...line(cur, out, wx), outer: d * h, n: w, inner: 1, split: 'outer' });
         cur = out;
       }
       if (wy) {
         const out = fresh();
         // Split the contiguous x range over the workers: every worker walks all rows of its columns in order.
-        await forChunks(pool, w, 64, 'vhgwLines', (i0, i1) => [cur, out, h, w, wy.k, wy.a, isMin, b, fill, 0, d, i0, i1]);
+        await forChunks(pool, w, 64, vhgwLinesTask, { ...line(cur, out, wy), outer: d, n: h, inner: w, split: 'inner' });
         cur = out;
       }
       if (wz) {
         const out = fresh();
-        await forChunks(pool, h * w, 256, 'vhgwLines', (i0, i1) => [cur, out, d, h * w, wz.k, wz.a, isMin, b, fill, 0, 1, i0, i1]);
+        await forChunks(pool, h * w, 256, vhgwLinesTask, { ...line(cur, out, wz), outer: 1, n: d, inner: h * w, split: 'inner' });
         cur = out;
       }
     }
@@ -39,7 +41,7 @@ export async function primitiveCpu(img: Image, op: MorphPrimitive, se: Structuri
     const offsets = maskOffsets(se, op, border);
     for (let it = 0; it < iterations; it++) {
       const out = fresh();
-      await forChunks(pool, d * h, Math.max(1, Math.ceil(16384 / (w * (offsets.length / 3)))), 'directMorph', (r0, r1) => [cur, out, d, h, w, offsets, isMin, b, fill, r0, r1]);
+      await forChunks(pool, d * h, Math.max(1, Math.ceil(16384 / (w * (offsets.length / 3)))), directMorphTask, { src: cur, dst: out, d, h, w, offsets, isMin, border: b, fill });
       cur = out;
     }
   }
@@ -49,6 +51,6 @@ export async function primitiveCpu(img: Image, op: MorphPrimitive, se: Structuri
 /** a − b elementwise (saturating at 0 for integers) on the pool. */
 export async function subtractCpu(a: Image, b: Image, pool: CpuPool): Promise<Image> {
   const out = allocPixels(a.dtype, a.data.length) as Pixels;
-  await forChunks(pool, out.length, 1 << 20, 'subtract', (s, e) => [a.data, b.data, out, s, e]);
+  await forChunks(pool, out.length, 1 << 20, subtractTask, { a: a.data as Pixels, b: b.data as Pixels, dst: out });
   return { ...a, data: out, shape: [...a.shape] as Image['shape'] };
 }

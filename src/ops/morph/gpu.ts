@@ -4,7 +4,7 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { asShape3D } from '../../core/image.js';
-import { directWgsl, lanes, packWgsl, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
+import { DirectParams, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
 import type { StructuringElement } from './se.js';
 
@@ -69,7 +69,7 @@ export class MorphGpu {
     const out: Aligned = { buffer: rec.storage(d * h * rw * 4, 'morph aligned'), d, h, w, rw };
     const words = d * h * rw;
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), [img.buffer, out.buffer, rec.uniform([w, rw, d * h, words], 'pack params')], x, y);
+    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), [img.buffer, out.buffer, rec.uniform(PackParams, { width: w, rw, rows: d * h, words }, 'pack params')], x, y);
     return out;
   }
 
@@ -87,7 +87,7 @@ export class MorphGpu {
     const out = acquireStorage(this.ctx, bytes, 'morph output');
     const words = Math.ceil(n / epw);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), [a.buffer, out, rec.uniform([a.w, a.rw, a.d * a.h, words], 'pack params')], x, y);
+    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), [a.buffer, out, rec.uniform(PackParams, { width: a.w, rw: a.rw, rows: a.d * a.h, words }, 'pack params')], x, y);
     return new GpuImage(this.ctx, out, shape, 1, this.dtype);
   }
 
@@ -99,7 +99,7 @@ export class MorphGpu {
       const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows');
       const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, Math.ceil((segs * lines) / 64));
-      const params = rec.uniform([src.w, src.rw, 1, win.a, reflect, scalarFill(this.dtype, op), segs, lines, src.w], 'vhgw params');
+      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w }, 'vhgw params');
       rec.dispatch(`morph.${op}.x`, pipe, [src.buffer, dst.buffer, params], x, y);
       return;
     }
@@ -108,7 +108,7 @@ export class MorphGpu {
     const [n, inner, outer] = axis === 'y' ? [src.h, src.rw, src.d] : [src.d, src.h * src.rw, 1];
     const segs = Math.ceil(n / seg);
     const [x, y] = grid1d(this.ctx, Math.ceil((inner * outer * segs) / 64));
-    const params = rec.uniform([n, inner, outer, win.a, reflect, wordFill(this.dtype, op), segs, 0, src.w], 'vhgw params');
+    const params = rec.uniform(LineParams, { n, inner, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
     rec.dispatch(`morph.${op}.${axis}`, pipe, [src.buffer, dst.buffer, params], x, y);
   }
 
@@ -116,7 +116,9 @@ export class MorphGpu {
     const pipe = await this.pipe('morph-direct', directWgsl(this.dtype, op === 'erode'), 'direct');
     const words = this.words(src);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 64));
-    const params = rec.uniform([src.w, src.h, src.d, src.rw, offsets.length / 3, border === 'scipy' ? 1 : 0, scalarFill(this.dtype, op), words], 'direct params');
+    const params = rec.uniform(DirectParams, {
+      width: src.w, height: src.h, depth: src.d, rw: src.rw, count: offsets.length / 3, reflect: border === 'scipy' ? 1 : 0, fill: scalarFill(this.dtype, op), words,
+    }, 'direct params');
     rec.dispatch(label, pipe, [src.buffer, dst.buffer, rec.storageFrom(new Uint32Array(offsets.buffer, offsets.byteOffset, offsets.length), 'offsets'), params], x, y);
   }
 
@@ -158,7 +160,7 @@ export class MorphGpu {
     const out = this.scratch(rec, a, keep);
     const words = this.words(a);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), [a.buffer, b.buffer, out.buffer, rec.uniform([words], 'subtract params')], x, y);
+    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), [a.buffer, b.buffer, out.buffer, rec.uniform(SubtractParams, { words }, 'subtract params')], x, y);
     return out;
   }
 }

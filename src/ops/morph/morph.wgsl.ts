@@ -2,6 +2,11 @@ import { reflectWgsl } from '../../core/gpu/wgsl/border.js';
 import { f32ToBits } from '../../core/gpu/recording.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { identity } from './plan.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+export const DirectParams = defineUniforms('Params', { width: 'u32', height: 'u32', depth: 'u32', rw: 'u32', count: 'u32', reflect: 'u32', fill: 'u32', words: 'u32' });
+export const SubtractParams = defineUniforms('Params', { words: 'u32' });
+export const PackParams = defineUniforms('Params', { width: 'u32', rw: 'u32', rows: 'u32', words: 'u32' });
 
 /**
  * Morphology kernels, generated per element type and window. Data is in an *aligned* layout: rows padded to
@@ -69,8 +74,10 @@ export interface LineKernel {
   seg: number;
 }
 
-const lineParams = /* wgsl */ `
-struct Params { n: u32, inner: u32, outer: u32, a: i32, reflect: u32, fill: u32, segs: u32, lines: u32, width: u32, _p0: u32, _p1: u32, _p2: u32 }`;
+/** The line kernels' parameters (fill: the neutral value's bits, per lane or per word). */
+export const LineParams = defineUniforms('Params', {
+  n: 'u32', inner: 'u32', outer: 'u32', a: 'i32', reflect: 'u32', fill: 'u32', segs: 'u32', lines: 'u32', width: 'u32',
+});
 
 /** What both line kernels declare: helpers, parameters, window constants, bindings and the min/max ops. */
 function lineHeader(kn: LineKernel): string {
@@ -78,7 +85,7 @@ function lineHeader(kn: LineKernel): string {
   return /* wgsl */ `
 ${gridWgsl}
 ${reflectWgsl}
-${lineParams}
+${LineParams.wgsl}
 const K: u32 = ${kn.k}u;
 const SEG: u32 = ${kn.seg}u;
 // Suffix entries kept: a segment's outputs read hb[r] only for r < min(K, SEG) (see blockSuffix).
@@ -220,7 +227,7 @@ export function directWgsl(dtype: MorphDtype, isMin: boolean): string {
   return /* wgsl */ `
 ${gridWgsl}
 ${reflectWgsl}
-struct Params { width: u32, height: u32, depth: u32, rw: u32, count: u32, reflect: u32, fill: u32, words: u32 }
+${DirectParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<storage, read> offsets: array<i32>;
@@ -281,7 +288,7 @@ export function subtractWgsl(dtype: MorphDtype): string {
   return d.x | (d.y << 8u) | (d.z << 16u) | (d.w << 24u);`;
   return /* wgsl */ `
 ${gridWgsl}
-struct Params { words: u32, _p0: u32, _p1: u32, _p2: u32 }
+${SubtractParams.wgsl}
 @group(0) @binding(0) var<storage, read> a_in: array<u32>;
 @group(0) @binding(1) var<storage, read> b_in: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
@@ -305,7 +312,7 @@ export function packWgsl(dtype: MorphDtype): string {
   const { epw, bits, mask } = lanes(dtype);
   return /* wgsl */ `
 ${gridWgsl}
-struct Params { width: u32, rw: u32, rows: u32, words: u32 }
+${PackParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;

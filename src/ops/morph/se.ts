@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../core/errors.js';
-import { roundHalfEven } from '../equalize/lut.js';
+import { roundHalfEven } from '../../core/rounding.js';
 
 /**
  * Structuring elements. A box (rect, line, box) is separable into one 1-D window per axis and runs with

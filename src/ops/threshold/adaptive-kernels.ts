@@ -9,6 +9,7 @@
  * an object), or where no t qualifies, uses the global isodata threshold of the whole image, so flat areas
  * are classified as the whole image would classify them instead of being split by noise.
  */
+import { defineTask, type Range } from '../../core/cpu/pool.js';
 export function isodataOfWindow(h: Uint32Array, contrast: number, fallback: number): number {
   let lo = 0;
   while (h[lo] === 0) lo++;
@@ -33,9 +34,18 @@ export function isodataOfWindow(h: Uint32Array, contrast: number, fallback: numb
 }
 
 /** Thresholds t(p) for rows [y0, y1) with a sliding window histogram. */
-export function adaptiveIsodataRows(
-  src: Uint8Array, w: number, h: number, r: number, contrast: number, fallback: number, out: Uint8Array, y0: number, y1: number,
-): void {
+export interface IsodataRowsArgs extends Range {
+  src: Uint8Array;
+  w: number;
+  h: number;
+  /** Window radius. */
+  r: number;
+  contrast: number;
+  fallback: number;
+  out: Uint8Array;
+}
+
+export function adaptiveIsodataRows({ src, w, h, r, contrast, fallback, out, start: y0, end: y1 }: IsodataRowsArgs): void {
   const hist = new Uint32Array(256);
   for (let y = y0; y < y1; y++) {
     const ya = Math.max(0, y - r), yb = Math.min(h - 1, y + r);
@@ -52,3 +62,5 @@ export function adaptiveIsodataRows(
     }
   }
 }
+
+export const isodataRowsTask = defineTask('threshold.isodataRows', adaptiveIsodataRows);

@@ -1,5 +1,8 @@
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { u64Wgsl } from '../../core/gpu/wgsl/u64.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+export const AdaptiveParams = defineUniforms('A', { w: 'u32', h: 'u32', r: 'u32', contrast: 'u32', fallback: 'u32', n: 'u32' });
 
 /**
  * Adaptive isodata segmentation on the GPU (the rule and fallback: adaptive-kernels.ts, whose integer
@@ -16,7 +19,7 @@ export const adaptiveWgsl = /* wgsl */ `
 ${gridWgsl}
 ${u64Wgsl}
 const SEG: u32 = 32u;
-struct A { w: u32, h: u32, r: u32, contrast: u32, fallback: u32, n: u32, _p0: u32, _p1: u32 }
+${AdaptiveParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<uniform> P: A;
 @group(0) @binding(2) var<storage, read_write> thresholds: array<u32>;

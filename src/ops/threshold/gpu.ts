@@ -5,10 +5,10 @@ import { acquireStorage } from '../../core/gpu/transfer.js';
 import { pixelCount } from '../../core/image.js';
 import { HistogramGpuPlan, type HistogramMethod } from '../histogram/gpu.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
-import { otsuWgsl } from './otsu.wgsl.js';
+import { OtsuParams, otsuWgsl } from './otsu.wgsl.js';
 import { gaussianKernel } from './local-kernels.js';
-import { localThresholdWgsl, localThresholdWgslNativeFma } from './local.wgsl.js';
-import { adaptiveWgsl } from './adaptive.wgsl.js';
+import { LocalParams, localThresholdWgsl, localThresholdWgslNativeFma } from './local.wgsl.js';
+import { AdaptiveParams, adaptiveWgsl } from './adaptive.wgsl.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 
 /**
@@ -31,7 +31,7 @@ export async function otsuGpu(input: GpuImage, rec: Recording, method: Histogram
   const threshold = acquireStorage(ctx, 16, 'otsu threshold');
   const out = acquireStorage(ctx, input.byteLength, 'otsu binary');
   hist.encode(rec, input.buffer, n, histBuf);
-  rec.dispatch('threshold.otsu', otsu, [histBuf, lut, threshold, rec.uniform([n, bins, bins / 256, bins - 1], 'otsu params')], 1);
+  rec.dispatch('threshold.otsu', otsu, [histBuf, lut, threshold, rec.uniform(OtsuParams, { total: n, bins, per_thread: bins / 256, maxv: bins - 1 }, 'otsu params')], 1);
   apply.encode(rec, input.buffer, out, lut, n);
   return { image: new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype), threshold };
 }
@@ -55,8 +55,8 @@ export async function localThresholdGpu(
   ]);
   const n = w * h;
   const r = (window - 1) / 2;
-  // The 0 is the kernels' `zero`: a value they cannot know, which keeps the Gaussian's exact fma opaque (exact-float.ts).
-  const params = rec.uniform([w, h, r, Math.ceil(offset) >>> 0, n, 0], 'local params');
+  // `zero`: a value the kernels cannot know, which keeps the Gaussian's exact fma opaque (exact-float.ts).
+  const params = rec.uniform(LocalParams, { w, h, r, idelta: Math.ceil(offset), n, zero: 0 }, 'local params');
   const means = rec.storage(n * 4, 'local means');
   const out = acquireStorage(ctx, n, 'local binary');
   const groups = (items: number) => grid1d(ctx, Math.ceil(items / 256));
@@ -89,10 +89,10 @@ export async function adaptiveGpu(
   const thresholds = rec.storage(n * 4, 'adaptive thresholds');
   const out = acquireStorage(ctx, n, 'adaptive binary');
   const items = scheme === 'naive' ? n : Math.ceil(w / 32) * h;
-  rec.dispatch(`threshold.adaptive.${scheme}`, main, { 0: input.buffer, 1: rec.uniform([w, h, r, contrast, fallback, n], 'adaptive params'), 2: thresholds },
+  rec.dispatch(`threshold.adaptive.${scheme}`, main, { 0: input.buffer, 1: rec.uniform(AdaptiveParams, { w, h, r, contrast, fallback, n }, 'adaptive params'), 2: thresholds },
     ...grid1d(ctx, Math.ceil(items / 64)));
   // src − t(p) > 0 ⇔ src > t(p): the local binarize kernel with C = 0.
-  rec.dispatch('threshold.binarize', binarize, { 0: input.buffer, 1: rec.uniform([w, h, r, 0, n], 'binarize params'), 3: thresholds, 6: out },
+  rec.dispatch('threshold.binarize', binarize, { 0: input.buffer, 1: rec.uniform(LocalParams, { w, h, r, idelta: 0, n, zero: 0 }, 'binarize params'), 3: thresholds, 6: out },
     ...grid1d(ctx, Math.ceil(n / 4 / 256)));
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
 }

@@ -1,6 +1,7 @@
 import { forChunks, shareable, type CpuPool } from '../../core/cpu/pool.js';
 import { allocPixels, type Image } from '../../core/image.js';
-import { gaussianKernel } from './local-kernels.js';
+import { isodataRowsTask } from './adaptive-kernels.js';
+import { boxThresholdTask, gaussianKernel, gaussThresholdTask } from './local-kernels.js';
 
 /**
  * Rows per worker band below which splitting costs more than it gains: a quarter megapixel, so that a 4K image
@@ -22,8 +23,8 @@ export async function localThresholdCpu(img: Image, method: LocalMethod, window:
   const idelta = Math.ceil(offset);
   const r = (window - 1) / 2;
   const band = bandRows(w);
-  if (method === 'mean') await forChunks(pool, h, band, 'boxThresholdRows', (y0, y1) => [src, w, h, r, idelta, 255, dst, y0, y1]);
-  else await forChunks(pool, h, band, 'gaussThresholdRows', (y0, y1) => [src, w, h, gaussianKernel(window), idelta, 255, dst, y0, y1]);
+  if (method === 'mean') await forChunks(pool, h, band, boxThresholdTask, { src, w, h, r, idelta, maxv: 255, dst });
+  else await forChunks(pool, h, band, gaussThresholdTask, { src, w, h, kernel: gaussianKernel(window), idelta, maxv: 255, dst });
   return { data: dst, shape: [h, w], channels: 1, dtype: 'uint8' };
 }
 
@@ -33,6 +34,6 @@ export async function adaptiveCpu(img: Image, window: number, contrast: number, 
   const src = shareable(pool, img.data as Uint8Array);
   const dst = allocPixels('uint8', src.length) as Uint8Array;
   const band = Math.max(1, Math.ceil((1 << 16) / w));
-  await forChunks(pool, h, band, 'adaptiveIsodataRows', (y0, y1) => [src, w, h, (window - 1) / 2, contrast, fallback, dst, y0, y1]);
+  await forChunks(pool, h, band, isodataRowsTask, { src, w, h, r: (window - 1) / 2, contrast, fallback, out: dst });
   return { data: dst, shape: [h, w], channels: 1, dtype: 'uint8' };
 }

@@ -3,6 +3,9 @@
  * k×k window with replicated borders (BORDER_REPLICATE | BORDER_ISOLATED), rounded to 8 bits, and
  * out = src − mean > −ceil(C) ? maxValue : 0. Each works on a band of rows [y0, y1) so the pool can split.
  */
+import { roundHalfEven } from '../../core/rounding.js';
+import { defineTask, type Range } from '../../core/cpu/pool.js';
+import { isodataRowsTask } from './adaptive-kernels.js';
 
 /**
  * Per-thread scratch reused across calls (each worker has its own module instance): the row ring of a band is a
@@ -46,7 +49,18 @@ function boxRow(src: Uint8Array, w: number, h: number, y: number, r: number, pad
  * (mean = ⌊(2·sum + k²)/(2k²)⌋ exactly — k² is odd — and src − mean > −ceil(C) ⇔ 2·sum + k² < 2k²·(src + ceil(C))).
  * One pass with a ring kept in cache replaced two passes through a full-image Uint32 buffer (fresh memory each call).
  */
-export function boxThresholdRows(src: Uint8Array, w: number, h: number, r: number, idelta: number, maxv: number, dst: Uint8Array, y0: number, y1: number): void {
+export interface BoxThresholdArgs extends Range {
+  src: Uint8Array;
+  w: number;
+  h: number;
+  /** Window radius. */
+  r: number;
+  idelta: number;
+  maxv: number;
+  dst: Uint8Array;
+}
+
+export function boxThresholdRows({ src, w, h, r, idelta, maxv, dst, start: y0, end: y1 }: BoxThresholdArgs): void {
   const k = 2 * r + 1, k2 = k * k;
   const ring = reuse('boxRing', Int32Array, k * w);
   const col = reuse('boxCol', Int32Array, w);
@@ -92,11 +106,19 @@ function gaussRow(src: Uint8Array, w: number, h: number, y: number, kernel: Floa
  * then symmetric pairs), rounded half to even to 8 bits as convertTo does, then binarized. Bit-exact with the
  * float32 arithmetic of cv2 (a·b of two float32 is exact in double, so a·b + c stored to float32 is fma32).
  */
-export function gaussThresholdRows(
-  src: Uint8Array, w: number, h: number, kernel: Float32Array, idelta: number, maxv: number, dst: Uint8Array, y0: number, y1: number,
+export interface GaussThresholdArgs extends Range {
+  src: Uint8Array;
+  w: number;
+  h: number;
+  kernel: Float32Array;
+  idelta: number;
+  maxv: number;
+  dst: Uint8Array;
   /** Use the generated passes where possible (false: the generic loops, as under a CSP that forbids eval). */
-  generate = true,
-): void {
+  generate?: boolean;
+}
+
+export function gaussThresholdRows({ src, w, h, kernel, idelta, maxv, dst, start: y0, end: y1, generate = true }: GaussThresholdArgs): void {
   const k = kernel.length, r = (k - 1) >> 1;
   const ring = reuse('gaussRing', Float32Array, k * w);
   const acc = reuse('gaussAcc', Float32Array, w);
@@ -154,8 +176,11 @@ function generatedGauss(kernel: Float32Array): { row: GaussRowFn; col: GaussColF
   for (let i = 1; i <= r; i++) colTaps.push(`s = Math.fround(${lit(kernel[r + i])} * Math.fround(ring[o${r + i} + x] + ring[o${r - i} + x]) + s);`);
   let fns: { row: GaussRowFn; col: GaussColFn } | null = null;
   try {
+    // Generated code (the taps unrolled as literals); where eval is refused (a CSP), the loop below is used.
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const row = new Function('p', 'out', 'o', 'w', `for (let x = 0; x < w; x++) {\n${rowTaps.join('\n')}\nout[o + x] = s;\n}`) as GaussRowFn;
     const offs = Array.from({ length: k }, (_, j) => `const o${j} = offs[${j}];`).join('\n');
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const col = new Function('ring', 'offs', 'src', 'row', 'w', 'idelta', 'maxv', 'dst', `${offs}
 for (let x = 0; x < w; x++) {
 ${colTaps.join('\n')}
@@ -168,11 +193,6 @@ dst[row + x] = t > 255 || (t > 0 && (s < t - 0.5 || (s === t - 0.5 && ((t - 1) &
   }
   gaussCode.set(key, fns);
   return fns;
-}
-
-function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /**
@@ -204,3 +224,9 @@ export function gaussianKernel(k: number): Float32Array {
   out[half] = mul;
   return out;
 }
+
+export const boxThresholdTask = defineTask('threshold.boxRows', boxThresholdRows);
+export const gaussThresholdTask = defineTask('threshold.gaussRows', gaussThresholdRows);
+
+/** The threshold family's CPU tasks (ops/tasks.ts). */
+export const thresholdTasks = [boxThresholdTask, gaussThresholdTask, isodataRowsTask];

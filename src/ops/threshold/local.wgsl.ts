@@ -1,5 +1,9 @@
 import { exactFmaWgsl } from '../../core/gpu/wgsl/exact-float.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+/** The local threshold kernels' parameters; `zero` is 0, a value the kernels cannot know (exact-float.ts). */
+export const LocalParams = defineUniforms('L', { w: 'u32', h: 'u32', r: 'u32', idelta: 'i32', n: 'u32', zero: 'u32' });
 
 /**
  * Local (adaptive) thresholds on the GPU, cv2.adaptiveThreshold semantics (see local-kernels.ts, the CPU
@@ -22,7 +26,7 @@ ${gridWgsl}
 ${fmaWgsl}
 const SEG: u32 = 64u;
 // zero: 0 (the uniform's padding), which the compiler cannot know: it keeps products opaque (software fma_rn).
-struct L { w: u32, h: u32, r: u32, idelta: i32, n: u32, zero: u32, _p1: u32, _p2: u32 }
+${LocalParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<uniform> P: L;
 

@@ -1,4 +1,8 @@
 import { f64Wgsl } from '../../core/gpu/wgsl/f64.js';
+import { defineUniforms } from '../../core/gpu/uniforms.js';
+
+/** The Otsu kernel's parameters (per_thread = bins / 256, maxv = bins − 1). */
+export const OtsuParams = defineUniforms('Params', { total: 'u32', bins: 'u32', per_thread: 'u32', maxv: 'u32' });
 
 /**
  * Otsu's threshold of an 8-bit image on the GPU from its 256-bin histogram, then the binarization LUT, in one
@@ -37,7 +41,7 @@ import { f64Wgsl } from '../../core/gpu/wgsl/f64.js';
  */
 export const otsuWgsl = /* wgsl */ `
 ${f64Wgsl}
-struct Params { total: u32, bins: u32, per_thread: u32, maxv: u32 }
+${OtsuParams.wgsl}
 @group(0) @binding(0) var<storage, read> hist: array<u32>;
 @group(0) @binding(1) var<storage, read_write> lut: array<u32>;
 @group(0) @binding(2) var<storage, read_write> result: array<u32>;

@@ -1,3 +1,6 @@
+// Loads imgpu's optional Node-API modules (dist/native/): the JPEG codec (io/jpeg.ts) and the copy/point loops and
+// stderr capture (node/host-copy.ts, node/gpu.ts, node/native-kernels.ts). It lives in io, below node, because io's
+// readImage/writeImage use the codec.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 

@@ -1,0 +1,80 @@
+// The layering of docs/architecture.md, checked by `npm run lint` (dependency-cruiser):
+//   core ← ops ← io ← node / browser (src/node.ts, src/browser.ts, src/index.ts) ← cli / playground
+// A layer imports only the layers to its left. Operation families (src/ops/<family>/) import one another only
+// through the shared primitives below; the ops-level modules (registry, pipeline, tasks, input) sit beside them.
+/** Families that other families build on: the histogram (equalize, thresholds) and applying a LUT. */
+const SHARED_FAMILIES = ['histogram', 'lut'];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'core-imports-core-only',
+      comment: 'core is the bottom layer: it imports nothing of ops, io, node, browser, cli or the playground.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^src/|^playground/', pathNot: '^src/core/' },
+    },
+    {
+      name: 'ops-imports-no-higher-layer',
+      comment: 'ops import core and ops only (no io, node, browser, cli, entry points or playground).',
+      severity: 'error',
+      from: { path: '^src/ops/' },
+      to: { path: '^src/(io|node|cli)/|^src/[^/]+\\.ts$|^playground/' },
+    },
+    {
+      name: 'io-imports-no-higher-layer',
+      comment: 'io imports core, ops and io only (no node, browser, cli, entry points or playground).',
+      severity: 'error',
+      from: { path: '^src/io/' },
+      to: { path: '^src/(node|cli)/|^src/[^/]+\\.ts$|^playground/' },
+    },
+    {
+      name: 'platform-imports-no-front-end',
+      comment: 'node/, the entry points (index, node, browser) import no cli and no playground.',
+      severity: 'error',
+      from: { path: '^src/(node/|[^/]+\\.ts$)' },
+      to: { path: '^src/cli/|^playground/' },
+    },
+    {
+      name: 'browser-side-no-node',
+      comment: 'The platform-neutral entry (index.ts), the browser entry and the playground reach nothing of src/node.',
+      severity: 'error',
+      from: { path: '^src/(index|browser)\\.ts$|^playground/' },
+      to: { path: '^src/node/|^src/node\\.ts$', reachable: true },
+    },
+    {
+      name: 'front-ends-apart',
+      comment: 'The CLI and the playground are two front ends: neither imports the other (shared code goes down a layer).',
+      severity: 'error',
+      from: { path: '^(src/cli|playground)/' },
+      to: { path: '^(src/cli|playground)/', pathNot: '^$1/' },
+    },
+    {
+      name: 'op-families-apart',
+      comment: `An operation family imports another only if it is a shared primitive (${SHARED_FAMILIES.join(', ')}); move other shared code to src/core.`,
+      severity: 'error',
+      from: { path: '^src/ops/([^/]+)/' },
+      to: { path: '^src/ops/[^/]+/', pathNot: `^src/ops/($1|${SHARED_FAMILIES.join('|')})/` },
+    },
+    {
+      name: 'shared-families-stand-alone',
+      comment: 'The shared primitive families import no other family.',
+      severity: 'error',
+      from: { path: `^src/ops/(${SHARED_FAMILIES.join('|')})/` },
+      to: { path: '^src/ops/[^/]+/', pathNot: '^src/ops/$1/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import cycles in the sources.',
+      severity: 'error',
+      from: { path: '^src/|^playground/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+  },
+};

@@ -1,0 +1,43 @@
+// JPEG straight to and from GPU memory through the native codec (io/jpeg.ts): the decoder writes into mapped upload
+// memory, the encoder reads mapped readback memory. Here in node, not io: it joins the codec to the GPU context.
+import type { GpuContext } from '../core/gpu/context.js';
+import { GpuImage } from '../core/gpu/gpu-image.js';
+import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions } from '../io/jpeg.js';
+
+export type { CodecThreadOptions } from '../io/jpeg.js';
+
+/**
+ * Decodes a JPEG straight into mapped GPU upload memory and returns it resident (GpuImage.staging): the decoder's
+ * output is the only write of the pixels on the host, no copy follows. Undefined where the native path does not
+ * apply (no codec, CMYK, an EXIF rotation): read it with readImage and upload that instead.
+ */
+export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: CodecThreadOptions = {}): Promise<GpuImage | undefined> {
+  const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
+  if (!plan || plan.orientation !== 1) return undefined;
+  const staged = await GpuImage.staging(ctx, [plan.height, plan.width], 'uint8', plan.channels);
+  try {
+    await decodePlanned(plan, buf, path, staged.image.data as Uint8Array, opts);
+  } catch (e) {
+    staged.discard();
+    throw e;
+  }
+  return staged.upload();
+}
+
+/**
+ * Encodes a resident 8-bit gray or RGB image to JPEG straight from mapped readback memory (GpuImage.toHostView):
+ * the encoder reads the pixels where the GPU's copy put them, no host copy. Undefined where the native path does
+ * not apply (no codec, another dtype or channel count): download it and use writeImage.
+ */
+export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: CodecThreadOptions = {}): Promise<Uint8Array | undefined> {
+  const enc = jpegEncoder(img.dtype, img.channels);
+  if (!enc || img.shape.length !== 2) return undefined;
+  const [h, w] = img.shape;
+  const v = await img.toHostView();
+  try {
+    // The view stays mapped until the encoder is done with it (released below, after the await).
+    return await enc.encode(v.image.data as Uint8Array, w, h, quality, opts);
+  } finally {
+    v.release();
+  }
+}
