@@ -1,6 +1,13 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { flagName, parseParamValue, type ParamSpec } from '../core/params.js';
 
+/** Where a command runs: every command that computes takes them (context.ts acquire reads them). */
+export const DEVICE_FLAGS = ['device', 'adapter', 'backend', 'threads'] as const;
+/** How a command runs and reports: every command that computes takes them. */
+export const RUN_FLAGS = ['repeat', 'json', 'help', 'quiet'] as const;
+/** The flags of RUN_FLAGS that take no value. */
+export const RUN_BOOLEANS = ['json', 'help', 'quiet'] as const;
+
 export interface ParsedArgs {
   positional: string[];
   flags: Map<string, string>;

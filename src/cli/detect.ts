@@ -11,7 +11,8 @@ import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
 import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
 import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExact, sameHits, type Classifier, type DetectOutput, type PendingDetection } from '../ops/detect/index.js';
 import { listNodeAdapters } from '../node/gpu.js';
-import { flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
+import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
+import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from './exit.js';
 import { walk } from './batch.js';
 import { acquire, type Execution } from './context.js';
 import { formatTimings } from '../core/timings.js';
@@ -28,8 +29,7 @@ const RUN_PARAMS = [
   { name: 'countDiscarded', kind: 'bool', doc: 'report candidates each reduction kernel dropped for want of room (0 = exact; a frame that drops any is redone with larger lists)' },
   { name: 'verbose', kind: 'bool', doc: 'print levels, the reduction schedule and survivors per kernel' },
 ] as const satisfies readonly ParamSpec[];
-const COMMON = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'quiet'];
-const BOOLEANS = new Set(['json', 'help', 'quiet', ...flagNames(RUN_PARAMS.filter((p) => p.kind === 'bool'))]);
+const BOOLEANS = new Set([...RUN_BOOLEANS, ...flagNames(RUN_PARAMS.filter((p) => p.kind === 'bool'))]);
 
 const USAGE = `imgpu detect <image|video|folder|frames/%04d.png> --classifier FILE.xml [options]
   Objects (faces, …) found by an OpenCV LBP cascade or a WaldBoost classifier on multi-block LBP features: the same
@@ -142,9 +142,9 @@ export async function detectCommand(argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, BOOLEANS);
   if (flags.has('help')) {
     console.log(USAGE);
-    return 0;
+    return EXIT_OK;
   }
-  rejectUnknown(flags, [...COMMON, ...flagNames(detectParams), ...flagNames(RUN_PARAMS)]);
+  rejectUnknown(flags, [...DEVICE_FLAGS, ...RUN_FLAGS, ...flagNames(detectParams), ...flagNames(RUN_PARAMS)]);
   if (positional.length !== 1) throw new InvalidArgumentError(`imgpu detect needs one <image|video|folder> (got ${positional.length} arguments); see imgpu detect --help`);
   const input = positional[0];
   const run = resolveParams<ResolvedOf<typeof RUN_PARAMS>>('detect', RUN_PARAMS, paramFlags(RUN_PARAMS, flags));
@@ -179,7 +179,7 @@ export async function detectCommand(argv: string[]): Promise<number> {
       const r = await detectOne(c, img, repeat);
       report(c, input, undefined, img, r);
       if (kind === 'image') await writeImage(run.output!, annotate(img, r.main.output.detections));
-      code = r.agree === false ? 8 : 0;
+      code = r.agree === false ? EXIT_DISAGREE : EXIT_OK;
     }
     if (kind === 'jsonl') await writeAtomically(run.output!, Buffer.from(c.jsonl.join('\n') + '\n'));
     if (run.profile) await writeAtomically(run.profile, Buffer.from(c.profile.join('\n') + '\n'));
@@ -212,7 +212,7 @@ async function detectFolder(c: Ctx, dir: string, repeat: number, deadline: numbe
   }
   if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write('\n');
   if (done < files.length) console.error(`imgpu: --timeout reached after ${done} of ${files.length} images`);
-  return disagree ? 8 : failed ? 9 : 0;
+  return exitCodeOf(disagree, failed);
 }
 
 /** Sums of per-frame phases for the video summary. */
@@ -302,14 +302,14 @@ async function detectVideo(c: Ctx, path: string, run: ResolvedOf<typeof RUN_PARA
     if (stopped) console.log('stopped by --timeout');
     if (disagree) console.log(`CPU and GPU disagree on ${disagree} frames`);
   }
-  return disagree ? 8 : 0;
+  return disagree ? EXIT_DISAGREE : EXIT_OK;
 }
 
 /** `imgpu classifier convert <opencv.xml> <waldboost.xml>`: a cascade written as a WaldBoost classifier. */
 export async function classifierCommand(argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set(['help', 'json']));
   const usage = 'usage: imgpu classifier convert <in.xml> <out.xml>   (an OpenCV LBP cascade or WaldBoost XML, written as WaldBoost XML)\n       imgpu classifier info <file.xml> [--json]';
-  if (flags.has('help')) { console.log(usage); return 0; }
+  if (flags.has('help')) { console.log(usage); return EXIT_OK; }
   rejectUnknown(flags, ['help', 'json']);
   const [sub, src, dst] = positional;
   if (sub === 'info' && src && !dst) {
@@ -317,7 +317,7 @@ export async function classifierCommand(argv: string[]): Promise<number> {
     const stages = c.weak.filter((w) => w.reset).length;
     const out = { name: c.name, window: c.window, weak: c.weak.length, staged: c.staged, stages: c.staged ? stages : undefined };
     console.log(flags.has('json') ? JSON.stringify(out) : `${c.name}: ${c.window.width}×${c.window.height} window, ${c.weak.length} weak classifiers${c.staged ? ` in ${stages} stages` : ' (WaldBoost, one running sum)'}`);
-    return 0;
+    return EXIT_OK;
   }
   if (sub !== 'convert' || !src || !dst || positional.length !== 3) throw new InvalidArgumentError(usage);
   if (extname(dst).toLowerCase() !== '.xml') throw new InvalidArgumentError(`${dst}: the WaldBoost classifier is written as .xml`);
@@ -325,18 +325,18 @@ export async function classifierCommand(argv: string[]): Promise<number> {
   const c = await readClassifier(src);
   await writeAtomically(dst, Buffer.from(waldBoostXml(c, `converted by imgpu from ${c.name}: ${c.weak.length} weak classifiers; reset="1" ends an OpenCV stage (the sum restarts)`)));
   console.log(`wrote ${dst}: ${c.weak.length} weak classifiers${c.staged ? `, ${c.weak.filter((w) => w.reset).length} stages` : ''}`);
-  return 0;
+  return EXIT_OK;
 }
 
 
 /** `imgpu adapters`: every GPU adapter Dawn offers (each backend), which one imgpu would pick. */
 export async function adaptersCommand(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv, new Set(['json', 'help']));
-  if (flags.has('help')) { console.log('usage: imgpu adapters [--json]   the GPU adapters available (use a name with --adapter)'); return 0; }
+  if (flags.has('help')) { console.log('usage: imgpu adapters [--json]   the GPU adapters available (use a name with --adapter)'); return EXIT_OK; }
   rejectUnknown(flags, ['json', 'help']);
   const list = await listNodeAdapters();
   if (flags.has('json')) console.log(JSON.stringify(list));
   else if (!list.length) console.log('no GPU adapter (imgpu runs on the CPU; see docs/device.md)');
   else for (const a of list) console.log(`${a.backend.padEnd(9)} ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ')}${a.software ? ' (software)' : ''}${a.fallback ? ' (fallback)' : ''}`);
-  return 0;
+  return EXIT_OK;
 }
