@@ -18,9 +18,5 @@ export { equalizeLut } from './ops/equalize/lut.js';
 export { applyLut, type ApplyLutOptions } from './ops/lut/index.js';
 export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
 export type { Size } from './core/params.js';
-export {
-  detect, Detector, detectParams, groupRectangles, nonMaxSuppression, iou, pyramidLevels, resizeLinearExact, validateClassifier, DETECT_IMPLS, DEFAULT_DIVISORS,
-  type Classifier, type WeakClassifier, type LbpFeature, type Detection, type DetectOptions, type DetectOutput, type DetectImpl, type Level, type RawHit, type PendingDetection,
-} from './ops/detect/index.js';
 export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js';
-export { parseClassifierXml, waldBoostXml } from './io/classifier-xml.js';
+export { parseClassifierXml, waldBoostXml } from './ops/detect/classifier-xml.js';

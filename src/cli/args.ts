@@ -1,5 +1,12 @@
 import { InvalidArgumentError } from '../core/errors.js';
-import { parseParamValue, type ParamSpec } from '../core/params.js';
+import { flagName, parseParamValue, type ParamSpec } from '../core/params.js';
+
+/** Where a command runs: every command that computes takes them (context.ts acquire reads them). */
+export const DEVICE_FLAGS = ['device', 'adapter', 'backend', 'threads'] as const;
+/** How a command runs and reports: every command that computes takes them. */
+export const RUN_FLAGS = ['repeat', 'json', 'help', 'quiet'] as const;
+/** The flags of RUN_FLAGS that take no value. */
+export const RUN_BOOLEANS = ['json', 'help', 'quiet'] as const;
 
 export interface ParsedArgs {
   positional: string[];
@@ -26,21 +33,24 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed
   return { positional, flags };
 }
 
-/** Values of an operation's declared parameters taken from the flags. */
+/**
+ * Values of an operation's declared parameters taken from the flags, under the parameters' names (a flag is the
+ * name in kebab case: core/params.ts flagName).
+ */
 export function paramFlags(specs: readonly ParamSpec[], flags: Map<string, string>): Record<string, ReturnType<typeof parseParamValue>> {
   const out: Record<string, ReturnType<typeof parseParamValue>> = {};
   for (const s of specs) {
-    for (const flag of [s.name, ...(s.aliases ?? [])]) {
-      const v = flags.get(flag);
-      if (v !== undefined) out[flag] = parseParamValue(s, v); // resolveParams reconciles a name and its aliases
+    for (const name of [s.name, ...(s.aliases ?? [])]) {
+      const v = flags.get(flagName(name));
+      if (v !== undefined) out[name] = parseParamValue(s, v); // resolveParams reconciles a name and its aliases
     }
   }
   return out;
 }
 
-/** The flags of declared parameters: each name and its aliases (old names kept when one was renamed). */
+/** The flags of declared parameters: each name and its aliases (old names kept when one was renamed), in kebab case. */
 export function flagNames(specs: readonly ParamSpec[]): string[] {
-  return specs.flatMap((s) => [s.name, ...(s.aliases ?? [])]);
+  return specs.flatMap((s) => [s.name, ...(s.aliases ?? [])].map(flagName));
 }
 
 /** Rejects flags nobody declared (a typo must not silently fall back to a default). */

@@ -9,16 +9,16 @@ import type { Comparison } from '../core/compare.js';
 import { FileAccessError, ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import type { Image, PixelArray } from '../core/image.js';
 import { kernelTotal, now, type OpResult } from '../core/timings.js';
-import { formatOf, READERS, writeImage, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
+import { formatOf, READERS, WRITERS, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { CodecPool, RecycledBuffers } from '../node/codec-pool.js';
 import { PARENT_ENV } from '../node/runtime.js';
 import { BatchRecords, recordKey, type OutputRecord, type RecordedJob } from './records.js';
-import type { OpCommand, RunOn } from './commands.js';
+import type { ImageCommand, RunOn } from './commands.js';
 import { runGpuOrCpu, type Execution } from './context.js';
+import { exitCodeOf } from './exit.js';
 import { cliWording } from './flags.js';
 
-/** Exit code of a batch run in which some inputs failed (the others were processed). */
-export const EXIT_SOME_FAILED = 9;
+export { EXIT_SOME_FAILED } from './exit.js';
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runBatch). */
 export const IMAGES_IN_FLIGHT = 1;
 
@@ -320,9 +320,9 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
  * input made them with the same recipe: records.ts) are skipped unless --overwrite; every output is written
  * atomically (io writeImage), so an interrupted run leaves only whole files and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
  * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
- * Returns the exit code: 0, EXIT_SOME_FAILED, or 8 when CPU and GPU disagreed on some image.
+ * Returns the exit code: EXIT_OK, EXIT_SOME_FAILED, or EXIT_DISAGREE when CPU and GPU disagreed on some image.
  */
-export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
+export async function runBatch(name: string, cmd: ImageCommand, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
   const shard = shardOf();
   const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.n === shard.k);
   if (jobs.length === 0 && !shard) throw noImages(inputs, o);
@@ -368,18 +368,18 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
       }
       made.add(d);
     };
-    const recycled = <R>(r: OpResult<R>): OpResult<R> => {
-      const out = r.output as unknown as Image;
-      if (!r.release || !out?.data) return r;
+    const recycled = (r: OpResult<Image>): OpResult<Image> => {
+      const out = r.output;
+      if (!r.release) return r;
       const Ctor = out.data.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => PixelArray;
       const data = new Ctor(outputs.alloc(out.data.byteLength), 0, out.data.length);
       exec.gpu!.hostCopy(new Uint8Array(data.buffer, 0, data.byteLength), new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength));
       r.release();
-      return { ...r, output: { ...out, data } as unknown as R, release: undefined };
+      return { ...r, output: { ...out, data }, release: undefined };
     };
     async function processOne(job: Job, img: Image): Promise<void> {
       try {
-        const results: Record<string, OpResult<T>> = {};
+        const results: Record<string, OpResult<Image>> = {};
         const on: RunOn = { pool: exec.pool };
         if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
         // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
@@ -394,7 +394,7 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         }
         const r = results.gpu ?? results.cpu!;
         // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
-        if (Object.values(results).every((x) => (x.output as unknown as Image)?.data?.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
+        if (Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
         phases.host += r.timings.host;
         phases.upload += r.timings.upload;
         phases.kernels += kernelTotal(r.timings);
@@ -404,10 +404,9 @@ export async function runBatch<T>(name: string, cmd: OpCommand<T>, inputs: strin
         const w: Promise<void> = (async () => {
           const tw = now();
           try {
-            // Images go to the codec workers; other results (none yet in batch) through the command's writer.
-            const out = r.output as unknown as Image;
-            if (cmd.write === writeImage) await codecs.write(job.output, out, o.write);
-            else await cmd.write!(job.output, r.output, o.write);
+            // Images go to the codec workers (batch runs image commands only: ImageCommand).
+            const out = r.output;
+            await codecs.write(job.output, out, o.write);
             if (results.gpu) outputs.give(out.data.buffer);
             record(job.key, await BatchRecords.describe(job, o.recipe));
             processed++;
@@ -495,6 +494,5 @@ function report(summary: BatchSummary, json: boolean): number {
   const { op, processed, skipped, failed, seconds, disagreed } = summary;
   if (json) console.log(JSON.stringify(summary));
   else console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
-  if (disagreed) return 8;
-  return failed.length ? EXIT_SOME_FAILED : 0;
+  return exitCodeOf(disagreed ?? 0, failed.length);
 }

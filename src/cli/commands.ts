@@ -40,6 +40,16 @@ export interface OpCommand<T> {
   prepare?(params: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** What to print besides timings, from the result of the path that produced the output. */
   report(result: OpResult<T>, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
+  /** 'image': the output is an image that io writes (batch mode hands it to its codec workers); absent: reported only. */
+  output?: 'image';
+}
+
+/** A command whose output is an image: what batch mode runs. */
+export type ImageCommand = OpCommand<Image> & { output: 'image' };
+
+/** Whether a command's output is an image (its declared `output`, not the identity of its writer). */
+export function isImageCommand(cmd: OpCommand<unknown>): cmd is ImageCommand {
+  return cmd.output === 'image';
 }
 
 /**
@@ -55,7 +65,7 @@ function opCommand(op: Operation): OpCommand<unknown> {
     prepare: (p) => loadFileParams(op.params, p),
     run: (img, p, on, images) => op.run(img, { ...p, ...images }, on),
     compare: (a, b) => op.compare(a, b),
-    ...(op.writes ? { write: writeImage as OpCommand<unknown>['write'] } : {}),
+    ...(op.writes ? { write: writeImage as OpCommand<unknown>['write'], output: 'image' as const } : {}),
     report: (r, p) => op.report(r, p),
   };
 }
@@ -76,6 +86,7 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     run: (img, p, on) => runPipeline(img, p.steps as PipelineStep[], on),
     compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareImages(a, b)),
     write: writeImage,
+    output: 'image',
     report: (_r, p) => ({ json: { steps: parsePipeline(p.chain as string) }, text: [] }),
-  } satisfies OpCommand<Image>,
+  } satisfies ImageCommand,
 };

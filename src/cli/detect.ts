@@ -2,33 +2,34 @@ import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { FileAccessError, InvalidArgumentError } from '../core/errors.js';
 import { toGray, type Image } from '../core/image.js';
-import { paramHelp, resolveParams, type ParamSpec, type Size } from '../core/params.js';
+import { paramHelp, resolveParams, type ParamSpec, type ResolvedOf } from '../core/params.js';
 import { now, type OpResult, type Timings } from '../core/timings.js';
 import { checkFolderWritable, checkWritable, formatOf, READERS, readImage, writeAtomically, writeImage } from '../io/index.js';
 import { readClassifier, waldBoostXml } from '../io/classifier.js';
+import { loadFileParams } from '../io/params.js';
 import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
 import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
-import { detectParams, Detector, parseIntList, resizeLinearExact, type DetectImpl, type DetectOutput, type Detection, type PendingDetection } from '../ops/detect/index.js';
+import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExact, sameHits, type Classifier, type DetectOutput, type PendingDetection } from '../ops/detect/index.js';
 import { listNodeAdapters } from '../node/gpu.js';
-import { paramFlags, parseArgs, rejectUnknown } from './args.js';
+import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
+import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from './exit.js';
 import { walk } from './batch.js';
 import { acquire, type Execution } from './context.js';
 import { formatTimings } from '../core/timings.js';
 import { cliWording } from './flags.js';
 
-/** Options of `imgpu detect` besides the detector's own parameters. */
-const RUN_PARAMS: readonly ParamSpec[] = [
+/** Options of `imgpu detect` besides the detector's own parameters (flags in kebab case, as every parameter's). */
+const RUN_PARAMS = [
   { name: 'output', kind: 'string', doc: 'write results: .jsonl/.json (detections, a JSON line per image or frame), an image (.png/.jpg: the input with boxes), a video (.mp4/.mkv/.avi: annotated) or frames (out/%05d.png)' },
   { name: 'profile', kind: 'string', doc: 'write per-image/per-frame timings (each kernel, upload, readback, decode) as JSON lines to FILE' },
-  { name: 'show-pyramid', kind: 'string', doc: 'write the pyramid levels of the (first) image side by side as a PNG' },
-  { name: 'start-frame', kind: 'int', min: 0, default: 0, doc: 'video: first frame to detect on (earlier frames are decoded and skipped)' },
-  { name: 'max-frames', kind: 'int', min: 1, doc: 'video: stop after this many frames' },
+  { name: 'showPyramid', kind: 'string', doc: 'write the pyramid levels of the (first) image side by side as a PNG' },
+  { name: 'startFrame', kind: 'int', min: 0, default: 0, doc: 'video: first frame to detect on (earlier frames are decoded and skipped)' },
+  { name: 'maxFrames', kind: 'int', min: 1, doc: 'video: stop after this many frames' },
   { name: 'timeout', kind: 'float', min: 0, doc: 'stop after S seconds (video, folders); what was done is reported' },
-  { name: 'count-discarded', kind: 'bool', doc: 'report candidates each reduction kernel dropped for want of room (0 = exact; a frame that drops any is redone with larger lists)' },
+  { name: 'countDiscarded', kind: 'bool', doc: 'report candidates each reduction kernel dropped for want of room (0 = exact; a frame that drops any is redone with larger lists)' },
   { name: 'verbose', kind: 'bool', doc: 'print levels, the reduction schedule and survivors per kernel' },
-];
-const COMMON = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'quiet'];
-const BOOLEANS = new Set(['json', 'help', 'quiet', 'count-discarded', 'verbose']);
+] as const satisfies readonly ParamSpec[];
+const BOOLEANS = new Set([...RUN_BOOLEANS, ...flagNames(RUN_PARAMS.filter((p) => p.kind === 'bool'))]);
 
 const USAGE = `imgpu detect <image|video|folder|frames/%04d.png> --classifier FILE.xml [options]
   Objects (faces, …) found by an OpenCV LBP cascade or a WaldBoost classifier on multi-block LBP features: the same
@@ -54,18 +55,9 @@ interface Ctx {
   jsonl: string[];
 }
 
-function boxJson(d: Detection) {
-  return { x: d.x, y: d.y, width: d.width, height: d.height, neighbors: d.neighbors, score: Number(d.score.toPrecision(7)) };
-}
-
 function timingJson(t: Timings) {
   const r = (v: number) => Number(v.toFixed(3));
   return { total: r(t.total), host: r(t.host), upload: r(t.upload), download: r(t.download), kernels: t.kernels.map((k) => ({ name: k.name, ms: r(k.ms) })), kernelSource: t.kernelSource };
-}
-
-function sameHits(a: DetectOutput, b: DetectOutput): boolean {
-  if (a.hits.length !== b.hits.length) return false;
-  return a.hits.every((h, i) => { const g = b.hits[i]; return h.level === g.level && h.x === g.x && h.y === g.y && h.score === g.score; });
 }
 
 /** The output of record (the GPU's, else the CPU's) and whether CPU and GPU agree, when both ran. */
@@ -90,7 +82,7 @@ function report(c: Ctx, name: string, frame: number | undefined, img: Image, r: 
   const g = r.gpu?.output.gpu;
   const line = {
     ...(frame !== undefined ? { frame } : { file: name }), width: img.shape[1], height: img.shape[0],
-    detections: o.detections.map(boxJson), windows: o.windows, accepted: o.hits.length,
+    detections: o.detections.map(detectionJson), windows: o.windows, accepted: o.hits.length,
     ...(r.agree !== undefined ? { identical: r.agree } : {}),
     ...(g && (c.countDropped || c.verbose) ? { survivors: g.survivors, discarded: g.dropped, rerun: g.rerun } : {}),
     ...extra,
@@ -150,51 +142,47 @@ export async function detectCommand(argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, BOOLEANS);
   if (flags.has('help')) {
     console.log(USAGE);
-    return 0;
+    return EXIT_OK;
   }
-  rejectUnknown(flags, [...COMMON, ...detectParams.map((p) => p.name), ...RUN_PARAMS.map((p) => p.name)]);
+  rejectUnknown(flags, [...DEVICE_FLAGS, ...RUN_FLAGS, ...flagNames(detectParams), ...flagNames(RUN_PARAMS)]);
   if (positional.length !== 1) throw new InvalidArgumentError(`imgpu detect needs one <image|video|folder> (got ${positional.length} arguments); see imgpu detect --help`);
   const input = positional[0];
-  const p = resolveParams('detect', [...detectParams, ...RUN_PARAMS], paramFlags([...detectParams, ...RUN_PARAMS], flags));
-  if (!p.classifier) throw new InvalidArgumentError('imgpu detect needs --classifier FILE.xml (e.g. /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml)');
+  const run = resolveParams<ResolvedOf<typeof RUN_PARAMS>>('detect', RUN_PARAMS, paramFlags(RUN_PARAMS, flags));
+  const opts = resolveParams<ResolvedOf<typeof detectorParams>>('detect', detectorParams, paramFlags(detectorParams, flags));
+  const named = paramFlags(detectParams, flags);
+  if (!named.classifier) throw new InvalidArgumentError('imgpu detect needs --classifier FILE.xml (e.g. /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml)');
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
-  const classifier = await readClassifier(p.classifier as string);
+  const classifier = (await loadFileParams(detectParams, named)).classifier as Classifier;
   const video = isVideoPath(input);
   const info = video ? undefined : await stat(input).catch(() => undefined);
   if (!video && !info) throw new FileAccessError(`no such file or folder: ${input}`);
-  const kind = await outputKind(p.output as string | undefined, video);
+  const kind = await outputKind(run.output, video);
   if (kind === 'image' && info?.isDirectory()) throw new InvalidArgumentError('--output for a folder: a .jsonl file');
-  if (p.profile) await checkFolderWritable(p.profile as string);
-  if (p['show-pyramid']) await checkWritable(p['show-pyramid'] as string);
-  const opts = {
-    scale: p.scale as number, minNeighbors: p['min-neighbors'] as number, minSize: p['min-size'] as Size | undefined, maxSize: p['max-size'] as Size | undefined,
-    threshold: p.threshold as number | undefined, nms: p.nms as number | undefined, impl: p.impl as DetectImpl,
-    stages: parseIntList(p.stages as string | undefined, 'stages'), divisors: parseIntList(p.divisors as string, 'divisors'),
-  };
-  new Detector(classifier, opts); // options checked before a device is acquired
+  if (run.profile) await checkFolderWritable(run.profile);
+  if (run.showPyramid) await checkWritable(run.showPyramid);
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   const c: Ctx = {
-    exec, json: flags.has('json'), verbose: flags.has('verbose'), countDropped: flags.has('count-discarded'), profile: [], jsonl: [],
+    exec, json: flags.has('json'), verbose: flags.has('verbose'), countDropped: run.countDiscarded === true, profile: [], jsonl: [],
     cpu: exec.cpu ? new Detector(classifier, { ...opts, pool: exec.pool }) : undefined,
     gpu: exec.gpu ? new Detector(classifier, { ...opts, gpu: exec.gpu, pool: exec.pool }) : undefined,
   };
-  const deadline = p.timeout !== undefined ? now() + 1000 * (p.timeout as number) : Infinity;
+  const deadline = run.timeout !== undefined ? now() + 1000 * run.timeout : Infinity;
   try {
     for (const w of exec.warnings) console.error(w);
     let code: number;
-    if (video) code = await detectVideo(c, input, p, kind, deadline, flags.has('quiet'));
+    if (video) code = await detectVideo(c, input, run, kind, deadline, flags.has('quiet'));
     else if (info!.isDirectory()) code = await detectFolder(c, input, repeat, deadline, flags.has('quiet'));
     else {
       const img = await readImage(input);
-      if (p['show-pyramid']) await showPyramid(p['show-pyramid'] as string, (c.gpu ?? c.cpu)!, img);
+      if (run.showPyramid) await showPyramid(run.showPyramid, (c.gpu ?? c.cpu)!, img);
       const r = await detectOne(c, img, repeat);
       report(c, input, undefined, img, r);
-      if (kind === 'image') await writeImage(p.output as string, annotate(img, r.main.output.detections));
-      code = r.agree === false ? 8 : 0;
+      if (kind === 'image') await writeImage(run.output!, annotate(img, r.main.output.detections));
+      code = r.agree === false ? EXIT_DISAGREE : EXIT_OK;
     }
-    if (kind === 'jsonl') await writeAtomically(p.output as string, Buffer.from(c.jsonl.join('\n') + '\n'));
-    if (p.profile) await writeAtomically(p.profile as string, Buffer.from(c.profile.join('\n') + '\n'));
+    if (kind === 'jsonl') await writeAtomically(run.output!, Buffer.from(c.jsonl.join('\n') + '\n'));
+    if (run.profile) await writeAtomically(run.profile, Buffer.from(c.profile.join('\n') + '\n'));
     return code;
   } finally {
     c.cpu?.close();
@@ -224,7 +212,7 @@ async function detectFolder(c: Ctx, dir: string, repeat: number, deadline: numbe
   }
   if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write('\n');
   if (done < files.length) console.error(`imgpu: --timeout reached after ${done} of ${files.length} images`);
-  return disagree ? 8 : failed ? 9 : 0;
+  return exitCodeOf(disagree, failed);
 }
 
 /** Sums of per-frame phases for the video summary. */
@@ -255,10 +243,10 @@ class PhaseTotals {
   }
 }
 
-async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kind: string | undefined, deadline: number, quiet: boolean): Promise<number> {
+async function detectVideo(c: Ctx, path: string, run: ResolvedOf<typeof RUN_PARAMS>, kind: string | undefined, deadline: number, quiet: boolean): Promise<number> {
   const reader = await VideoReader.open(path);
-  const writer = kind === 'video' ? VideoWriter.create(p.output as string, reader.info.width, reader.info.height, reader.info.fps) : undefined;
-  const start = p['start-frame'] as number, max = (p['max-frames'] as number | undefined) ?? Infinity;
+  const writer = kind === 'video' ? VideoWriter.create(run.output!, reader.info.width, reader.info.height, reader.info.fps) : undefined;
+  const start = run.startFrame, max = run.maxFrames ?? Infinity;
   const gpuT = new PhaseTotals(), cpuT = new PhaseTotals();
   let disagree = 0, index = 0, taken = 0, shown = false, stopped = false;
   const t0 = now();
@@ -286,7 +274,7 @@ async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kin
       let next: typeof pending;
       if (frame) {
         taken++;
-        if (!shown && p['show-pyramid']) { await showPyramid(p['show-pyramid'] as string, (c.gpu ?? c.cpu)!, frame); shown = true; }
+        if (!shown && run.showPyramid) { await showPyramid(run.showPyramid, (c.gpu ?? c.cpu)!, frame); shown = true; }
         next = { k, frame, decode, gpu: c.gpu ? await c.gpu.submitGpu(frame, c.exec.gpu!) : undefined };
         if (c.cpu) next.cpu = await c.cpu.runCpu(frame);
       }
@@ -314,14 +302,14 @@ async function detectVideo(c: Ctx, path: string, p: Record<string, unknown>, kin
     if (stopped) console.log('stopped by --timeout');
     if (disagree) console.log(`CPU and GPU disagree on ${disagree} frames`);
   }
-  return disagree ? 8 : 0;
+  return disagree ? EXIT_DISAGREE : EXIT_OK;
 }
 
 /** `imgpu classifier convert <opencv.xml> <waldboost.xml>`: a cascade written as a WaldBoost classifier. */
 export async function classifierCommand(argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set(['help', 'json']));
   const usage = 'usage: imgpu classifier convert <in.xml> <out.xml>   (an OpenCV LBP cascade or WaldBoost XML, written as WaldBoost XML)\n       imgpu classifier info <file.xml> [--json]';
-  if (flags.has('help')) { console.log(usage); return 0; }
+  if (flags.has('help')) { console.log(usage); return EXIT_OK; }
   rejectUnknown(flags, ['help', 'json']);
   const [sub, src, dst] = positional;
   if (sub === 'info' && src && !dst) {
@@ -329,7 +317,7 @@ export async function classifierCommand(argv: string[]): Promise<number> {
     const stages = c.weak.filter((w) => w.reset).length;
     const out = { name: c.name, window: c.window, weak: c.weak.length, staged: c.staged, stages: c.staged ? stages : undefined };
     console.log(flags.has('json') ? JSON.stringify(out) : `${c.name}: ${c.window.width}×${c.window.height} window, ${c.weak.length} weak classifiers${c.staged ? ` in ${stages} stages` : ' (WaldBoost, one running sum)'}`);
-    return 0;
+    return EXIT_OK;
   }
   if (sub !== 'convert' || !src || !dst || positional.length !== 3) throw new InvalidArgumentError(usage);
   if (extname(dst).toLowerCase() !== '.xml') throw new InvalidArgumentError(`${dst}: the WaldBoost classifier is written as .xml`);
@@ -337,18 +325,18 @@ export async function classifierCommand(argv: string[]): Promise<number> {
   const c = await readClassifier(src);
   await writeAtomically(dst, Buffer.from(waldBoostXml(c, `converted by imgpu from ${c.name}: ${c.weak.length} weak classifiers; reset="1" ends an OpenCV stage (the sum restarts)`)));
   console.log(`wrote ${dst}: ${c.weak.length} weak classifiers${c.staged ? `, ${c.weak.filter((w) => w.reset).length} stages` : ''}`);
-  return 0;
+  return EXIT_OK;
 }
 
 
 /** `imgpu adapters`: every GPU adapter Dawn offers (each backend), which one imgpu would pick. */
 export async function adaptersCommand(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv, new Set(['json', 'help']));
-  if (flags.has('help')) { console.log('usage: imgpu adapters [--json]   the GPU adapters available (use a name with --adapter)'); return 0; }
+  if (flags.has('help')) { console.log('usage: imgpu adapters [--json]   the GPU adapters available (use a name with --adapter)'); return EXIT_OK; }
   rejectUnknown(flags, ['json', 'help']);
   const list = await listNodeAdapters();
   if (flags.has('json')) console.log(JSON.stringify(list));
   else if (!list.length) console.log('no GPU adapter (imgpu runs on the CPU; see docs/device.md)');
   else for (const a of list) console.log(`${a.backend.padEnd(9)} ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ')}${a.software ? ' (software)' : ''}${a.fallback ? ' (fallback)' : ''}`);
-  return 0;
+  return EXIT_OK;
 }

@@ -9,8 +9,9 @@ import type { OpResult } from '../core/timings.js';
 import { checkWritable, checkWriteOptions, readImage, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
-import { flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
-import { COMMANDS, type OpCommand } from './commands.js';
+import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
+import { EXIT_DISAGREE, EXIT_OK } from './exit.js';
+import { COMMANDS, isImageCommand, type OpCommand } from './commands.js';
 import { acquire, runGpuOrCpu } from './context.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
@@ -41,8 +42,8 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
                                   cores (default 1; a GPU batch is paced by one process's main thread)
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = ['device', 'adapter', 'backend', 'threads', 'repeat', 'json', 'help', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'quiet', 'compression', 'quality', 'jobs'];
-const COMMON_BOOLEANS = ['json', 'help', 'recursive', 'overwrite', 'quiet'];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs'];
+const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
 function rawLayout(flags: Map<string, string>): RawLayout | undefined {
@@ -63,7 +64,6 @@ function usage(): string {
 Usage:
 ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
-  imgpu detect <image|video|folder> --classifier FILE.xml [options]   objects (faces) by LBP cascade / WaldBoost (see detect --help)
   imgpu classifier convert <opencv.xml> <waldboost.xml>   an OpenCV LBP cascade written as a WaldBoost classifier (exactly)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
   imgpu adapters [--json]                   the GPU adapters available (names for --adapter)
@@ -82,7 +82,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...flagNames(cmd.params.filter((p) => p.kind === 'bool'))]));
   if (flags.has('help')) {
     console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${COMMON}`);
-    return 0;
+    return EXIT_OK;
   }
   rejectUnknown(flags, [...COMMON_FLAGS, ...flagNames(cmd.params.filter((p) => !cmd.positional.includes(p.name)))]);
   // <in> may take several paths (batch mode): the positionals before and after it take one each.
@@ -109,7 +109,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   checkWriteOptions(write);
   const jobs = Number(flags.get('jobs') ?? 1);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new InvalidArgumentError(`--jobs must be an integer 1–64, got ${flags.get('jobs')}`);
-  if (outPath && cmd.write && (await isBatch(inputs, outPath))) {
+  if (outPath && isImageCommand(cmd) && (await isBatch(inputs, outPath))) {
     const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
@@ -162,7 +162,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
       if (cmp) console.log(`  ${describeComparison(cmp)}`);
       if (outPath && !quietOutput) console.log(`wrote ${outPath}`);
     }
-    return cmp && !cmp.identical ? 8 : 0;
+    return cmp && !cmp.identical ? EXIT_DISAGREE : EXIT_OK;
   } finally {
     await exec.close();
   }
@@ -181,7 +181,7 @@ const GMU_METHODS: Record<string, { command: string; flags: string[] }> = {
  */
 async function gmuCommand(argv: string[]): Promise<number> {
   const [hist, method, image, ...rest] = argv;
-  if (!HISTOGRAM_METHODS.includes(hist as never) || !GMU_METHODS[method] || !image) {
+  if (!(HISTOGRAM_METHODS as readonly string[]).includes(hist) || !GMU_METHODS[method] || !image) {
     throw new InvalidArgumentError(`usage: imgpu gmu <${HISTOGRAM_METHODS.join('|')}> <${Object.keys(GMU_METHODS).join('|')}> <image> [options]`);
   }
   const o = rest.indexOf('--out');

@@ -77,7 +77,7 @@ export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: RunO
  * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
  * uploads once before and downloads once after.
  */
-export type GpuSteps<R, X> = (input: GpuImage, p: R, opts: { profile?: boolean; wait?: boolean }) => Promise<{ output: GpuImage; steps: Timings[]; extra?: X }>;
+export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile?: boolean; wait?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
 
 export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q = ResolvedOf<S>> {
   name: string;
@@ -95,7 +95,8 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
    */
   prepare?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): Q;
   cpu: CpuImpl<Q, H, X>;
-  gpu: GpuPlan<Q, D, X>;
+  /** The GPU path as one recording; an operation whose every run takes host decisions declares `gpuSteps` only. */
+  gpu?: GpuPlan<Q, D, X>;
   /** The GPU run's name where it depends on the parameters (fused-pass and wall-clock kernel names, errors). */
   gpuName?(p: ResolvedOf<S>): string;
   /** Host input on the GPU (default: uploaded whole, `gpu` recorded, downloaded). */
@@ -104,7 +105,8 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   outputOf?(p: ResolvedOf<S>, input: Image): { shape: Shape; dtype: Dtype };
   /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
   stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
-  gpuSteps?: GpuSteps<ResolvedOf<S>, X>;
+  /** Steps that read their result back themselves (an `alwaysDownload` operation) return the host result. */
+  gpuSteps?: GpuSteps<ResolvedOf<S>, X, GpuImage | H>;
   /**
    * Image parameters (kind 'image') read by the GPU plan, or images made from them for this input (e.g. a mask
    * and a rectangle combined): uploaded with the input and passed as `extra`.
@@ -165,7 +167,7 @@ function isProduced<T, X>(r: T | Produced<T, X>): r is Produced<T, X> {
  * family that prepares its work outside a call (e.g. the filters' prepareFilter for back-to-back benchmarks).
  */
 export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S, opts: object): ResolvedOf<S> {
-  return resolveParams(name, specs, opts as never) as unknown as ResolvedOf<S>;
+  return resolveParams<ResolvedOf<S>>(name, specs, opts);
 }
 
 /** The host image the operation works on, by its colour rule (luma: the Y plane and what puts the colour back). */
@@ -208,6 +210,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   // Q is ResolvedOf<S> where no `prepare` is declared (its default): the paths take the parameters themselves.
   const prepare = (p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): Q => (decl.prepare ? decl.prepare(p, input, gpu) : (p as Q));
   const imageOut = decl.writes ?? !decl.alwaysDownload;
+  if (!decl.gpu && !decl.gpuSteps) throw new Error(`${name}: declare a GPU plan (gpu) or GPU steps (gpuSteps)`);
   async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
     const t0 = now();
     const p = paramsOf(name, decl.params, opts);
@@ -240,11 +243,13 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   }
 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
-    if (decl.gpuSteps && decl.stepsWhen?.(p, input)) return onDeviceSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    const plan = decl.gpu;
+    if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input))) return runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    if (!plan) throw new Error(`${name}: no GPU path`); // unreachable: checked when declared
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p, input) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
     const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await decl.gpu(x, rec, q, extra, opts);
+      const out = await plan(x, rec, q, extra, opts);
       if (!isProduced(out)) return out;
       produced = out;
       return out.output;
@@ -276,9 +281,10 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
 /**
  * The GPU path of several recordings: a host input is uploaded once, the steps run on the resident copy, and
- * the result comes back once (into `opts.out` or a new image); the steps' timings add up.
+ * the result comes back once (into `opts.out` or a new image; a host result as it is); the steps' timings add up.
+ * Exported for objects that keep GPU plans across calls (detection's Detector) and run the same path.
  */
-async function onDeviceSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X>): Promise<OpResult<H | D> & Partial<X>> {
+export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
   let upload = 0, download = 0;
   let dev: GpuImage;
   if (img instanceof GpuImage) {
@@ -291,14 +297,14 @@ async function onDeviceSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage,
   }
   try {
     const r = await steps(dev, p, { profile: opts.profile, wait: opts.wait });
-    let output: Image | GpuImage = r.output;
-    if (!(img instanceof GpuImage)) {
+    let output: Image | GpuImage | H = r.output;
+    if (!(img instanceof GpuImage) && r.output instanceof GpuImage) {
       const td = now();
       output = await r.output.toHost(opts.out);
       r.output.release();
       download = now() - td;
     }
-    const timings = r.steps.reduce(addTimings, { backend: 'gpu', host: 0, upload, download, kernels: [], kernelSource: r.steps[0].kernelSource, total: 0 } as Timings);
+    const timings = r.steps.reduce(addTimings, { backend: 'gpu', host: 0, upload, download, kernels: [], kernelSource: r.steps[0]?.kernelSource ?? 'wallclock', total: 0 } as Timings);
     return { output: output as H | D, timings: closeTimings(timings, t0), ...(r.extra ?? {}) } as OpResult<H | D> & Partial<X>;
   } finally {
     if (!(img instanceof GpuImage)) dev.release();

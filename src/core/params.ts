@@ -6,7 +6,8 @@ import { InvalidArgumentError, shownValue } from './errors.js';
  */
 export type ParamSpec = (
   | { kind: 'int'; default?: number; min?: number; max?: number }
-  | { kind: 'float'; default?: number; min?: number; max?: number }
+  | { kind: 'float'; default?: number; min?: number; max?: number; /** Values must be > this (e.g. a scale factor > 1). */ exclusiveMin?: number }
+  | { kind: 'ints'; default?: readonly number[]; min?: number }
   | { kind: 'enum'; default?: string; choices: readonly string[]; valueAliases?: Readonly<Record<string, string>> }
   | { kind: 'bool'; default?: boolean }
   | { kind: 'rect'; default?: undefined }
@@ -29,11 +30,14 @@ export interface FileParam<T> {
   prefix: string;
   /** Extensions read as UTF-8 text instead of an image (e.g. ['.json']). */
   text?: readonly string[];
+  /** What the file is, in messages (e.g. 'classifier file'). @default 'file' */
+  what?: string;
   load(file: { path: string; spec: string; image?: import('./image.js').Image; text?: string }): T;
 }
 
 /** The value type of one parameter declaration. */
 export type ValueOf<P> = P extends { kind: 'int' | 'float' } ? number
+  : P extends { kind: 'ints' } ? number[]
   : P extends { kind: 'enum'; choices: readonly (infer C)[] } ? C
   : P extends { kind: 'bool' } ? boolean
   : P extends { kind: 'rect' } ? Rect
@@ -94,7 +98,7 @@ export function findParam(specs: readonly ParamSpec[], name: string): ParamSpec 
 }
 
 /** Checks `values` against `specs`, fills in defaults, and throws InvalidArgumentError naming the parameter. */
-export function resolveParams<T extends ParamValues>(op: string, specs: readonly ParamSpec[], values: Partial<T>): T {
+export function resolveParams<T = ParamValues>(op: string, specs: readonly ParamSpec[], values: object): T {
   const out: ParamValues = {};
   for (const s of specs) {
     const v = valueOf(s, values as ParamValues) ?? s.default;
@@ -111,6 +115,7 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
           throw new InvalidArgumentError(`${op}: ${label} must be ${s.kind === 'int' ? 'an integer' : 'a finite number'}, got ${shownValue(v)}`);
         }
         if (s.min !== undefined && v < s.min) throw new InvalidArgumentError(`${op}: ${label} must be ≥ ${s.min}, got ${v}`);
+        if (s.kind === 'float' && s.exclusiveMin !== undefined && !(v > s.exclusiveMin)) throw new InvalidArgumentError(`${op}: ${label} must be > ${s.exclusiveMin}, got ${v}`);
         if (s.max !== undefined && v > s.max) throw new InvalidArgumentError(`${op}: ${label} must be ≤ ${s.max}, got ${v}`);
         break;
       }
@@ -122,6 +127,15 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
           throw new InvalidArgumentError(`${op}: ${label} must be one of ${s.choices.join('|')}${aka}, got ${shownValue(v)}`);
         }
         out[s.name] = c;
+        continue;
+      }
+      case 'ints': {
+        const lo = s.min ?? -Infinity;
+        const list: unknown[] | undefined = Array.isArray(v) ? v : undefined;
+        if (!list?.length || !list.every((n) => Number.isInteger(n) && (n as number) >= lo)) {
+          throw new InvalidArgumentError(`${op}: ${s.name} must be a list of integers${s.min !== undefined ? ` ≥ ${s.min}` : ''}, got ${shownValue(v)}`);
+        }
+        out[s.name] = [...(list as number[])];
         continue;
       }
       case 'bool':
@@ -156,30 +170,44 @@ export function resolveParams<T extends ParamValues>(op: string, specs: readonly
   return out as T;
 }
 
+/**
+ * The command-line flag of a parameter or alias: camelCase names written in kebab case (`minNeighbors` →
+ * `--min-neighbors`), the one rule by which flags and API options agree.
+ */
+export function flagName(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
 /** Parses a CLI string into the parameter's kind (numbers stay strings only when they fail to parse). */
-export function parseParamValue(s: ParamSpec, text: string): number | string | boolean | Rect | Size {
-  if (s.kind === 'image') throw new InvalidArgumentError(`--${s.name} is an image: give a path (read by the command line), not '${text}'`);
+export function parseParamValue(s: ParamSpec, text: string): number | number[] | string | boolean | Rect | Size {
+  const flag = flagName(s.name);
+  if (s.kind === 'image') throw new InvalidArgumentError(`--${flag} is an image: give a path (read by the command line), not '${text}'`);
   switch (s.kind) {
     case 'size': {
       const m = /^\s*(\d+)\s*[x×]\s*(\d+)\s*$/i.exec(text);
-      if (!m) throw new InvalidArgumentError(`--${s.name} expects WxH (e.g. 8x8), got '${text}'`);
+      if (!m) throw new InvalidArgumentError(`--${flag} expects WxH (e.g. 8x8), got '${text}'`);
       return { width: Number(m[1]), height: Number(m[2]) };
     }
     case 'rect': {
       const n = text.split(',').map(Number);
-      if (n.length !== 4 || n.some(Number.isNaN)) throw new InvalidArgumentError(`--${s.name} expects x,y,width,height, got '${text}'`);
+      if (n.length !== 4 || n.some(Number.isNaN)) throw new InvalidArgumentError(`--${flag} expects x,y,width,height, got '${text}'`);
       return { x: n[0], y: n[1], width: n[2], height: n[3] };
     }
     case 'int':
     case 'float': {
       const v = Number(text);
-      if (text.trim() === '' || Number.isNaN(v)) throw new InvalidArgumentError(`--${s.name} expects a number, got '${text}'`);
+      if (text.trim() === '' || Number.isNaN(v)) throw new InvalidArgumentError(`--${flag} expects a number, got '${text}'`);
+      return v;
+    }
+    case 'ints': {
+      const v = text.split(',').map((x) => Number(x.trim()));
+      if (text.trim() === '' || v.some((n) => !Number.isInteger(n))) throw new InvalidArgumentError(`--${flag} expects integers separated by commas (e.g. 4,12,24), got '${text}'`);
       return v;
     }
     case 'bool':
       if (text === 'true' || text === '1' || text === '') return true;
       if (text === 'false' || text === '0') return false;
-      throw new InvalidArgumentError(`--${s.name} expects true or false, got '${text}'`);
+      throw new InvalidArgumentError(`--${flag} expects true or false, got '${text}'`);
     default:
       return text;
   }
@@ -189,12 +217,20 @@ export function parseParamValue(s: ParamSpec, text: string): number | string | b
 export function paramHelp(specs: readonly ParamSpec[]): string {
   return specs
     .map((s) => {
-      const arg = s.kind === 'enum' ? `<${[...s.choices, ...Object.keys(s.valueAliases ?? {})].join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : s.kind === 'image' ? '<path>' : `<${s.kind}>`;
-      const range = (s.kind === 'int' || s.kind === 'float') && (s.min !== undefined || s.max !== undefined) ? ` [${s.min ?? ''}..${s.max ?? ''}]` : '';
+      const arg = s.kind === 'enum' ? `<${[...s.choices, ...Object.keys(s.valueAliases ?? {})].join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : s.kind === 'image' ? '<path>' : s.kind === 'ints' ? '<n,n,…>' : `<${s.kind}>`;
       const d = s.default;
-      const def = d === undefined ? '' : ` (default ${typeof d === 'object' ? `${d.width}x${d.height}` : d})`;
-      const aka = s.aliases?.length ? ` (also --${s.aliases.join(', --')})` : '';
-      return `  --${s.name} ${arg}`.padEnd(34) + `${s.doc}${range}${def}${aka}`;
+      const def = d === undefined ? '' : ` (default ${typeof d === 'object' ? ('width' in d ? `${d.width}x${d.height}` : d.join(',')) : d})`;
+      const aka = s.aliases?.length ? ` (also --${s.aliases.map(flagName).join(', --')})` : '';
+      return `  --${flagName(s.name)} ${arg}`.padEnd(34) + `${s.doc}${rangeHelp(s)}${def}${aka}`;
     })
     .join('\n');
+}
+
+/** A numeric parameter's range as help shows it: [min..max], ( for an exclusive bound, ≥ min for lists. */
+function rangeHelp(s: ParamSpec): string {
+  if (s.kind === 'ints') return s.min !== undefined ? ` [each ≥ ${s.min}]` : '';
+  if (s.kind !== 'int' && s.kind !== 'float') return '';
+  const open = s.kind === 'float' && s.exclusiveMin !== undefined;
+  if (s.min === undefined && s.max === undefined && !open) return '';
+  return ` ${open ? `(${s.exclusiveMin}` : `[${s.min ?? ''}`}..${s.max ?? ''}]`;
 }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InvalidArgumentError } from '../core/errors.js';
+import { FileAccessError } from '../core/errors.js';
 import type { ParamSpec } from '../core/params.js';
 import { formatOf, readImage } from './index.js';
 
@@ -14,7 +14,10 @@ export async function loadFileParams(specs: readonly ParamSpec[], values: Record
     if (s.kind !== 'string' || !s.file || typeof v !== 'string' || !v.startsWith(s.file.prefix)) continue;
     const path = v.slice(s.file.prefix.length);
     if (s.file.text?.includes(formatOf(path).toLowerCase())) {
-      const text = await readFile(path, 'utf8').catch((e: Error) => { throw new InvalidArgumentError(`${v}: ${e.message}`); });
+      // A file that cannot be read is a file error (exit 3), as an unreadable image is.
+      const text = await readFile(path, 'utf8').catch((e: NodeJS.ErrnoException) => {
+        throw new FileAccessError(e.code === 'ENOENT' ? `no such ${s.file?.what ?? 'file'}: ${path}` : `cannot read ${path}: ${e.message}`);
+      });
       out[s.name] = s.file.load({ path, spec: v, text });
     } else {
       out[s.name] = s.file.load({ path, spec: v, image: await readImage(path) });

@@ -8,3 +8,4 @@ export * from './gamma/index.js';
 export * from './histogram/index.js';
 export * from './morph/index.js';
 export * from './threshold/index.js';
+export * from './detect/index.js';

@@ -42,7 +42,7 @@ export function parsePipeline(text: string): PipelineStep[] {
       if (value === undefined) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): --${flag} needs a value`);
       values[flag] = parseParamValue(spec, value);
     }
-    return { op: name, params: resolveParams(name, op.params, values as never) };
+    return { op: name, params: resolveParams(name, op.params, values) };
   });
 }
 

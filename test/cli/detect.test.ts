@@ -77,6 +77,19 @@ test('detect: bad input is one line and a documented exit code, checked before a
   assertOneLineError(cli('classifier', 'convert', FACE), 2, /usage/);
 });
 
+test('detect: the scale rule of the API on the command line (> 1, no upper bound: --scale 20 was refused by a cap of 10); kebab-case flags', async () => {
+  const api = cli('detect', ASTRO, '--classifier', FACE, '--device', 'cpu', '--json', '--scale', '20', '--min-size', '30x30', '--min-neighbors', '0');
+  assert.equal(api.status, 0, api.stderr);
+  assert.equal(JSON.parse(api.stdout).windows, 9, 'the 3×3 windows of the one level (factor 20) minSize leaves');
+  assertOneLineError(cli('detect', ASTRO, '--classifier', FACE, '--scale', '1.00005'), 2, /4096 pyramid levels/);
+  assertOneLineError(cli('detect', ASTRO, '--classifier', FACE, '--nms', '2'), 2, /nms must be ≤ 1/);
+  assertOneLineError(cli('detect', ASTRO, '--classifier', FACE, '--minNeighbors', '2'), 2, /unknown option --minNeighbors/);
+});
+
+test('a file parameter that cannot be read is a file error (exit 3) for every operation: kernel:FILE.json too (was exit 2)', () => {
+  assertOneLineError(cli('filter', ASTRO, join(tmp, 'k.png'), '--filter', `kernel:${join(tmp, 'none.json')}`), 3, /no such file/);
+});
+
 test('video: every frame\'s detections equal those of the same frame detected as an image; JSON lines, annotated video, frame range', async (t) => {
   const gpu = await gpuOrSkip(t);
   const device = gpu ? 'gpu' : 'cpu';

@@ -8,7 +8,7 @@ import { parseClassifierXml, readClassifier, waldBoostXml } from '../../src/io/c
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { fixedPointOf } from '../../src/ops/detect/classifier.js';
-import { detect, Detector, groupRectangles, hitBoxes, pyramidLevels, type Classifier, type DetectOptions, type DetectOutput, type Detection } from '../../src/ops/detect/index.js';
+import { detect, detectObjects, Detector, groupRectangles, hitBoxes, pyramidLevels, type Classifier, type DetectOptions, type DetectOutput, type Detection } from '../../src/ops/detect/index.js';
 import { clipToImage } from '../../src/ops/detect/group.js';
 import { fixture, randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -244,4 +244,23 @@ test('detect input checks: 16-bit, volumes, scale ≤ 1 and bad schedules are ty
   assert.equal((await detect(tiny, c)).output.detections.length, 0);
   assert.equal(pyramidLevels(20, 20, c.window, { scale: 1.1 }).length, 0);
   assert.deepEqual(hitBoxes([], []), []);
+});
+
+test('one declaration: the options type is derived from detectParams, and its ranges hold for every entry point (scale > 1 as cv2, no upper bound)', async () => {
+  const c = await cascade('lbpcascade_frontalface.xml');
+  const img = await readImage(fixture('detect', 'astronaut.png'));
+  // A typed call as a user writes it: every option is checked by the compiler against the declaration.
+  const o: DetectOptions = { scale: 20, minNeighbors: 0, minSize: { width: 30, height: 30 }, impl: 'naive', stages: [3, 9], divisors: [8, 4], pool };
+  const r = await detect(img, c, o);
+  assert.deepEqual(r.output.levels.map((l) => l.factor), [20], 'factor 1 is below minSize; 20 is the last that fits');
+  const same = await detectObjects(img, { classifier: c, ...o });
+  assert.deepEqual(hitKey(same.output), hitKey(r.output));
+  assert.equal(detectObjects.op.name, 'detect');
+  // scale ≤ 1 is refused by the declaration (API, Detector and CLI alike); a factor so near 1 that the pyramid
+  // passes 4096 levels by pyramidLevels, for every entry point too.
+  await assert.rejects(detect(img, c, { scale: 1 }), /scale must be > 1/);
+  await assert.rejects(detectObjects(img, { classifier: c, scale: 0.5 }), /scale must be > 1/);
+  await assert.rejects(detect(img, c, { scale: 1.00005 }), /4096 pyramid levels/);
+  await assert.rejects(detect(img, c, { nms: 2 }), /nms must be ≤ 1/);
+  await assert.rejects(detectObjects(img, {}), /needs a classifier/);
 });

@@ -31,7 +31,7 @@ type Axis = 'x' | 'y' | 'z';
 function derivative(axis: Axis, smooth: number[], rank: number, name: string): ConvKernel {
   const d = [-1, 0, 1];
   const order = rank === 3 ? (['z', 'y', 'x'] as const) : (['y', 'x'] as const);
-  if (!order.includes(axis as never)) throw new InvalidArgumentError(`${name}: a 2D image has no z axis (use a volume)`);
+  if (!(order as readonly Axis[]).includes(axis)) throw new InvalidArgumentError(`${name}: a 2D image has no z axis (use a volume)`);
   return separableKernel(order.map((a) => (a === axis ? d : smooth)));
 }
 

@@ -1,18 +1,21 @@
+import type { Comparison } from '../../core/compare.js';
 import type { CpuPool } from '../../core/cpu/pool.js';
-import { InvalidArgumentError, UnsupportedDtypeError } from '../../core/errors.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { Recording } from '../../core/gpu/recording.js';
-import { runGpu } from '../../core/gpu/run.js';
+import { runGpu, type DeviceResult } from '../../core/gpu/run.js';
 import { KernelTimer } from '../../core/gpu/timer.js';
-import { toGray, validateImage, type Image } from '../../core/image.js';
-import type { ParamSpec, Size } from '../../core/params.js';
-import { makeTimings, now, type OpResult } from '../../core/timings.js';
+import { requireDtype, toGray, validateImage, type Image } from '../../core/image.js';
+import { defineOp, runSteps, type InputRule, type OpOptions, type Produced } from '../../core/op.js';
+import { resolveParams, type ParamSpec, type ResolvedOf } from '../../core/params.js';
+import { makeTimings, now, type KernelTime, type OpResult, type Timings } from '../../core/timings.js';
 import { inlinePool } from '../tasks.js';
 import type { Classifier } from './classifier.js';
+import { parseClassifierXml } from './classifier-xml.js';
 import { compileClassifier, type CompiledClassifier } from './compiled.js';
 import { detectCpu, type RawHit } from './cpu.js';
-import { DEFAULT_DIVISORS, DETECT_IMPLS, DetectGpu, reductionSchedule, type DetectImpl, type GpuPassInfo, type ReductionSchedule } from './gpu.js';
+import { DEFAULT_DIVISORS, DETECT_IMPLS, DetectGpu, reductionSchedule, type GpuPassInfo, type ReductionSchedule } from './gpu.js';
 import { clipToImage, groupRectangles, nonMaxSuppression, type Detection } from './group.js';
 import { roundHalfEven } from '../../core/rounding.js';
 import { pyramidLevels, windowGrid, type Level } from './pyramid.js';
@@ -23,42 +26,39 @@ export { pyramidLevels, resizeLinearExact, type Level } from './pyramid.js';
 export { DEFAULT_DIVISORS, DETECT_IMPLS, type DetectImpl, type GpuPassInfo, type ReductionSchedule } from './gpu.js';
 export type { RawHit } from './cpu.js';
 
-/** Declared once: CLI flags, help and validation come from here. */
-export const detectParams: readonly ParamSpec[] = [
-  { name: 'classifier', kind: 'string', doc: 'classifier XML: an OpenCV LBP cascade (e.g. lbpcascade_frontalface.xml) or a WaldBoost classifier' },
-  { name: 'scale', kind: 'float', min: 1.0001, max: 10, default: 1.1, doc: 'scale factor between pyramid levels (cv2 scaleFactor)' },
-  { name: 'min-neighbors', kind: 'int', min: 0, max: 10000, default: 3, doc: 'windows a group needs to be kept (cv2 minNeighbors; 0: raw windows, ungrouped)' },
-  { name: 'min-size', kind: 'size', doc: 'smallest object WxH (cv2 minSize)' },
-  { name: 'max-size', kind: 'size', doc: 'largest object WxH (cv2 maxSize; default the image)' },
+/** The classifier: its own argument of detect() and Detector, --classifier FILE.xml on the command line (read by io). */
+const classifierParam = {
+  name: 'classifier', kind: 'string', doc: 'classifier XML: an OpenCV LBP cascade (e.g. lbpcascade_frontalface.xml) or a WaldBoost classifier',
+  file: { prefix: '', text: ['.xml'], what: 'classifier file', load: ({ path, text }) => parseClassifierXml(text ?? '', path) },
+} as const satisfies ParamSpec;
+
+/** The detector's options, declared once: the options type, the CLI flags (kebab case: `--min-neighbors`), help and validation. */
+export const detectorParams = [
+  // cv2's rule (CV_Assert(scaleFactor > 1)); no upper bound: a large factor gives few levels. Factors so near 1
+  // that the pyramid would pass 4096 levels are refused by pyramidLevels.
+  { name: 'scale', kind: 'float', exclusiveMin: 1, default: 1.1, doc: 'scale factor between pyramid levels (cv2 scaleFactor)' },
+  { name: 'minNeighbors', kind: 'int', min: 0, default: 3, doc: 'windows a group needs to be kept (cv2 minNeighbors; 0: raw windows, ungrouped)' },
+  { name: 'minSize', kind: 'size', doc: 'smallest object WxH (cv2 minSize)' },
+  { name: 'maxSize', kind: 'size', doc: 'largest object WxH (cv2 maxSize; default the image)' },
   { name: 'threshold', kind: 'float', doc: 'keep windows whose final sum (last stage sum for a cascade) is ≥ T (default: every accepted window)' },
   { name: 'nms', kind: 'float', min: 0, max: 1, doc: 'after grouping, suppress boxes overlapping a higher-scoring one by more than this IoU' },
   { name: 'impl', kind: 'enum', choices: DETECT_IMPLS, default: 'staged', doc: 'GPU: staged reduction kernels with compaction, or naive (a thread per window, the whole classifier)' },
-  { name: 'stages', kind: 'string', doc: 'GPU: weak classifiers per reduction kernel, e.g. 4,12,24,40 (default: calibrated from --divisors on the first image)' },
-  { name: 'divisors', kind: 'string', default: DEFAULT_DIVISORS.join(','), doc: 'GPU: factor by which each reduction kernel cuts the surviving windows' },
-];
+  { name: 'stages', kind: 'ints', min: 1, doc: 'GPU: weak classifiers per reduction kernel, e.g. 4,12,24,40 (default: calibrated from the divisors on the first image)' },
+  { name: 'divisors', kind: 'ints', min: 2, default: DEFAULT_DIVISORS, doc: 'GPU: factor by which each reduction kernel cuts the surviving windows' },
+] as const satisfies readonly ParamSpec[];
 
-export interface DetectOptions {
-  /** @default 1.1 */
-  scale?: number;
-  /** @default 3 */
-  minNeighbors?: number;
-  minSize?: Size;
-  maxSize?: Size;
-  /** Windows need a final sum ≥ threshold. */
-  threshold?: number;
-  /** IoU above which non-maximum suppression removes the weaker box (after grouping). */
-  nms?: number;
-  /** @default 'staged' */
-  impl?: DetectImpl;
-  /** Weak classifiers per reduction kernel (default: calibrated from `divisors`). */
-  stages?: number[];
-  /** @default [8, 4, 4, 4] */
-  divisors?: number[];
-  /** Time each kernel in its own pass (default true); false lets the kernels share one pass, as in production. */
-  profile?: boolean;
-  gpu?: GpuContext;
-  pool?: CpuPool;
-}
+/** The detect operation's parameters: the classifier and the detector's options. */
+export const detectParams = [classifierParam, ...detectorParams] as const satisfies readonly ParamSpec[];
+
+/**
+ * The options of `detect(img, classifier, opts)` and `new Detector(classifier, opts)`: derived from the declaration,
+ * with `gpu`, `pool` and `profile` (time each kernel in its own pass, default true; false lets the kernels share
+ * one pass, as in production).
+ */
+export type DetectOptions = OpOptions<typeof detectorParams>;
+
+/** The options as checked and defaulted (the declaration's ranges, the same for the API and the CLI). */
+type DetectParams = ResolvedOf<typeof detectorParams>;
 
 export interface DetectOutput {
   /** The final boxes in input pixels (grouped unless minNeighbors is 0). */
@@ -70,14 +70,6 @@ export interface DetectOutput {
   windows: number;
   /** GPU only: the schedule used, survivors after each reduction kernel and drops for want of room. */
   gpu?: GpuPassInfo & { schedule?: ReductionSchedule; rerun: boolean; calibrationMs?: number };
-}
-
-/** "4,12,24" → [4, 12, 24] of positive integers. */
-export function parseIntList(text: string | undefined, what: string): number[] | undefined {
-  if (text === undefined || text === '') return undefined;
-  const v = text.split(',').map((s) => Number(s.trim()));
-  if (!v.length || v.some((n) => !Number.isInteger(n) || n < 1)) throw new InvalidArgumentError(`detect: --${what} needs positive integers separated by commas, got '${text}'`);
-  return v;
 }
 
 /** The boxes of accepted windows in input pixels (OpenCV: Rect(cvRound(x·f), cvRound(y·f), cvRound(24·f), …)). */
@@ -97,14 +89,29 @@ export function finishDetections(hits: RawHit[], levels: Level[], W: number, H: 
   return out;
 }
 
-function checkFrame(img: Image | GpuImage): { W: number; H: number; channels: number } {
-  if (!(img instanceof GpuImage)) validateImage(img);
+/** Whether two results hold the same accepted windows with the same sums (CPU = GPU, exactly). */
+export function sameHits(a: DetectOutput, b: DetectOutput): boolean {
+  if (a.hits.length !== b.hits.length) return false;
+  return a.hits.every((h, i) => { const g = b.hits[i]; return h.level === g.level && h.x === g.x && h.y === g.y && h.score === g.score; });
+}
+
+/** The rank and size detection takes (the dtype and colour are the declaration's input rule). */
+function checkFrame(img: { shape: readonly number[] }): void {
   if (img.shape.length !== 2) throw new InvalidArgumentError(`detect works on 2D images, got shape ${img.shape.join('×')}`);
-  if (img.dtype !== 'uint8') throw new UnsupportedDtypeError(`detect needs 8-bit images (as cv2.CascadeClassifier), got ${img.dtype}`);
   const [H, W] = img.shape;
   if (W > 65535 || H > 65535) throw new InvalidArgumentError(`detect: images up to 65535 pixels a side, got ${W}×${H}`);
-  return { W, H, channels: img.channels };
 }
+
+/** A host frame checked as the declaration checks it (Detector's own entry points: video frames, folders). */
+function checkHostFrame(img: Image | GpuImage): void {
+  if (img instanceof GpuImage) img.assertLive();
+  else validateImage(img);
+  requireDtype(img, DETECT_INPUT.dtypes, 'detect');
+  checkFrame(img);
+}
+
+/** 8-bit input as cv2.CascadeClassifier; colour is taken as it is and converted as cv2 does (CPU: toGray; GPU: in the pyramid kernel). */
+const DETECT_INPUT = { dtypes: ['uint8'], colour: 'channels' } as const satisfies InputRule;
 
 /** One frame size's GPU plan: buffers and pipelines, its readback buffers, and the reduction schedule. */
 interface Plan {
@@ -116,48 +123,60 @@ interface Plan {
   schedule?: ReductionSchedule;
 }
 
+/** One GPU pass's result read back: accepted windows and the pass's counters. */
+interface Pass {
+  hits: RawHit[];
+  info: GpuPassInfo;
+}
+
 /**
  * A detector for one classifier and one set of options, reused across images and video frames: the CPU
  * reference and, with a GPU, plans per frame size (buffers, pipelines and the reduction schedule, calibrated
- * on the first frame unless `stages` is given).
+ * on the first frame unless `stages` is given). The `detect` operation runs a detector of its own per call; the
+ * checks, the timings and the GPU path (upload once, steps, readback) are the operation skeleton's.
  */
 export class Detector {
   readonly compiled: CompiledClassifier;
+  /** The options checked against detectParams (the declaration's ranges) and defaulted. */
+  readonly params: DetectParams;
   private readonly plans = new Map<string, Plan>();
 
   constructor(readonly classifier: Classifier, readonly options: DetectOptions = {}) {
+    this.params = resolveParams<DetectParams>('detect', detectorParams, options);
     this.compiled = compileClassifier(classifier);
-    parseOptions(options);
   }
 
   levelsFor(W: number, H: number): Level[] {
-    const o = this.options;
-    return pyramidLevels(W, H, this.classifier.window, { scale: o.scale ?? 1.1, minSize: o.minSize, maxSize: o.maxSize, opencvStripes: this.classifier.staged });
+    const o = this.params;
+    return pyramidLevels(W, H, this.classifier.window, { scale: o.scale, minSize: o.minSize, maxSize: o.maxSize, opencvStripes: this.classifier.staged });
   }
 
   /** Detects on the GPU if the options name a context, else on the CPU pool. */
   run(img: Image | GpuImage): Promise<OpResult<DetectOutput>> {
-    return this.options.gpu ? this.runGpu(img, this.options.gpu) : this.runCpu(img as Image);
+    return this.options.gpu ? this.runGpu(img, this.options.gpu) : this.runCpu(img);
   }
 
-  /** The CPU reference: gray conversion, pyramid and scan on the worker pool. */
-  async runCpu(img: Image): Promise<OpResult<DetectOutput>> {
+  /** The CPU reference on a host image: gray conversion, pyramid and scan on the worker pool. */
+  async runCpu(img: Image | GpuImage): Promise<OpResult<DetectOutput>> {
     if (img instanceof GpuImage) throw new InvalidArgumentError('detect on the CPU takes a host image');
     const t0 = now();
-    const { W, H } = checkFrame(img);
-    const gray = toGray(img);
-    const levels = this.levelsFor(W, H);
-    const { hits, pyramidMs, scanMs } = levels.length ? await detectCpu(gray.data as Uint8Array, W, H, this.compiled, levels, this.options.pool ?? inlinePool) : { hits: [], pyramidMs: 0, scanMs: 0 };
-    const detections = finishDetections(hits, levels, W, H, this.options);
-    const total = now() - t0;
-    const windows = levels.reduce((a, l) => { const g = windowGrid(l); return a + g.perRow * g.rows; }, 0);
-    return {
-      output: { detections, hits, levels, windows },
-      timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: [{ name: 'detect.pyramid (cpu)', ms: pyramidMs }, { name: 'detect.scan (cpu)', ms: scanMs }], kernelSource: 'cpu', total }),
-    };
+    checkHostFrame(img);
+    const r = await this.scanCpu(img, this.options.pool ?? inlinePool);
+    return { output: r.output, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: r.kernels, kernelSource: 'cpu', total: now() - t0 }) };
   }
 
-  private async plan(ctx: GpuContext, W: number, H: number, channels: number, levels: Level[]) {
+  /** The CPU path of a checked image (the operation's `cpu`): pyramid and scan, each timed as a kernel. */
+  async scanCpu(img: Image, pool: CpuPool): Promise<Produced<DetectOutput, object> & { kernels: KernelTime[] }> {
+    const gray = toGray(img);
+    const [H, W] = gray.shape;
+    const levels = this.levelsFor(W, H);
+    const { hits, pyramidMs, scanMs } = levels.length ? await detectCpu(gray.data as Uint8Array, W, H, this.compiled, levels, pool) : { hits: [], pyramidMs: 0, scanMs: 0 };
+    const detections = finishDetections(hits, levels, W, H, this.params);
+    const windows = levels.reduce((a, l) => { const g = windowGrid(l); return a + g.perRow * g.rows; }, 0);
+    return { output: { detections, hits, levels, windows }, kernels: [{ name: 'detect.pyramid (cpu)', ms: pyramidMs }, { name: 'detect.scan (cpu)', ms: scanMs }] };
+  }
+
+  private async plan(ctx: GpuContext, W: number, H: number, channels: number, levels: Level[]): Promise<Plan> {
     const key = `${W}x${H}x${channels}`;
     let p = this.plans.get(key);
     if (!p) {
@@ -169,28 +188,37 @@ export class Detector {
     return p;
   }
 
-  /** The GPU path: upload (unless resident), pyramid, reduction kernels, one readback; grouping on the host. */
+  /** The GPU path: upload (unless resident), then the steps; grouping on the host. The skeleton's step runner times it. */
   async runGpu(img: Image | GpuImage, ctx: GpuContext): Promise<OpResult<DetectOutput>> {
     const t0 = now();
-    const { W, H, channels } = checkFrame(img);
+    checkHostFrame(img);
+    const r = await runSteps<null, object, DetectOutput, never>(ctx, img, null, { profile: this.options.profile }, t0, (input, _p, o) => this.stepsGpu(input, o.profile ?? true));
+    return { output: r.output, timings: r.timings };
+  }
+
+  /**
+   * The GPU steps on a resident frame (the operation's `gpuSteps`): calibration of the reduction schedule on the
+   * first frame of a size (its time counts as host time), the pass (pyramid, reduction kernels, one readback),
+   * and, if a list or the detection buffer overflowed, the pass again with room for everything.
+   */
+  async stepsGpu(input: GpuImage, profile: boolean): Promise<{ output: DetectOutput; steps: Timings[] }> {
+    const ctx = input.ctx;
+    const [H, W] = input.shape;
     const levels = this.levelsFor(W, H);
-    const o = this.options;
-    if (!levels.length) {
-      return { output: { detections: [], hits: [], levels, windows: 0 }, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [], kernelSource: 'wallclock', total: now() - t0 }) };
-    }
-    const p = await this.plan(ctx, W, H, channels, levels);
+    if (!levels.length) return { output: { detections: [], hits: [], levels, windows: 0 }, steps: [] };
+    const p = await this.plan(ctx, W, H, input.channels, levels);
     let calibrationMs: number | undefined;
-    const { stages, divisors } = parseOptions(o);
-    const naive = o.impl === 'naive';
+    const naive = this.params.impl === 'naive';
     if (!naive && !p.schedule) {
       const tc = now();
-      const curve = stages ? undefined : await this.calibrate(ctx, p, img);
-      p.schedule = reductionSchedule(this.compiled, p.gpu.windows, divisors, stages, curve);
+      const curve = this.params.stages ? undefined : await this.calibrate(ctx, p, input);
+      p.schedule = reductionSchedule(this.compiled, p.gpu.windows, this.params.divisors, this.params.stages, curve);
       calibrationMs = now() - tc;
     }
     const schedule = naive ? undefined : p.schedule;
-    const r = await this.gpuPass(ctx, img, p, schedule, 'detect', o.profile ?? true);
-    let pass = r.output;
+    const first = await this.gpuPass(ctx, input, p, schedule, 'detect', profile);
+    const steps = [first.timings];
+    let pass = first.output;
     let rerun = false;
     if (overflowed(pass.info)) {
       // A list or the detection buffer overflowed: the result would miss windows. Redo the frame with lists as
@@ -198,24 +226,26 @@ export class Detector {
       rerun = true;
       if (pass.info.droppedDetections > 0) p.gpu.growDetections(pass.hits.length + pass.info.droppedDetections);
       const full = schedule && { bounds: schedule.bounds, capacities: schedule.capacities.map(() => p.gpu.windows) };
-      const again = await this.gpuPass(ctx, img, p, full, 'detect (buffers enlarged)', false);
+      const again = await this.gpuPass(ctx, input, p, full, 'detect (buffers enlarged)', false);
       pass = { hits: again.output.hits, info: { ...again.output.info, dropped: pass.info.dropped, droppedDetections: pass.info.droppedDetections } };
-      r.timings.kernels.push(...again.timings.kernels.map((k) => ({ ...k, name: `${k.name} (redone)` })));
+      steps.push({ ...again.timings, kernels: again.timings.kernels.map((k) => ({ ...k, name: `${k.name} (redone)` })) });
     }
-    const detections = finishDetections(pass.hits, levels, W, H, o);
-    const timings = { ...r.timings, total: now() - t0 };
-    timings.host = Math.max(0, timings.total - timings.upload - timings.download - timings.kernels.reduce((a, k) => a + k.ms, 0));
-    return { output: { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun, calibrationMs } }, timings };
+    return { output: this.finish(pass, levels, W, H, p, schedule, rerun, calibrationMs), steps };
   }
 
-  /** One pass of a frame through the plan (pyramid, detection, readback), timed by runGpu. */
-  private async gpuPass(ctx: GpuContext, img: Image | GpuImage, p: Plan, schedule: ReductionSchedule | undefined, name: string, profile: boolean) {
-    const r = await runGpu(ctx, img, name, { profile }, async (input, rec) => {
-      await p.gpu.recordPyramid(rec, input.buffer);
+  private finish(pass: Pass, levels: Level[], W: number, H: number, p: Plan, schedule: ReductionSchedule | undefined, rerun: boolean, calibrationMs?: number): DetectOutput {
+    const detections = finishDetections(pass.hits, levels, W, H, this.params);
+    return { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun, calibrationMs } };
+  }
+
+  /** One pass of a resident frame through the plan (pyramid, detection, readback), timed by runGpu. */
+  private async gpuPass(ctx: GpuContext, input: GpuImage, p: Plan, schedule: ReductionSchedule | undefined, name: string, profile: boolean): Promise<OpResult<Pass>> {
+    const r = await runGpu<Pass, DeviceResult<Pass>>(ctx, input, name, { profile }, async (x, rec) => {
+      await p.gpu.recordPyramid(rec, x.buffer);
       await p.gpu.recordDetect(rec, schedule, p.staging);
       return { toHost: () => p.gpu.readDetect(p.staging, schedule), release: () => undefined };
     }, { alwaysDownload: true });
-    return { output: r.output as { hits: RawHit[]; info: GpuPassInfo }, timings: r.timings };
+    return { output: await hostPass(r.output), timings: r.timings };
   }
 
   /**
@@ -226,13 +256,14 @@ export class Detector {
    */
   async submitGpu(img: Image, ctx: GpuContext): Promise<PendingDetection> {
     const t0 = now();
-    const { W, H, channels } = checkFrame(img);
+    checkHostFrame(img);
+    const [H, W] = img.shape;
     const levels = this.levelsFor(W, H);
-    if (!levels.length || this.options.impl === 'naive') {
+    if (!levels.length || this.params.impl === 'naive') {
       const done = this.runGpu(img, ctx);
       return () => done;
     }
-    const p = await this.plan(ctx, W, H, channels, levels);
+    const p = await this.plan(ctx, W, H, img.channels, levels);
     if (!p.schedule) return this.submitAfterCalibration(img, ctx);
     const schedule = p.schedule;
     const staging = p.ring[p.next++ % p.ring.length];
@@ -248,7 +279,7 @@ export class Detector {
     });
     return async () => {
       const tw = now();
-      let pass: { hits: RawHit[]; info: GpuPassInfo };
+      let pass: Pass;
       try {
         pass = await p.gpu.readDetect(staging, schedule);
       } finally {
@@ -258,9 +289,8 @@ export class Detector {
       const kernels = await timer.read();
       timer.destroy();
       if (overflowed(pass.info)) return this.runGpu(img, ctx);
-      const detections = finishDetections(pass.hits, levels, W, H, this.options);
       return {
-        output: { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun: false } },
+        output: this.finish(pass, levels, W, H, p, schedule, false),
         timings: makeTimings({ backend: 'gpu', upload, download, kernels: kernels.length ? kernels : [{ name: 'detect (all kernels)', ms: 0 }], kernelSource: kernels.length ? 'timestamp' : 'wallclock', total: now() - t0 }),
       };
     };
@@ -292,9 +322,10 @@ export class Detector {
   async survivorCurve(img: Image | GpuImage): Promise<number[]> {
     const ctx = this.options.gpu;
     if (!ctx) throw new InvalidArgumentError('survivorCurve needs a GPU context');
-    const { W, H, channels } = checkFrame(img);
+    checkHostFrame(img);
+    const [H, W] = img.shape;
     const levels = this.levelsFor(W, H);
-    const p = await this.plan(ctx, W, H, channels, levels);
+    const p = await this.plan(ctx, W, H, img.channels, levels);
     return (await this.calibrate(ctx, p, img)).map((s) => s / p.gpu.windows);
   }
 
@@ -308,6 +339,11 @@ export class Detector {
   }
 }
 
+/** runGpu's output of an alwaysDownload body is the host value (its type says either). */
+async function hostPass(r: Pass | DeviceResult<Pass>): Promise<Pass> {
+  return 'toHost' in r ? r.toHost() : r;
+}
+
 /** Whether a pass dropped candidates or detections for want of room (its result is then incomplete). */
 function overflowed(info: GpuPassInfo): boolean {
   return info.droppedDetections > 0 || info.dropped.some((d) => d > 0);
@@ -316,22 +352,69 @@ function overflowed(info: GpuPassInfo): boolean {
 /** A frame submitted to the GPU whose results are not read yet (see Detector.submitGpu). */
 export type PendingDetection = () => Promise<OpResult<DetectOutput>>;
 
-function parseOptions(o: DetectOptions): { stages?: number[]; divisors: number[] } {
-  if (o.scale !== undefined && !(o.scale > 1)) throw new InvalidArgumentError(`detect: the scale factor must be > 1, got ${o.scale}`);
-  if (o.minNeighbors !== undefined && (!Number.isInteger(o.minNeighbors) || o.minNeighbors < 0)) throw new InvalidArgumentError('detect: minNeighbors must be an integer ≥ 0');
-  for (const [k, v] of [['stages', o.stages], ['divisors', o.divisors]] as const) {
-    if (v && (!v.length || v.some((n) => !Number.isInteger(n) || n < 1))) throw new InvalidArgumentError(`detect: ${k} must be positive integers`);
-  }
-  if (o.divisors?.some((d) => d < 2)) throw new InvalidArgumentError('detect: divisors must be ≥ 2');
-  return { stages: o.stages, divisors: o.divisors ?? [...DEFAULT_DIVISORS] };
+/** The classifier the parameters name: a Classifier object (the command line reads a path into one first). */
+function classifierOf(p: { classifier?: string | Classifier }): Classifier {
+  const c = p.classifier;
+  if (c === undefined) throw new InvalidArgumentError('detect needs a classifier (an OpenCV LBP cascade or WaldBoost XML; e.g. lbpcascade_frontalface.xml)');
+  if (typeof c === 'string') throw new InvalidArgumentError(`detect: the classifier is a path (${c}): read it first (readClassifier, or parseClassifierXml of its text)`);
+  return c;
 }
 
-/** Detects objects in one image (see Detector for many frames). */
-export async function detect(img: Image | GpuImage, classifier: Classifier, opts: DetectOptions = {}): Promise<OpResult<DetectOutput>> {
-  const d = new Detector(classifier, opts);
+/** Runs `f` with a detector of its own for one call (its GPU plans freed after). */
+async function withDetector<T>(p: ResolvedOf<typeof detectParams>, f: (d: Detector) => Promise<T>): Promise<T> {
+  const d = new Detector(classifierOf(p), p);
   try {
-    return await d.run(img);
+    return await f(d);
   } finally {
     d.close();
   }
+}
+
+function boxText(d: Detection): string {
+  return `  box x=${d.x} y=${d.y} ${d.width}×${d.height}  neighbors ${d.neighbors}  score ${d.score.toFixed(4)}`;
+}
+
+/** A detection as the JSON outputs write it (the score to float32's 7 digits). */
+export function detectionJson(d: Detection) {
+  return { x: d.x, y: d.y, width: d.width, height: d.height, neighbors: d.neighbors, score: Number(d.score.toPrecision(7)) };
+}
+
+/**
+ * Object detection, declared once: an OpenCV LBP cascade or a WaldBoost classifier on multi-block LBP features,
+ * the windows of cv2.CascadeClassifier.detectMultiScale (bit-exact pyramid, OpenCV's scan), grouped as
+ * groupRectangles. `detectObjects(img, { classifier, ...options })`; the output (detections, accepted windows,
+ * levels) always comes back to the host. `detect(img, classifier, options)` is the same with the classifier apart.
+ */
+export const detectObjects = defineOp({
+  name: 'detect',
+  summary: 'objects (faces, …) by an OpenCV LBP cascade or WaldBoost classifier (= cv2.CascadeClassifier.detectMultiScale)',
+  params: detectParams,
+  input: DETECT_INPUT,
+  check: (p, img) => {
+    checkFrame(img);
+    classifierOf(p);
+  },
+  cpu: (img, p, { pool }) => withDetector(p, (d) => d.scanCpu(img, pool)),
+  gpuSteps: (input, p, o) => withDetector(p, (d) => d.stepsGpu(input, o.profile ?? true)),
+  alwaysDownload: true,
+  compare: (a: DetectOutput, b: DetectOutput): Comparison => {
+    const identical = sameHits(a, b);
+    return { identical, mismatches: identical ? 0 : Math.max(a.hits.length, b.hits.length), maxAbsDiff: identical ? 0 : Infinity, firstMismatch: identical ? -1 : 0 };
+  },
+  report: (r) => {
+    const o = r.output;
+    return {
+      json: { detections: o.detections.map(detectionJson), windows: o.windows, accepted: o.hits.length },
+      text: [`  ${o.detections.length} detection${o.detections.length === 1 ? '' : 's'} from ${o.hits.length} accepted of ${o.windows} windows`, ...o.detections.map(boxText)],
+    };
+  },
+}, { pool: inlinePool });
+
+/**
+ * Detects objects in one image (see Detector for many frames): detectObjects with the classifier as an argument of
+ * its own. A plain function (the declaration is `detectObjects.op`): TypeScript narrows references to callables that
+ * carry properties, which in loops with assertion calls can make a result's type circular.
+ */
+export function detect(img: Image | GpuImage, classifier: Classifier, opts: DetectOptions = {}): Promise<OpResult<DetectOutput>> {
+  return detectObjects(img, { ...opts, classifier });
 }

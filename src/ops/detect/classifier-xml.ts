@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { shownValue, UnsupportedFormatError } from '../core/errors.js';
-import { validateClassifier, type Classifier, type LbpFeature, type WeakClassifier } from '../ops/detect/classifier.js';
+import { shownValue, UnsupportedFormatError } from '../../core/errors.js';
+import { validateClassifier, type Classifier, type LbpFeature, type WeakClassifier } from './classifier.js';
 
 /**
  * Classifier files: OpenCV cascades (traincascade's XML with featureType LBP and stumps) and WaldBoost XML
