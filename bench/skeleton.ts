@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { photoAt, repeat } from './common.js';
+import { photoAt, repeat, stat } from './common.js';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -18,6 +18,7 @@ function arg(name: string, def: string): string {
 const SIZES: Record<string, [number, number]> = { '1080p': [1920, 1080], '4k': [3840, 2160], '8k': [7680, 4320] };
 
 /** Operations and parameters measured (those of the build's registry; parameters every build accepts). */
+const ONLY = process.argv.includes('--only') ? arg('only', '').split(',') : undefined;
 const CASES: [string, string, Record<string, unknown>][] = [
   ['equalize', 'equalize', {}],
   ['gamma', 'gamma', { gamma: 0.5 }],
@@ -30,7 +31,7 @@ const CASES: [string, string, Record<string, unknown>][] = [
   ['filter.gauss3', 'filter', { filter: 'gauss:3' }],
 ];
 
-interface Timed { output: { release?: () => void; toHost?: unknown }; timings: { kernels: { ms: number }[]; total: number } }
+interface Timed { output: { release?: () => void; toHost?: unknown }; timings: { kernels: { ms: number }[]; total: number; host: number; upload: number; download: number } }
 type Run = (src: unknown, params: Record<string, unknown>, on: Record<string, unknown>) => Promise<Timed>;
 
 async function main(): Promise<void> {
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   warm.release();
   for (const [id, name, params] of CASES) {
     const op = OPERATIONS[name] as { run: Run } | undefined;
-    if (!op) continue; // an operation this build does not have
+    if (!op || (ONLY && !ONLY.includes(id))) continue; // an operation this build does not have, or not asked for
     const floatOut = name === 'filter';
     emit(id, 'cpu', await repeat(Math.min(reps, 5), async () => (await op.run(img, params, { pool })).timings.total));
     const dev = await GpuImage.upload(gpu, img);
@@ -72,7 +73,15 @@ async function main(): Promise<void> {
       return performance.now() - t0;
     }));
     dev.release();
-    emit(id, 'gpu.host', await repeat(reps, async () => (await op.run(img, params, { gpu, pool, profile: false, ...(floatOut ? {} : { out }) })).timings.total));
+    const phases: Record<string, number[]> = { host: [], upload: [], kernels: [], download: [] };
+    emit(id, 'gpu.host', await repeat(reps, async () => {
+      const t = (await op.run(img, params, { gpu, pool, profile: false, ...(floatOut ? {} : { out }) })).timings;
+      phases.host.push(t.host); phases.upload.push(t.upload); phases.download.push(t.download);
+      phases.kernels.push(t.kernels.reduce((a, k) => a + k.ms, 0));
+      return t.total;
+    }));
+    // Where the host → host time goes (the Timings split of the same calls; the warm-up call included).
+    for (const [phase, xs] of Object.entries(phases)) emit(id, `gpu.host.${phase}`, stat(xs));
   }
   await pool.close();
   gpu.destroy();
