@@ -6,7 +6,7 @@ import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
 import type { Recording } from './gpu/recording.js';
 import { runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
-import { checkOut, intoOut, requireDtype, toGray, validateImage, type Channels, type Dtype, type Image, type Shape } from './image.js';
+import { checkOut, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
 import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from './params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from './timings.js';
 
@@ -15,13 +15,6 @@ import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Ti
  * validation, the timings, the registry entry, and through the registry the CLI command and its flags, the
  * pipeline stage, the batch job and the playground form. A family's `index.ts` is its declaration.
  */
-
-/** What the operation is given, as far as the skeleton needs to know before it runs. */
-export interface InputLike {
-  shape: Shape;
-  dtype: Dtype;
-  channels: Channels;
-}
 
 /**
  * How colour input is taken: 'gray' converts a colour host image to OpenCV's gray first (a GpuImage must be
