@@ -217,11 +217,14 @@ export function parseParamValue(s: ParamSpec, text: string): number | number[] |
 export function paramHelp(specs: readonly ParamSpec[]): string {
   return specs
     .map((s) => {
-      const arg = s.kind === 'enum' ? `<${[...s.choices, ...Object.keys(s.valueAliases ?? {})].join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : s.kind === 'image' ? '<path>' : s.kind === 'ints' ? '<n,n,…>' : `<${s.kind}>`;
+      const arg = s.kind === 'enum' ? `<${s.choices.join('|')}>` : s.kind === 'bool' ? '' : s.kind === 'rect' ? '<x,y,w,h>' : s.kind === 'size' ? '<WxH>' : s.kind === 'string' ? '<spec>' : s.kind === 'image' ? '<path>' : s.kind === 'ints' ? '<n,n,…>' : `<${s.kind}>`;
       const d = s.default;
       const def = d === undefined ? '' : ` (default ${typeof d === 'object' ? ('width' in d ? `${d.width}x${d.height}` : d.join(',')) : d})`;
       const aka = s.aliases?.length ? ` (also --${s.aliases.map(flagName).join(', --')})` : '';
-      return `  --${flagName(s.name)} ${arg}`.padEnd(34) + `${s.doc}${rangeHelp(s)}${def}${aka}`;
+      const values = s.kind === 'enum' && s.valueAliases ? `; also ${Object.keys(s.valueAliases).join(', ')}` : '';
+      const flag = `  --${flagName(s.name)} ${arg}`;
+      // At least two spaces between a flag and its doc, however long the flag.
+      return `${flag.length < 32 ? flag.padEnd(34) : `${flag}  `}${s.doc}${rangeHelp(s)}${def}${values}${aka}`;
     })
     .join('\n');
 }
