@@ -73,9 +73,16 @@ def main():
                 # scikit-image's CLAHE (a different algorithm: float, 14-bit internal range) takes seconds at 8K.
                 if exposure is not None and img.size <= 3840 * 2160:
                     r[f"skimage.equalize_adapthist.{g}x{g}"] = timeit(lambda: exposure.equalize_adapthist(img, kernel_size=(h // g, w // g), clip_limit=0.01), min(reps, 3))
+            # gamma 0.5: skimage's own call, and its 256-entry LUT as an OpenCV or CuPy user would apply it.
+            gamma_lut = np.minimum(255 * np.linspace(0, 1, 256) ** 0.5, 255).astype(np.uint8)
+            r["cv2.LUT.gamma"] = timeit(lambda: cv2.LUT(img, gamma_lut), reps)
+            if exposure is not None:
+                r["skimage.adjust_gamma"] = timeit(lambda: exposure.adjust_gamma(img, 0.5), reps)
             if cp is not None:
                 dimg = cp.asarray(img)
                 r["cupy.bincount"] = timeit(lambda: (cp.bincount(dimg.ravel(), minlength=256), cp.cuda.Device().synchronize()), reps)
+                dlut = cp.asarray(gamma_lut)
+                r["cupy.take.gamma"] = timeit(lambda: (cp.take(dlut, dimg), cp.cuda.Device().synchronize()), reps)
         out["results"][f[:-4]] = r
     print(json.dumps(out))
 

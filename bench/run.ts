@@ -21,6 +21,7 @@ import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
 import { clahe } from '../src/ops/clahe/index.js';
+import { gamma } from '../src/ops/gamma/index.js';
 import { photoAt, repeat, stat, warmUp, type Stat } from './common.js';
 import { plotSvg } from './plot.js';
 
@@ -114,6 +115,8 @@ const OPS: Record<string, OpSpec> = {
   'threshold.adaptive.naive': { run: (img, on) => threshold(img as Image, { ...on, method: 'adaptive', window: 15, scheme: 'naive' }), anchors: [] },
   'threshold.mean': { run: (img, on) => threshold(img as Image, { ...on, method: 'mean', window: 11, offset: 2 }), anchors: ['cv2.adaptiveThreshold.mean'] },
   'threshold.gaussian': { run: (img, on) => threshold(img as Image, { ...on, method: 'gaussian', window: 11, offset: 2 }), anchors: ['cv2.adaptiveThreshold.gaussian'] },
+  // gamma 0.5 (8-bit: skimage's LUT applied on the device); anchors: skimage itself, the same LUT through cv2.LUT and CuPy.
+  'gamma': { run: (img, on) => gamma(img as Image, { ...on, gamma: 0.5 }), anchors: ['skimage.adjust_gamma', 'cv2.LUT.gamma', 'cupy.take.gamma'] },
   ...claheOps(),
 };
 
