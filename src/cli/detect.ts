@@ -13,7 +13,7 @@ import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExac
 import { listNodeAdapters } from '../node/gpu.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from './exit.js';
-import { walk } from './batch.js';
+import { walk } from './batch/plan.js';
 import { acquire, type Execution } from './context.js';
 import { formatTimings } from '../core/timings.js';
 import { cliWording } from './flags.js';

@@ -16,7 +16,9 @@ import { acquire, runGpuOrCpu } from './context.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
-import { batchFormat, batchRecipe, isBatch, runBatch, runBatchInProcesses, shardOf, type BatchOptions } from './batch.js';
+import { batchFormat, batchRecipe, isBatch, type BatchOptions } from './batch/plan.js';
+import { runBatch } from './batch/run.js';
+import { runBatchInProcesses, shardOf } from './batch/shard.js';
 import { cliWording } from './flags.js';
 
 const COMMON = `Common options:

@@ -1,0 +1,67 @@
+import { now } from '../../core/timings.js';
+import { exitCodeOf } from '../exit.js';
+
+// What a batch tells the user, shared by the process that runs it (run.ts) and the parent of --jobs processes
+// (shard.ts): the progress line while it runs and the summary at the end, with its exit code.
+
+/**
+ * Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. A process running one
+ * shard of a --jobs batch instead reports {"progress": written, "failed": n, "bytes": n} lines on stdout to its parent.
+ */
+export class Progress {
+  private last = 0;
+  /**
+   * `shard`: this process runs one shard of a --jobs batch (shard.ts shardOf) and reports to its parent; it is
+   * passed in, so that the parent's module imports this one and not the other way round.
+   */
+  constructor(private readonly total: number, private readonly quiet: boolean, private readonly shard = false, private readonly t0 = now()) {}
+
+  /** `written` images written and `failed` failed so far, of `total`; `bytes` of input read. */
+  update(written: number, failed: number, bytes: number, final = false): void {
+    if (this.shard) {
+      const t = now();
+      if (final || t - this.last >= 200) {
+        this.last = t;
+        console.log(JSON.stringify({ progress: written, failed, bytes }));
+      }
+      return;
+    }
+    const done = written + failed;
+    if (this.quiet) return;
+    const t = now();
+    const tty = process.stderr.isTTY;
+    if (!final && t - this.last < (tty ? 100 : 2000)) return;
+    this.last = t;
+    const s = (t - this.t0) / 1000;
+    const rate = done / Math.max(s, 1e-3);
+    const eta = rate > 0 ? (this.total - done) / rate : 0;
+    // Written, not just done: a run in which images failed must not read as complete.
+    const line = `${written}/${this.total} images written${failed ? `, ${failed} failed` : ''}, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
+    if (tty) process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
+    else process.stderr.write(`${line}\n`);
+  }
+}
+
+
+export interface BatchSummary {
+  op: string;
+  processed: number;
+  skipped: number;
+  failed: { file: string; message: string }[];
+  seconds: number;
+  images_per_s: number;
+  phases_ms: Record<string, number>;
+  busy: Record<string, number>;
+  /** --device both: images on which CPU and GPU differed */
+  disagreed?: number;
+  /** --jobs: the processes that shared the batch */
+  processes?: number;
+}
+
+/** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */
+export function report(summary: BatchSummary, json: boolean): number {
+  const { op, processed, skipped, failed, seconds, disagreed } = summary;
+  if (json) console.log(JSON.stringify(summary));
+  else console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
+  return exitCodeOf(disagreed ?? 0, failed.length);
+}

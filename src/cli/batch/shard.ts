@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { createInterface } from 'node:readline';
+import { now } from '../../core/timings.js';
+import { PARENT_ENV } from '../../node/runtime.js';
+import { BatchRecords, type OutputRecord } from '../records.js';
+import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions } from './plan.js';
+import { Progress, report, type BatchSummary } from './report.js';
+
+// `--jobs N`: one batch shared by N child processes, their progress, records and summaries merged into one.
+
+/** Environment variable that makes a process run shard k of n of a batch (set by runBatchInProcesses). */
+const SHARD_ENV = 'IMGPU_BATCH_SHARD';
+
+/** The shard this process runs of a --jobs batch (k of n), or undefined in a process of its own. */
+export function shardOf(): { k: number; n: number } | undefined {
+  const m = /^(\d+)\/(\d+)$/.exec(process.env[SHARD_ENV] ?? '');
+  return m ? { k: Number(m[1]), n: Number(m[2]) } : undefined;
+}
+
+/**
+ * `--jobs N`: the batch split over N processes, each with its own GPU device, main thread, CPU pool and codec
+ * threads (the cores divided between them), image i going to process i mod N. One process's main thread sets the
+ * pace of a GPU batch (copies through mapped memory and Dawn's polling run there); several share the codec work
+ * of one folder the way a process pool does. The children report progress and a summary on stdout; the parent
+ * shows one progress line and one summary, and its exit code covers them all.
+ */
+export async function runBatchInProcesses(name: string, inputs: string[], outDir: string, o: BatchOptions, jobs: number, argv: string[], threads?: number): Promise<number> {
+  const all = await plan(inputs, outDir, o);
+  if (all.length === 0) throw noImages(inputs, o);
+  await prepareOutputFolder(outDir);
+  // The children report each output they write; this process keeps the folder's records.
+  const records = await BatchRecords.open(outDir);
+  const total = (await pending(all, records, o)).length;
+  const cores = availableParallelism();
+  const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
+  const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));
+  const t0 = now();
+  const progress = new Progress(total, o.quiet || o.json);
+  const done = new Array<number>(jobs).fill(0), failed = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
+  const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+  const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
+    const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
+      // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
+      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs), [PARENT_ENV]: String(process.pid) },
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
+    let summary: BatchSummary | undefined;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { progress?: number; failed?: number; bytes?: number; record?: OutputRecord & { key: string } } & Partial<BatchSummary>;
+        if (msg.record) {
+          const { key, ...record } = msg.record;
+          records.add(key, record);
+        } else if (msg.progress !== undefined) {
+          done[k] = msg.progress;
+          failed[k] = msg.failed ?? 0;
+          bytes[k] = msg.bytes ?? 0;
+          progress.update(sum(done), sum(failed), sum(bytes));
+        } else if (msg.processed !== undefined) summary = msg as BatchSummary;
+      } catch {
+        process.stdout.write(`${line}\n`);
+      }
+    });
+    child.on('close', (code) => resolve({ code: code ?? 70, summary }));
+  }));
+  const results = await Promise.all(children);
+  progress.update(sum(done), sum(failed), sum(bytes), true);
+  await saveRecords(records);
+  const broken = results.map((r, k) => ({ ...r, k })).filter((r) => !r.summary);
+  for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
+  const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
+  const seconds = (now() - t0) / 1000;
+  // Phase times add up over the processes; busy fractions are averaged.
+  const addUp = (pick: (s: BatchSummary) => Record<string, number>, divisor = 1) => {
+    const out: Record<string, number> = {};
+    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / divisor;
+    return out;
+  };
+  const processed = parts.reduce((a, p) => a + p.processed, 0);
+  const disagreed = parts.some((p) => p.disagreed !== undefined) ? parts.reduce((a, p) => a + (p.disagreed ?? 0), 0) : undefined;
+  const summary: BatchSummary = {
+    op: name, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
+    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length), processes: jobs,
+    ...(disagreed !== undefined ? { disagreed } : {}),
+  };
+  if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
+  const code = report(summary, o.json);
+  return broken.length ? broken[0].code || 70 : code;
+}
+
