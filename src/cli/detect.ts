@@ -4,7 +4,7 @@ import { FileAccessError, InvalidArgumentError } from '../core/errors.js';
 import { toGray, type Image } from '../core/image.js';
 import { paramHelp, resolveParams, type ParamSpec, type ResolvedOf } from '../core/params.js';
 import { now, type OpResult, type Timings } from '../core/timings.js';
-import { checkFolderWritable, checkWritable, formatOf, READERS, readImage, writeAtomically, writeImage } from '../io/index.js';
+import { checkFolderWritable, checkWritable, formatOf, readImage, writeAtomically, writeImage } from '../io/index.js';
 import { readClassifier, waldBoostXml } from '../io/classifier.js';
 import { loadFileParams } from '../io/params.js';
 import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
@@ -13,10 +13,12 @@ import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExac
 import { listNodeAdapters } from '../node/gpu.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from './exit.js';
-import { walk } from './batch/plan.js';
+import { folderJobs } from './batch/plan.js';
+import { eachImage, FileImages, type LoopJob } from './batch/loop.js';
+import { Progress } from './batch/report.js';
+import { CodecPool } from '../node/codec-pool.js';
 import { acquire, type Execution } from './context.js';
 import { formatTimings } from '../core/timings.js';
-import { cliWording } from './flags.js';
 
 /** Options of `imgpu detect` besides the detector's own parameters (flags in kebab case, as every parameter's). */
 const RUN_PARAMS = [
@@ -25,6 +27,7 @@ const RUN_PARAMS = [
   { name: 'showPyramid', kind: 'string', doc: 'write the pyramid levels of the (first) image side by side as a PNG' },
   { name: 'startFrame', kind: 'int', min: 0, default: 0, doc: 'video: first frame to detect on (earlier frames are decoded and skipped)' },
   { name: 'maxFrames', kind: 'int', min: 1, doc: 'video: stop after this many frames' },
+  { name: 'recursive', kind: 'bool', doc: 'folders: include sub-folders (as batch mode)' },
   { name: 'timeout', kind: 'float', min: 0, doc: 'stop after S seconds (video, folders); what was done is reported' },
   { name: 'countDiscarded', kind: 'bool', doc: 'report candidates each reduction kernel dropped for want of room (0 = exact; a frame that drops any is redone with larger lists)' },
   { name: 'verbose', kind: 'bool', doc: 'print levels, the reduction schedule and survivors per kernel' },
@@ -122,11 +125,6 @@ async function outputKind(path: string | undefined, video: boolean): Promise<'js
   return 'image';
 }
 
-/** The images of a folder (DICOM files excluded: they hold volumes or 16-bit slices, not photographs). */
-async function imageFiles(dir: string): Promise<string[]> {
-  return (await walk(dir, false)).filter((f) => formatOf(f) !== '.dcm');
-}
-
 async function showPyramid(path: string, det: Detector, img: Image): Promise<void> {
   const g = toGray(img);
   const [H, W] = g.shape as [number, number];
@@ -172,7 +170,7 @@ export async function detectCommand(argv: string[]): Promise<number> {
     for (const w of exec.warnings) console.error(w);
     let code: number;
     if (video) code = await detectVideo(c, input, run, kind, deadline, flags.has('quiet'));
-    else if (info!.isDirectory()) code = await detectFolder(c, input, repeat, deadline, flags.has('quiet'));
+    else if (info!.isDirectory()) code = await detectFolder(c, input, run, repeat, deadline, flags.has('quiet'));
     else {
       const img = await readImage(input);
       if (run.showPyramid) await showPyramid(run.showPyramid, (c.gpu ?? c.cpu)!, img);
@@ -191,28 +189,32 @@ export async function detectCommand(argv: string[]): Promise<number> {
   }
 }
 
-async function detectFolder(c: Ctx, dir: string, repeat: number, deadline: number, quiet: boolean): Promise<number> {
-  const files = await imageFiles(dir);
-  if (!files.length) throw new FileAccessError(`${dir}: no images (${READERS.filter((r) => r !== '.dcm').join(' ')})`);
-  let failed = 0, disagree = 0, done = 0;
-  for (const f of files) {
-    if (now() > deadline) break;
-    try {
-      const img = await readImage(f);
-      const r = await detectOne(c, img, repeat);
-      report(c, f, undefined, img, r);
+/**
+ * Detection on every image of a folder: the loop of every batch (batch/loop.ts: read ahead by the codec workers,
+ * a file that fails reported and skipped, exit 9, progress), each image's detections reported as it is done.
+ */
+async function detectFolder(c: Ctx, dir: string, run: ResolvedOf<typeof RUN_PARAMS>, repeat: number, deadline: number, quiet: boolean): Promise<number> {
+  // DICOM files are left out: they hold volumes or 16-bit slices, not photographs.
+  const jobs = await folderJobs(dir, run.recursive === true, (f) => formatOf(f) !== '.dcm');
+  let disagree = 0;
+  const step = async (job: LoopJob, img: Image) => {
+    const r = await detectOne(c, img, repeat);
+    return async () => {
+      report(c, job.input, undefined, img, r);
       if (r.agree === false) disagree++;
-    } catch (e) {
-      if (!(e instanceof FileAccessError || e instanceof InvalidArgumentError || (e as Error).name === 'UnsupportedFormatError' || (e as Error).name === 'UnsupportedDtypeError')) throw e;
-      failed++;
-      console.error(`imgpu: ${f}: ${cliWording((e as Error).message)}`);
-    }
-    done++;
-    if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write(`\r${done}/${files.length} images`);
+    };
+  };
+  const codecs = new CodecPool();
+  try {
+    // One image at a time, reported in order (detection is the work: two images read ahead keep it fed).
+    const progress = new Progress(jobs.length, quiet || c.json, false, 'detected');
+    const t = await eachImage(new FileImages(codecs, jobs, { gray: false }, 2), step, { depth: 1, window: 1, progress, sayFailures: true, deadline });
+    const done = t.processed + t.failed.length;
+    if (done < jobs.length) console.error(`imgpu: --timeout reached after ${done} of ${jobs.length} images`);
+    return exitCodeOf(disagree, t.failed.length);
+  } finally {
+    await codecs.close();
   }
-  if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write('\n');
-  if (done < files.length) console.error(`imgpu: --timeout reached after ${done} of ${files.length} images`);
-  return exitCodeOf(disagree, failed);
 }
 
 /** Sums of per-frame phases for the video summary. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -127,6 +127,27 @@ test('video: every frame\'s detections equal those of the same frame detected as
   const probe = spawnSync('ffprobe', ['-v', 'error', '-count_frames', '-show_entries', 'stream=nb_read_frames,width', '-of', 'csv=p=0', annotated], { encoding: 'utf8' });
   assert.equal(probe.stdout.trim(), '320,4');
   assert.equal(readdirSync(tmp).filter((n) => n.includes('.tmp')).length, 0, 'no temporary file left');
+});
+
+test('detect on a folder runs the loop of batch mode: --recursive, hidden files skipped, a broken image reported and skipped (exit 9), the others detected', () => {
+  const dir = join(tmp, 'folder');
+  mkdirSync(join(dir, 'sub'), { recursive: true });
+  copyFileSync(ASTRO, join(dir, 'a.png'));
+  copyFileSync(ASTRO, join(dir, 'sub', 'b.png'));
+  copyFileSync(ASTRO, join(dir, '.hidden.png'));
+  writeFileSync(join(dir, 'broken.png'), 'not a PNG');
+  const flat = cli('detect', dir, '--classifier', FACE, '--device', 'cpu', '--json');
+  assert.equal(flat.status, 9, flat.stderr);
+  assert.deepEqual(jsonLines(flat.stdout).map((l) => l.file), [join(dir, 'a.png')]);
+  assert.match(flat.stderr, /broken\.png/);
+  const deep = cli('detect', dir, '--classifier', FACE, '--device', 'cpu', '--json', '--recursive');
+  assert.equal(deep.status, 9, deep.stderr);
+  const lines = jsonLines(deep.stdout);
+  assert.deepEqual(lines.map((l) => l.file), [join(dir, 'a.png'), join(dir, 'sub', 'b.png')]);
+  for (const l of lines) assert.deepEqual(boxes(l), [[171, 64, 104, 104]]);
+  rmSync(join(dir, 'broken.png'));
+  assert.equal(cli('detect', dir, '--classifier', FACE, '--device', 'cpu', '--quiet', '--recursive').status, 0);
+  assertOneLineError(cli('detect', join(dir, 'sub', '..', 'sub', 'none'), '--classifier', FACE), 3, /no such file/);
 });
 
 test('adapters lists the GPU adapters', async (t) => {

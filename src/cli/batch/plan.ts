@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FileAccessError, InvalidArgumentError } from '../../core/errors.js';
 import { formatOf, READERS, WRITERS, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import { BatchRecords, recordKey, type RecordedJob } from '../records.js';
+import type { LoopJob } from './loop.js';
 
 // Planning a batch, before any image is read: its options, the input files (walk), where each output goes and
 // the checks on them (no output over an input, no two inputs onto one output), the output folder made and probed,
@@ -82,6 +83,17 @@ export async function walk(dir: string, recursive: boolean, skip = ''): Promise<
   return found;
 }
 
+/**
+ * The images of a folder that `accept` takes, as inputs of a loop (eachImage) that writes no files (detection):
+ * walk's files (name order, hidden ones skipped, sub-folders with `recursive`) with their sizes. None is a
+ * FileAccessError (exit 3), as for a batch.
+ */
+export async function folderJobs(dir: string, recursive: boolean, accept: (file: string) => boolean): Promise<LoopJob[]> {
+  const files = (await walk(dir, recursive)).filter(accept);
+  if (files.length === 0) throw noImages([dir], { recursive });
+  return Promise.all(files.map(async (input) => ({ input, bytes: (await stat(input)).size })));
+}
+
 /** A path's real path, or its absolute path while it does not exist (an output folder not made yet). */
 async function realOrAbsolute(p: string): Promise<string> {
   return realpath(p).catch(() => resolve(p));
@@ -136,7 +148,7 @@ function assertDistinctOutputs(jobs: Job[]): void {
 }
 
 
-export function noImages(inputs: string[], o: BatchOptions): FileAccessError {
+export function noImages(inputs: string[], o: Pick<BatchOptions, 'recursive'>): FileAccessError {
   return new FileAccessError(`no images found in ${inputs.join(', ')}${o.recursive ? '' : ' (sub-folders need --recursive)'}`);
 }
 

@@ -14,9 +14,9 @@ export class Progress {
    * `shard`: this process runs one shard of a --jobs batch (shard.ts shardOf) and reports to its parent; it is
    * passed in, so that the parent's module imports this one and not the other way round.
    */
-  constructor(private readonly total: number, private readonly quiet: boolean, private readonly shard = false, private readonly t0 = now()) {}
+  constructor(private readonly total: number, private readonly quiet: boolean, private readonly shard = false, private readonly verb = 'written', private readonly t0 = now()) {}
 
-  /** `written` images written and `failed` failed so far, of `total`; `bytes` of input read. */
+  /** `written` images done (written, or `verb`) and `failed` failed so far, of `total`; `bytes` of input read. */
   update(written: number, failed: number, bytes: number, final = false): void {
     if (this.shard) {
       const t = now();
@@ -36,7 +36,7 @@ export class Progress {
     const rate = done / Math.max(s, 1e-3);
     const eta = rate > 0 ? (this.total - done) / rate : 0;
     // Written, not just done: a run in which images failed must not read as complete.
-    const line = `${written}/${this.total} images written${failed ? `, ${failed} failed` : ''}, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
+    const line = `${written}/${this.total} images ${this.verb}${failed ? `, ${failed} failed` : ''}, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
     if (tty) process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
   }

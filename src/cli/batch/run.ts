@@ -2,14 +2,14 @@ import { performance } from 'node:perf_hooks';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Comparison } from '../../core/compare.js';
-import { FileAccessError, ImgpuError } from '../../core/errors.js';
+import { FileAccessError } from '../../core/errors.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
-import { cliWording } from '../flags.js';
+import { eachImage, FileImages } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import { Progress, report, type BatchSummary } from './report.js';
 import { shardOf } from './shard.js';
@@ -36,11 +36,10 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     ? (key: string, r: OutputRecord) => console.log(JSON.stringify({ record: { key, ...r } }))
     : (key: string, r: OutputRecord) => records.add(key, r);
   const t0 = now();
-  const failed: { file: string; message: string }[] = [];
   const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
-  let processed = 0, skipped = 0, disagreed = 0, bytes = 0;
+  let disagreed = 0;
   const todo = await pending(jobs, records, o);
-  skipped = jobs.length - todo.length;
+  const skipped = jobs.length - todo.length;
   const codecs = new CodecPool();
   try {
     return await batchLoop();
@@ -50,13 +49,6 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
   }
   // The loop itself, so that the codec workers are closed whatever happens in it.
   async function batchLoop(): Promise<number> {
-    const progress = new Progress(todo.length, o.quiet || o.json, shard !== undefined);
-    const read = async (j: Job): Promise<Image> => {
-      const tr = now();
-      const img = await codecs.read(j.input, { ...o.read, gray: !cmd.colour });
-      phases.read += now() - tr;
-      return img;
-    };
     // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
     // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
     const outputs = new RecycledBuffers(32); // enough for the images being written behind
@@ -80,89 +72,51 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       r.release();
       return { ...r, output: { ...out, data }, release: undefined };
     };
-    async function processOne(job: Job, img: Image): Promise<void> {
-      try {
-        const results: Record<string, OpResult<Image>> = {};
-        const on: RunOn = { pool: exec.pool };
-        if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
-        // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
-        // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
-        if (exec.gpu) {
-          const r = await runGpuOrCpu(exec, async () => recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})), () => cmd.run(img, params, on, {}));
-          results[r.on] = r.result;
-        }
-        if (results.cpu && results.gpu) {
-          const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
-          if (!c.identical) disagreed++;
-        }
-        const r = results.gpu ?? results.cpu!;
-        // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
-        if (Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
-        phases.host += r.timings.host;
-        phases.upload += r.timings.upload;
-        phases.kernels += kernelTotal(r.timings);
-        phases.download += r.timings.download;
-        await ensureDir(dirname(job.output));
-        while (writes.size >= window) await Promise.race(writes);
-        const w: Promise<void> = (async () => {
-          const tw = now();
-          try {
-            // Images go to the codec workers (batch runs image commands only: ImageCommand).
-            const out = r.output;
-            await codecs.write(job.output, out, o.write);
-            if (results.gpu) outputs.give(out.data.buffer);
-            record(job.key, await BatchRecords.describe(job, o.recipe));
-            processed++;
-            bytes += job.bytes;
-          } catch (e) {
-            fail(job, e);
-          }
-          phases.write += now() - tw;
-          progress.update(processed, failed.length, bytes);
-        })().finally(() => writes.delete(w));
-        writes.add(w);
-      } catch (e) {
-        fail(job, e);
+    /** Runs the command on one image (both paths with --device both) and returns the write of its output. */
+    async function processOne(job: Job, img: Image): Promise<() => Promise<void>> {
+      const results: Record<string, OpResult<Image>> = {};
+      const on: RunOn = { pool: exec.pool };
+      if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
+      // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
+      // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
+      if (exec.gpu) {
+        const r = await runGpuOrCpu(exec, async () => recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})), () => cmd.run(img, params, on, {}));
+        results[r.on] = r.result;
       }
+      if (results.cpu && results.gpu) {
+        const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
+        if (!c.identical) disagreed++;
+      }
+      const r = results.gpu ?? results.cpu!;
+      // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
+      if (Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
+      phases.host += r.timings.host;
+      phases.upload += r.timings.upload;
+      phases.kernels += kernelTotal(r.timings);
+      phases.download += r.timings.download;
+      await ensureDir(dirname(job.output));
+      return async () => {
+        // Images go to the codec workers (batch runs image commands only: ImageCommand).
+        const out = r.output;
+        await codecs.write(job.output, out, o.write);
+        if (results.gpu) outputs.give(out.data.buffer);
+        record(job.key, await BatchRecords.describe(job, o.recipe));
+      };
     }
-    const fail = (j: Job, e: unknown) => {
-      // A bad file (a typed error), or a bug met on one file: either way the batch goes on and reports it.
-      const message = e instanceof ImgpuError ? cliWording(e.message) : `internal error: ${(e as Error)?.message ?? e}`;
-      failed.push({ file: j.input, message });
-      if (!o.json) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
-    };
     // Several images in flight on both sides of the processing: decoding and encoding run on the codec
     // workers, so `window` images are read ahead and `window` written behind.
     const window = Math.max(2, Math.min(16, exec.pool.size));
-    const reads: Promise<Image | Error>[] = [];
-    let nextRead = 0;
-    const fill = () => {
-      while (reads.length < window && nextRead < todo.length) reads.push(read(todo[nextRead++]).catch((e: Error) => e));
-    };
-    const writes = new Set<Promise<void>>();
+    const source = new FileImages(codecs, todo, { ...o.read, gray: !cmd.colour }, window);
     // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
     // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
     // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
     // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
     const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
-    const running = new Set<Promise<void>>();
+    const progress = new Progress(todo.length, o.quiet || o.json, shard !== undefined);
     const elu0 = performance.eventLoopUtilization();
-    fill();
-    for (let k = 0; k < todo.length; k++) {
-      const job = todo[k];
-      const got = await reads.shift()!;
-      fill();
-      if (got instanceof Error) {
-        fail(job, got);
-        continue;
-      }
-      while (running.size >= depth) await Promise.race(running);
-      const p: Promise<void> = processOne(job, got).finally(() => running.delete(p));
-      running.add(p);
-    }
-    await Promise.all(running);
-    await Promise.all(writes);
-    progress.update(processed, failed.length, bytes, true);
+    const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress, sayFailures: !o.json });
+    phases.read = source.readMs;
+    phases.write = keepMs;
     const seconds = (now() - t0) / 1000;
     // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the
     // GPU), codec phases against the codec workers' capacity — the phase nearest 1 is the one that sets the pace.
@@ -176,4 +130,3 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     return report(summary, o.json);
   }
 }
-
