@@ -9,12 +9,12 @@ import { readClassifier, waldBoostXml } from '../io/classifier.js';
 import { loadFileParams } from '../io/params.js';
 import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
 import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
-import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExact, sameHits, type Classifier, type DetectOutput, type PendingDetection } from '../ops/detect/index.js';
+import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExact, sameHits, type Classifier, type DetectOutput } from '../ops/detect/index.js';
 import { listNodeAdapters } from '../node/gpu.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from './exit.js';
 import { folderJobs } from './batch/plan.js';
-import { eachImage, FileImages, type LoopJob } from './batch/loop.js';
+import { eachImage, FileImages, VideoFrames, type FrameJob, type LoopJob } from './batch/loop.js';
 import { Progress } from './batch/report.js';
 import { CodecPool } from '../node/codec-pool.js';
 import { acquire, type Execution } from './context.js';
@@ -207,8 +207,8 @@ async function detectFolder(c: Ctx, dir: string, run: ResolvedOf<typeof RUN_PARA
   const codecs = new CodecPool();
   try {
     // One image at a time, reported in order (detection is the work: two images read ahead keep it fed).
-    const progress = new Progress(jobs.length, quiet || c.json, false, 'detected');
-    const t = await eachImage(new FileImages(codecs, jobs, { gray: false }, 2), step, { depth: 1, window: 1, progress, sayFailures: true, deadline });
+    const progress = new Progress(jobs.length, { quiet: quiet || c.json, verb: 'detected' });
+    const t = await eachImage(new FileImages(codecs, jobs, { gray: false }, 2), step, { depth: 1, window: 1, progress, onFailure: 'say', deadline });
     const done = t.processed + t.failed.length;
     if (done < jobs.length) console.error(`imgpu: --timeout reached after ${done} of ${jobs.length} images`);
     return exitCodeOf(disagree, t.failed.length);
@@ -245,45 +245,41 @@ class PhaseTotals {
   }
 }
 
+/**
+ * Detection on every frame of a video (or numbered images: frames/%04d.png): the frames are a source of the loop
+ * of batch mode (batch/loop.ts VideoFrames), pipelined — frame k+1 is decoded (by ffmpeg, ahead) and submitted to
+ * the GPU before frame k's results are read back, grouped and written: the GPU, the decoder and the host work at
+ * the same time. A frame that fails ends the run (a video is one input, not a set of files).
+ */
 async function detectVideo(c: Ctx, path: string, run: ResolvedOf<typeof RUN_PARAMS>, kind: string | undefined, deadline: number, quiet: boolean): Promise<number> {
   const reader = await VideoReader.open(path);
   const writer = kind === 'video' ? VideoWriter.create(run.output!, reader.info.width, reader.info.height, reader.info.fps) : undefined;
-  const start = run.startFrame, max = run.maxFrames ?? Infinity;
   const gpuT = new PhaseTotals(), cpuT = new PhaseTotals();
-  let disagree = 0, index = 0, taken = 0, shown = false, stopped = false;
+  let disagree = 0, shown = false, stopped = false;
   const t0 = now();
-  // Frame k+1 is decoded (by ffmpeg, ahead) and submitted to the GPU before frame k's results are read back,
-  // grouped and written: the GPU, the decoder and the host work at the same time.
-  let pending: { k: number; frame: Image; decode: number; gpu?: PendingDetection; cpu?: Awaited<ReturnType<Detector['runCpu']>> } | undefined;
-  const finish = async (f: NonNullable<typeof pending>) => {
-    const gpu = f.gpu ? await f.gpu() : undefined;
-    const r = outcome(f.cpu, gpu);
-    if (gpu) gpuT.add(gpu.timings, f.decode);
-    if (f.cpu) cpuT.add(f.cpu.timings, gpu ? 0 : f.decode);
-    if (r.agree === false) disagree++;
-    report(c, path, f.k, f.frame, r);
-    if (writer) await writer.write(annotate(f.frame, r.main.output.detections));
-    if (!quiet && !c.json && process.stderr.isTTY && (f.k - start) % 10 === 0) process.stderr.write(`\rframe ${f.k}${reader.info.frames ? ` of ${reader.info.frames}` : ''}`);
+  /** Submits a frame (and runs the CPU reference); what it returns completes, reports and writes it. */
+  const step = async (job: FrameJob, frame: Image) => {
+    if (!shown && run.showPyramid) {
+      await showPyramid(run.showPyramid, (c.gpu ?? c.cpu)!, frame);
+      shown = true;
+    }
+    const submitted = c.gpu ? await c.gpu.submitGpu(frame, c.exec.gpu!) : undefined;
+    const cpu = c.cpu ? await c.cpu.runCpu(frame) : undefined;
+    return async () => {
+      const gpu = submitted ? await submitted() : undefined;
+      const r = outcome(cpu, gpu);
+      if (gpu) gpuT.add(gpu.timings, job.decodeMs);
+      if (cpu) cpuT.add(cpu.timings, gpu ? 0 : job.decodeMs);
+      if (r.agree === false) disagree++;
+      report(c, path, job.frame, frame, r);
+      if (writer) await writer.write(annotate(frame, r.main.output.detections));
+    };
   };
   try {
-    for (;;) {
-      const td = now();
-      let frame = await reader.next();
-      const decode = now() - td;
-      const k = index++;
-      if (frame && k < start) continue;
-      if (frame && (taken >= max || now() > deadline)) { stopped = now() > deadline; frame = undefined; }
-      let next: typeof pending;
-      if (frame) {
-        taken++;
-        if (!shown && run.showPyramid) { await showPyramid(run.showPyramid, (c.gpu ?? c.cpu)!, frame); shown = true; }
-        next = { k, frame, decode, gpu: c.gpu ? await c.gpu.submitGpu(frame, c.exec.gpu!) : undefined };
-        if (c.cpu) next.cpu = await c.cpu.runCpu(frame);
-      }
-      if (pending) await finish(pending);
-      pending = next;
-      if (!frame) break;
-    }
+    const frames = reader.info.frames ? Math.max(0, Math.min(run.maxFrames ?? Infinity, reader.info.frames - run.startFrame)) : undefined;
+    const progress = new Progress(frames, { quiet: quiet || c.json, unit: 'frames', verb: 'detected' });
+    const source = new VideoFrames(reader, run.startFrame, run.maxFrames);
+    ({ stopped } = await eachImage(source, step, { depth: 1, window: 1, pipelined: true, progress, onFailure: 'stop', deadline }));
     await writer?.close();
   } catch (e) {
     await writer?.abort();
@@ -291,7 +287,6 @@ async function detectVideo(c: Ctx, path: string, run: ResolvedOf<typeof RUN_PARA
   } finally {
     reader.close();
   }
-  if (!quiet && !c.json && process.stderr.isTTY) process.stderr.write('\n');
   const wall = now() - t0;
   const summary = { video: path, width: reader.info.width, height: reader.info.height, gpu: gpuT.frames ? gpuT.summary(wall) : null, cpu: cpuT.frames ? cpuT.summary(wall) : null, ...(disagree ? { framesDisagreeing: disagree } : {}), ...(stopped ? { stoppedByTimeout: true } : {}) };
   if (c.json) console.log(JSON.stringify({ summary }));

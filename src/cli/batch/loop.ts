@@ -3,14 +3,15 @@ import type { Image } from '../../core/image.js';
 import { now } from '../../core/timings.js';
 import type { ReadOptions } from '../../io/index.js';
 import type { CodecPool } from '../../node/codec-pool.js';
+import type { VideoReader } from '../../io/video.js';
 import { cliWording } from '../flags.js';
 import type { Progress } from './report.js';
 
 // The loop every run over many images goes through — a batch of an image command (run.ts) and detection over a
-// folder (detect.ts): images come from a source, each is computed and its result kept (written, reported) behind
+// folder or a video (detect.ts): images come from a source (files, a video's frames), each is computed and its result kept (written, reported) behind
 // the next ones, a file that fails is reported and skipped, progress is shown, a deadline stops it.
 
-/** One input of a loop: a file (its size counts towards the bytes read). */
+/** One input of a loop: a file, or a video's frame (its size counts towards the bytes read). */
 export interface LoopJob {
   input: string;
   bytes: number;
@@ -58,6 +59,37 @@ export class FileImages<J extends LoopJob> implements ImageSource<J> {
   }
 }
 
+/** A frame of a video: its index in the video and how long the loop waited for ffmpeg to decode it. */
+export interface FrameJob extends LoopJob {
+  frame: number;
+  decodeMs: number;
+}
+
+/**
+ * The frames of a video, or of a numbered image sequence (frames/%04d.png), decoded by ffmpeg (io/video.ts: it
+ * decodes ahead in its own process), from frame `start` (earlier ones are decoded and skipped), `max` at most.
+ */
+export class VideoFrames implements ImageSource<FrameJob> {
+  private index = 0;
+  private taken = 0;
+
+  constructor(private readonly reader: VideoReader, private readonly start = 0, private readonly max = Infinity) {}
+
+  async next(): Promise<Next<FrameJob> | undefined> {
+    while (this.taken < this.max) {
+      const t = now();
+      const img = await this.reader.next();
+      const decodeMs = now() - t;
+      if (!img) return undefined;
+      const frame = this.index++;
+      if (frame < this.start) continue;
+      this.taken++;
+      return { job: { input: this.reader.path, bytes: img.data.byteLength, frame, decodeMs }, img };
+    }
+    return undefined;
+  }
+}
+
 /**
  * What the loop does with one image: computes (the images in flight are at most `depth`), and returns what keeps
  * the result — writes or reports it — which runs behind the next images, `window` at once. The image counts as
@@ -70,9 +102,20 @@ export interface LoopOptions {
   depth: number;
   /** results kept (written) behind at once */
   window: number;
+  /**
+   * Each step only starts its image's work (submits it to the GPU), and its result is completed after the next
+   * image's step, before the one after: the device has the next image queued while the host reads back, groups
+   * and writes this one — two images in flight, completed in order (detection's video: Detector.submitGpu).
+   * `window` does not apply; meant for depth 1.
+   */
+  pipelined?: boolean;
   progress: Progress;
-  /** say each failure on stderr as it happens (false: the summary lists them, as a batch's --json does) */
-  sayFailures: boolean;
+  /**
+   * An image that fails: 'say' reports it on stderr at once and goes on; 'count' goes on, the failure listed only
+   * in the tally (a batch's --json summary); 'stop' ends the run with its error once the images in flight are
+   * done (a video's frame is not a file that can be skipped).
+   */
+  onFailure: 'say' | 'count' | 'stop';
   /** no image is started after this time (now()), e.g. --timeout */
   deadline?: number;
 }
@@ -92,52 +135,77 @@ export interface LoopTally {
 /** Runs `step` on every image of `source`; see ImageStep and LoopOptions. */
 export async function eachImage<J extends LoopJob>(source: ImageSource<J>, step: ImageStep<J>, o: LoopOptions): Promise<LoopTally> {
   const tally: LoopTally = { processed: 0, failed: [], bytes: 0, keepMs: 0, stopped: false };
+  let fatal: { error: unknown } | undefined;
   const fail = (j: J, e: unknown) => {
+    if (o.onFailure === 'stop') {
+      fatal ??= { error: e };
+      return;
+    }
     // A bad file (a typed error), or a bug met on one file: either way the run goes on and reports it.
     const message = e instanceof ImgpuError ? cliWording(e.message) : `internal error: ${(e as Error)?.message ?? e}`;
     tally.failed.push({ file: j.input, message });
-    if (o.sayFailures) process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
+    if (o.onFailure === 'say') process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
   };
+  /** Keeps one image's result (writes or reports it): the image is then done, or failed. */
+  async function keepOne(job: J, keep: () => Promise<void>): Promise<void> {
+    const t = now();
+    try {
+      await keep();
+      tally.processed++;
+      tally.bytes += job.bytes;
+    } catch (e) {
+      fail(job, e);
+    }
+    tally.keepMs += now() - t;
+    o.progress.update(tally.processed, tally.failed.length, tally.bytes);
+  }
   const writes = new Set<Promise<void>>();
+  // pipelined: the image whose step has run and whose result waits for the next image's step.
+  let deferred: { job: J; keep: () => Promise<void> } | undefined;
   async function processOne(job: J, img: Image): Promise<void> {
     try {
       const keep = await step(job, img);
+      if (o.pipelined) {
+        const previous = deferred;
+        deferred = { job, keep };
+        if (previous) await keepOne(previous.job, previous.keep);
+        return;
+      }
       while (writes.size >= o.window) await Promise.race(writes);
-      const w: Promise<void> = (async () => {
-        const t = now();
-        try {
-          await keep();
-          tally.processed++;
-          tally.bytes += job.bytes;
-        } catch (e) {
-          fail(job, e);
-        }
-        tally.keepMs += now() - t;
-        o.progress.update(tally.processed, tally.failed.length, tally.bytes);
-      })().finally(() => writes.delete(w));
+      const w: Promise<void> = keepOne(job, keep).finally(() => writes.delete(w));
       writes.add(w);
     } catch (e) {
       fail(job, e);
     }
   }
   const running = new Set<Promise<void>>();
-  for (;;) {
+  while (!fatal) {
     if (o.deadline !== undefined && now() > o.deadline) {
       tally.stopped = true;
       break;
     }
-    const got = await source.next();
+    let got: Next<J> | undefined;
+    try {
+      got = await source.next();
+    } catch (e) {
+      fatal = { error: e }; // the source itself failed (a video that stops decoding): what is in flight ends first
+      break;
+    }
     if (!got) break;
     if ('error' in got) {
       fail(got.job, got.error);
       continue;
     }
     while (running.size >= o.depth) await Promise.race(running);
+    if (fatal) break; // an image in flight failed while this one was read: nothing more is started
     const p: Promise<void> = processOne(got.job, got.img).finally(() => running.delete(p));
     running.add(p);
   }
   await Promise.all(running);
+  // The last image's result (pipelined), unless the run is ending with an error.
+  if (deferred && !fatal) await keepOne(deferred.job, deferred.keep);
   await Promise.all(writes);
+  if (fatal) throw fatal.error;
   o.progress.update(tally.processed, tally.failed.length, tally.bytes, true);
   return tally;
 }

@@ -4,17 +4,38 @@ import { exitCodeOf } from '../exit.js';
 // What a batch tells the user, shared by the process that runs it (run.ts) and the parent of --jobs processes
 // (shard.ts): the progress line while it runs and the summary at the end, with its exit code.
 
+export interface ProgressOptions {
+  /** nothing on stderr (--quiet, --json) */
+  quiet: boolean;
+  /**
+   * This process runs one shard of a --jobs batch (shard.ts shardOf) and reports to its parent; it is passed in,
+   * so that the parent's module (shard.ts) imports this one and not the other way round.
+   */
+  shard?: boolean;
+  /** what is counted: 'images' (default), 'frames' */
+  unit?: string;
+  /** what was done to them: 'written' (default), 'detected' */
+  verb?: string;
+}
+
 /**
  * Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. A process running one
  * shard of a --jobs batch instead reports {"progress": written, "failed": n, "bytes": n} lines on stdout to its parent.
  */
 export class Progress {
   private last = 0;
-  /**
-   * `shard`: this process runs one shard of a --jobs batch (shard.ts shardOf) and reports to its parent; it is
-   * passed in, so that the parent's module imports this one and not the other way round.
-   */
-  constructor(private readonly total: number, private readonly quiet: boolean, private readonly shard = false, private readonly verb = 'written', private readonly t0 = now()) {}
+  private readonly quiet: boolean;
+  private readonly shard: boolean;
+  private readonly unit: string;
+  private readonly verb: string;
+
+  /** `total`: undefined where it is not known ahead (a video's frames). */
+  constructor(private readonly total: number | undefined, o: ProgressOptions, private readonly t0 = now()) {
+    this.quiet = o.quiet;
+    this.shard = o.shard ?? false;
+    this.unit = o.unit ?? 'images';
+    this.verb = o.verb ?? 'written';
+  }
 
   /** `written` images done (written, or `verb`) and `failed` failed so far, of `total`; `bytes` of input read. */
   update(written: number, failed: number, bytes: number, final = false): void {
@@ -34,9 +55,10 @@ export class Progress {
     this.last = t;
     const s = (t - this.t0) / 1000;
     const rate = done / Math.max(s, 1e-3);
-    const eta = rate > 0 ? (this.total - done) / rate : 0;
+    const of = this.total === undefined ? '' : `/${this.total}`;
+    const eta = this.total === undefined ? '' : `, ETA ${(rate > 0 ? (this.total - done) / rate : 0).toFixed(0)} s`;
     // Written, not just done: a run in which images failed must not read as complete.
-    const line = `${written}/${this.total} images ${this.verb}${failed ? `, ${failed} failed` : ''}, ${rate.toFixed(1)} images/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s, ${final ? `${s.toFixed(1)} s` : `ETA ${eta.toFixed(0)} s`}`;
+    const line = `${written}${of} ${this.unit} ${this.verb}${failed ? `, ${failed} failed` : ''}, ${rate.toFixed(1)} ${this.unit}/s, ${(bytes / 1e6 / Math.max(s, 1e-3)).toFixed(1)} MB/s${final ? `, ${s.toFixed(1)} s` : eta}`;
     if (tty) process.stderr.write(`\r${line}\x1b[K${final ? '\n' : ''}`);
     else process.stderr.write(`${line}\n`);
   }

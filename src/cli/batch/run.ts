@@ -112,9 +112,9 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
     // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
     const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
-    const progress = new Progress(todo.length, o.quiet || o.json, shard !== undefined);
+    const progress = new Progress(todo.length, { quiet: o.quiet || o.json, shard: shard !== undefined });
     const elu0 = performance.eventLoopUtilization();
-    const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress, sayFailures: !o.json });
+    const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress, onFailure: o.json ? 'count' : 'say' });
     phases.read = source.readMs;
     phases.write = keepMs;
     const seconds = (now() - t0) / 1000;

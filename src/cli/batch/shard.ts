@@ -36,7 +36,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
   const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));
   const t0 = now();
-  const progress = new Progress(total, o.quiet || o.json);
+  const progress = new Progress(total, { quiet: o.quiet || o.json });
   const done = new Array<number>(jobs).fill(0), failed = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
   const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
   const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
