@@ -1,6 +1,6 @@
 import { rgbToYCrCb, yCrCbToRgb } from './colour.js';
 import { compareImages, type Comparison } from './compare.js';
-import type { CpuPool } from './cpu/pool.js';
+import { inlinePool, type CpuPool } from './cpu/pool.js';
 import { UnsupportedDtypeError } from './errors.js';
 import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
@@ -191,13 +191,13 @@ function residentInput(src: GpuImage, name: string, rule: InputRule): void {
  * resident input: record only, the output stays on the device) or the CPU implementation on `pool`.
  */
 export function defineOp<S extends readonly ParamSpec[], X extends object = object, Q = ResolvedOf<S>>(
-  decl: OpDeclaration<S, X, Image, GpuImage, Q>, defaults: { pool: CpuPool },
+  decl: OpDeclaration<S, X, Image, GpuImage, Q>,
 ): ImageOpFunction<S, X>;
 export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q = ResolvedOf<S>>(
-  decl: OpDeclaration<S, X, H, D, Q> & { alwaysDownload: true }, defaults: { pool: CpuPool },
+  decl: OpDeclaration<S, X, H, D, Q> & { alwaysDownload: true },
 ): HostOpFunction<S, X, H>;
 export function defineOp<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q>(
-  decl: OpDeclaration<S, X, H, D, Q>, defaults: { pool: CpuPool },
+  decl: OpDeclaration<S, X, H, D, Q>,
 ): unknown {
   const name = decl.name;
   // Q is ResolvedOf<S> where no `prepare` is declared (its default): the paths take the parameters themselves.
@@ -228,7 +228,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   async function onCpu(img: Image, q: Q, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {
     const tk = now();
-    const r = await decl.cpu(img, q, { pool: opts.pool ?? defaults.pool, out: opts.out });
+    const r = await decl.cpu(img, q, { pool: opts.pool ?? inlinePool, out: opts.out });
     const ms = now() - tk;
     const { output, kernels, extra } = isProduced(r) ? r : { output: r, kernels: undefined, extra: undefined };
     const timings = makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels: kernels ?? [{ name, ms }], kernelSource: 'cpu', total: now() - t0 });

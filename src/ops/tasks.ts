@@ -1,4 +1,4 @@
-import { InlinePool, taskTable, type CpuPool } from '../core/cpu/pool.js';
+import { taskTable } from '../core/cpu/pool.js';
 import { claheTasks } from './clahe/cpu-kernels.js';
 import { convolveTasks } from './convolve/cpu-kernels.js';
 import { detectTasks } from './detect/cpu-kernels.js';
@@ -8,10 +8,7 @@ import { morphTasks } from './morph/cpu-kernels.js';
 import { thresholdTasks } from './threshold/local-kernels.js';
 
 /**
- * Every CPU task a worker thread can run, by the name its handle carries over the wire: the families' handle
+ * Every CPU task a worker thread can run (what src/node's worker pool loads; the inline pool needs no table), by the name its handle carries over the wire: the families' handle
  * lists (each family's cpu-kernels.ts) and the worker side of forBlocks.
  */
 export const TASKS = taskTable([...histogramTasks, ...lutTasks, ...thresholdTasks, ...claheTasks, ...morphTasks, ...convolveTasks, ...detectTasks]);
-
-/** The single-threaded pool used when the caller passes none (and in browsers). */
-export const inlinePool: CpuPool = new InlinePool();

@@ -10,7 +10,7 @@ import { histogramRange, histogramTask } from '../../src/ops/histogram/cpu-kerne
 import { applyLutTask } from '../../src/ops/lut/cpu-kernels.js';
 import { histogramCpu } from '../../src/ops/histogram/cpu.js';
 import { loadPointKernels } from '../../src/node/native-kernels.js';
-import { inlinePool } from '../../src/ops/tasks.js';
+import { inlinePool } from '../../src/core/cpu/pool.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { readImage } from '../../src/io/index.js';
 import { fixture, randomBytes } from '../helpers/fixtures.js';

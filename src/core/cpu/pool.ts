@@ -70,6 +70,12 @@ export class InlinePool implements CpuPool {
 }
 
 /**
+ * The single-threaded pool used when the caller passes none (and in browsers): tasks run their handle's function
+ * on the calling thread, so it needs no task table — a family's code reaches no other family's kernels through it.
+ */
+export const inlinePool: CpuPool = new InlinePool();
+
+/**
  * Pixels per block of the point operations (histogram, LUT), which workers take dynamically (forBlocks). Swept on
  * the H100 machine (bench/cpu-dispatch.ts, 2^15–2^18): 2^17 and 2^18 best at 4K and 8K, smaller blocks slower
  * (per-block results). A setting so that benchmarks can sweep it.

@@ -5,7 +5,6 @@ import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js'
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec, ResolvedOf, Size } from '../../core/params.js';
 import { now } from '../../core/timings.js';
-import { inlinePool } from '../tasks.js';
 import { claheTiledCpu, claheWindowCpu } from './cpu.js';
 import { CLAHE_SCHEMES, ClaheTiledGpuPlan, ClaheWindowGpuPlan, tileBands } from './gpu.js';
 import { CLAHE_BORDERS, tiledGeometry, windowGeometry, type ClaheDtype } from './plan.js';
@@ -108,4 +107,4 @@ export const clahe = defineOp({
     const dtype = input.dtype as ClaheDtype;
     return (await ClaheTiledGpuPlan.prepare(input.ctx, dtype)).encode(rec, input, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype));
   },
-}, { pool: inlinePool });
+});

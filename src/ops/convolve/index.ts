@@ -8,7 +8,6 @@ import { intoOut, type Image, type Shape } from '../../core/image.js';
 import { defineOp, paramsOf, type OpOptions, type RunOptions } from '../../core/op.js';
 import type { ParamSpec } from '../../core/params.js';
 import type { OpResult } from '../../core/timings.js';
-import { inlinePool } from '../tasks.js';
 import { filterCpu } from './cpu.js';
 import { filterGpuHost, filterResident, gpuPlan, recordFilter, residentSlabs } from './device.js';
 import type { FilterPlan } from './filters.js';
@@ -104,7 +103,7 @@ const filterOp = defineOp<typeof filterParams, { impl: string }>({
   // Saturated 8/16-bit results may round a float lying within rounding of a .5 tie differently: ±1.
   compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareWithin(a, b, 0, 1)),
   report: (r) => ({ json: { impl: r.impl }, text: [`  implementation: ${r.impl}`] }),
-}, { pool: inlinePool });
+});
 
 /** A named filter (filters.ts: sobel, prewitt, roberts, gauss, box, laplace) or a FilterPlan. */
 async function filterFn(src: Image, spec: string | FilterPlan, opts?: FilterOptions): Promise<FilterResult<Image>>;

@@ -1,5 +1,5 @@
 import type { Comparison } from '../../core/compare.js';
-import type { CpuPool } from '../../core/cpu/pool.js';
+import { inlinePool, type CpuPool } from '../../core/cpu/pool.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
@@ -10,7 +10,6 @@ import { requireDtype, toGray, validateImage, type Image } from '../../core/imag
 import { defineOp, runSteps, type InputRule, type OpOptions, type Produced } from '../../core/op.js';
 import { resolveParams, type ParamSpec, type ResolvedOf } from '../../core/params.js';
 import { makeTimings, now, type KernelTime, type OpResult, type Timings } from '../../core/timings.js';
-import { inlinePool } from '../tasks.js';
 import type { Classifier } from './classifier.js';
 import { parseClassifierXml } from './classifier-xml.js';
 import { compileClassifier, type CompiledClassifier } from './compiled.js';
@@ -408,7 +407,7 @@ export const detectObjects = defineOp({
       text: [`  ${o.detections.length} detection${o.detections.length === 1 ? '' : 's'} from ${o.hits.length} accepted of ${o.windows} windows`, ...o.detections.map(boxText)],
     };
   },
-}, { pool: inlinePool });
+});
 
 /**
  * Detects objects in one image (see Detector for many frames): detectObjects with the classifier as an argument of

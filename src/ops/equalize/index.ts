@@ -1,7 +1,6 @@
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec } from '../../core/params.js';
 import { HISTOGRAM_METHODS } from '../histogram/gpu.js';
-import { inlinePool } from '../tasks.js';
 import { equalizeCpu } from './cpu.js';
 import { equalizeGpu } from './gpu.js';
 
@@ -25,4 +24,4 @@ export const equalize = defineOp({
   input: { dtypes: ['uint8', 'uint16'], colour: 'gray' },
   cpu: (img, _p, { pool, out }) => equalizeCpu(img, pool, out),
   gpu: (input, rec, p) => equalizeGpu(input, rec, p.impl),
-}, { pool: inlinePool });
+});

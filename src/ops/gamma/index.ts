@@ -2,7 +2,6 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec } from '../../core/params.js';
-import { inlinePool } from '../tasks.js';
 import { gammaCpu } from './cpu.js';
 import { gammaGpu } from './gpu.js';
 
@@ -36,4 +35,4 @@ export const gamma = defineOp({
   },
   cpu: (img, p, { pool, out }) => gammaCpu(img, p.gamma, p.gain, pool, out),
   gpu: (input, rec, p) => gammaGpu(input, rec, p.gamma, p.gain),
-}, { pool: inlinePool });
+});

@@ -8,7 +8,6 @@ import { createImage, pixelCount, validateImage, type Image } from '../../core/i
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec, Rect, ResolvedOf } from '../../core/params.js';
 import type { OpResult } from '../../core/timings.js';
-import { inlinePool } from '../tasks.js';
 import { histogramCpu } from './cpu.js';
 import { HISTOGRAM_METHODS, HistogramGpuPlan } from './gpu.js';
 
@@ -142,4 +141,4 @@ export const histogram: (src: Image | GpuImage, opts?: HistogramOptions) => Prom
   alwaysDownload: true,
   compare: (cpu: Uint32Array, gpu: Uint32Array) => compareArrays(cpu, gpu),
   report: (r) => ({ json: { counts: Array.from(r.output) }, text: summarizeCounts(r.output) }),
-}, { pool: inlinePool });
+});

@@ -1,4 +1,4 @@
-import type { CpuPool } from '../../core/cpu/pool.js';
+import { inlinePool, type CpuPool } from '../../core/cpu/pool.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
@@ -6,7 +6,6 @@ import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { pixelCount, requireDtype, validateImage, type Image } from '../../core/image.js';
 import { makeTimings, now, type OpResult } from '../../core/timings.js';
-import { inlinePool } from '../tasks.js';
 import { applyLutCpu } from './cpu.js';
 import { ApplyLutGpuPlan } from './gpu.js';
 

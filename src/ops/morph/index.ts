@@ -7,7 +7,6 @@ import { asShape3D, intoOut, type Image } from '../../core/image.js';
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec, ResolvedOf } from '../../core/params.js';
 import { now } from '../../core/timings.js';
-import { inlinePool } from '../tasks.js';
 import { primitiveCpu, subtractCpu } from './cpu.js';
 import { MORPH_METHODS, MorphGpu, type Aligned } from './gpu.js';
 import { lanes, type MorphDtype } from './morph.wgsl.js';
@@ -133,7 +132,7 @@ export const morph = defineOp({
     });
     return m.fromAligned(rec, out, [...slab.shape] as GpuImage['shape'], false);
   }),
-}, { pool: inlinePool });
+});
 
 /** Erosion: morph with op 'erode'. */
 export const erode = (src: Image, opts: Omit<MorphOptions, 'op'> = {}) => morph(src, { ...opts, op: 'erode' });

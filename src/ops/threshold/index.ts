@@ -14,7 +14,6 @@ import { histogram } from '../histogram/index.js';
 import { HISTOGRAM_METHODS } from '../histogram/gpu.js';
 import { applyLutCpu } from '../lut/cpu.js';
 import { applyLut } from '../lut/index.js';
-import { inlinePool } from '../tasks.js';
 import { binaryLut, isodataThreshold, otsuThreshold } from './global.js';
 import { adaptiveGpu, localThresholdGpu, otsuGpu } from './gpu.js';
 import { adaptiveCpu, localThresholdCpu, type LocalMethod } from './local-cpu.js';
@@ -184,4 +183,4 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
     if (r.fallback !== undefined) return { json: { fallback: r.fallback }, text: [`  global isodata fallback ${r.fallback} (used in windows too uniform to split)`] };
     return { json: {}, text: [] };
   },
-}, { pool: inlinePool });
+});
