@@ -196,6 +196,19 @@ for (const skipLibCheck of [false, true]) {
 
 // ---- 4. What the tarball holds.
 
+test("a bundle of one operation from 'imgpu/browser' holds that operation's family and what it uses, not the others (sideEffects: false)", async () => {
+  const { build } = await import('esbuild');
+  const entry = join(project, 'equalize-only.js');
+  writeFileSync(entry, "import { equalize, createBrowserGpuContext } from 'imgpu/browser';\nexport { equalize, createBrowserGpuContext };\n");
+  const r = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', minify: true, write: false, metafile: true, logLevel: 'silent' });
+  const inputs = Object.entries(r.metafile.outputs[Object.keys(r.metafile.outputs)[0]].inputs).filter(([, v]) => v.bytesInOutput > 0).map(([k]) => k);
+  const families = new Set(inputs.flatMap((k) => /\/dist\/src\/ops\/([^/]+)\//.exec(k)?.[1] ?? []));
+  const bytes = r.outputFiles[0].contents.length;
+  // equalize is histogram → LUT → apply: those three families, and no detection, XML parser, filters, codecs.
+  assert.deepEqual([...families].sort(), ['equalize', 'histogram', 'lut'], `${inputs.length} modules, ${bytes} bytes`);
+  assert.ok(!inputs.some((k) => /fast-xml-parser|nifti|dicom|sharp/.test(k)), inputs.join('\n'));
+});
+
 test('the tarball ships what a user needs: no internal notes, source maps that carry their sources, the native codec', () => {
   for (const internal of INTERNAL_DOCS) assert.ok(!tarballFiles.includes(internal), `${internal} is shipped`);
   assert.ok(!tarballFiles.some((f) => f.startsWith('test/') || f.startsWith('bench/') || f.startsWith('dist/test/')), 'tests or benchmarks shipped');
