@@ -85,6 +85,16 @@ function drawHistogram(canvas: HTMLCanvasElement, img: Image): void {
   for (let b = 0; b < 256; b++) { const v = (hist[b] / max) * 88; ctx.fillRect(2 * b, 90 - v, 2, v); }
 }
 
+/** Removes the previous result (image, histogram, download link) so that it cannot pass for the next one. */
+function clearOutput(label: string): void {
+  for (const id of ['out', 'outhist']) Object.assign($<HTMLCanvasElement>(id), { width: 0, height: 0 });
+  $('outwhich').textContent = label;
+  const a = $<HTMLAnchorElement>('download');
+  a.style.display = 'none';
+  if (a.href) URL.revokeObjectURL(a.href);
+  a.removeAttribute('href');
+}
+
 function formFor(name: string): void {
   const op = OPERATIONS[name];
   $('summary').textContent = op.summary;
@@ -149,11 +159,13 @@ async function run(): Promise<void> {
   const name = $<HTMLSelectElement>('op').value;
   const op = OPERATIONS[name];
   const img = op.colour ? input : toGray(input);
+  clearOutput('');
   let params: Record<string, unknown>;
   try {
     params = readParams(name);
   } catch (e) {
     $('verdict').textContent = (e as Error).message;
+    $('outwhich').textContent = 'not run';
     return;
   }
   document.body.dataset.state = 'running';
@@ -203,6 +215,8 @@ async function run(): Promise<void> {
       a.download = `${inputName}-${name}.png`;
       a.style.display = '';
     });
+  } else {
+    $('outwhich').textContent = 'failed (see the timings)';
   }
   (window as unknown as Record<string, unknown>).__last = {
     op: name, params, identical, gpu: gpuRes ? checksum(gpuRes.output) : null, cpu: cpuRes ? checksum(cpuRes.output) : null,

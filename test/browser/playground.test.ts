@@ -144,3 +144,60 @@ test('playground without WebGPU: one line says so and the CPU path still runs', 
     server.kill();
   }
 });
+
+/** The columns of a histogram canvas (2 px a bin) that hold a bar: how many of the 256 bins are drawn. */
+function barsIn(page: import('playwright-core').Page, id: string): Promise<number> {
+  return page.evaluate((id) => {
+    const c = document.getElementById(id) as HTMLCanvasElement;
+    if (c.width === 0) return 0;
+    const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let bars = 0;
+    for (let b = 0; b < c.width / 2; b++) {
+      let drawn = false;
+      for (let y = 0; y < c.height && !drawn; y++) drawn = px[4 * (y * c.width + 2 * b)] !== 255;
+      if (drawn) bars++;
+    }
+    return bars;
+  }, id);
+}
+
+/** Issue 23's defects, each seen in the page as a user would meet it. */
+test('playground defects: failed runs, rejected uploads, W×H, the run button, the icon, float histograms', { timeout: 600_000 }, async (t) => {
+  if (!chromiumOrSkip(t)) return;
+  const { server, url } = await servePlayground();
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'] });
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-playground-files-'));
+  try {
+    const page = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
+    const failed: string[] = [];
+    page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
+    page.on('requestfailed', (r) => failed.push(`${r.failure()?.errorText} ${r.url()}`));
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    const statusLine = (await page.textContent('#status')) ?? '';
+    assert.match(statusLine, /^WebGPU: /);
+    const runWith = async (op: string, values: Record<string, string>) => {
+      await page.selectOption('#op', op);
+      for (const [k, v] of Object.entries(values)) await page.fill(`#param-${k}`, v);
+      await page.click('#run');
+      await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
+    };
+    await page.click('#sample-coins\\.png');
+    await page.waitForSelector('body[data-state="ready"]');
+
+    await t.test('a failed run clears the previous result and says it failed', async () => {
+      await runWith('equalize', {});
+      assert.equal(await page.isVisible('#download'), true);
+      await runWith('morph', { se: 'blob:3' });
+      assert.match((await page.textContent('#verdict')) ?? '', /failed/);
+      assert.match((await page.textContent('#outwhich')) ?? '', /failed/);
+      assert.equal(await page.isVisible('#download'), false, 'the previous result\'s download link is gone');
+      assert.deepEqual(await page.$eval('#out', (c) => [(c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height]), [0, 0], 'the previous result image is gone');
+      assert.equal(await barsIn(page, 'outhist'), 0, 'the previous result\'s histogram is gone');
+    });
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+});
