@@ -149,6 +149,7 @@ async function setInput(img: Image, name: string): Promise<void> {
   draw($('in'), img);
   drawHistogram($('inhist'), img);
   $('insize').textContent = `${name}: ${img.shape.join('×')}${img.channels > 1 ? ` ×${img.channels}` : ''} ${img.dtype}`;
+  $('upload-error').textContent = '';
   ($('run') as HTMLButtonElement).disabled = false;
   (window as unknown as Record<string, unknown>).__input = checksum(img);
   document.body.dataset.state = 'ready';
@@ -241,7 +242,8 @@ async function main(): Promise<void> {
     $('samples').append(b);
   }
   const open = async (f: File) => {
-    try { await setInput(await decode(f), f.name); } catch (e) { status((e as Error).message, true); }
+    // Upload errors have their own line, beside the drop zone: the status line keeps describing WebGPU.
+    try { await setInput(await decode(f), f.name); } catch (e) { $('upload-error').textContent = `${f.name}: ${(e as Error).message}`; }
   };
   $<HTMLInputElement>('file').onchange = (e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void open(f); };
   const drop = $('drop');

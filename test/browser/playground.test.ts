@@ -196,6 +196,19 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       assert.deepEqual(await page.$eval('#out', (c) => [(c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height]), [0, 0], 'the previous result image is gone');
       assert.equal(await barsIn(page, 'outhist'), 0, 'the previous result\'s histogram is gone');
     });
+
+    await t.test('a rejected upload says so in its own place, the status line stays, the next upload clears it', async () => {
+      const tif = join(dir, 'coins.tif');
+      await sharp(fixture('images', 'coins.png')).tiff().toFile(tif);
+      await page.setInputFiles('#file', tif);
+      await page.waitForFunction(() => document.getElementById('upload-error')?.textContent);
+      assert.match((await page.textContent('#upload-error')) ?? '', /cannot decode/);
+      assert.equal(await page.textContent('#status'), statusLine, 'the WebGPU status line keeps saying what it said');
+      await page.setInputFiles('#file', fixture('images', 'cat_29x45.png'));
+      await page.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('cat_29x45.png'));
+      assert.equal(await page.textContent('#upload-error'), '', 'a successful upload clears the error');
+      assert.equal(await page.textContent('#status'), statusLine);
+    });
   } finally {
     await browser.close();
     server.kill();
