@@ -52,6 +52,12 @@ async function decode(blob: Blob): Promise<Image> {
   return imageFrom(data, [bmp.height, bmp.width], gray ? 1 : 3);
 }
 
+/** "W×H ×C dtype": width first, as image viewers and the form's WxH fields say it (shape is [H, W]). */
+function describe(img: Image): string {
+  const [h, w] = img.shape;
+  return `${w}×${h}${img.channels > 1 ? ` ×${img.channels}` : ''} ${img.dtype}`;
+}
+
 /** Draws an 8/16-bit or float image (gray or RGB) into a canvas. */
 function draw(canvas: HTMLCanvasElement, img: Image): void {
   const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
@@ -148,7 +154,7 @@ async function setInput(img: Image, name: string): Promise<void> {
   inputName = name.replace(/\.[^.]*$/, '');
   draw($('in'), img);
   drawHistogram($('inhist'), img);
-  $('insize').textContent = `${name}: ${img.shape.join('×')}${img.channels > 1 ? ` ×${img.channels}` : ''} ${img.dtype}`;
+  $('insize').textContent = `${name}: ${describe(img)}`;
   $('upload-error').textContent = '';
   ($('run') as HTMLButtonElement).disabled = false;
   (window as unknown as Record<string, unknown>).__input = checksum(img);
@@ -208,7 +214,7 @@ async function run(): Promise<void> {
   if (shown) {
     draw($('out'), shown);
     drawHistogram($('outhist'), shown);
-    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${shown.shape.join('×')}${shown.channels > 1 ? ` ×${shown.channels}` : ''} ${shown.dtype}`;
+    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${describe(shown)}`;
     $<HTMLCanvasElement>('out').toBlob((blob) => {
       const a = $<HTMLAnchorElement>('download');
       if (!blob) return;

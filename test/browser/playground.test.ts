@@ -209,6 +209,13 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       assert.equal(await page.textContent('#upload-error'), '', 'a successful upload clears the error');
       assert.equal(await page.textContent('#status'), statusLine);
     });
+
+    await t.test('sizes read W×H', async () => {
+      const { width, height } = await sharp(fixture('images', 'cat_29x45.png')).metadata();
+      assert.match((await page.textContent('#insize')) ?? '', new RegExp(`^cat_29x45.png: ${width}×${height} `));
+      await runWith('equalize', {});
+      assert.match((await page.textContent('#outwhich')) ?? '', new RegExp(`^GPU: ${width}×${height} `));
+    });
   } finally {
     await browser.close();
     server.kill();
