@@ -263,6 +263,7 @@ async function main(): Promise<void> {
   } catch (e) {
     status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): running on the CPU only`, true);
   }
+  $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
   document.body.dataset.state = 'idle';
 }
 

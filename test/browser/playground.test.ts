@@ -131,6 +131,7 @@ test('playground without WebGPU: one line says so and the CPU path still runs', 
     await page.goto(url);
     await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
     assert.match((await page.textContent('#status')) ?? '', /^WebGPU is not available in this browser .*: running on the CPU only$/);
+    assert.equal(await page.textContent('#run'), 'Run on the CPU', 'the button says what it will do');
     await page.click('#sample-coins\\.png');
     await page.waitForSelector('body[data-state="ready"]');
     await page.click('#run');
@@ -215,6 +216,10 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       assert.match((await page.textContent('#insize')) ?? '', new RegExp(`^cat_29x45.png: ${width}×${height} `));
       await runWith('equalize', {});
       assert.match((await page.textContent('#outwhich')) ?? '', new RegExp(`^GPU: ${width}×${height} `));
+    });
+
+    await t.test('the run button says what it will do', async () => {
+      assert.equal(await page.textContent('#run'), 'Run on GPU and CPU');
     });
   } finally {
     await browser.close();
