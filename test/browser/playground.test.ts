@@ -221,6 +221,15 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
     await t.test('the run button says what it will do', async () => {
       assert.equal(await page.textContent('#run'), 'Run on GPU and CPU');
     });
+
+    await t.test('the page has an icon (no /favicon.ico 404) and loads no missing file', async () => {
+      // Chromium asks for /favicon.ico outside the page's own requests (none of the events above sees it): the
+      // page declares its icon, which the browser then takes instead, and that icon loads.
+      const icon = await page.$eval('link[rel="icon"]', (l) => (l as HTMLLinkElement).href).catch(() => null);
+      assert.ok(icon, 'index.html declares an icon');
+      assert.equal(await page.evaluate(async (href) => (await fetch(href)).ok, icon), true, `the icon ${icon.slice(0, 40)}… loads`);
+      assert.deepEqual(failed, []);
+    });
   } finally {
     await browser.close();
     server.kill();
