@@ -58,15 +58,25 @@ function describe(img: Image): string {
   return `${w}×${h}${img.channels > 1 ? ` ×${img.channels}` : ''} ${img.dtype}`;
 }
 
-/** Draws an 8/16-bit or float image (gray or RGB) into a canvas. */
+/**
+ * The values shown as black..white: the dtype's range for integers; a float result's own min..max (a Sobel or
+ * Gaussian result has no fixed range: taken as 0..1 it would be all white).
+ */
+function displayRange(img: Image): [number, number] {
+  if (img.dtype !== 'float32') return [0, img.dtype === 'uint8' ? 255 : 65535];
+  let lo = Infinity, hi = -Infinity;
+  for (const v of img.data) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  return [lo, hi];
+}
+
+/** Draws an 8/16-bit or float image (gray or RGB) into a canvas, mapped by displayRange. */
 function draw(canvas: HTMLCanvasElement, img: Image): void {
   const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
   canvas.width = w;
   canvas.height = h;
   const px = new ImageData(w, h);
   const d = img.data, c = img.channels;
-  let lo = 0, hi = img.dtype === 'uint8' ? 255 : 65535;
-  if (img.dtype === 'float32') { lo = Infinity; hi = -Infinity; for (let i = 0; i < w * h * c; i++) { lo = Math.min(lo, d[i]); hi = Math.max(hi, d[i]); } }
+  const [lo, hi] = displayRange(img);
   const s = 255 / Math.max(1e-12, hi - lo);
   for (let i = 0; i < w * h; i++) {
     for (let k = 0; k < 3; k++) px.data[4 * i + k] = (d[i * c + (c === 1 ? 0 : k)] - lo) * s;
@@ -75,12 +85,13 @@ function draw(canvas: HTMLCanvasElement, img: Image): void {
   canvas.getContext('2d')!.putImageData(px, 0, 0);
 }
 
-/** The 256-bin histogram of the image's gray, drawn as bars. */
+/** The 256-bin histogram of the image's gray over displayRange (the range the image is drawn with), as bars. */
 function drawHistogram(canvas: HTMLCanvasElement, img: Image): void {
   const g = toGray(img);
   const hist = new Float64Array(256);
-  const shift = g.dtype === 'uint8' ? 0 : 8;
-  for (let i = 0; i < g.data.length; i++) hist[g.dtype === 'float32' ? Math.max(0, Math.min(255, Math.round(g.data[i] * 255))) : g.data[i] >> shift]++;
+  const [lo, hi] = displayRange(g);
+  const s = 255 / Math.max(1e-12, hi - lo);
+  for (let i = 0; i < g.data.length; i++) hist[Math.max(0, Math.min(255, Math.round((g.data[i] - lo) * s)))]++;
   const max = Math.max(...hist);
   canvas.width = 512;
   canvas.height = 90;
@@ -214,7 +225,7 @@ async function run(): Promise<void> {
   if (shown) {
     draw($('out'), shown);
     drawHistogram($('outhist'), shown);
-    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${describe(shown)}`;
+    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${describe(shown)}${shown.dtype === 'float32' ? `, range ${displayRange(shown).join('…')} shown as black…white` : ''}`;
     $<HTMLCanvasElement>('out').toBlob((blob) => {
       const a = $<HTMLAnchorElement>('download');
       if (!blob) return;

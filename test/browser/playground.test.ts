@@ -222,6 +222,18 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       assert.equal(await page.textContent('#run'), 'Run on GPU and CPU');
     });
 
+    await t.test('float32 results: histogram and image mapped by their range, labelled with it', async () => {
+      await page.click('#sample-coins\\.png');
+      await page.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('coins.png'));
+      await runWith('filter', { filter: 'sobel-x' });
+      const out = (await OPERATIONS.filter.run(toGray(await readImage(fixture('images', 'coins.png'))), { filter: 'sobel-x' }, {})).output;
+      assert.equal(out.dtype, 'float32');
+      let lo = Infinity, hi = -Infinity;
+      for (const v of out.data) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      assert.ok((await barsIn(page, 'outhist')) > 50, `the histogram has ${await barsIn(page, 'outhist')} bars`);
+      assert.ok((await page.textContent('#outwhich'))?.includes(`range ${lo}…${hi}`), `${await page.textContent('#outwhich')} names the range ${lo}…${hi}`);
+    });
+
     await t.test('the page has an icon (no /favicon.ico 404) and loads no missing file', async () => {
       // Chromium asks for /favicon.ico outside the page's own requests (none of the events above sees it): the
       // page declares its icon, which the browser then takes instead, and that icon loads.
