@@ -4,13 +4,15 @@
  * operations' declared ParamSpecs, so a new operation appears here without page code.
  */
 import { compareImages, describeComparison, pixelChecksum as checksum } from '../src/core/compare.js';
-import { ImgpuError } from '../src/core/errors.js';
+import { ImgpuError, InvalidArgumentError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { bytesPerElement, imageFrom, pixelCount, toGray, type Image } from '../src/core/image.js';
 import { parseParamValue, type ParamSpec } from '../src/core/params.js';
 import { formatTimings, type OpResult, type Timings } from '../src/core/timings.js';
 import { OPERATIONS } from '../src/ops/registry.js';
+import { decodeNpy } from '../src/io/npy.js';
 import { createBrowserGpuContext } from '../src/browser.js';
+import { withChosenFiles, type ChosenFile } from './file-params.js';
 
 const SAMPLES = ['camera.png', 'coins.png', 'chelsea.png'];
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -19,6 +21,8 @@ let input: Image | undefined;
 let inputName = 'image';
 let gpu: GpuContext | undefined;
 const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
+/** The files chosen for file parameters (kernel:FILE, mask:FILE), by parameter name, read. */
+const chosen = new Map<string, Omit<ChosenFile, 'spec'>>();
 let nextId = 0;
 const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
 worker.onmessage = (e: MessageEvent<{ id: number; output?: Image; timings?: Timings; error?: string }>) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
@@ -50,6 +54,14 @@ async function decode(blob: Blob): Promise<Image> {
     else { data[3 * i] = rgba[4 * i]; data[3 * i + 1] = rgba[4 * i + 1]; data[3 * i + 2] = rgba[4 * i + 2]; }
   }
   return imageFrom(data, [bmp.height, bmp.width], gray ? 1 : 3);
+}
+
+/** A file chosen for a file parameter: text for the extensions its declaration reads as text, else .npy or an image. */
+async function readChosen(file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>, f: File): Promise<Omit<ChosenFile, 'spec'>> {
+  const ext = f.name.slice(f.name.lastIndexOf('.')).toLowerCase();
+  if (file.text?.includes(ext)) return { path: f.name, text: await f.text() };
+  if (ext === '.npy') return { path: f.name, image: decodeNpy(new Uint8Array(await f.arrayBuffer()), f.name) };
+  return { path: f.name, image: await decode(f) };
 }
 
 /** "W×H ×C dtype": width first, as image viewers and the form's WxH fields say it (shape is [H, W]). */
@@ -112,7 +124,25 @@ function clearOutput(label: string): void {
   a.removeAttribute('href');
 }
 
+/** The picker beside a file parameter: the chosen file is read now and the field then names it (prefix + name). */
+function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>, field: HTMLInputElement): HTMLInputElement {
+  const pick = Object.assign(document.createElement('input'), { type: 'file', id: `param-${param}-file`, title: `a file for ${file.prefix}FILE` });
+  pick.onchange = async () => {
+    const f = pick.files?.[0];
+    if (!f) return;
+    try {
+      chosen.set(param, await readChosen(file, f));
+      field.value = `${file.prefix}${f.name}`;
+    } catch (e) {
+      chosen.delete(param);
+      $('verdict').textContent = `${f.name}: ${(e as Error).message}`;
+    }
+  };
+  return pick;
+}
+
 function formFor(name: string): void {
+  chosen.clear();
   const op = OPERATIONS[name];
   $('summary').textContent = op.summary;
   const form = $('form');
@@ -136,27 +166,41 @@ function formFor(name: string): void {
     }
     field.name = p.name;
     field.id = `param-${p.name}`;
-    label.append(field, Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
+    label.append(field);
+    if (p.kind === 'string' && p.file) label.append(' ', filePicker(p.name, p.file, field as HTMLInputElement));
+    label.append(Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
     form.append(label);
   }
 }
 
-/** The form's values, parsed by each parameter's declaration (empty fields keep the default). */
-function readParams(name: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/**
+ * The form's values, parsed by each parameter's declaration (empty fields keep the default), and the chosen files
+ * they name. A file parameter naming no chosen file is refused: the page cannot open a typed path.
+ */
+function readParams(name: string): { params: Record<string, unknown>; files: Record<string, ChosenFile> } {
+  const params: Record<string, unknown> = {}, files: Record<string, ChosenFile> = {};
   for (const p of OPERATIONS[name].params as readonly ParamSpec[]) {
     const f = $<HTMLInputElement>(`param-${p.name}`);
-    if (p.kind === 'bool') out[p.name] = f.checked;
-    else if (f.value.trim() !== '') out[p.name] = parseParamValue(p, f.value.trim());
+    const v = f.value.trim();
+    if (p.kind === 'bool') params[p.name] = f.checked;
+    else if (v !== '') params[p.name] = parseParamValue(p, v);
+    if (p.kind !== 'string' || !p.file || !v.startsWith(p.file.prefix)) continue;
+    const file = chosen.get(p.name);
+    if (file?.path !== v.slice(p.file.prefix.length)) {
+      throw new InvalidArgumentError(`${v}: a web page cannot open a path; choose the file with the picker beside '${p.name}' (PNG or .npy${p.file.text ? ` or ${p.file.text.join(', ')}` : ''})`);
+    }
+    files[p.name] = { ...file, spec: v };
   }
-  return out;
+  // Loaded here once too, so that a file the operation cannot take (e.g. an RGB mask) is refused before the run.
+  withChosenFiles(name, params, files);
+  return { params, files };
 }
 
-function runOnCpu(op: string, params: Record<string, unknown>, img: Image): Promise<OpResult<Image>> {
+function runOnCpu(op: string, params: Record<string, unknown>, files: Record<string, ChosenFile>, img: Image): Promise<OpResult<Image>> {
   return new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, (m) => (m.error ? reject(new Error(m.error)) : resolve({ output: m.output!, timings: m.timings! })));
-    worker.postMessage({ id, op, params, image: { data: img.data, shape: img.shape, channels: img.channels } });
+    worker.postMessage({ id, op, params, files, image: { data: img.data, shape: img.shape, channels: img.channels } });
   });
 }
 
@@ -178,9 +222,9 @@ async function run(): Promise<void> {
   const op = OPERATIONS[name];
   const img = op.colour ? input : toGray(input);
   clearOutput('');
-  let params: Record<string, unknown>;
+  let params: Record<string, unknown>, files: Record<string, ChosenFile>;
   try {
-    params = readParams(name);
+    ({ params, files } = readParams(name));
   } catch (e) {
     $('verdict').textContent = (e as Error).message;
     $('outwhich').textContent = 'not run';
@@ -198,8 +242,8 @@ async function run(): Promise<void> {
   }
   const settle = <T>(p: Promise<T>) => p.then((v) => ({ v }), (e: Error) => ({ e: e instanceof ImgpuError || e instanceof Error ? e.message : String(e) }));
   const [g, c] = await Promise.all([
-    gpu && !gpuSkip ? settle(op.run(img, params, { gpu })) : Promise.resolve(undefined),
-    settle(runOnCpu(name, params, img)),
+    gpu && !gpuSkip ? settle(op.run(img, withChosenFiles(name, params, files), { gpu })) : Promise.resolve(undefined),
+    settle(runOnCpu(name, params, files, img)),
   ]);
   clearInterval(tick);
   $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;

@@ -1,14 +1,15 @@
 // The playground's CPU path, off the page's thread: runs a registry operation on the image it is sent.
 import { imageFrom, type Image, type PixelArray } from '../src/core/image.js';
 import { OPERATIONS } from '../src/ops/registry.js';
+import { withChosenFiles, type ChosenFile } from './file-params.js';
 
-interface Request { id: number; op: string; params: Record<string, unknown>; image: Pick<Image, 'data' | 'shape' | 'channels'> }
+interface Request { id: number; op: string; params: Record<string, unknown>; image: Pick<Image, 'data' | 'shape' | 'channels'>; files: Record<string, ChosenFile> }
 
 self.onmessage = async (e: MessageEvent<Request>) => {
-  const { id, op, params, image } = e.data;
+  const { id, op, params, image, files } = e.data;
   try {
     const img = imageFrom(image.data as PixelArray, image.shape, image.channels);
-    const r = await OPERATIONS[op].run(img, params, {});
+    const r = await OPERATIONS[op].run(img, withChosenFiles(op, params, files), {});
     const o = r.output;
     self.postMessage({ id, output: { data: o.data, shape: o.shape, channels: o.channels, dtype: o.dtype }, timings: r.timings });
   } catch (err) {

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { pixelChecksum as checksum } from '../../src/core/compare.js';
-import { toGray } from '../../src/core/image.js';
+import { imageFrom, toGray } from '../../src/core/image.js';
 import { parseParamValue } from '../../src/core/params.js';
-import { readImage } from '../../src/io/index.js';
+import { encodeNpy, readImage } from '../../src/io/index.js';
+import { loadFileParams } from '../../src/io/params.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -163,7 +164,7 @@ function barsIn(page: import('playwright-core').Page, id: string): Promise<numbe
 }
 
 /** Issue 23's defects, each seen in the page as a user would meet it. */
-test('playground defects: failed runs, rejected uploads, W×H, the run button, the icon, float histograms', { timeout: 600_000 }, async (t) => {
+test('playground defects: failed runs, rejected uploads, W×H, the run button, the icon, float histograms, file parameters', { timeout: 600_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
   const { server, url } = await servePlayground();
   const { chromium } = await import('playwright-core');
@@ -232,6 +233,32 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       for (const v of out.data) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
       assert.ok((await barsIn(page, 'outhist')) > 50, `the histogram has ${await barsIn(page, 'outhist')} bars`);
       assert.ok((await page.textContent('#outwhich'))?.includes(`range ${lo}…${hi}`), `${await page.textContent('#outwhich')} names the range ${lo}…${hi}`);
+    });
+
+    await t.test('kernel:FILE and mask:FILE: a typed path says to choose the file; a chosen .npy/PNG runs as in Node', async () => {
+      const kernel = join(dir, 'edge.npy');
+      writeFileSync(kernel, encodeNpy(imageFrom(Float32Array.from([1, 2, 0, 0, 0, 0, 0, -2, -1]), [3, 3])));
+      const mask = join(dir, 'plus.png');
+      const plus = Uint8Array.from({ length: 25 }, (_, i) => (i % 5 === 2 || Math.floor(i / 5) === 2 ? 255 : 0));
+      await sharp(plus, { raw: { width: 5, height: 5, channels: 1 } }).toColourspace('b-w').png().toFile(mask);
+      const coins = toGray(await readImage(fixture('images', 'coins.png')));
+      for (const [op, param, file, prefix] of [['filter', 'filter', kernel, 'kernel:'], ['morph', 'se', mask, 'mask:']] as const) {
+        await runWith(op, { [param]: `${prefix}${file}` });
+        assert.match((await page.textContent('#verdict')) ?? '', /choose the file/, `${op}: a typed ${prefix}PATH says what to do`);
+        await page.setInputFiles(`#param-${param}-file`, file);
+        const name = file.slice(dir.length + 1);
+        await page.waitForFunction(([id, v]) => (document.getElementById(id) as HTMLInputElement).value === v, [`param-${param}`, `${prefix}${name}`]);
+        await page.click('#run');
+        await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
+        const last = await page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+        const spec = OPERATIONS[op];
+        const expected = checksum((await spec.run(coins, await loadFileParams(spec.params, { [param]: `${prefix}${file}` }), {})).output);
+        assert.equal(last.gpuError, null, `${op} ${prefix}${name}: GPU failed`);
+        assert.equal(last.cpuError, null, `${op} ${prefix}${name}: CPU failed`);
+        assert.equal(last.gpu, expected, `${op} ${prefix}${name}: the page's GPU result differs from Node's`);
+        assert.equal(last.cpu, expected, `${op} ${prefix}${name}: the page's CPU worker result differs from Node's`);
+        await page.fill(`#param-${param}`, '');
+      }
     });
 
     await t.test('the page has an icon (no /favicon.ico 404) and loads no missing file', async () => {
