@@ -261,6 +261,36 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       }
     });
 
+    await t.test('an 8000×6000 RGB image (144 MB) past the binding limit runs on the GPU in slabs, equal to the CPU paths', async () => {
+      const [w, h] = [8000, 6000];
+      const rgb = new Uint8Array(w * h * 3);
+      for (let y = 0, i = 0; y < h; y++) for (let x = 0; x < w; x++, i += 3) { rgb[i] = x; rgb[i + 1] = y; rgb[i + 2] = (x ^ y) >> 3; }
+      const big = join(dir, 'big.png');
+      await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).png({ compressionLevel: 1 }).toFile(big);
+      // SwiftShader binds more than 144 MB: the page is opened with lavapipe's 128 MiB, as a smaller GPU has it.
+      const small = await browser.newPage();
+      try {
+        await small.goto(`${url}?maxStorageBufferBindingSize=${128 * 2 ** 20}`);
+        await small.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+        await small.setInputFiles('#file', big);
+        await small.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('big.png'), undefined, { timeout: 120_000 });
+        await small.selectOption('#op', 'gamma');
+        await small.fill('#param-gamma', '0.5');
+        await small.click('#run');
+        await small.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
+        const last = await small.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+        const expected = checksum((await OPERATIONS.gamma.run(imageFrom(rgb, [h, w], 3), { gamma: 0.5 }, {})).output);
+        const timings = (await small.textContent('#timings')) ?? '';
+        t.diagnostic(`8000×6000 RGB in the page at a 128 MiB binding: ${timings.replace(/\n/g, ' | ')}`);
+        assert.equal(last.gpuError, null, 'the GPU runs it');
+        assert.match(timings, /gpu +total .*, \d+ slabs/, 'in slabs');
+        assert.equal(last.gpu, expected, 'the page\'s GPU result equals the Node CPU path');
+        assert.equal(last.cpu, expected, 'the page\'s CPU worker result equals the Node CPU path');
+      } finally {
+        await small.close();
+      }
+    });
+
     await t.test('the page has an icon (no /favicon.ico 404) and loads no missing file', async () => {
       // Chromium asks for /favicon.ico outside the page's own requests (none of the events above sees it): the
       // page declares its icon, which the browser then takes instead, and that icon loads.
