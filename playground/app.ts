@@ -285,6 +285,10 @@ async function run(): Promise<void> {
   document.body.dataset.state = 'done';
 }
 
+async function openSample(name: string): Promise<void> {
+  try { await setInput(await decode(await (await fetch(`samples/${name}`)).blob()), name); } catch (e) { $('upload-error').textContent = `${name}: ${(e as Error).message}`; }
+}
+
 async function main(): Promise<void> {
   const sel = $<HTMLSelectElement>('op');
   for (const name of Object.keys(OPERATIONS)) sel.append(new Option(name, name));
@@ -296,7 +300,7 @@ async function main(): Promise<void> {
     const b = document.createElement('button');
     b.textContent = s;
     b.id = `sample-${s}`;
-    b.onclick = async () => setInput(await decode(await (await fetch(`samples/${s}`)).blob()), s);
+    b.onclick = () => openSample(s);
     $('samples').append(b);
   }
   const open = async (f: File) => {
@@ -318,6 +322,9 @@ async function main(): Promise<void> {
     status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): running on the CPU only`, true);
   }
   $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
+  // The page opens on a sample, not on empty canvases: the first click on Run shows something.
+  await openSample(SAMPLES[0]);
+  $('outwhich').textContent = `(press “${$('run').textContent}”)`;
   document.body.dataset.state = 'idle';
 }
 

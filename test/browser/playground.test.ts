@@ -185,6 +185,14 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       await page.click('#run');
       await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
     };
+    await t.test('the start page shows a sample, its histogram, and can run at once', async () => {
+      const { width, height } = await sharp(join(ROOT, 'samples', 'camera.png')).metadata();
+      assert.match((await page.textContent('#insize')) ?? '', /^camera\.png: /, 'the input names the sample');
+      assert.deepEqual(await page.$eval('#in', (c) => [(c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height]), [width, height]);
+      assert.ok((await barsIn(page, 'inhist')) > 50, `the input histogram has ${await barsIn(page, 'inhist')} bars`);
+      assert.equal(await page.isEnabled('#run'), true);
+    });
+
     await page.click('#sample-coins\\.png');
     await page.waitForSelector('body[data-state="ready"]');
 
