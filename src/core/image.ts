@@ -54,6 +54,17 @@ export function pixelCount(shape: Shape): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/** `[h, w]`: a 2D shape, or the size of a volume's planes (its last two axes). */
+export function planeSize(shape: Shape): Shape2D {
+  return shape.length === 2 ? [shape[0], shape[1]] : [shape[1], shape[2]];
+}
+
+/** The `[h, w]` of a 2D image or a volume of depth 1; a deeper volume is refused, naming `what` (work defined in 2D). */
+export function plane2D(shape: Shape, what: string): Shape2D {
+  if (shape.length === 3 && shape[0] !== 1) throw new InvalidArgumentError(`${what} works on 2D images, got a ${shape.join('×')} volume`);
+  return planeSize(shape);
+}
+
 /** `[d, h, w]` for any rank (2D images have depth 1). */
 export function asShape3D(shape: Shape): Shape3D {
   return shape.length === 2 ? [1, shape[0], shape[1]] : shape;

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
 import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
-import { allocPixels, toGray, validateImage, type Channels, type Image } from '../core/image.js';
+import { allocPixels, planeSize, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeJpeg, encodeJpeg, isJpeg } from './jpeg.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
 import { decodeNpy, encodeNpy } from './npy.js';
@@ -212,7 +212,7 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
     if (img.dtype === 'uint16' && jpeg) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
     const native = jpeg ? encodeJpeg(img, opts.quality ?? 95) : undefined;
     if (native) return writeAtomically(path, native);
-    const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
+    const [h, w] = planeSize(img.shape);
     // sharp infers 16-bit raw samples from a Uint16Array input (a Buffer would be read as 8-bit).
     const input = img.dtype === 'uint16'
       ? new Uint16Array(img.data.buffer, img.data.byteOffset, img.data.length)

@@ -1,5 +1,5 @@
 import { UnsupportedFormatError } from '../core/errors.js';
-import { allocPixels, pixelCount, type Dtype, type Image } from '../core/image.js';
+import { allocPixels, pixelCount, planeSize, type Dtype, type Image } from '../core/image.js';
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 import { isCheckout, loadNativeModule, nativeModuleProblem } from './native-module.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
@@ -245,7 +245,7 @@ function encoderFor(dtype: Dtype, channels: number): { tj: TurboBinding; channel
 export function encodeJpeg(img: Image, quality: number): Uint8Array | undefined {
   const enc = encoderFor(img.dtype, img.channels);
   if (!enc) return undefined;
-  const [h, w] = img.shape.length === 2 ? img.shape : [img.shape[1], img.shape[2]];
+  const [h, w] = planeSize(img.shape);
   const px = img.data as Uint8Array;
   return enc.tj.encode(px.subarray(0, pixelCount(img.shape) * enc.channels), w, h, enc.channels, quality);
 }

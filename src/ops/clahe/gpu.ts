@@ -8,7 +8,7 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage, deviceBytes } from '../../core/gpu/transfer.js';
 import { CPU_PATH, GpuLimitError } from '../../core/errors.js';
-import { pixelCount } from '../../core/image.js';
+import { pixelCount, planeSize } from '../../core/image.js';
 import {
   columnsWorkgroupBytes, InterpolateParams, interpolateWgsl, tileCellsWgsl, tileHistWgsl, tileLutWgsl, TileParams, windowColumnsWgsl, windowNaiveWgsl,
   WindowParams, type ColumnsSchedule,
@@ -217,7 +217,7 @@ export class ClaheWindowGpuPlan {
   }
 
   encode(rec: Recording, input: GpuImage): GpuImage {
-    const [h, w] = input.shape.length === 2 ? input.shape : [input.shape[1], input.shape[2]];
+    const [h, w] = planeSize(input.shape);
     const out = acquireStorage(this.ctx, pixelCount(input.shape), 'clahe window output');
     rec.clear(out);
     const params = rec.uniform(WindowParams, { width: w, height: h }, 'clahe window params');

@@ -1,6 +1,7 @@
 import { borderParam } from '../../core/border.js';
 import { CPU_PATH, GpuLimitError, InvalidArgumentError, optionRef, UnsupportedDtypeError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
+import { plane2D, type Shape } from '../../core/image.js';
 import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec, ResolvedOf, Size } from '../../core/params.js';
@@ -25,15 +26,9 @@ export const claheParams = [
 export type ClaheOptions = OpOptions<typeof claheParams>;
 type Params = ResolvedOf<typeof claheParams>;
 
-/** The 2D gray plane's [h, w] (a volume of depth 1 counts as 2D), or a typed error. */
-function plane(shape: readonly number[]): [number, number] {
-  if (shape.length === 3 && shape[0] !== 1) throw new InvalidArgumentError(`clahe works on 2D images, got a ${shape.join('×')} volume`);
-  return shape.length === 3 ? [shape[1], shape[2]] : [shape[0], shape[1]];
-}
-
 /** Checks the parameters against the image (and the device) before any work starts. */
-function check(p: Params, img: { shape: readonly number[]; dtype: string }, gpu?: GpuContext): void {
-  const [h, w] = plane(img.shape);
+function check(p: Params, img: { shape: Shape; dtype: string }, gpu?: GpuContext): void {
+  const [h, w] = plane2D(img.shape, 'clahe');
   if (!(p.clip > 0)) throw new InvalidArgumentError(`clahe: clip must be > 0, got ${p.clip}`);
   if (p.window !== undefined) {
     if (img.dtype !== 'uint8') throw new UnsupportedDtypeError(`sliding-window clahe supports 8-bit images (a 16-bit window histogram has 65536 bins); use tiled clahe (${optionRef('tiles')}, no ${optionRef('window')}) for ${img.dtype}`);
@@ -91,7 +86,7 @@ export const clahe = defineOp({
   input: { dtypes: ['uint8', 'uint16'], colour: 'luma' },
   check,
   cpu: async (img, p, { pool, out }) => {
-    const [h, w] = plane(img.shape);
+    const [h, w] = plane2D(img.shape, 'clahe');
     const tk = now();
     const output = p.window !== undefined
       ? await claheWindowCpu(img, windowGeometry(p.window, p.clip), p.border, pool, out)
@@ -99,7 +94,7 @@ export const clahe = defineOp({
     return { output, kernels: [{ name: p.window !== undefined ? 'clahe.window' : 'clahe.tiled', ms: now() - tk }] };
   },
   gpu: async (input, rec, p) => {
-    const [h, w] = plane(input.shape);
+    const [h, w] = plane2D(input.shape, 'clahe');
     if (p.window !== undefined) {
       const plan = await ClaheWindowGpuPlan.prepare(input.ctx, windowGeometry(p.window, p.clip), p.border, p.impl);
       return recordInSlabs(rec, input, windowSlabs(p.window, w), async (slab) => plan.encode(rec, slab));

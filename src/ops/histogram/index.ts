@@ -4,7 +4,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { DeviceResult } from '../../core/gpu/run.js';
 import { acquireStorage, download } from '../../core/gpu/transfer.js';
-import { createImage, pixelCount, validateImage, type Image } from '../../core/image.js';
+import { createImage, pixelCount, planeSize, validateImage, type Image } from '../../core/image.js';
 import { defineOp, type OpOptions } from '../../core/op.js';
 import type { ParamSpec, Rect, ResolvedOf } from '../../core/params.js';
 import type { OpResult } from '../../core/timings.js';
@@ -51,7 +51,7 @@ function binsOf(p: Params, dtype: string): number {
 /** The 2D plane [h, w] the roi lies in, or a typed error (roi outside the image, or a volume). */
 function checkRoi(roi: Rect, shape: Shape): void {
   if (shape.length === 3 && shape[0] !== 1) throw new InvalidArgumentError('histogram: roi applies to 2D images; use a mask for volumes');
-  const [h, w] = shape.length === 3 ? [shape[1], shape[2]] : shape;
+  const [h, w] = planeSize(shape);
   if (roi.x + roi.width > w || roi.y + roi.height > h) {
     throw new InvalidArgumentError(`histogram: roi ${roi.x},${roi.y},${roi.width},${roi.height} lies outside the ${w}×${h} image`);
   }

@@ -6,7 +6,7 @@ import { runGpu } from '../../core/gpu/run.js';
 import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { download } from '../../core/gpu/transfer.js';
-import { intoOut, requireDtype, type Image } from '../../core/image.js';
+import { intoOut, plane2D, planeSize, requireDtype, type Image } from '../../core/image.js';
 import { defineOp, type OpOptions, type Produced } from '../../core/op.js';
 import type { ParamSpec, ResolvedOf } from '../../core/params.js';
 import { now, type OpResult } from '../../core/timings.js';
@@ -64,13 +64,7 @@ function globalThreshold(method: ThresholdMethod, hist: Uint32Array): number {
 function localShape(img: Image | GpuImage, method: string, window: number): [number, number] {
   if (window % 2 !== 1) throw new InvalidArgumentError(`threshold: window must be odd (cv2.adaptiveThreshold's blockSize), got ${window}`);
   requireDtype(img, ['uint8'], `threshold ${optionRef('method', method)} (defined on 8-bit images, as cv2.adaptiveThreshold)`);
-  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`threshold ${optionRef('method', method)} works on 2D images, got a ${img.shape.join('×')} volume`);
-  return plane(img.shape);
-}
-
-/** The [h, w] of a 2D image (or a volume of depth 1). */
-function plane(shape: Image['shape']): [number, number] {
-  return (shape.length === 3 ? shape.slice(1) : shape) as [number, number];
+  return plane2D(img.shape, `threshold ${optionRef('method', method)}`);
 }
 
 /**
@@ -78,7 +72,7 @@ function plane(shape: Image['shape']): [number, number] {
  * window's radius as halo; their widest buffers hold a u32 per pixel. Checked before any upload (in `check`).
  */
 function localSlabs(gpu: GpuContext, shape: Image['shape'], method: string, window: number): SlabSpec {
-  const spec: SlabSpec = { halo: (window - 1) / 2, unitBytes: plane(shape)[1] * 4, outDtype: 'uint8', what: `threshold ${optionRef('method', method)}` };
+  const spec: SlabSpec = { halo: (window - 1) / 2, unitBytes: planeSize(shape)[1] * 4, outDtype: 'uint8', what: `threshold ${optionRef('method', method)}` };
   slabsFor(gpu, shape, 'uint8', spec);
   return spec;
 }
@@ -101,14 +95,14 @@ function asShaped(result: Image, img: Image, out?: Image): Image {
 async function thresholdCpu(img: Image, p: Params, pool: CpuPool, out?: Image): Promise<Produced<Image, ThresholdExtra>> {
   if (isLocal(p.method)) {
     const tk = now();
-    const output = asShaped(await localThresholdCpu({ ...img, shape: plane(img.shape) }, p.method, p.window, p.offset, pool), img, out);
+    const output = asShaped(await localThresholdCpu({ ...img, shape: planeSize(img.shape) }, p.method, p.window, p.offset, pool), img, out);
     return { output, kernels: [{ name: `threshold.${p.method}`, ms: now() - tk }] };
   }
   const h = await histogram(img, { pool, method: p.impl });
   if (p.method === 'adaptive') {
     const fallback = isodataThreshold(h.output) ?? 0;
     const tk = now();
-    const output = asShaped(await adaptiveCpu({ ...img, shape: plane(img.shape) }, p.window, p.contrast, fallback, pool), img, out);
+    const output = asShaped(await adaptiveCpu({ ...img, shape: planeSize(img.shape) }, p.window, p.contrast, fallback, pool), img, out);
     return { output, kernels: [...h.timings.kernels, { name: 'threshold.adaptive', ms: now() - tk }], extra: { fallback } };
   }
   const t = globalThreshold(p.method, h.output);
@@ -125,7 +119,7 @@ async function thresholdGpu(input: GpuImage, rec: Recording, p: Params): Promise
   const method = p.method;
   if (isLocal(method)) {
     const slabs = localSlabs(input.ctx, input.shape, method, p.window);
-    return recordInSlabs(rec, input, slabs, (slab) => localThresholdGpu(slab, rec, plane(slab.shape), method, p.window, p.offset));
+    return recordInSlabs(rec, input, slabs, (slab) => localThresholdGpu(slab, rec, planeSize(slab.shape), method, p.window, p.offset));
   }
   const r = await otsuGpu(input, rec, p.impl);
   const read = async (): Promise<ThresholdExtra> => {
@@ -147,7 +141,7 @@ async function thresholdSteps(dev: GpuImage, p: Params, opts: { profile?: boolea
     const fallback = isodataThreshold(h.output) ?? 0;
     const slabs = localSlabs(dev.ctx, dev.shape, 'adaptive', p.window);
     const r = (await runGpu<Image, GpuImage>(dev.ctx, dev, 'threshold.adaptive', opts, (input, rec) =>
-      recordInSlabs(rec, input, slabs, (slab) => adaptiveGpu(slab, rec, plane(slab.shape), p.window, p.contrast, fallback, p.scheme)))) as OpResult<GpuImage>;
+      recordInSlabs(rec, input, slabs, (slab) => adaptiveGpu(slab, rec, planeSize(slab.shape), p.window, p.contrast, fallback, p.scheme)))) as OpResult<GpuImage>;
     return { output: r.output, steps: [h.timings, r.timings], extra: { fallback } };
   }
   const t = globalThreshold(p.method, h.output);
