@@ -111,7 +111,7 @@ export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], 
     let cur: Image = src;
     for (const s of steps) {
       const op = OPERATIONS[s.op];
-      const r = await op.run(cur.channels > 1 && !op.colour ? toGray(cur) : cur, s.params, { pool: on.pool });
+      const r = await op.run(cur, s.params, { pool: on.pool }); // its input rule converts colour to gray where it must
       kernels.push(...r.timings.kernels.map((k) => ({ ...k, name: `${s.op}: ${k.name}` })));
       cur = r.output;
     }
