@@ -26,6 +26,8 @@ export type ColourRule = 'gray' | 'luma' | 'channels';
 export interface InputRule {
   dtypes: readonly Dtype[];
   colour: ColourRule;
+  /** 3D volumes ([d, h, w]) are taken as well as 2D images (some parameters may still need 2D): the volume page offers these. */
+  volumes?: boolean;
 }
 
 /** Where an operation runs and how (the library's options besides the declared parameters). */
