@@ -3,16 +3,18 @@
  * (a Web Worker), compare. The operation list and each parameter form come from ops/registry.ts and the
  * operations' declared ParamSpecs, so a new operation appears here without page code.
  */
-import { compareImages, describeComparison, pixelChecksum as checksum } from '../src/core/compare.js';
-import { ImgpuError, InvalidArgumentError } from '../src/core/errors.js';
+import { pixelChecksum as checksum } from '../src/core/compare.js';
+import { InvalidArgumentError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { imageFrom, toGray, type Image } from '../src/core/image.js';
-import { parseParamValue, type ParamSpec } from '../src/core/params.js';
-import { formatTimings, type OpResult, type Timings } from '../src/core/timings.js';
+import type { ParamSpec } from '../src/core/params.js';
 import { OPERATIONS } from '../src/ops/registry.js';
 import { decodeNpy } from '../src/io/npy.js';
-import { createBrowserGpuContext } from '../src/browser.js';
+import { cpuRunner } from './cpu-client.js';
 import { withChosenFiles, type ChosenFile } from './file-params.js';
+import { paramRow, paramValue } from './form.js';
+import { runBoth } from './run-both.js';
+import { pageGpu } from './page-gpu.js';
 
 const SAMPLES = ['camera.png', 'coins.png', 'chelsea.png'];
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -20,12 +22,9 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 let input: Image | undefined;
 let inputName = 'image';
 let gpu: GpuContext | undefined;
-const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
+const runOnCpu = cpuRunner();
 /** The files chosen for file parameters (kernel:FILE, mask:FILE), by parameter name, read. */
 const chosen = new Map<string, Omit<ChosenFile, 'spec'>>();
-let nextId = 0;
-const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
-worker.onmessage = (e: MessageEvent<{ id: number; output?: Image; timings?: Timings; error?: string }>) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
 
 
 function status(text: string, warn = false): void {
@@ -125,14 +124,14 @@ function clearOutput(label: string): void {
 }
 
 /** The picker beside a file parameter: the chosen file is read now and the field then names it (prefix + name). */
-function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>, field: HTMLInputElement): HTMLInputElement {
+function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>): HTMLInputElement {
   const pick = Object.assign(document.createElement('input'), { type: 'file', id: `param-${param}-file`, title: `a file for ${file.prefix}FILE` });
   pick.onchange = async () => {
     const f = pick.files?.[0];
     if (!f) return;
     try {
       chosen.set(param, await readChosen(file, f));
-      field.value = `${file.prefix}${f.name}`;
+      $<HTMLInputElement>(`param-${param}`).value = `${file.prefix}${f.name}`;
     } catch (e) {
       chosen.delete(param);
       $('verdict').textContent = `${f.name}: ${(e as Error).message}`;
@@ -148,28 +147,8 @@ function formFor(name: string): void {
   const form = $('form');
   form.replaceChildren();
   for (const p of op.params) {
-    const label = document.createElement('label');
-    label.append(`${p.name} `);
-    let field: HTMLInputElement | HTMLSelectElement;
-    if (p.kind === 'enum') {
-      field = document.createElement('select');
-      for (const c of p.choices) field.append(new Option(c, c, c === p.default, c === p.default));
-    } else if (p.kind === 'bool') {
-      field = document.createElement('input');
-      field.type = 'checkbox';
-      field.checked = p.default === true;
-    } else {
-      field = document.createElement('input');
-      const d = p.default;
-      field.value = d === undefined ? '' : typeof d === 'object' ? ('width' in d ? `${d.width}x${d.height}` : '') : String(d);
-      field.placeholder = p.kind === 'size' ? 'WxH' : p.kind === 'rect' ? 'x,y,w,h' : d === undefined ? '(not set)' : '';
-    }
-    field.name = p.name;
-    field.id = `param-${p.name}`;
-    label.append(field);
-    if (p.kind === 'string' && p.file) label.append(' ', filePicker(p.name, p.file, field as HTMLInputElement));
-    label.append(Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
-    form.append(label);
+    const picker = p.kind === 'string' && p.file ? [filePicker(p.name, p.file)] : [];
+    form.append(paramRow(p, picker));
   }
 }
 
@@ -180,10 +159,8 @@ function formFor(name: string): void {
 function readParams(name: string): { params: Record<string, unknown>; files: Record<string, ChosenFile> } {
   const params: Record<string, unknown> = {}, files: Record<string, ChosenFile> = {};
   for (const p of OPERATIONS[name].params as readonly ParamSpec[]) {
-    const f = $<HTMLInputElement>(`param-${p.name}`);
-    const v = f.value.trim();
-    if (p.kind === 'bool') params[p.name] = f.checked;
-    else if (v !== '') params[p.name] = parseParamValue(p, v);
+    const { text: v, value } = paramValue(p);
+    if (value !== undefined) params[p.name] = value;
     if (p.kind !== 'string' || !p.file || !v.startsWith(p.file.prefix)) continue;
     const file = chosen.get(p.name);
     if (file?.path !== v.slice(p.file.prefix.length)) {
@@ -194,14 +171,6 @@ function readParams(name: string): { params: Record<string, unknown>; files: Rec
   // Loaded here once too, so that a file the operation cannot take (e.g. an RGB mask) is refused before the run.
   withChosenFiles(name, params, files);
   return { params, files };
-}
-
-function runOnCpu(op: string, params: Record<string, unknown>, files: Record<string, ChosenFile>, img: Image): Promise<OpResult<Image>> {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, (m) => (m.error ? reject(new Error(m.error)) : resolve({ output: m.output!, timings: m.timings! })));
-    worker.postMessage({ id, op, params, files, image: { data: img.data, shape: img.shape, channels: img.channels } });
-  });
 }
 
 async function setInput(img: Image, name: string): Promise<void> {
@@ -235,38 +204,17 @@ async function run(): Promise<void> {
   $('verdict').textContent = '';
   const t0 = performance.now();
   const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
-  // No size check here: past the adapter's binding limit the operations split the work (ranges, row slabs; the
-  // timings say how many), and what cannot be split fails with its own message on the GPU line.
-  const settle = <T>(p: Promise<T>) => p.then((v) => ({ v }), (e: Error) => ({ e: e instanceof ImgpuError || e instanceof Error ? e.message : String(e) }));
-  const [g, c] = await Promise.all([
-    gpu ? settle(op.run(img, withChosenFiles(name, params, files), { gpu })) : Promise.resolve(undefined),
-    settle(runOnCpu(name, params, files, img)),
-  ]);
+  const both = await runBoth(name, img, params, files, gpu, runOnCpu);
   clearInterval(tick);
   $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
-  const gpuRes = g && 'v' in g ? g.v : undefined, cpuRes = 'v' in c ? c.v : undefined;
-  const shown = gpuRes?.output ?? cpuRes?.output;
-  const lines: string[] = [];
-  if (cpuRes) lines.push(`${formatTimings('cpu', cpuRes.timings)} [web worker, 1 thread]`);
-  else lines.push(`  cpu  failed: ${'e' in c ? c.e : ''}`);
-  if (gpuRes) lines.push(`${formatTimings('gpu', gpuRes.timings)} [${gpu?.adapter.description || gpu?.adapter.vendor}]`);
-  else if (g && 'e' in g) lines.push(`  gpu  failed: ${g.e}`);
-  else lines.push('  gpu  not available');
-  $('timings').textContent = lines.join('\n');
-  let identical: boolean | null = null;
-  if (gpuRes && cpuRes) {
-    const cmp = (OPERATIONS[name].compare ?? compareImages)(cpuRes.output, gpuRes.output);
-    identical = cmp.identical;
-    $('verdict').textContent = describeComparison(cmp);
-    $('verdict').className = cmp.identical ? 'same' : 'differ';
-  } else {
-    $('verdict').className = '';
-    $('verdict').textContent = shown ? 'one path only (see the timings)' : 'the operation failed (see the timings)';
-  }
+  const { shown, identical } = both;
+  $('timings').textContent = both.lines.join('\n');
+  $('verdict').textContent = both.verdict.text;
+  $('verdict').className = both.verdict.className;
   if (shown) {
     draw($('out'), shown);
     drawHistogram($('outhist'), shown);
-    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${describe(shown)}${shown.dtype === 'float32' ? `, range ${displayRange(shown).join('…')} shown as black…white` : ''}`;
+    $('outwhich').textContent = `${both.gpu ? 'GPU' : 'CPU'}: ${describe(shown)}${shown.dtype === 'float32' ? `, range ${displayRange(shown).join('…')} shown as black…white` : ''}`;
     $<HTMLCanvasElement>('out').toBlob((blob) => {
       const a = $<HTMLAnchorElement>('download');
       if (!blob) return;
@@ -278,8 +226,8 @@ async function run(): Promise<void> {
     $('outwhich').textContent = 'failed (see the timings)';
   }
   (window as unknown as Record<string, unknown>).__last = {
-    op: name, params, identical, gpu: gpuRes ? checksum(gpuRes.output) : null, cpu: cpuRes ? checksum(cpuRes.output) : null,
-    gpuError: g && 'e' in g ? g.e : null, cpuError: 'e' in c ? c.e : null,
+    op: name, params, identical, gpu: both.gpu ? checksum(both.gpu.output) : null, cpu: both.cpu ? checksum(both.cpu.output) : null,
+    gpuError: both.gpuError, cpuError: both.cpuError,
   };
   ($('run') as HTMLButtonElement).disabled = false;
   document.body.dataset.state = 'done';
@@ -313,14 +261,9 @@ async function main(): Promise<void> {
   drop.ondragleave = () => { drop.className = ''; };
   drop.ondrop = (e) => { e.preventDefault(); drop.className = ''; const f = e.dataTransfer?.files[0]; if (f) void open(f); };
   $('run').onclick = () => void run();
-  try {
-    // ?maxStorageBufferBindingSize=N runs the page as on a GPU that binds less (tests: work split in slabs).
-    const binding = Number(new URLSearchParams(location.search).get('maxStorageBufferBindingSize')) || undefined;
-    gpu = await createBrowserGpuContext(binding ? { limits: { maxStorageBufferBindingSize: binding } } : {});
-    status(`WebGPU: ${gpu.adapter.description || gpu.adapter.vendor || 'adapter'}${gpu.adapter.software ? ' (software)' : ''}; CPU path in a Web Worker${crossOriginIsolated ? '' : ' (not cross-origin isolated: no shared memory)'}`);
-  } catch (e) {
-    status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): running on the CPU only`, true);
-  }
+  const opened = await pageGpu();
+  gpu = opened.gpu;
+  status(opened.line, opened.warn);
   $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
   // The page opens on a sample, not on empty canvases: the first click on Run shows something.
   await openSample(SAMPLES[0]);
