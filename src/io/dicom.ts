@@ -137,9 +137,10 @@ export function dicomSeries(files: readonly NamedBytes[], where: string): Image 
     gaps.forEach((g, i) => {
       if (Math.abs(g - dz) > 0.05 * dz + 1e-3) throw new InvalidArgumentError(`${where}: slices are ${dz.toFixed(3)} mm apart but ${g.toFixed(3)} mm between ${slices[i].name} and ${slices[i + 1].name}: a slice is missing or the series is irregular`);
     });
-    // The z axis runs from the first slice to the last (the normal, up to gantry tilt).
-    const last = slices[slices.length - 1];
-    const d = last.position.map((p, i) => (p - first.position[i]) / ((slices.length - 1) * dz));
+    // The z axis runs from the lowest slice to the highest (the normal, up to gantry tilt): ends of the sorted
+    // slices, not the file read first (a top slice read first gave a zero axis, a NaN direction).
+    const [lowest, highest] = [slices[0], slices[slices.length - 1]];
+    const d = highest.position.map((p, i) => (p - lowest.position[i]) / ((slices.length - 1) * dz));
     const len = Math.hypot(d[0], d[1], d[2]);
     zdir = d.map((x) => x / len);
   }
