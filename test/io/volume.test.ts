@@ -121,3 +121,15 @@ test('a DICOM series has the same geometry whichever of its files is read first'
     assertAffine(affineOf(img.geometry!), EXPECTED['ct-series'].affine, `${first} read first`);
   }
 });
+
+// An operation that keeps the shape keeps the volume's geometry: `imgpu morph` (and gamma, equalize, threshold) on a
+// NIfTI wrote an identity affine with 1 mm voxels (only the filters set their output's geometry themselves).
+test('imgpu morph / equalize on a NIfTI volume write the input\'s affine', async () => {
+  for (const [name, args] of [['anatomical.nii', ['morph', 'close', '@in', '@out', '--se', 'box:3x3x3']], ['standard.nii.gz', ['equalize', '@in', '@out']]] as const) {
+    const src = fixture('volumes', name);
+    const out = join(tmp, `${args[0]}-${name}`);
+    const r = spawnSync(process.execPath, [BIN, ...args.map((a) => (a === '@in' ? src : a === '@out' ? out : a)), '--device', 'cpu'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assertAffine(affineOf((await readImage(out)).geometry!), affineOf((await readImage(src)).geometry!), `${args[0]} ${name}`);
+  }
+});
