@@ -14,6 +14,6 @@ export function cpuRunner(): (op: string, params: Record<string, unknown>, files
   return (op, params, files, img) => new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, (m) => (m.error ? reject(new Error(m.error)) : resolve({ output: m.output!, timings: m.timings! })));
-    worker.postMessage({ id, op, params, files, image: { data: img.data, shape: img.shape, channels: img.channels } });
+    worker.postMessage({ id, op, params, files, image: { data: img.data, shape: img.shape, channels: img.channels, geometry: img.geometry } });
   });
 }

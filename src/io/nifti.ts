@@ -98,7 +98,7 @@ export function decodeNifti(bytes: Uint8Array, name: string, gunzip: Gunzip = re
  * A NIfTI-1 single file (.nii, not compressed: the caller gzips it for .nii.gz) holding the image's voxels (uint8,
  * uint16 or float32) and its geometry as the sform (code 1, scanner) — identity with unit voxels when the image has none.
  */
-export function encodeNiftiFile(img: Image): Uint8Array {
+export function encodeNiftiFile(img: Image): Uint8Array<ArrayBuffer> {
   if (img.channels !== 1) throw new UnsupportedFormatError('NIfTI output holds one channel: convert to gray first');
   const [nz, ny, nx] = img.shape.length === 3 ? img.shape : [1, img.shape[0], img.shape[1]];
   const code = { uint8: 2, uint16: 512, float32: 16 }[img.dtype];
