@@ -165,6 +165,19 @@ test('volume page: NIfTI and DICOM in, 3D filters and morphology on WebGPU and t
       assert.equal(r.cpu, r.gpu);
     });
 
+    await t.test('a gzipped NIfTI (.nii.gz, inflated in the page by the reader) opened as Node reads it; a 4D one refused', async () => {
+      const gz = fixture('volumes', 'standard.nii.gz');
+      const node = await readImage(gz);
+      await page.setInputFiles('#file', gz);
+      await page.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('standard.nii.gz'));
+      const v = await loaded(page);
+      assert.deepEqual([v.shape, v.dtype, v.checksum, v.geometry], [node.shape, node.dtype, checksum(node), node.geometry]);
+      await page.setInputFiles('#file', fixture('volumes', 'example_nifti2.nii.gz'));
+      await page.waitForFunction(() => document.getElementById('upload-error')?.textContent);
+      assert.match((await page.textContent('#upload-error')) ?? '', /^example_nifti2\.nii\.gz is a .* series of volumes; imgpu reads one 3D volume/);
+      await page.evaluate(() => { document.getElementById('upload-error')!.textContent = ''; });
+    });
+
     await t.test('bad files: one line beside the drop zone naming the file; the volume and the status line stay', async () => {
       const before = await page.textContent('#insize');
       const truncated = join(dir, 'truncated.nii');
