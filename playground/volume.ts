@@ -273,8 +273,11 @@ async function main(): Promise<void> {
   // The page opens on the 3D filters (the registry lists operations by name, and equalize takes no float scans).
   if (VOLUME_OPS.includes('filter')) sel.value = 'filter';
   formFor(sel.value);
-  $<HTMLInputElement>('file').onchange = (e) => void openFiles(Array.from((e.target as HTMLInputElement).files ?? []));
-  $<HTMLInputElement>('folder').onchange = (e) => void openFiles(Array.from((e.target as HTMLInputElement).files ?? []));
+  for (const id of ['file', 'folder']) {
+    const picker = $<HTMLInputElement>(id);
+    // Emptied once read, so that choosing the same file again (e.g. after opening another) opens it again.
+    picker.onchange = () => { const files = Array.from(picker.files ?? []); picker.value = ''; void openFiles(files); };
+  }
   const drop = $('drop');
   drop.ondragover = (e) => { e.preventDefault(); drop.className = 'over'; };
   drop.ondragleave = () => { drop.className = ''; };

@@ -165,6 +165,23 @@ test('volume page: NIfTI and DICOM in, 3D filters and morphology on WebGPU and t
       assert.equal(r.cpu, r.gpu);
     });
 
+    await t.test('a DICOM series dropped on the page (its files, in any order) opens as Node reads it', async () => {
+      const series = fixture('volumes', 'ct-series');
+      const node = await readImage(series);
+      await page.setInputFiles('#file', ANATOMICAL);
+      await page.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('anatomical.nii'));
+      const files = readdirSync(series).map((f) => ({ name: f, b64: readFileSync(join(series, f)).toString('base64') }));
+      const dt = await page.evaluateHandle((fs) => {
+        const d = new DataTransfer();
+        for (const f of fs) d.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+        return d;
+      }, files);
+      await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+      await page.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('6 files'));
+      const v = await loaded(page);
+      assert.deepEqual([v.shape, v.checksum, v.geometry], [node.shape, checksum(node), node.geometry]);
+    });
+
     await t.test('a gzipped NIfTI (.nii.gz, inflated in the page by the reader) opened as Node reads it; a 4D one refused', async () => {
       const gz = fixture('volumes', 'standard.nii.gz');
       const node = await readImage(gz);
@@ -231,6 +248,29 @@ test('volume page: NIfTI and DICOM in, 3D filters and morphology on WebGPU and t
         await small.close();
       }
     });
+  } finally {
+    await browser.close();
+    server.kill();
+  }
+});
+
+test('volume page without WebGPU: one line says so; the CPU worker runs and its result keeps the filter\'s geometry', { timeout: 300_000 }, async (t) => {
+  if (!chromiumOrSkip(t)) return;
+  const { server, url } = await servePlayground();
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--disable-webgpu', '--disable-gpu'] });
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-volume-cpu-'));
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${url}volume.html`);
+    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    assert.match((await page.textContent('#status')) ?? '', /^WebGPU is not available in this browser .*: running on the CPU only$/);
+    assert.equal(await page.textContent('#run'), 'Run on the CPU');
+    const values = { filter: 'gauss:1', border: 'valid' };
+    const r = await runIn(page, 'filter', values);
+    const expected = await nodeResult(await readImage(ANATOMICAL), 'filter', values);
+    assert.deepEqual([r.gpu, r.cpu], [null, checksum(expected)]);
+    await checkSaved(page, dir, expected, 'filter');
   } finally {
     await browser.close();
     server.kill();
