@@ -4,18 +4,21 @@
  * come from ops/registry.ts and the operations' declared ParamSpecs, so a new operation appears here without page
  * code; pipelines take the text `imgpu pipeline` takes, parsed by the library.
  */
-import { describeComparison, pixelChecksum as checksum, type Comparison } from '../src/core/compare.js';
-import { ImgpuError, InvalidArgumentError, UnsupportedDtypeError } from '../src/core/errors.js';
+import { pixelChecksum as checksum, type Comparison } from '../src/core/compare.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { toGray, type Image } from '../src/core/image.js';
-import { parseParamValue, type ParamSpec } from '../src/core/params.js';
-import { formatTimings, type OpResult, type Timings } from '../src/core/timings.js';
+import type { ParamSpec } from '../src/core/params.js';
+import type { OpResult } from '../src/core/timings.js';
 import type { PipelineStep } from '../src/ops/pipeline.js';
 import { OPERATIONS } from '../src/ops/registry.js';
-import { createBrowserGpuContext } from '../src/browser.js';
 import { parseChain, runChain, type Stage } from './chain.js';
+import { workerClient } from './cpu-client.js';
 import { withChosenFiles, type ChosenFile } from './file-params.js';
+import { paramRow, paramValue } from './form.js';
 import { decodeFile, encodeResult, resultFormat } from './image-files.js';
+import { pageGpu } from './page-gpu.js';
+import { errorOf, settle, timingLines, valueOf, verdictOf, type Settled } from './run-both.js';
 
 const SAMPLES = ['camera.png', 'coins.png', 'chelsea.png'];
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -23,15 +26,11 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 let input: Image | undefined;
 let inputName = 'image';
 let gpu: GpuContext | undefined;
-const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
+const inWorker = workerClient();
 /** The files chosen for file parameters (kernel:FILE, mask:FILE), by parameter name, read. */
 const chosen = new Map<string, Omit<ChosenFile, 'spec'>>();
 /** The result on screen, encoded only when its download link is clicked (a 16-bit PNG of a large image takes a while). */
 let result: { img: Image; name: string } | undefined;
-interface WorkerReply { id: number; output?: Image; timings?: Timings; stages?: Stage[]; error?: string }
-let nextId = 0;
-const pending = new Map<number, (m: WorkerReply) => void>();
-worker.onmessage = (e: MessageEvent<WorkerReply>) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
 
 
 function status(text: string, warn = false): void {
@@ -131,14 +130,14 @@ function download(e: Event): void {
 }
 
 /** The picker beside a file parameter: the chosen file is read now and the field then names it (prefix + name). */
-function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>, field: HTMLInputElement): HTMLInputElement {
+function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>): HTMLInputElement {
   const pick = Object.assign(document.createElement('input'), { type: 'file', id: `param-${param}-file`, title: `a file for ${file.prefix}FILE` });
   pick.onchange = async () => {
     const f = pick.files?.[0];
     if (!f) return;
     try {
       chosen.set(param, await readChosen(file, f));
-      field.value = `${file.prefix}${f.name}`;
+      $<HTMLInputElement>(`param-${param}`).value = `${file.prefix}${f.name}`;
     } catch (e) {
       chosen.delete(param);
       $('verdict').textContent = `${f.name}: ${(e as Error).message}`;
@@ -154,28 +153,8 @@ function formFor(name: string): void {
   const form = $('form');
   form.replaceChildren();
   for (const p of op.params) {
-    const label = document.createElement('label');
-    label.append(`${p.name} `);
-    let field: HTMLInputElement | HTMLSelectElement;
-    if (p.kind === 'enum') {
-      field = document.createElement('select');
-      for (const c of p.choices) field.append(new Option(c, c, c === p.default, c === p.default));
-    } else if (p.kind === 'bool') {
-      field = document.createElement('input');
-      field.type = 'checkbox';
-      field.checked = p.default === true;
-    } else {
-      field = document.createElement('input');
-      const d = p.default;
-      field.value = d === undefined ? '' : typeof d === 'object' ? ('width' in d ? `${d.width}x${d.height}` : '') : String(d);
-      field.placeholder = p.kind === 'size' ? 'WxH' : p.kind === 'rect' ? 'x,y,w,h' : d === undefined ? '(not set)' : '';
-    }
-    field.name = p.name;
-    field.id = `param-${p.name}`;
-    label.append(field);
-    if (p.kind === 'string' && p.file) label.append(' ', filePicker(p.name, p.file, field as HTMLInputElement));
-    label.append(Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
-    form.append(label);
+    const picker = p.kind === 'string' && p.file ? [filePicker(p.name, p.file)] : [];
+    form.append(paramRow(p, picker));
   }
 }
 
@@ -186,10 +165,8 @@ function formFor(name: string): void {
 function readParams(name: string): { params: Record<string, unknown>; files: Record<string, ChosenFile> } {
   const params: Record<string, unknown> = {}, files: Record<string, ChosenFile> = {};
   for (const p of OPERATIONS[name].params as readonly ParamSpec[]) {
-    const f = $<HTMLInputElement>(`param-${p.name}`);
-    const v = f.value.trim();
-    if (p.kind === 'bool') params[p.name] = f.checked;
-    else if (v !== '') params[p.name] = parseParamValue(p, v);
+    const { text: v, value } = paramValue(p);
+    if (value !== undefined) params[p.name] = value;
     if (p.kind !== 'string' || !p.file || !v.startsWith(p.file.prefix)) continue;
     const file = chosen.get(p.name);
     if (file?.path !== v.slice(p.file.prefix.length)) {
@@ -200,15 +177,6 @@ function readParams(name: string): { params: Record<string, unknown>; files: Rec
   // Loaded here once too, so that a file the operation cannot take (e.g. an RGB mask) is refused before the run.
   withChosenFiles(name, params, files);
   return { params, files };
-}
-
-/** Runs an operation (`op`, `params`, `files`) or a pipeline (`chain`) on `img` in the CPU worker. */
-function inWorker(req: { op: string; params: Record<string, unknown>; files: Record<string, ChosenFile> } | { chain: string }, img: Image): Promise<OpResult<Image> & { stages?: Stage[] }> {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, (m) => (m.error ? reject(new Error(m.error)) : resolve({ output: m.output!, timings: m.timings!, stages: m.stages })));
-    worker.postMessage({ id, ...req, image: { data: img.data, shape: img.shape, channels: img.channels } });
-  });
 }
 
 const BUTTONS = ['run', 'run-pipeline'];
@@ -224,11 +192,6 @@ function setInput(img: Image, name: string, how: string): void {
   (window as unknown as Record<string, unknown>).__input = checksum(img);
   document.body.dataset.state = 'ready';
 }
-
-type Settled<T> = { v: T } | { e: string };
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((v) => ({ v }), (e: Error) => ({ e: e instanceof ImgpuError || e instanceof Error ? e.message : String(e) }));
-const valueOf = <T>(s: Settled<T> | undefined): T | undefined => (s && 'v' in s ? s.v : undefined);
-const errorOf = <T>(s: Settled<T> | undefined): string | null => (s && 'e' in s ? s.e : null);
 
 /** Runs the GPU path (where there is one) and the CPU worker at once; the Run buttons wait, the progress line ticks. */
 async function onBoth<T>(onGpu: (() => Promise<T>) | undefined, onCpu: () => Promise<T>): Promise<[Settled<T> | undefined, Settled<T>]> {
@@ -253,27 +216,15 @@ function finished(last: Record<string, unknown>): void {
 
 /** The timings box: each path's timings, or why it has none. */
 function showTimings(g: Settled<OpResult<Image>> | undefined, c: Settled<OpResult<Image>>, gpuNote = ''): void {
-  const gpuRes = valueOf(g), cpuRes = valueOf(c);
-  const lines: string[] = [];
-  if (cpuRes) lines.push(`${formatTimings('cpu', cpuRes.timings)} [web worker, 1 thread]`);
-  else lines.push(`  cpu  failed: ${errorOf(c)}`);
-  if (gpuRes) lines.push(`${formatTimings('gpu', gpuRes.timings)} [${gpu?.adapter.description || gpu?.adapter.vendor}]${gpuNote}`);
-  else if (g) lines.push(`  gpu  failed: ${errorOf(g)}`);
-  else lines.push('  gpu  not available');
-  $('timings').textContent = lines.join('\n');
+  $('timings').textContent = timingLines(g, c, gpu, gpuNote).join('\n');
 }
 
 /** The verdict line: GPU against CPU where both ran (by the operation's own comparison), else why not. */
 function showVerdict(gpuOut: Image | undefined, cpuOut: Image | undefined, compare: (cpu: Image, gpu: Image) => Comparison): boolean | null {
-  if (gpuOut && cpuOut) {
-    const cmp = compare(cpuOut, gpuOut);
-    $('verdict').textContent = describeComparison(cmp);
-    $('verdict').className = cmp.identical ? 'same' : 'differ';
-    return cmp.identical;
-  }
-  $('verdict').className = '';
-  $('verdict').textContent = gpuOut ?? cpuOut ? 'one path only (see the timings)' : 'the operation failed (see the timings)';
-  return null;
+  const v = verdictOf(gpuOut, cpuOut, compare);
+  $('verdict').textContent = v.text;
+  $('verdict').className = v.className;
+  return v.identical;
 }
 
 async function run(): Promise<void> {
@@ -399,14 +350,9 @@ async function main(): Promise<void> {
   $('run-pipeline').onclick = () => void runPipelineInPage();
   $('chain').onkeydown = (e) => { if (e.key === 'Enter' && !$<HTMLButtonElement>('run-pipeline').disabled) void runPipelineInPage(); };
   $('download').onclick = download;
-  try {
-    // ?maxStorageBufferBindingSize=N runs the page as on a GPU that binds less (tests: work split in slabs).
-    const binding = Number(new URLSearchParams(location.search).get('maxStorageBufferBindingSize')) || undefined;
-    gpu = await createBrowserGpuContext(binding ? { limits: { maxStorageBufferBindingSize: binding } } : {});
-    status(`WebGPU: ${gpu.adapter.description || gpu.adapter.vendor || 'adapter'}${gpu.adapter.software ? ' (software)' : ''}; CPU path in a Web Worker${crossOriginIsolated ? '' : ' (not cross-origin isolated: no shared memory)'}`);
-  } catch (e) {
-    status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): running on the CPU only`, true);
-  }
+  const opened = await pageGpu();
+  gpu = opened.gpu;
+  status(opened.line, opened.warn);
   $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
   // The page opens on a sample, not on empty canvases: the first click on Run shows something.
   await openSample(SAMPLES[0]);

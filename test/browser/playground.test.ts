@@ -10,8 +10,8 @@ import { parseParamValue } from '../../src/core/params.js';
 import { encodeNpy, readImage } from '../../src/io/index.js';
 import { loadFileParams } from '../../src/io/params.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
+import { CHROMIUM, chromiumOrSkip, QUIET, ROOT, servePlayground } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
-import { chromiumOrSkip, CHROMIUM, QUIET, ROOT, servePlayground } from '../helpers/browser.js';
 
 // [sample, operation, form values]: every registry operation at least once, colour CLAHE, both CLAHE forms.
 const CASES: [string, string, Record<string, string>][] = [
