@@ -13,6 +13,9 @@ import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.
 import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
 import { JpegEncodeParams, jpegEncodeWgsl } from './jpeg-encode.wgsl.js';
 
+/** Which JPEG encoder runs for a resident image (encodeJpegFromGpu): see JpegFromGpuOptions.jpeg. */
+export type JpegEncodePath = 'gpu' | 'cpu' | 'auto';
+
 /** Chroma subsampling of a colour JPEG: cv2.imwrite's (and libjpeg's) default is 4:2:0. */
 export type JpegSubsampling = '4:2:0' | '4:2:2' | '4:4:4';
 
