@@ -2,8 +2,8 @@
 // quantization run on the device (jpeg-encode.wgsl.ts), the quantized coefficients come back, and libjpeg codes
 // them (native/coef-encode.c, jpeg_write_coefficients) on this thread or libuv's. The file is cv2.imwrite's byte for
 // byte (docs/jpeg-encode.md). Here in node, not io: it joins the native entropy coder to the GPU context.
-import { InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
-import type { GpuContext } from '../core/gpu/context.js';
+import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
+import { fmtBytes, type GpuContext } from '../core/gpu/context.js';
 import { grid1d } from '../core/gpu/dispatch.js';
 import type { GpuImage } from '../core/gpu/gpu-image.js';
 import { maxBinding } from '../core/gpu/limits.js';
@@ -173,9 +173,13 @@ export interface JpegGpuEncodeOptions {
   phases?: JpegEncodePhases;
 }
 
-/** Where an encode's time went: the GPU's arithmetic (recorded until done), the download, the entropy coding. */
+/**
+ * Where an encode's time went: the GPU's arithmetic (recording, submission and the wait for it), its kernels alone
+ * (timestamps; 0 where the adapter has none), the coefficients' download, the entropy coding.
+ */
 export interface JpegEncodePhases {
   gpu: number;
+  kernels: number;
   download: number;
   entropy: number;
 }
@@ -210,16 +214,25 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
   const layout = coefLayout(w, h, img.channels as 1 | 3, subsampling);
   const plan = await JpegEncodeGpuPlan.prepare(ctx);
   const coefBytes = layout.mcuRows * layout.perRow * 128;
+  if (coefBytes > ctx.limits.maxBufferSize) {
+    throw new GpuLimitError(`JPEG encode of a ${w}×${h} image needs ${fmtBytes(coefBytes)} of coefficients, more than one buffer of this adapter holds (${fmtBytes(ctx.limits.maxBufferSize)}); use the CPU JPEG path (jpeg: 'cpu')`);
+  }
   const t0 = performance.now();
   const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
   try {
-    await ctx.scoped('jpeg encode', async () => {
-      const timer = new KernelTimer(ctx, false);
-      const rec = new Recording(ctx, timer, 'jpeg encode', true);
-      plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
-      rec.submit();
-      timer.destroy();
-      if (opts.phases) await ctx.finish();
+    const kernels = await ctx.scoped('jpeg encode', async () => {
+      // Timed (timestamps, and a wait for the device) only when the phases are asked for.
+      const timer = new KernelTimer(ctx, !!opts.phases);
+      try {
+        const rec = new Recording(ctx, timer, 'jpeg encode', true);
+        plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
+        rec.submit();
+        if (!opts.phases) return 0;
+        await ctx.finish();
+        return (await timer.read()).reduce((a, k) => a + k.ms, 0);
+      } finally {
+        timer.destroy();
+      }
     });
     const t1 = performance.now();
     const view = await downloadView(ctx, coefs, coefBytes);
@@ -229,7 +242,7 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
       const jpeg = opts.async
         ? await native.encodeAsync(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp)
         : native.encode(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp);
-      if (opts.phases) Object.assign(opts.phases, { gpu: t1 - t0, download: t2 - t1, entropy: performance.now() - t2 });
+      if (opts.phases) Object.assign(opts.phases, { gpu: t1 - t0, kernels, download: t2 - t1, entropy: performance.now() - t2 });
       return jpeg;
     } finally {
       // The coder read the mapped view; it is unmapped only once it is done.

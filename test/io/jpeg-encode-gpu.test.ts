@@ -6,13 +6,14 @@ import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compareImages } from '../../src/core/compare.js';
-import { InvalidArgumentError, UnsupportedFormatError } from '../../src/core/errors.js';
+import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../../src/core/errors.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { maxBinding } from '../../src/core/gpu/limits.js';
 import { createImage } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
@@ -128,6 +129,15 @@ test('GPU JPEG encode refuses what it cannot encode before any work, with typed 
   await assert.rejects(encodeJpegGpu(gray, { quality: 95.5 }), InvalidArgumentError);
   await assert.rejects(encodeJpegGpu(gray, { subsampling: '4:1:1' as never }), InvalidArgumentError);
   gray.release();
+  // A gray image's coefficients take twice its bytes: past one buffer of the adapter, refused before any work.
+  const small = await createNodeGpuContext({ limits: { maxBufferSize: 1 << 20 } });
+  try {
+    const big = await GpuImage.upload(small, createImage([800, 1000], 'uint8', 1));
+    await assert.rejects(encodeJpegGpu(big), GpuLimitError);
+    big.release();
+  } finally {
+    small.destroy();
+  }
 });
 
 test('GPU JPEG encode equals the committed cv2.imwrite fixtures of test/io/jpeg.test.ts (gray and colour, no Python needed)', { skip }, async (t) => {
