@@ -12,6 +12,7 @@ import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { maxBinding } from '../../src/core/gpu/limits.js';
 import { createImage } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
+import { encodeJpeg } from '../../src/io/jpeg.js';
 import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
@@ -111,6 +112,29 @@ test('GPU JPEG encode on libuv\'s threads, and encodeJpegFromGpu with jpeg gpu/c
     assert.ok(bytes && Buffer.from(bytes).equals(ref), `encodeJpegFromGpu, jpeg: '${jpeg}'`);
   }
   assert.ok(compareImages(await img.toHost(), host).identical, 'the input is untouched');
+  img.release();
+});
+
+test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB binding: the bytes of the CPU codec (cv2.imwrite\'s)', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  // chelsea tiled (mirrored, so the seams are smooth) to 8000×5800 RGB: 139 MB, past the binding and not MCU multiples.
+  const src = await readImage(fixture('images', 'chelsea.png'));
+  const [sh, sw] = src.shape;
+  const [h, w] = [5800, 8000];
+  const host = createImage([h, w], 'uint8', 3);
+  const px = host.data as Uint8Array, sp = src.data as Uint8Array;
+  const fold = (i: number, n: number) => { const k = i % (2 * n); return k < n ? k : 2 * n - 1 - k; };
+  for (let y = 0; y < h; y++) {
+    const row = fold(y, sh) * sw;
+    for (let x = 0; x < w; x++) px.set(sp.subarray((row + fold(x, sw)) * 3, (row + fold(x, sw)) * 3 + 3), (y * w + x) * 3);
+  }
+  const bands = jpegBands(coefLayout(w, h, 3, '4:2:0'), 3, maxBinding(ctx)).length;
+  if (px.byteLength > maxBinding(ctx)) assert.ok(bands > 1, 'split in bands');
+  const img = await GpuImage.upload(ctx, host);
+  const cpu = encodeJpeg(host, 95);
+  assert.ok(cpu, 'the CPU codec is built');
+  assert.ok(Buffer.from(await encodeJpegGpu(img, { async: true })).equals(cpu), `${bands} bands`);
   img.release();
 });
 
