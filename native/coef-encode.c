@@ -96,16 +96,41 @@ static size_t layout_count(j_compress_ptr c) {
   return per_row * mcu_rows(c);
 }
 
-// Copies the coefficients, MCU row by MCU row, into the virtual arrays jpeg_write_coefficients reads.
-static void fill(j_compress_ptr c, jvirt_barray_ptr *arrays, const JCOEF *src) {
+// The coefficients as libjpeg's "virtual arrays", without a copy: jpeg_write_coefficients reads a component's block
+// rows through the memory manager's access_virt_barray method, which is replaced here (the manager's methods are
+// public, meant to be overridden) by one returning row pointers into the caller's buffer for this encoder's arrays,
+// and deferring to libjpeg's own for any other. The transcoder only reads the rows (its dummy blocks are its own).
+typedef struct {
+  JBLOCKROW *rows[MAX_COMPONENTS];  // per component, every block row of the layout, top to bottom
+  int components;
+  JBLOCKARRAY (*access)(j_common_ptr, jvirt_barray_ptr, JDIMENSION, JDIMENSION, boolean);  // libjpeg's own
+} coef_source_t;
+
+static JBLOCKARRAY access_rows(j_common_ptr cinfo, jvirt_barray_ptr ptr, JDIMENSION start_row, JDIMENSION num_rows, boolean writable) {
+  coef_source_t *s = cinfo->client_data;
+  for (int ci = 0; ci < s->components; ci++)
+    if (ptr == (jvirt_barray_ptr)&s->rows[ci]) return s->rows[ci] + start_row;
+  return s->access(cinfo, ptr, start_row, num_rows, writable);
+}
+
+// Points each component's block rows into `coefs` (MCU row by MCU row, component by component) and hooks the
+// access method; `arrays` receives the handles to pass to jpeg_write_coefficients.
+static void point_rows(j_compress_ptr c, coef_source_t *s, const JCOEF *coefs, jvirt_barray_ptr *arrays) {
+  size_t at = 0;
+  s->components = c->num_components;
+  for (int ci = 0; ci < c->num_components; ci++) {
+    s->rows[ci] = (*c->mem->alloc_small)((j_common_ptr)c, JPOOL_IMAGE, sizeof(JBLOCKROW) * mcu_rows(c) * (size_t)c->comp_info[ci].v_samp_factor);
+    arrays[ci] = (jvirt_barray_ptr)&s->rows[ci];
+  }
   for (JDIMENSION r = 0; r < mcu_rows(c); r++) {
     for (int ci = 0; ci < c->num_components; ci++) {
       int v = c->comp_info[ci].v_samp_factor;
-      size_t bytes = (size_t)row_blocks(c, ci) * sizeof(JBLOCK);
-      JBLOCKARRAY rows = (*c->mem->access_virt_barray)((j_common_ptr)c, arrays[ci], r * (JDIMENSION)v, (JDIMENSION)v, TRUE);
-      for (int y = 0; y < v; y++, src += bytes / sizeof(JCOEF)) memcpy(rows[y], src, bytes);
+      for (int y = 0; y < v; y++, at += (size_t)row_blocks(c, ci) * DCTSIZE2) s->rows[ci][r * (JDIMENSION)v + (JDIMENSION)y] = (JBLOCKROW)(coefs + at);
     }
   }
+  s->access = c->mem->access_virt_barray;
+  c->mem->access_virt_barray = access_rows;
+  c->client_data = s;
 }
 
 static int run_encode(coef_job_t *j) {
@@ -138,15 +163,11 @@ static int run_encode(coef_job_t *j) {
     return -1;
   }
   jvirt_barray_ptr arrays[MAX_COMPONENTS];
-  for (int ci = 0; ci < c.num_components; ci++) {
-    int v = c.comp_info[ci].v_samp_factor;
-    arrays[ci] = (*c.mem->request_virt_barray)((j_common_ptr)&c, JPOOL_IMAGE, FALSE, row_blocks(&c, ci), mcu_rows(&c) * (JDIMENSION)v,
-                                              (JDIMENSION)v);
-  }
+  coef_source_t source;
+  point_rows(&c, &source, j->coefs, arrays);
   if (!(dest.buf = malloc(dest.cap))) ERREXIT1(&c, JERR_OUT_OF_MEMORY, 0);
   c.dest = &dest.pub;
-  jpeg_write_coefficients(&c, arrays);  // realizes the arrays and writes the headers
-  fill(&c, arrays, j->coefs);
+  jpeg_write_coefficients(&c, arrays);  // writes the headers; jpeg_finish_compress codes the blocks
   jpeg_finish_compress(&c);
   jpeg_destroy_compress(&c);
   j->jpeg = dest.buf;
