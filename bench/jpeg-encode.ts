@@ -3,20 +3,21 @@
  * quantization on the GPU, coefficients downloaded, libjpeg's entropy coding on a CPU thread) against the CPU path
  * (encodeJpegFromGpu's 'cpu': the pixels downloaded into mapped memory, libjpeg-turbo's whole encode on a CPU thread):
  * `node dist/bench/jpeg-encode.js [--sizes 1,6,12,24] [--reps 10] [--inflight 16] [--quality 95] [--json FILE]`.
- * Photos: test/fixtures/images/chelsea.png resized (Lanczos, sharp) to each size in megapixels (3:2), colour 4:2:0
- * and its gray. Per photo: medians of `reps` of each phase of the GPU path (GPU wall and its kernels' timestamps,
+ * Photos: test/fixtures/images/chelsea.png mirror-tiled to each size in megapixels (3:2) — a real photograph's
+ * detail in every block (resized up, it would be smooth and cheap to entropy-code) —, colour 4:2:0 and its gray. Per photo: medians of `reps` of each phase of the GPU path (GPU wall and its kernels' timestamps,
  * download, entropy coding), end to end on both paths (unprofiled: no waits between phases), the CPU path's
  * download and encode apart; and images/s with `inflight` encodes of each path in flight at once on libuv's
  * threads (set UV_THREADPOOL_SIZE to the cores). Checks that both paths give the same bytes.
  */
 import { writeFileSync } from 'node:fs';
-import sharp from 'sharp';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
-import { imageFrom, allocPixels, type Image } from '../src/core/image.js';
+import type { Image } from '../src/core/image.js';
+import { readImage } from '../src/io/index.js';
 import { jpegEncoder } from '../src/io/jpeg.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { encodeJpegGpu, type JpegEncodePhases } from '../src/node/jpeg-encode-gpu.js';
 import { encodeJpegFromGpu } from '../src/node/jpeg-gpu.js';
+import { mirrorTiled } from '../test/helpers/fixtures.js';
 import { stat, warmUp } from './common.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -26,15 +27,10 @@ const inflight = Number(arg('inflight', '16'));
 const quality = Number(arg('quality', '95'));
 const jsonOut = arg('json', '');
 
-/** chelsea.png at `mp` megapixels (3:2), RGB or gray, in shared memory as readImage gives it. */
+/** chelsea.png mirror-tiled to `mp` megapixels (3:2), RGB or its gray (OpenCV's), in shared memory as readImage gives it. */
 async function photo(mp: number, channels: 1 | 3): Promise<Image> {
   const h = Math.round(Math.sqrt((mp * 1e6) / 1.5)), w = Math.round(h * 1.5);
-  let s = sharp('test/fixtures/images/chelsea.png').resize(w, h, { fit: 'fill', kernel: 'lanczos3' });
-  s = channels === 1 ? s.toColourspace('b-w') : s.removeAlpha().toColourspace('srgb');
-  const { data } = await s.raw().toBuffer({ resolveWithObject: true });
-  const px = allocPixels('uint8', w * h * channels);
-  px.set(data.subarray(0, px.length));
-  return imageFrom(px, [h, w], channels);
+  return mirrorTiled(await readImage('test/fixtures/images/chelsea.png', { gray: channels === 1 }), h, w);
 }
 
 async function median(fn: () => Promise<number>): Promise<number> {

@@ -16,7 +16,7 @@ import { encodeJpeg } from '../../src/io/jpeg.js';
 import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
-import { fixture } from '../helpers/fixtures.js';
+import { fixture, mirrorTiled } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { PYTHON } from '../helpers/parity.js';
 
@@ -118,19 +118,11 @@ test('GPU JPEG encode on libuv\'s threads, and encodeJpegFromGpu with jpeg gpu/c
 test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB binding: the bytes of the CPU codec (cv2.imwrite\'s)', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   if (!ctx) return;
-  // chelsea tiled (mirrored, so the seams are smooth) to 8000×5800 RGB: 139 MB, past the binding and not MCU multiples.
-  const src = await readImage(fixture('images', 'chelsea.png'));
-  const [sh, sw] = src.shape;
+  // chelsea mirror-tiled to 8000×5800 RGB: 139 MB, past the binding and not MCU multiples.
   const [h, w] = [5800, 8000];
-  const host = createImage([h, w], 'uint8', 3);
-  const px = host.data as Uint8Array, sp = src.data as Uint8Array;
-  const fold = (i: number, n: number) => { const k = i % (2 * n); return k < n ? k : 2 * n - 1 - k; };
-  for (let y = 0; y < h; y++) {
-    const row = fold(y, sh) * sw;
-    for (let x = 0; x < w; x++) px.set(sp.subarray((row + fold(x, sw)) * 3, (row + fold(x, sw)) * 3 + 3), (y * w + x) * 3);
-  }
+  const host = mirrorTiled(await readImage(fixture('images', 'chelsea.png')), h, w);
   const bands = jpegBands(coefLayout(w, h, 3, '4:2:0'), 3, maxBinding(ctx)).length;
-  if (px.byteLength > maxBinding(ctx)) assert.ok(bands > 1, 'split in bands');
+  if (host.data.byteLength > maxBinding(ctx)) assert.ok(bands > 1, 'split in bands');
   const img = await GpuImage.upload(ctx, host);
   const cpu = encodeJpeg(host, 95);
   assert.ok(cpu, 'the CPU codec is built');
