@@ -271,6 +271,8 @@ static napi_value encode_async(napi_env env, napi_callback_info info) {
   if (napi_create_reference(env, argv[0], 1, &a->coefs) != napi_ok || napi_create_promise(env, &a->deferred, &promise) != napi_ok ||
       napi_create_string_utf8(env, "imgpu-jpegenc", NAPI_AUTO_LENGTH, &name) != napi_ok ||
       napi_create_async_work(env, NULL, name, async_execute, async_complete, a, &a->work) != napi_ok || napi_queue_async_work(env, a->work) != napi_ok) {
+    if (a->coefs) napi_delete_reference(env, a->coefs);
+    free(a);
     napi_throw_error(env, NULL, "imgpu-jpegenc: N-API failure");
     return NULL;
   }

@@ -109,8 +109,9 @@ function quantizerTable(quant: Uint16Array): Uint32Array {
 export function jpegBands(layout: CoefLayout, channels: number, limit: number): { r0: number; rows: number }[] {
   const inRow = 8 * layout.vSamp * layout.width * channels;
   const outRow = layout.perRow * 128;
-  // 256 bytes of slack: the pixel binding starts up to that far before the band's first row (offset alignment).
-  const fit = Math.floor((limit - 256) / Math.max(inRow, outRow)) & ~1;
+  // 512 bytes of slack: the pixel binding starts up to 255 bytes before the band's first row (offset alignment)
+  // and ends up to 15 after its last (rounded up to 16).
+  const fit = Math.floor((limit - 512) / Math.max(inRow, outRow)) & ~1;
   if (fit < 2) return [];
   const bands = [];
   for (let r0 = 0; r0 < layout.mcuRows; r0 += fit) bands.push({ r0, rows: Math.min(fit, layout.mcuRows - r0) });
@@ -130,9 +131,10 @@ class JpegEncodeGpuPlan {
   /** Records the coefficients of `img` into `coefs`, band by band. */
   encode(rec: Recording, img: GpuImage, layout: CoefLayout, quant: GPUBuffer, coefs: GPUBuffer): void {
     const ctx = this.ctx;
-    const { width, channels } = { width: layout.width, channels: img.channels };
+    const { width } = layout;
+    const channels = img.channels;
     const bands = jpegBands(layout, channels, maxBinding(ctx));
-    if (!bands.length) throw new InvalidArgumentError(`a ${layout.width}-pixel-wide image has MCU rows larger than this adapter binds`);
+    if (!bands.length) throw new GpuLimitError(`JPEG encode: two MCU rows of a ${width}-pixel-wide image are more than this adapter binds; use the CPU JPEG path (jpeg: 'cpu')`);
     const align = ctx.limits.minStorageBufferOffsetAlignment;
     const mcuH = 8 * layout.vSamp;
     rec.split(bands.length);
@@ -190,7 +192,7 @@ function checkEncodable(img: GpuImage, quality: number, subsampling: JpegSubsamp
     throw new UnsupportedFormatError(`JPEG on the GPU encodes 8-bit gray or RGB 2D images; this one is ${img.shape.join('×')}×${img.channels} ${img.dtype}`);
   }
   if (!Number.isInteger(quality) || quality < 1 || quality > 100) throw new InvalidArgumentError(`JPEG quality must be an integer in 1..100, got ${quality}`);
-  if (!(subsampling in SAMPLING)) throw new InvalidArgumentError(`JPEG subsampling must be one of ${Object.keys(SAMPLING).join(', ')}, got ${String(subsampling)}`);
+  if (!Object.hasOwn(SAMPLING, subsampling)) throw new InvalidArgumentError(`JPEG subsampling must be one of ${Object.keys(SAMPLING).join(', ')}, got ${String(subsampling)}`);
   const [h, w] = img.shape;
   if (w > 65500 || h > 65500) throw new UnsupportedFormatError(`JPEG holds at most 65500×65500 pixels; this image is ${w}×${h}`);
   const native = nativeCoefEncoder();
