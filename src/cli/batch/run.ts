@@ -84,10 +84,12 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
      */
     async function processOneResident(job: Job, img: Image): Promise<() => Promise<void>> {
       const gpu = exec.gpu!;
+      const tu = now();
       const dev = await GpuImage.upload(gpu, img);
+      phases.upload += now() - tu;
       let r: OpResult<Image>;
       try {
-        r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu }, {});
+        r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false }, {});
       } catch (e) {
         dev.release();
         throw e;
