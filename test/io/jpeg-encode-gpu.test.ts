@@ -66,13 +66,13 @@ test('the GPU JPEG encoder\'s entropy coder is built where required', { skip: !r
   assert.ok(nativeCoefEncoder(), 'dist/native/imgpu-jpegenc.node did not load');
 });
 
-test('GPU JPEG encode: files byte-identical to cv2.imwrite, colour (4:2:0) and gray photographs, qualities 95/75/100/50, sizes not multiples of the MCU', { skip }, async (t) => {
+test('GPU JPEG encode: files byte-identical to cv2.imwrite, colour (4:2:0) and gray photographs and extremes, qualities 95/75/100/50/10/1, sizes not multiples of the MCU', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   const r = ctx && references(t);
   if (!ctx || !r) return;
-  const cases = [95, 75, 100, 50].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
+  const cases = [95, 75, 100, 50, 10, 1].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
   assert.deepEqual(await mismatches(ctx, r.dir, r.images.map(([n]) => n), cases), []);
-  assert.ok(r.images.some(([, c]) => c === 1) && r.images.some(([, c]) => c === 3), 'gray and colour photographs');
+  assert.ok(r.images.some(([, c]) => c === 1) && r.images.some(([, c]) => c === 3), 'gray and colour images');
 });
 
 test('GPU JPEG encode: 4:4:4 and 4:2:2 byte-identical to libjpeg\'s own encoder (Pillow on the library cv2 uses)', { skip }, async (t) => {

@@ -13,9 +13,10 @@ import skimage.data
 from PIL import Image
 
 out, fixtures = sys.argv[1], sys.argv[2]
-QUALITIES = (95, 75, 100, 50)
+QUALITIES = (95, 75, 100, 50, 10, 1)
 rgb2bgr = lambda a: np.ascontiguousarray(a[:, :, ::-1])
 chelsea = cv2.imread(os.path.join(fixtures, 'chelsea.png'))
+checker = (np.add(*np.mgrid[:37, :53]) % 2 * 255).astype(np.uint8)
 colour = {
     # sizes that are not multiples of the 16x16 MCU, down to less than one block
     'chelsea': chelsea,                                        # 451x300
@@ -23,6 +24,9 @@ colour = {
     'chelsea_3x5': chelsea[50:55, 60:63],
     'coffee_587x397': rgb2bgr(skimage.data.coffee())[2:399, 5:592],
     'astronaut': rgb2bgr(skimage.data.astronaut()),             # 512x512, a multiple of the MCU
+    # extremes of the arithmetic: noise, and 0/255 checkers (the largest AC coefficients, quality 100's divisor 8)
+    'noise_67x45': np.random.default_rng(20).integers(0, 256, (45, 67, 3), dtype=np.uint8),
+    'checker_53x37': np.dstack([checker, 255 - checker, checker]),
 }
 gray = {
     'camera_499x509': cv2.imread(os.path.join(fixtures, 'camera.png'), cv2.IMREAD_GRAYSCALE)[1:510, 7:506],
@@ -30,6 +34,7 @@ gray = {
     'coins': cv2.imread(os.path.join(fixtures, 'coins.png'), cv2.IMREAD_GRAYSCALE),
     'chelsea_gray': cv2.cvtColor(chelsea, cv2.COLOR_BGR2GRAY),
     'chelsea_gray_3x5': cv2.cvtColor(chelsea, cv2.COLOR_BGR2GRAY)[50:55, 60:63],
+    'checker_gray_53x37': checker,
 }
 for name, img in {**colour, **gray}.items():
     cv2.imwrite(os.path.join(out, f'{name}.png'), img)
