@@ -170,8 +170,10 @@ static int run_encode(coef_job_t *j) {
   jpeg_write_coefficients(&c, arrays);  // writes the headers; jpeg_finish_compress codes the blocks
   jpeg_finish_compress(&c);
   jpeg_destroy_compress(&c);
-  j->jpeg = dest.buf;
   j->size = dest.cap - dest.pub.free_in_buffer;
+  // The buffer was sized for a large file; the Buffer handed to JavaScript keeps only the file's bytes.
+  unsigned char *fit = realloc(dest.buf, j->size ? j->size : 1);
+  j->jpeg = fit ? fit : dest.buf;
   return 0;
 }
 
