@@ -5,7 +5,9 @@
 //   machine without it (Debian's libturbojpeg.a is not position-independent, so it cannot be linked in);
 // - imgpu-native.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
 //   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c); and
-//   the capture of Dawn's notices on stderr (native/stderr.c).
+//   the capture of Dawn's notices on stderr (native/stderr.c);
+// - imgpu-jpegenc.node: the entropy coding of the GPU JPEG encoder (native/coef-encode.c, libjpeg's
+//   jpeg_write_coefficients), with Debian's libjpeg.so.62 copied beside it as the codec's library is.
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
 // its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
@@ -27,6 +29,21 @@ function libturbojpeg() {
     if (existsSync(join(dir, 'libturbojpeg.so.0')) && existsSync('/usr/include/turbojpeg.h')) return join(dir, 'libturbojpeg.so.0');
   }
   return undefined;
+}
+
+/** Debian's libjpeg.so.62 (libjpeg-turbo's libjpeg API, cv2's) where its headers are installed (libjpeg62-turbo-dev). */
+function libjpeg() {
+  for (const dir of ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib']) {
+    if (existsSync(join(dir, 'libjpeg.so.62')) && existsSync('/usr/include/jpeglib.h')) return join(dir, 'libjpeg.so.62');
+  }
+  return undefined;
+}
+
+/** Copies a shared library beside the modules (rpath $ORIGIN), by a rename: a running imgpu has it mapped. */
+function copyBeside(lib, name) {
+  const tmp = join(outDir, `.${name}.${process.pid}`);
+  copyFileSync(realpathSync(lib), tmp);
+  renameSync(tmp, join(outDir, name));
 }
 
 /** Compiles native/<sources> into dist/native/<name> (atomically); false when the compiler fails. */
@@ -52,13 +69,21 @@ if (!lib) {
   console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler: scripts/install-system-deps.sh, then `npm run build`); ' +
     'JPEG goes through sharp, whose gray reads and written files differ from cv2\'s');
 } else if (build(['turbo.c'], 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
-  // Replaced by a rename, never rewritten in place: a running imgpu has it mapped.
-  const tmp = join(outDir, `.libturbojpeg.so.0.${process.pid}`);
-  copyFileSync(realpathSync(lib), tmp);
-  renameSync(tmp, join(outDir, 'libturbojpeg.so.0'));
+  copyBeside(lib, 'libturbojpeg.so.0');
   console.log(`imgpu: native JPEG codec built (${lib})`);
 } else {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
+}
+
+// The GPU JPEG encoder's entropy coder (native/coef-encode.c: jpeg_write_coefficients of libjpeg's own API).
+const jpeglib = libjpeg();
+if (!jpeglib) {
+  console.warn('imgpu: GPU JPEG encoder\'s entropy coder not built (needs libjpeg62-turbo-dev: scripts/install-system-deps.sh); JPEG encodes on the CPU path');
+} else if (build(['coef-encode.c'], 'imgpu-jpegenc.node', [jpeglib, '-Wl,-rpath,$ORIGIN'])) {
+  copyBeside(jpeglib, 'libjpeg.so.62');
+  console.log(`imgpu: GPU JPEG encoder's entropy coder built (${jpeglib})`);
+} else {
+  console.warn('imgpu: GPU JPEG encoder\'s entropy coder failed to compile; JPEG encodes on the CPU path');
 }
 
 if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'stderr.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');

@@ -3,6 +3,7 @@
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions } from '../io/jpeg.js';
+import { encodeJpegGpu, type JpegEncodePath } from './jpeg-encode-gpu.js';
 
 export type { CodecThreadOptions } from '../io/jpeg.js';
 
@@ -24,12 +25,24 @@ export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: st
   return staged.upload();
 }
 
+/** Options of encodeJpegFromGpu: where the codec thread runs, and which encoder. */
+export interface JpegFromGpuOptions extends CodecThreadOptions {
+  /**
+   * 'gpu': colour conversion, DCT and quantization on the GPU, entropy coding on a CPU thread (encodeJpegGpu);
+   * 'cpu': libjpeg-turbo on a CPU thread from mapped readback memory; 'auto': 'cpu' until the GPU path is measured
+   * faster (docs/jpeg-encode.md). The bytes are the same either way. @default 'auto'
+   */
+  jpeg?: JpegEncodePath;
+}
+
 /**
- * Encodes a resident 8-bit gray or RGB image to JPEG straight from mapped readback memory (GpuImage.toHostView):
- * the encoder reads the pixels where the GPU's copy put them, no host copy. Undefined where the native path does
- * not apply (no codec, another dtype or channel count): download it and use writeImage.
+ * Encodes a resident 8-bit gray or RGB image to JPEG (cv2.imwrite's bytes, 4:2:0 for colour). On the CPU path
+ * (the default) straight from mapped readback memory (GpuImage.toHostView): the encoder reads the pixels where the
+ * GPU's copy put them, no host copy. Undefined where the CPU path does not apply (no codec, another dtype or channel
+ * count): download it and use writeImage. With `jpeg: 'gpu'` an image it cannot encode is an error instead.
  */
-export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: CodecThreadOptions = {}): Promise<Uint8Array | undefined> {
+export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: JpegFromGpuOptions = {}): Promise<Uint8Array | undefined> {
+  if (opts.jpeg === 'gpu') return encodeJpegGpu(img, { quality, async: opts.async });
   const enc = jpegEncoder(img.dtype, img.channels);
   if (!enc || img.shape.length !== 2) return undefined;
   const [h, w] = img.shape;

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FileAccessError, InvalidArgumentError } from '../../core/errors.js';
 import { formatOf, READERS, WRITERS, type ReadOptions, type WriteOptions } from '../../io/index.js';
+import type { JpegEncodePath } from '../../node/jpeg-encode-gpu.js';
 import { BatchRecords, recordKey, type RecordedJob } from '../records.js';
 import type { LoopJob } from './loop.js';
 
@@ -19,6 +20,12 @@ export interface BatchOptions {
   format?: string;
   read: ReadOptions;
   write: WriteOptions;
+  /**
+   * Which JPEG encoder writes the GPU's JPEG outputs: 'gpu' keeps the result resident and encodes it with the
+   * arithmetic on the GPU (encodeJpegGpu), 'cpu' and 'auto' download it for libjpeg-turbo on the codec workers. The
+   * bytes are the same, so it is not part of the recipe. @default 'auto'
+   */
+  jpeg?: JpegEncodePath;
   /**
    * What makes an output from an input besides the input itself — operation, parameters, read and write options —
    * as one string (batchRecipe): an output is up to date only if it was made by this recipe.

@@ -5,7 +5,10 @@ import type { Comparison } from '../../core/compare.js';
 import { FileAccessError } from '../../core/errors.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
+import { writeAtomically } from '../../io/index.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
+import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
@@ -13,6 +16,8 @@ import { eachImage, FileImages } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import { Progress, report, type BatchSummary } from './report.js';
 import { shardOf } from './shard.js';
+
+const isJpegPath = (p: string) => /\.jpe?g$/i.test(p);
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runBatch). */
 export const IMAGES_IN_FLIGHT = 1;
@@ -72,8 +77,59 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       r.release();
       return { ...r, output: { ...out, data }, release: undefined };
     };
+    /**
+     * jpeg 'gpu' (GPU only, a JPEG output): the command runs on the uploaded input and its result stays resident;
+     * an 8-bit gray or RGB result is encoded with the arithmetic on the GPU when written (entropy coding on libuv's
+     * threads), anything else is downloaded and written as usual. The same bytes as the other path.
+     */
+    async function processOneResident(job: Job, img: Image): Promise<() => Promise<void>> {
+      const gpu = exec.gpu!;
+      const tu = now();
+      const dev = await GpuImage.upload(gpu, img);
+      phases.upload += now() - tu;
+      let r: OpResult<Image>;
+      try {
+        r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false }, {});
+      } catch (e) {
+        dev.release();
+        throw e;
+      }
+      codecs.recycle(img.data.buffer);
+      const out = r.output as unknown as GpuImage;
+      if (out !== dev) dev.release();
+      phases.host += r.timings.host;
+      phases.kernels += kernelTotal(r.timings);
+      await ensureDir(dirname(job.output));
+      if (out.dtype !== 'uint8' || (out.channels !== 1 && out.channels !== 3) || out.shape.length !== 2) {
+        const host = await out.toHost();
+        out.release();
+        return writer(job, host, false);
+      }
+      return async () => {
+        try {
+          await writeAtomically(job.output, await encodeJpegGpu(out, { quality: o.write.quality, async: true }));
+        } finally {
+          out.release();
+        }
+        record(job.key, await BatchRecords.describe(job, o.recipe));
+      };
+    }
+    /** The write of an output through the codec workers (its shared buffer recycled after, for a GPU result). */
+    function writer(job: Job, out: Image, recycle: boolean): () => Promise<void> {
+      return async () => {
+        // Images go to the codec workers (batch runs image commands only: ImageCommand).
+        await codecs.write(job.output, out, o.write);
+        if (recycle) outputs.give(out.data.buffer);
+        record(job.key, await BatchRecords.describe(job, o.recipe));
+      };
+    }
     /** Runs the command on one image (both paths with --device both) and returns the write of its output. */
     async function processOne(job: Job, img: Image): Promise<() => Promise<void>> {
+      if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegPath(job.output)) {
+        // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
+        const resident = await runGpuOrCpu(exec, () => processOneResident(job, img), () => Promise.resolve(undefined));
+        if (resident.result) return resident.result;
+      }
       const results: Record<string, OpResult<Image>> = {};
       const on: RunOn = { pool: exec.pool };
       if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
@@ -95,13 +151,7 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       phases.kernels += kernelTotal(r.timings);
       phases.download += r.timings.download;
       await ensureDir(dirname(job.output));
-      return async () => {
-        // Images go to the codec workers (batch runs image commands only: ImageCommand).
-        const out = r.output;
-        await codecs.write(job.output, out, o.write);
-        if (results.gpu) outputs.give(out.data.buffer);
-        record(job.key, await BatchRecords.describe(job, o.recipe));
-      };
+      return writer(job, r.output, !!results.gpu);
     }
     // Several images in flight on both sides of the processing: decoding and encoding run on the codec
     // workers, so `window` images are read ahead and `window` written behind.
