@@ -23,11 +23,19 @@ export interface GpuJpegFallback {
   fallback: string;
 }
 
-/** Times of one GPU decode, for the bench: the entropy stage (into upload memory) and the recorded kernels' submission. */
+/**
+ * Phase times of GPU decodes, added up (bench/jpeg-decode.ts). With `profile`, the decode waits for the GPU after the
+ * coefficients' copy and after the kernels, so that those are timed apart (in production they overlap the caller's
+ * next work, and it does not wait).
+ */
 export interface GpuJpegTimes {
+  /** Entropy decoding on a libuv thread, into mapped upload memory. */
   entropyMs: number;
-  /** From the end of the entropy stage to the kernels' submission (the coefficients' copy to the device is queued there). */
+  /** From the end of the entropy stage to the kernels' submission (with `profile`: the copy to the device, waited for). */
   submitMs: number;
+  profile?: boolean;
+  /** With `profile`: the kernels, from their submission until the GPU is done. */
+  kernelsMs?: number;
   /** Bands of MCU rows the last decode ran in (1 unless an image is beyond the binding limit). */
   bands?: number;
 }
@@ -80,14 +88,17 @@ export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: st
     throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
   }
   const t1 = performance.now();
+  let t2 = t1;
   const image = await ctx.scoped('jpeg decode', async () => {
     const coefs = staged.submit('jpeg coefficients');
+    if (times?.profile) await ctx.finish();
     const timer = new KernelTimer(ctx, false);
     try {
       const rec = new Recording(ctx, timer, 'jpeg decode', true);
       rec.retain(coefs);
       const out = record(ctx, rec, plan, layout, bands, coefs);
       rec.submit();
+      t2 = performance.now();
       return out;
     } finally {
       timer.destroy();
@@ -95,7 +106,11 @@ export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: st
   });
   if (times) {
     times.entropyMs += t1 - t0;
-    times.submitMs += performance.now() - t1;
+    times.submitMs += t2 - t1;
+    if (times.profile) {
+      await ctx.finish();
+      times.kernelsMs = (times.kernelsMs ?? 0) + performance.now() - t2;
+    }
     times.bands = Math.ceil(Math.ceil(layout.height / (8 * layout.maxV)) / bands);
   }
   return image;
