@@ -3,12 +3,14 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Comparison } from '../../core/compare.js';
 import { FileAccessError } from '../../core/errors.js';
+import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
+import { jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { eachImage, FileImages } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import { Progress, report, type BatchSummary } from './report.js';
@@ -63,6 +65,13 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       }
       made.add(d);
     };
+    // A resident input gives a resident output: read back as a view, as a host input's output comes.
+    const hostView = async (r: OpResult<Image | GpuImage>): Promise<OpResult<Image>> => {
+      if (!(r.output instanceof GpuImage)) return r as OpResult<Image>;
+      const v = await r.output.toHostView();
+      r.output.release();
+      return { ...r, output: v.image, release: v.release };
+    };
     const recycled = (r: OpResult<Image>): OpResult<Image> => {
       const out = r.output;
       if (!r.release) return r;
@@ -72,15 +81,29 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       r.release();
       return { ...r, output: { ...out, data }, release: undefined };
     };
-    /** Runs the command on one image (both paths with --device both) and returns the write of its output. */
-    async function processOne(job: Job, img: Image): Promise<() => Promise<void>> {
+    /**
+     * Runs the command on one image (both paths with --device both) and returns the write of its output. A JPEG
+     * decoded on the GPU (--jpeg gpu) comes resident: the CPU path, where it runs, gets it downloaded.
+     */
+    async function processOne(job: Job, input: Image | GpuImage): Promise<() => Promise<void>> {
+      const resident = input instanceof GpuImage ? input : undefined;
+      let host = resident ? undefined : (input as Image);
+      const onHost = async () => (host ??= await resident!.toHost());
+      try {
+        return await processImage(job, input, onHost);
+      } finally {
+        resident?.release();
+      }
+    }
+    async function processImage(job: Job, img: Image | GpuImage, onHost: () => Promise<Image>): Promise<() => Promise<void>> {
       const results: Record<string, OpResult<Image>> = {};
       const on: RunOn = { pool: exec.pool };
-      if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
+      if (exec.cpu) results.cpu = await cmd.run(await onHost(), params, on, {});
       // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
       // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
       if (exec.gpu) {
-        const r = await runGpuOrCpu(exec, async () => recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})), () => cmd.run(img, params, on, {}));
+        const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})));
+        const r = await runGpuOrCpu(exec, gpuRun, async () => cmd.run(await onHost(), params, on, {}));
         results[r.on] = r.result;
       }
       if (results.cpu && results.gpu) {
@@ -89,7 +112,7 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       }
       const r = results.gpu ?? results.cpu!;
       // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
-      if (Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
+      if (!(img instanceof GpuImage) && Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
       phases.host += r.timings.host;
       phases.upload += r.timings.upload;
       phases.kernels += kernelTotal(r.timings);
@@ -106,7 +129,15 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     // Several images in flight on both sides of the processing: decoding and encoding run on the codec
     // workers, so `window` images are read ahead and `window` written behind.
     const window = Math.max(2, Math.min(16, exec.pool.size));
-    const source = new FileImages(codecs, todo, { ...o.read, gray: !cmd.colour }, window);
+    const read = { ...o.read, gray: !cmd.colour };
+    // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
+    const jpegPaths: Record<string, number> = {};
+    const reader = async (j: Job): Promise<Image | GpuImage> => {
+      const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name) : undefined;
+      if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
+      return onGpu?.image ?? codecs.read(j.input, read);
+    };
+    const source = new FileImages<Job, Image | GpuImage>(codecs, todo, read, window, reader);
     // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
     // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
     // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
@@ -126,7 +157,10 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       read: phases.read / (wall * codecs.size),
       write: phases.write / (wall * codecs.size),
     };
-    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+    const summary: BatchSummary = {
+      op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy,
+      ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpegPaths).length ? { jpeg: jpegPaths } : {}),
+    };
     return report(summary, o.json);
   }
 }
