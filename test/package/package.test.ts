@@ -228,7 +228,9 @@ test('the tarball ships what a user needs: no internal notes, source maps that c
   assert.deepEqual(leaks, [], 'files naming the project\'s internal notes');
   assert.deepEqual(unresolved.slice(0, 5), [], `${unresolved.length} source-map sources neither shipped nor inlined`);
   if (existsSync(join(ROOT, 'dist', 'native', 'imgpu-turbo.node')) || process.env.IMGPU_REQUIRE_NATIVE === '1') {
-    for (const f of ['dist/native/imgpu-turbo.node', 'dist/native/imgpu-native.node']) assert.ok(tarballFiles.includes(f), `${f} not in the tarball`);
+    for (const f of ['dist/native/imgpu-turbo.node', 'dist/native/imgpu-native.node', 'dist/native/imgpu-jpegcoef.node', 'dist/native/libjpeg.so.62']) {
+      assert.ok(tarballFiles.includes(f), `${f} not in the tarball`);
+    }
   }
 });
 
@@ -258,6 +260,9 @@ test('the installed package decodes and encodes JPEG as cv2.imread/imwrite, with
     // The binary finds libjpeg-turbo beside itself (rpath $ORIGIN), not on the system.
     const ldd = ok(run('ldd', [join(installed, 'dist', 'native', 'imgpu-turbo.node')]), 'ldd');
     assert.match(ldd.stdout, new RegExp(`libturbojpeg\\.so\\.0 => ${join(installed, 'dist', 'native')}/`), ldd.stdout);
+    // The GPU decoder's entropy stage likewise finds libjpeg beside itself.
+    const coef = ok(run('ldd', [join(installed, 'dist', 'native', 'imgpu-jpegcoef.node')]), 'ldd');
+    assert.match(coef.stdout, new RegExp(`libjpeg\\.so\\.62 => ${join(installed, 'dist', 'native')}/`), coef.stdout);
   }
 });
 
