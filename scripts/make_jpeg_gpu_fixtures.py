@@ -16,11 +16,15 @@ cv2.imread(X.jpg, IMREAD_GRAYSCALE) (the references; PNG is lossless, and an RGB
   tiny422.jpg     PIL 4:2:2 of a 4×3 downscale (the same)
   gray.jpg        cv2.imwrite of a 301×255 crop of the camera man (one component)
   gray_prog.jpg   the same, progressive, with restart markers every 3 MCUs
+  c420_smooth.jpg a 4:2:0 progressive file whose scans never refine their coefficients (scripts/jpeg_incomplete_scans.c,
+                  compiled here with gcc -ljpeg): libjpeg smooths its blocks, and the GPU decoder gets the smoothed ones
   c440.jpg        a 64×64 4:2:2 file whose luma sampling factors are rewritten 2×1 → 1×2 (4:4:0, the same number of
                   blocks per MCU and MCUs): a file libjpeg reads and the GPU decoder leaves to the CPU (no reference)
 """
 import io
 import os
+import subprocess
+import tempfile
 
 import cv2
 import numpy as np
@@ -63,7 +67,12 @@ cv2_jpeg('tiny420', cv2.resize(chelsea, (3, 5), interpolation=cv2.INTER_AREA))
 pil_jpeg('tiny422', cv2.resize(chelsea, (4, 3), interpolation=cv2.INTER_AREA), quality=95, subsampling=1)
 cv2_jpeg('gray', camera[100:355, 50:351])
 cv2_jpeg('gray_prog', camera[100:355, 50:351], [cv2.IMWRITE_JPEG_PROGRESSIVE, 1, cv2.IMWRITE_JPEG_RST_INTERVAL, 3])
-for name in ['c420', 'c420_rst', 'c420_prog', 'c444', 'c444_prog', 'c422', 'c422_prog', 'tiny420', 'tiny422']:
+with tempfile.TemporaryDirectory() as tmp:
+    exe, ppm = os.path.join(tmp, 'scans'), os.path.join(tmp, 'in.ppm')
+    subprocess.run(['gcc', '-O2', '-o', exe, os.path.join(ROOT, 'scripts', 'jpeg_incomplete_scans.c'), '-ljpeg'], check=True)
+    cv2.imwrite(ppm, chelsea[20:133, 40:219])
+    subprocess.run([exe, ppm, path('c420_smooth.jpg')], check=True)
+for name in ['c420_smooth', 'c420', 'c420_rst', 'c420_prog', 'c444', 'c444_prog', 'c422', 'c422_prog', 'tiny420', 'tiny422']:
     references(name)
 references('gray', colour=False)
 references('gray_prog', colour=False)

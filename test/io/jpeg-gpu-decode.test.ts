@@ -46,6 +46,7 @@ const COLOUR = [
   ['c420', '4:2:0, 451×300'],
   ['c420_rst', '4:2:0 with restart markers'],
   ['c420_prog', '4:2:0 progressive'],
+  ['c420_smooth', '4:2:0 progressive, scans never refined (libjpeg smooths the blocks: half the bytes differ without)'],
   ['c444', '4:4:4'],
   ['c444_prog', '4:4:4 progressive'],
   ['c422', '4:2:2'],
