@@ -1,6 +1,6 @@
 // The CPU half of the GPU JPEG decoder: entropy decoding to quantized DCT coefficients (native/coef-decode.c,
-// libjpeg-turbo's libjpeg with its IDCT replaced by a copy of each block), built by scripts/build-native.mjs. The GPU half is in
-// node/jpeg-gpu-decode.ts; io only loads the binding (the layer the other native codec lives in).
+// libjpeg-turbo's libjpeg with its IDCT replaced by a copy of each block), built by scripts/build-native.mjs. The GPU
+// half is in node/jpeg-gpu-decode.ts; io only loads the binding (the layer the other native codec lives in).
 import { loadNativeModule, nativeModuleProblem } from './native-module.js';
 
 /** Where one component's coefficients lie in the decoded buffer, and its sample grid (libjpeg's names in comments). */
