@@ -63,10 +63,10 @@ class JpegDecodePlan {
 /**
  * Decodes a JPEG on the GPU into a resident 8-bit image: gray (one channel) when `gray` or the file is gray, else
  * RGB interleaved. Returns the reason instead where the GPU decoder does not cover the file (its entropy stage not
- * built; CMYK, 4:1:1, 4:4:0, 12-bit…), for the caller to decode it on the CPU. EXIF orientation is not applied
- * (the caller falls back for it). A damaged file is an UnsupportedFormatError, as on the CPU path.
+ * built; CMYK, 4:1:1, 4:4:0, 12-bit…), for the caller to decode it on the CPU. EXIF `orientation` (1–8) is applied
+ * as cv2.imread applies it. A damaged file is an UnsupportedFormatError, as on the CPU path.
  */
-export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes): Promise<GpuImage | GpuJpegFallback> {
+export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1): Promise<GpuImage | GpuJpegFallback> {
   const coef = jpegCoefDecoder();
   if (!coef) return { fallback: `the GPU decoder's entropy stage is not available (${jpegCoefProblem()})` };
   let layout;
@@ -77,6 +77,8 @@ export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: st
   }
   if ('fallback' in layout) return layout;
   const bands = planBands(ctx, layout);
+  // Bands are runs of stored rows; an oriented output's rows are not: one band only.
+  if (orientation !== 1 && bands < mcuRowsOf(layout)) return { fallback: `EXIF orientation ${orientation} on an image larger than one binding` };
   const plan = await JpegDecodePlan.prepare(ctx);
   const t0 = performance.now();
   const staged = await stagingView(ctx, layout.bytes);
@@ -96,7 +98,7 @@ export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: st
     try {
       const rec = new Recording(ctx, timer, 'jpeg decode', true);
       rec.retain(coefs);
-      const out = record(ctx, rec, plan, layout, bands, coefs);
+      const out = record(ctx, rec, plan, layout, bands, coefs, orientation);
       rec.submit();
       t2 = performance.now();
       return out;
@@ -111,14 +113,16 @@ export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: st
       await ctx.finish();
       times.kernelsMs = (times.kernelsMs ?? 0) + performance.now() - t2;
     }
-    times.bands = Math.ceil(Math.ceil(layout.height / (8 * layout.maxV)) / bands);
+    times.bands = Math.ceil(mcuRowsOf(layout) / bands);
   }
   return image;
 }
 
+const mcuRowsOf = (l: CoefLayout) => Math.ceil(l.height / (8 * l.maxV));
+
 /** MCU rows per band: all of them when every binding fits, else as many as fit with the chroma's context rows. */
 function planBands(ctx: GpuContext, l: CoefLayout): number {
-  const mcuRows = Math.ceil(l.height / (8 * l.maxV));
+  const mcuRows = mcuRowsOf(l);
   const [y, ...chroma] = l.components;
   const perRow = [l.maxV * y.stride * BLOCK_BYTES, l.maxV * 8 * y.stride * 8, 8 * l.maxV * l.width * l.components.length];
   for (const c of chroma) perRow.push(c.stride * BLOCK_BYTES, 8 * c.stride * 8);
@@ -137,11 +141,13 @@ function blockRows(l: CoefLayout, c: CoefComponent, m0: number, m1: number): [nu
 /** A binding of `bytes` bytes of `buffer` from `offset` (a multiple of 256). */
 const range = (buffer: GPUBuffer, offset: number, bytes: number): GPUBufferBinding => ({ buffer, offset, size: deviceBytes(bytes) });
 
-function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, bandRows: number, coefs: GPUBuffer): GpuImage {
+function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, bandRows: number, coefs: GPUBuffer, orientation: number): GpuImage {
   const channels = l.components.length === 1 ? 1 : 3;
-  const rowBytes = l.width * channels;
-  const out = acquireStorage(ctx, rowBytes * l.height, 'jpeg');
-  const mcuRows = Math.ceil(l.height / (8 * l.maxV));
+  // Orientations 5–8 transpose: the output is height × width (one band then: the stored rows are the output's columns).
+  const [outH, outW] = orientation >= 5 ? [l.width, l.height] : [l.height, l.width];
+  const rowBytes = outW * channels;
+  const out = acquireStorage(ctx, rowBytes * outH, 'jpeg');
+  const mcuRows = mcuRowsOf(l);
   // Plane buffers for the largest band, reused by every band (the queue runs the dispatches in order).
   const planes = l.components.map((c) => {
     const bytes = Math.min(bandRows * c.v + 2, c.blocksH) * 8 * c.stride * 8;
@@ -164,7 +170,7 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
       return r0 * 8;
     });
     const y0 = m0 * 8 * l.maxV;
-    const y1 = Math.min(m1 * 8 * l.maxV, l.height);
+    const y1 = bandRows >= mcuRows ? outH : Math.min(m1 * 8 * l.maxV, l.height);
     const byteStart = y0 * rowBytes;
     const bandBytes = (y1 - y0) * rowBytes;
     const bindAt = Math.floor(byteStart / 256) * 256;
@@ -172,7 +178,7 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
     const [Y, C = Y] = l.components;
     const hs = l.maxH / C.h, vs = l.maxV / C.v;
     const P = rec.uniform(ColourParams, {
-      width: l.width, channels, y0, bandBytes, wordBase: (byteStart - bindAt) / 4, words, hs, vs,
+      width: l.width, height: l.height, outWidth: outW, orientation, channels, y0, bandBytes, wordBase: (byteStart - bindAt) / 4, words, hs, vs,
       // libjpeg's fancy upsampling needs more than 2 chroma samples a row; below, it replicates (jdsample.c).
       fancy: hs === 2 && C.samplesW > 2 ? 1 : 0,
       luma: [first[0], planes[0].rowWords, Y.samplesW, Y.samplesH],
@@ -183,5 +189,5 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
     const dst = range(out, bindAt, byteStart + bandBytes - bindAt);
     rec.dispatch(channels === 3 ? 'jpeg.ycc' : 'jpeg.gray', channels === 3 ? plan.ycc : plan.gray, { plane0: plane(0), plane1: plane(1), plane2: plane(2), dst, P }, x, y);
   }
-  return new GpuImage(ctx, out, [l.height, l.width], channels, 'uint8');
+  return new GpuImage(ctx, out, [outH, outW], channels, 'uint8');
 }

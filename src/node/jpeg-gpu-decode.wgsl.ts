@@ -16,7 +16,12 @@ import { gridWgsl } from '../core/gpu/wgsl/grid.js';
 export const IdctParams = defineUniforms('IdctParams', { blocksW: 'u32', blocks: 'u32', stride: 'u32' });
 
 export const ColourParams = defineUniforms('ColourParams', {
+  // The stored image's width and height, and the output's width (the stored height when the EXIF orientation
+  // transposes), the orientation (1–8) applied as cv2.imread applies it.
   width: 'u32',
+  height: 'u32',
+  outWidth: 'u32',
+  orientation: 'u32',
   channels: 'u32',
   y0: 'u32',
   bandBytes: 'u32',
@@ -197,6 +202,22 @@ fn ycc_channel(y: u32, x: u32, ch: u32) -> u32 {
   return u32(clamp(v, 0, 255));
 }
 
+// The stored pixel (row, column) shown at output pixel (oy, ox) under EXIF orientation P.orientation (io/jpeg.ts orient).
+fn stored(oy: u32, ox: u32) -> vec2u {
+  let W = P.width - 1u;
+  let H = P.height - 1u;
+  switch (P.orientation) {
+    case 2u: { return vec2u(oy, W - ox); }
+    case 3u: { return vec2u(H - oy, W - ox); }
+    case 4u: { return vec2u(H - oy, ox); }
+    case 5u: { return vec2u(ox, oy); }
+    case 6u: { return vec2u(H - ox, oy); }
+    case 7u: { return vec2u(H - ox, W - oy); }
+    case 8u: { return vec2u(ox, W - oy); }
+    default: { return vec2u(oy, ox); }
+  }
+}
+
 // The band's output word i: its 4 bytes of the interleaved image (bytes past the band's end are 0).
 fn output_word(i: u32, colour: bool) -> u32 {
   var w = 0u;
@@ -204,8 +225,9 @@ fn output_word(i: u32, colour: bool) -> u32 {
     let b = i * 4u + k;
     if (b >= P.bandBytes) { break; }
     let p = b / P.channels;
-    let y = P.y0 + p / P.width;
-    let x = p % P.width;
+    let at = stored(P.y0 + p / P.outWidth, p % P.outWidth);
+    let y = at.x;
+    let x = at.y;
     var v: u32;
     if (colour) { v = ycc_channel(y, x, b % P.channels); } else { v = u32(luma(y, x)); }
     w |= v << (k * 8u);

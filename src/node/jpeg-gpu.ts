@@ -35,19 +35,20 @@ export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
 }
 
 /**
- * Decodes a JPEG into a resident GpuImage (pixels identical to cv2.imread on either path), saying which path ran.
- * Undefined where neither native path applies (no codec, CMYK on the CPU path, an EXIF rotation): read it with
- * readImage and upload that instead.
+ * Decodes a JPEG into a resident GpuImage (pixels identical to cv2.imread on either path, EXIF orientation applied on
+ * the GPU path), saying which path ran. Undefined where neither native path applies (no codec, CMYK on the CPU path,
+ * an EXIF orientation on the CPU path): read it with readImage and upload that instead.
  */
 export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: JpegToGpuOptions = {}): Promise<JpegOnGpu | undefined> {
   const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
-  if (!plan || plan.orientation !== 1) return undefined;
+  if (!plan) return undefined;
   let fallback: string | undefined;
   if (resolveJpegPath(opts.jpeg) === 'gpu') {
-    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times);
+    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation);
     if (r instanceof GpuImage) return { image: r, jpeg: 'gpu' };
     fallback = r.fallback;
   }
+  if (plan.orientation !== 1) return undefined; // the CPU path here does not orient: readImage does
   const image = await decodeOnCpu(ctx, plan, buf, path, opts);
   return fallback === undefined ? { image, jpeg: 'cpu' } : { image, jpeg: 'cpu', fallback };
 }

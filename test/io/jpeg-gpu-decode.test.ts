@@ -7,7 +7,7 @@ import type { GpuContext } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
-import { nativeJpeg } from '../../src/io/jpeg.js';
+import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
 import { readJpegToGpu, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { fixture } from '../helpers/fixtures.js';
@@ -20,6 +20,14 @@ const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NA
 test('the GPU JPEG decoder\'s entropy stage is built where required', { skip: process.env.IMGPU_REQUIRE_NATIVE !== '1' }, () => {
   assert.ok(jpegCoefDecoder(), 'dist/native/imgpu-jpegcoef.node did not load');
 });
+
+/** A JPEG with an EXIF orientation tag inserted (APP1 after SOI; big-endian TIFF, one IFD entry), as make_jpeg_fixtures.py does. */
+function withOrientation(jpeg: Uint8Array, o: number): Uint8Array {
+  const tiff = [0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0, 0, 0, 0, 0];
+  const payload = [...Buffer.from('Exif\0\0', 'latin1'), ...tiff];
+  const app1 = [0xff, 0xe1, (payload.length + 2) >> 8, (payload.length + 2) & 255, ...payload];
+  return Uint8Array.from([...jpeg.subarray(0, 2), ...app1, ...jpeg.subarray(2)]);
+}
 
 async function decode(ctx: GpuContext, name: string, gray: boolean, jpeg: JpegPathOption = 'gpu') {
   const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg });
@@ -72,6 +80,21 @@ for (const [name, what] of [['gray', 'one component, 301×255'], ['gray_prog', '
   });
 }
 
+test('GPU JPEG decode applies the EXIF orientation (1–8) as cv2.imread does, colour and gray', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  // test/fixtures/jpeg (scripts/make_jpeg_fixtures.py): a 151×100 4:2:0 crop with each orientation tag, cv2.imread's references.
+  for (let o = 1; o <= 8; o++) {
+    for (const gray of [false, true]) {
+      const r = await readJpegToGpu(ctx, readFileSync(fixture('jpeg', `crop_o${o}.jpg`)), `crop_o${o}`, gray, { jpeg: 'gpu' });
+      assert.equal(r?.jpeg, 'gpu', `orientation ${o}: ${r?.fallback}`);
+      const host = await r.image.toHost();
+      r.image.release();
+      assertIdentical(host, await readImage(fixture('jpeg', `crop_o${o}_${gray ? 'gray' : 'rgb'}.png`)), `orientation ${o} ${gray ? 'gray' : 'colour'}`);
+    }
+  }
+});
+
 test('GPU JPEG decode beyond the binding limit runs in bands of MCU rows, with the same pixels', { skip }, async (t: TestContext) => {
   // 64 KiB: the 451×300 photo's output (406 KB), planes and coefficients each need several bands.
   const ctx = await gpuWithBindingLimit(t, 64 << 10);
@@ -79,6 +102,10 @@ test('GPU JPEG decode beyond the binding limit runs in bands of MCU rows, with t
   await assertLikeCv2(ctx, 'c420', true);
   await assertLikeCv2(ctx, 'c444', true);
   await assertLikeCv2(ctx, 'gray', false);
+  // An oriented image is not split (its output rows are not the stored rows): left to readImage, which orients.
+  const oriented = withOrientation(readFileSync(file('c420.jpg')), 6);
+  assert.equal(exifOrientation(oriented), 6);
+  assert.equal(await readJpegToGpu(ctx, oriented, 'o6', false, { jpeg: 'gpu' }), undefined);
   const times = { entropyMs: 0, submitMs: 0 } as GpuJpegTimes;
   const r = await readJpegToGpu(ctx, readFileSync(file('c420.jpg')), 'c420', false, { jpeg: 'gpu', times });
   r?.image.release();
