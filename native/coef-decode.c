@@ -5,11 +5,12 @@
 //
 // How the coefficients are taken: libjpeg decodes in raw-data mode (no upsampling, no colour conversion) with its
 // inverse-DCT method replaced by one that copies each block it is handed, so exactly the blocks libjpeg would
-// transform arrive, in its order, with no whole-image coefficient array: baseline files stream (measured on a 24 MP
-// 4:2:0 photo: 16 ms, against 47 ms through jpeg_read_coefficients and 66 ms for the whole decode), progressive
-// files are assembled by libjpeg first, and where libjpeg smooths the blocks of an incomplete progressive file
-// (decompress_smooth_data) the smoothed ones are what arrive. The method table (struct jpeg_inverse_dct) is from
-// jpegint.h, shipped by libjpeg62-turbo-dev; the library is pinned beside the module (build-native.mjs).
+// transform arrive, in its order, with no whole-image coefficient array: baseline files stream (a 24 MP 4:2:0 photo:
+// 16-33 ms, against 44-67 ms through jpeg_read_coefficients and 58-103 ms for the whole decode: docs/jpeg.md),
+// progressive files are assembled by libjpeg first, and where libjpeg smooths the blocks of an incomplete
+// progressive file (decompress_smooth_data) the smoothed ones are what arrive. The method table (struct
+// jpeg_inverse_dct) is from jpegint.h, shipped by libjpeg62-turbo-dev; the library is pinned beside the module
+// (build-native.mjs).
 //
 // The buffer's layout (coefLayout says where each piece lies):
 //   [0, 768)             the quantization tables of components 0..2, 64 uint32 each, in natural order;
