@@ -184,10 +184,11 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
       luma: [first[0], planes[0].rowWords, Y.samplesW, Y.samplesH],
       chroma: [first[1] ?? 0, planes[1]?.rowWords ?? 0, C.samplesW, C.samplesH],
     });
-    const plane = (i: number) => (planes[i] ?? planes[0]).binding;
-    const [x, y] = grid1d(ctx, Math.ceil(words / COLOUR_WG));
+    // An invocation per 4 pixels (jpeg_ycc, jpeg_gray).
+    const [x, y] = grid1d(ctx, Math.ceil(Math.ceil(bandBytes / channels / 4) / COLOUR_WG));
     const dst = range(out, bindAt, byteStart + bandBytes - bindAt);
-    rec.dispatch(channels === 3 ? 'jpeg.ycc' : 'jpeg.gray', channels === 3 ? plan.ycc : plan.gray, { plane0: plane(0), plane1: plane(1), plane2: plane(2), dst, P }, x, y);
+    if (channels === 3) rec.dispatch('jpeg.ycc', plan.ycc, { plane0: planes[0].binding, plane1: planes[1].binding, plane2: planes[2].binding, dst, P }, x, y);
+    else rec.dispatch('jpeg.gray', plan.gray, { plane0: planes[0].binding, dst, P }, x, y);
   }
   return new GpuImage(ctx, out, [outH, outW], channels, 'uint8');
 }

@@ -6,7 +6,7 @@ import { gridWgsl } from '../core/gpu/wgsl/grid.js';
  * the CPU, so that the pixels are cv2.imread's bit for bit:
  * - idct_islow: dequantization and jidctint.c's jpeg_idct_islow (CONST_BITS 13, PASS1_BITS 2, DESCALE rounding,
  *   the post-IDCT range-limit table) — one invocation per 8×8 block, writing its samples 4 to a u32;
- * - jpeg_gray / jpeg_ycc: one invocation per output u32 (4 bytes of the interleaved image): jdsample.c's upsampling
+ * - jpeg_gray / jpeg_ycc: one invocation per 4 output pixels (1 or 3 u32 of the interleaved image): jdsample.c's upsampling
  *   ("fancy" h2v1/h2v2 triangle filters with their rounding biases, or the box filter where libjpeg uses it) and
  *   jdcolor.c's YCbCr→RGB fixed-point tables (SCALEBITS 16, ONE_HALF, clamped).
  * All integer: i32 arithmetic as libjpeg's JLONG for 8-bit data (products stay below 2^31 for coefficients a
@@ -186,20 +186,17 @@ fn upsampled(c: u32, y: u32, x: u32) -> i32 {
   return (3 * here + colsum(c, j, j2, right) + 7) >> 4u;
 }
 
-// Channel ch (0 R, 1 G, 2 B) of output pixel (y, x): jdcolor.c's ycc_rgb_convert, its tables' entries computed
-// (FIX(1.40200) = 91881, FIX(1.77200) = 116130, FIX(0.71414) = 46802, FIX(0.34414) = 22554, ONE_HALF = 32768),
-// then range_limit (a clamp to 0..255).
-fn ycc_channel(y: u32, x: u32, ch: u32) -> u32 {
+// Output pixel (y, x) in RGB: jdcolor.c's ycc_rgb_convert, its tables' entries computed (FIX(1.40200) = 91881,
+// FIX(1.77200) = 116130, FIX(0.71414) = 46802, FIX(0.34414) = 22554, ONE_HALF = 32768), then range_limit (a clamp
+// to 0..255).
+fn ycc_rgb(y: u32, x: u32) -> vec3u {
   let Y = luma(y, x);
-  var v: i32;
-  if (ch == 0u) {
-    v = Y + ((91881 * (upsampled(2u, y, x) - 128) + 32768) >> 16u);
-  } else if (ch == 1u) {
-    v = Y + ((-22554 * (upsampled(1u, y, x) - 128) + 32768 - 46802 * (upsampled(2u, y, x) - 128)) >> 16u);
-  } else {
-    v = Y + ((116130 * (upsampled(1u, y, x) - 128) + 32768) >> 16u);
-  }
-  return u32(clamp(v, 0, 255));
+  let cb = upsampled(1u, y, x) - 128;
+  let cr = upsampled(2u, y, x) - 128;
+  let r = Y + ((91881 * cr + 32768) >> 16u);
+  let g = Y + ((-22554 * cb + 32768 - 46802 * cr) >> 16u);
+  let b = Y + ((116130 * cb + 32768) >> 16u);
+  return vec3u(clamp(vec3i(r, g, b), vec3i(0), vec3i(255)));
 }
 
 // The stored pixel (row, column) shown at output pixel (oy, ox) under EXIF orientation P.orientation (io/jpeg.ts orient).
@@ -218,34 +215,43 @@ fn stored(oy: u32, ox: u32) -> vec2u {
   }
 }
 
-// The band's output word i: its 4 bytes of the interleaved image (bytes past the band's end are 0).
-fn output_word(i: u32, colour: bool) -> u32 {
-  var w = 0u;
-  for (var k = 0u; k < 4u; k++) {
-    let b = i * 4u + k;
-    if (b >= P.bandBytes) { break; }
-    let p = b / P.channels;
-    let at = stored(P.y0 + p / P.outWidth, p % P.outWidth);
-    let y = at.x;
-    let x = at.y;
-    var v: u32;
-    if (colour) { v = ycc_channel(y, x, b % P.channels); } else { v = u32(luma(y, x)); }
-    w |= v << (k * 8u);
-  }
-  return w;
-}
+// The band's output pixel p (row-major from the band's first row) is the stored pixel stored(…).
+fn band_pixel(p: u32) -> vec2u { return stored(P.y0 + p / P.outWidth, p % P.outWidth); }
 
+fn pack4(a: u32, b: u32, c: u32, d: u32) -> u32 { return a | (b << 8u) | (c << 16u) | (d << 24u); }
+
+// Invocation i: the band's pixels 4i..4i+3, whole (their 12 bytes are 3 words), so each pixel's chroma is upsampled
+// once; pixels past the band's end are 0 and words past it are not written.
 @compute @workgroup_size(WG)
 fn jpeg_ycc(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = linear_group_id(wid, nwg) * WG + li;
-  if (i >= P.words) { return; }
-  dst[P.wordBase + i] = output_word(i, true);
+  let pixels = P.bandBytes / 3u;
+  if (i * 4u >= pixels) { return; }
+  var c: array<vec3u, 4>;
+  for (var k = 0u; k < 4u; k++) {
+    if (i * 4u + k < pixels) {
+      let at = band_pixel(i * 4u + k);
+      c[k] = ycc_rgb(at.x, at.y);
+    }
+  }
+  let w = array<u32, 3>(pack4(c[0].x, c[0].y, c[0].z, c[1].x), pack4(c[1].y, c[1].z, c[2].x, c[2].y), pack4(c[2].z, c[3].x, c[3].y, c[3].z));
+  for (var k = 0u; k < 3u; k++) {
+    if (i * 3u + k < P.words) { dst[P.wordBase + i * 3u + k] = w[k]; }
+  }
 }
 
+// Invocation i: the band's gray pixels 4i..4i+3, one word.
 @compute @workgroup_size(WG)
 fn jpeg_gray(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = linear_group_id(wid, nwg) * WG + li;
   if (i >= P.words) { return; }
-  dst[P.wordBase + i] = output_word(i, false);
+  var v = array<u32, 4>(0u, 0u, 0u, 0u);
+  for (var k = 0u; k < 4u; k++) {
+    if (i * 4u + k < P.bandBytes) {
+      let at = band_pixel(i * 4u + k);
+      v[k] = u32(luma(at.x, at.y));
+    }
+  }
+  dst[P.wordBase + i] = pack4(v[0], v[1], v[2], v[3]);
 }
 `;
