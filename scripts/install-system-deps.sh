@@ -4,9 +4,9 @@
 #    lavapipe is refused by Dawn (missing shaderUniform*ArrayDynamicIndexing);
 #  - Debian's chromium for the browser test (WebGPU on SwiftShader);
 #  - ffmpeg, through which `imgpu detect` reads and writes video (the video tests run it);
-#  - libturbojpeg0-dev, libjpeg62-turbo-dev and a C compiler, for imgpu's native JPEG codec and the GPU encoder's
-#    entropy coder (scripts/build-native.mjs, run by npm ci:
-#    so run this script before `npm install`);
+#  - libturbojpeg0-dev and a C compiler, for imgpu's native JPEG codec, and libjpeg62-turbo-dev for the GPU JPEG
+#    codec's CPU halves (the decoder's entropy stage, the encoder's entropy coder) (scripts/build-native.mjs, run by
+#    npm ci: so run this script before `npm install`);
 #  - redis-server (Debian's 7.0): the scale-out tests (imgpu submit/worker/status on BullMQ) start their own server
 #    on loopback;
 #  - Debian's python3-opencv, python3-scipy and python3-skimage: the references of the randomized differential test
@@ -27,4 +27,4 @@ if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have 
   "${APT[@]}" install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
   "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage redis-server >/dev/null
 fi
-echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev python3-opencv redis-server)"
+echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev python3-opencv redis-server)"

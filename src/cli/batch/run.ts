@@ -3,21 +3,20 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Comparison } from '../../core/compare.js';
 import { FileAccessError } from '../../core/errors.js';
-import type { Image, PixelArray } from '../../core/image.js';
-import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { writeAtomically } from '../../io/index.js';
+import type { Image, PixelArray } from '../../core/image.js';
+import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
-import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
+import { jpegInputOnGpu, isJpegName } from '../jpeg.js';
+import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
 import { eachImage, FileImages } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import { Progress, report, type BatchSummary } from './report.js';
 import { shardOf } from './shard.js';
-
-const isJpegPath = (p: string) => /\.jpe?g$/i.test(p);
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runBatch). */
 export const IMAGES_IN_FLIGHT = 1;
@@ -68,6 +67,13 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       }
       made.add(d);
     };
+    // A resident input gives a resident output: read back as a view, as a host input's output comes.
+    const hostView = async (r: OpResult<Image | GpuImage>): Promise<OpResult<Image>> => {
+      if (!(r.output instanceof GpuImage)) return r as OpResult<Image>;
+      const v = await r.output.toHostView();
+      r.output.release();
+      return { ...r, output: v.image, release: v.release };
+    };
     const recycled = (r: OpResult<Image>): OpResult<Image> => {
       const out = r.output;
       if (!r.release) return r;
@@ -78,25 +84,27 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       return { ...r, output: { ...out, data }, release: undefined };
     };
     /**
-     * jpeg 'gpu' (GPU only, a JPEG output): the command runs on the uploaded input and its result stays resident;
-     * an 8-bit gray or RGB result is encoded with the arithmetic on the GPU when written (entropy coding on libuv's
-     * threads), anything else is downloaded and written as usual. The same bytes as the other path.
+     * jpeg 'gpu' (GPU only, a JPEG output): the command runs on the resident input (decoded on the GPU, or uploaded
+     * here) and its result stays resident; an 8-bit gray or RGB result is encoded with the arithmetic on the GPU when
+     * written (entropy coding on libuv's threads), anything else is downloaded and written as usual. The same bytes
+     * as the other path. `keep()` is called when the write takes over the caller's resident input (the result is it).
      */
-    async function processOneResident(job: Job, img: Image): Promise<() => Promise<void>> {
+    async function processOneResident(job: Job, input: Image | GpuImage, keep: () => void): Promise<() => Promise<void>> {
       const gpu = exec.gpu!;
       const tu = now();
-      const dev = await GpuImage.upload(gpu, img);
+      const dev = input instanceof GpuImage ? input : await GpuImage.upload(gpu, input);
       phases.upload += now() - tu;
       let r: OpResult<Image>;
       try {
         r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false }, {});
       } catch (e) {
-        dev.release();
+        if (dev !== input) dev.release();
         throw e;
       }
-      codecs.recycle(img.data.buffer);
+      if (!(input instanceof GpuImage)) codecs.recycle(input.data.buffer);
       const out = r.output as unknown as GpuImage;
-      if (out !== dev) dev.release();
+      if (out === input) keep();
+      else if (dev !== input) dev.release();
       phases.host += r.timings.host;
       phases.kernels += kernelTotal(r.timings);
       await ensureDir(dirname(job.output));
@@ -123,20 +131,34 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
         record(job.key, await BatchRecords.describe(job, o.recipe));
       };
     }
-    /** Runs the command on one image (both paths with --device both) and returns the write of its output. */
-    async function processOne(job: Job, img: Image): Promise<() => Promise<void>> {
-      if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegPath(job.output)) {
-        // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
-        const resident = await runGpuOrCpu(exec, () => processOneResident(job, img), () => Promise.resolve(undefined));
-        if (resident.result) return resident.result;
+    /**
+     * Runs the command on one image (both paths with --device both) and returns the write of its output. A JPEG
+     * decoded on the GPU (--jpeg gpu) comes resident: the CPU path, where it runs, gets it downloaded.
+     */
+    async function processOne(job: Job, input: Image | GpuImage): Promise<() => Promise<void>> {
+      let resident = input instanceof GpuImage ? input : undefined;
+      let host = resident ? undefined : (input as Image);
+      const onHost = async () => (host ??= await (input as GpuImage).toHost());
+      try {
+        if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output)) {
+          // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
+          const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
+          if (r.result) return r.result;
+        }
+        return await processImage(job, input, onHost);
+      } finally {
+        resident?.release();
       }
+    }
+    async function processImage(job: Job, img: Image | GpuImage, onHost: () => Promise<Image>): Promise<() => Promise<void>> {
       const results: Record<string, OpResult<Image>> = {};
       const on: RunOn = { pool: exec.pool };
-      if (exec.cpu) results.cpu = await cmd.run(img, params, on, {});
+      if (exec.cpu) results.cpu = await cmd.run(await onHost(), params, on, {});
       // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
       // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
       if (exec.gpu) {
-        const r = await runGpuOrCpu(exec, async () => recycled(await cmd.run(img, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})), () => cmd.run(img, params, on, {}));
+        const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})));
+        const r = await runGpuOrCpu(exec, gpuRun, async () => cmd.run(await onHost(), params, on, {}));
         results[r.on] = r.result;
       }
       if (results.cpu && results.gpu) {
@@ -145,7 +167,7 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       }
       const r = results.gpu ?? results.cpu!;
       // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
-      if (Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
+      if (!(img instanceof GpuImage) && Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
       phases.host += r.timings.host;
       phases.upload += r.timings.upload;
       phases.kernels += kernelTotal(r.timings);
@@ -156,7 +178,15 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     // Several images in flight on both sides of the processing: decoding and encoding run on the codec
     // workers, so `window` images are read ahead and `window` written behind.
     const window = Math.max(2, Math.min(16, exec.pool.size));
-    const source = new FileImages(codecs, todo, { ...o.read, gray: !cmd.colour }, window);
+    const read = { ...o.read, gray: !cmd.colour };
+    // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
+    const jpegPaths: Record<string, number> = {};
+    const reader = async (j: Job): Promise<Image | GpuImage> => {
+      const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name) : undefined;
+      if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
+      return onGpu?.image ?? codecs.read(j.input, read);
+    };
+    const source = new FileImages<Job, Image | GpuImage>(codecs, todo, read, window, reader);
     // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
     // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
     // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
@@ -176,7 +206,10 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       read: phases.read / (wall * codecs.size),
       write: phases.write / (wall * codecs.size),
     };
-    const summary: BatchSummary = { op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(exec.cpu && exec.gpu ? { disagreed } : {}) };
+    const summary: BatchSummary = {
+      op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy,
+      ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpegPaths).length ? { jpeg: jpegPaths } : {}),
+    };
     return report(summary, o.json);
   }
 }
