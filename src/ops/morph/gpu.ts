@@ -19,10 +19,12 @@ export interface MorphSchedule {
   /** horizontal pass: pixels per invocation (a multiple of 4) */
   segRows: number;
 }
-// From the H100 searches at 7680×4320, rect:51x51 (bench/morph.ts, back to back): 64 rows per invocation in the
-// vertical pass and 32 pixels in the horizontal one were best in two runs (0.46 and 0.58 ms, against 0.67 ms for
-// 32 and 64); neighbouring invocations then share 128-byte lines four to a line in the row walk.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 64, segRows: 32 };
+// From the H100 search at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back,
+// bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32 pixels in the
+// horizontal one were best or within 3 % of the best for rect 3×3, 51×51 and 101×101 (0.171, 0.297, 0.372 ms;
+// 64 and 32, the earlier choice, 0.176, 0.325, 0.381 ms). Earlier searches ran at whatever clock the load left
+// (345–1980 MHz) and could not tell schedules apart.
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32 };
 
 /** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
 export interface Aligned {
