@@ -5,7 +5,8 @@
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
  * all cores and on one thread, and the anchors of bench/morph_anchors.py (cv2.erode, CuPy grey_erosion) in
- * the same run. Also searches the line kernels' segment lengths at 8K, k = 3, 51, 101. --hold-clocks keeps the
+ * the same run. Also searches the line kernels' segment lengths at 8K (k = 3, 51, 101) and where the direct x
+ * kernel beats vHGW (k = 3 … 15). --hold-clocks keeps the
  * GPU clock up meanwhile (common.ts holdClocks): without it, rows and search run at whatever clock the load before
  * them left (issue 22). Writes bench/results/morph.json and two plots (time against k, time against image size).
  */
@@ -20,7 +21,7 @@ import { kernelTotal } from '../src/core/timings.js';
 import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
-import { MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
+import { DEFAULT_MORPH_SCHEDULE, MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
 import { morph, parseElement } from '../src/ops/morph/index.js';
 import { timeBatched } from './batched.js';
 import { holdClocks, photoAt, repeat, warmUp, type Stat } from './common.js';
@@ -50,19 +51,22 @@ async function backToBack(gpu: GpuContext, dev: GpuImage, se: string, method: 'a
   return timeBatched(gpu, batch, async (rec) => m.primitive(rec, await m.toAligned(rec, dev), 'erode', el, 'opencv', 1, method));
 }
 
-/** The line kernels' segment lengths at 8K, back to back, for a short, a medium and a long window. */
+/**
+ * At 8K, back to back: the line kernels' segment lengths for a short, a medium and a long window; then, for short
+ * windows, vHGW against the direct x kernel (where one word per invocation stops paying).
+ */
 async function searchSchedules(gpu: GpuContext, img: Image) {
   const dev = await GpuImage.upload(gpu, img);
-  const search = [];
+  const search: Record<string, number>[] = [];
+  const run = async (k: number, schedule: MorphSchedule) => {
+    const ms = await backToBack(gpu, dev, `rect:${k}x${k}`, 'auto', schedule);
+    search.push({ k, ...schedule, ms });
+    console.log(JSON.stringify({ search: `8k rect:${k}x${k}`, ...schedule, ms }));
+  };
   for (const k of [3, 51, 101]) {
-    for (const segLines of [16, 32, 64, 128]) {
-      for (const segRows of [16, 32, 64]) {
-        const ms = await backToBack(gpu, dev, `rect:${k}x${k}`, 'auto', { segLines, segRows });
-        search.push({ k, segLines, segRows, ms });
-        console.log(JSON.stringify({ search: `8k rect:${k}x${k}`, segLines, segRows, ms }));
-      }
-    }
+    for (const segLines of [16, 32, 64, 128]) for (const segRows of [16, 32, 64]) await run(k, { ...DEFAULT_MORPH_SCHEDULE, segLines, segRows });
   }
+  for (const k of [3, 5, 7, 9, 11, 15]) for (const directX of [0, k]) await run(k, { ...DEFAULT_MORPH_SCHEDULE, directX });
   dev.release();
   return search;
 }

@@ -1,5 +1,6 @@
 /**
- * The roofline table of issue 22: `npm run bench -- --roofline [--procs 3] [--reps 10] [--out NAME] [--hold-clocks]`
+ * The roofline table of issue 22: `npm run bench -- --roofline [--procs 3] [--reps 10] [--out NAME] [--hold-clocks]
+ * [--only WORD,…]`
  * (bench/run.ts hands over to this file). For every operation and size: the bytes its kernels must move at least
  * (input read and output written once; a second read where the algorithm needs the whole input before it can
  * write, as equalize's histogram), the bound those bytes give at the copy bandwidth measured in the same process
@@ -47,7 +48,7 @@ interface Case {
   anchors: { script: 'anchors' | 'morph' | 'conv'; keys: string[]; k?: number; filter?: string };
 }
 
-const CASES: Case[] = [
+const ALL_CASES: Case[] = [
   { id: 'equalize', op: 'equalize', params: {}, input: '8k', reads: 2, writes: 1, anchors: { script: 'anchors', keys: ['cv2.equalizeHist'] } },
   { id: 'gamma 0.5', op: 'gamma', params: { gamma: 0.5 }, input: '8k', reads: 1, writes: 1, anchors: { script: 'anchors', keys: ['cv2.LUT.gamma', 'cupy.take.gamma'] } },
   { id: 'threshold mean w11', op: 'threshold', params: { method: 'mean', window: 11, offset: 2 }, input: '8k', reads: 1, writes: 1, anchors: { script: 'anchors', keys: ['cv2.adaptiveThreshold.mean'] } },
@@ -55,6 +56,10 @@ const CASES: Case[] = [
   ...[3, 51, 101].map((k): Case => ({ id: `erode rect ${k}x${k}`, op: 'morph', params: { op: 'erode', se: `rect:${k}x${k}` }, input: '8k', reads: 1, writes: 1, anchors: { script: 'morph', keys: ['cv2.erode', 'cupy.grey_erosion'], k } })),
   ...['gauss:3', 'sobel-x'].map((filter): Case => ({ id: `filter ${filter}`, op: 'filter', params: { filter }, input: 'volume', reads: 1, writes: 1, anchors: { script: 'conv', keys: ['cupy.kernels', 'scipy'], filter } })),
 ];
+
+/** --only A,B: the cases whose id contains one of the words (e.g. --only erode). */
+const ONLY = arg('only', '').split(',').filter(Boolean);
+const CASES = ALL_CASES.filter((c) => !ONLY.length || ONLY.some((w) => c.id.includes(w)));
 
 /** --small: the same cases on 640×360 and 64×64×45 inputs (a check of the script on a software adapter). */
 const SMALL = process.argv.includes('--small');
@@ -122,10 +127,11 @@ function runAnchors(dir: string, reps: number): Record<string, unknown> {
   };
   const ks = [...new Set(CASES.filter((c) => c.anchors.k).map((c) => c.anchors.k))].join(',');
   const filters = [...new Set(CASES.filter((c) => c.anchors.filter).map((c) => c.anchors.filter))].join(',');
+  const used = (script: Case['anchors']['script']) => CASES.some((c) => c.anchors.script === script);
   return {
-    anchors: py(['bench/anchors.py', join(dir, '2d'), String(reps)]),
-    morph: py(['bench/morph_anchors.py', join(dir, '2d'), ks, String(reps)]),
-    conv: py(['bench/conv_anchors.py', join(dir, '3d'), filters, String(Math.min(reps, 5))]),
+    anchors: used('anchors') ? py(['bench/anchors.py', join(dir, '2d'), String(reps)]) : {},
+    morph: used('morph') ? py(['bench/morph_anchors.py', join(dir, '2d'), ks, String(reps)]) : {},
+    conv: used('conv') ? py(['bench/conv_anchors.py', join(dir, '3d'), filters, String(Math.min(reps, 5))]) : {},
   };
 }
 
@@ -147,7 +153,7 @@ async function child(): Promise<void> {
   const reps = Number(arg('reps', '10'));
   const gpu = await createNodeGpuContext();
   const pool = new NodeWorkerPool();
-  const images = { '8k': await photoAt(W8, H8), volume: await volume() };
+  const images = { '8k': await photoAt(W8, H8), volume: CASES.some((c) => c.input === 'volume') ? await volume() : imageFrom(new Float32Array(1), [1, 1]) };
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-roofline-'));
   mkdirSync(join(dir, '2d'));
   mkdirSync(join(dir, '3d'));
@@ -234,7 +240,7 @@ export async function roofline(): Promise<void> {
   const results: ChildResult[] = [];
   try {
     for (let p = 0; p < procs; p++) {
-      const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--child', '--reps', arg('reps', '10'), ...(SMALL ? ['--small'] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--child', '--reps', arg('reps', '10'), ...(SMALL ? ['--small'] : []), ...(ONLY.length ? ['--only', ONLY.join(',')] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 });
       const line = r.stdout.trim().split('\n').pop() ?? '';
       try {
         results.push(JSON.parse(line));
