@@ -40,3 +40,22 @@ export async function warmUp(gpu: GpuContext, img: Image): Promise<void> {
   while (now() - t0 < 1000) (await equalize(dev, { profile: false })).output.release();
   dev.release();
 }
+
+/**
+ * Holds the GPU clock up while a benchmark runs, where python3 has CuPy: a CUDA context kept open in a side
+ * process. On the H100 the driver otherwise sets the SM clock from the recent load (345–1980 MHz), so the same
+ * kernel took 0.50 to 2.06 ms by what ran before it (bench/variance.ts); with a CUDA context open it stays at
+ * 1980 MHz and isolated calls equal back-to-back ones. Resolves once the context exists (held) or could not be
+ * made (not held: no CuPy; a note on stderr), with the function that ends it.
+ */
+export async function holdClocks(): Promise<{ held: boolean; release: () => void }> {
+  const { spawn } = await import('node:child_process');
+  const py = spawn('python3', ['-c', 'import cupy, sys, time; cupy.zeros(1); cupy.cuda.Device().synchronize(); print("ready", flush=True); time.sleep(86400)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const ready = await new Promise<boolean>((done) => {
+    py.stdout.on('data', (d: Buffer) => { if (d.toString().includes('ready')) done(true); });
+    py.on('exit', () => done(false));
+    py.on('error', () => done(false));
+  });
+  if (!ready) console.error('holdClocks: python3 with CuPy did not start; clocks are not held');
+  return { held: ready, release: () => py.kill() };
+}

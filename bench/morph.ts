@@ -1,11 +1,14 @@
 /**
- * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]`.
+ * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
+ * [--no-search] [--hold-clocks]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
  * all cores and on one thread, and the anchors of bench/morph_anchors.py (cv2.erode, CuPy grey_erosion) in
- * the same run. Also searches the line kernels' segment lengths at 8K, k = 51. Writes bench/results/morph.json
- * and two plots (time against k, time against image size).
+ * the same run. Also searches the line kernels' segment lengths at 8K (k = 3, 51, 101) and where the direct x
+ * kernel beats vHGW (k = 3 … 15). --hold-clocks keeps the
+ * GPU clock up meanwhile (common.ts holdClocks): without it, rows and search run at whatever clock the load before
+ * them left (issue 22). Writes bench/results/morph.json and two plots (time against k, time against image size).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,10 +21,10 @@ import { kernelTotal } from '../src/core/timings.js';
 import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
-import { MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
+import { DEFAULT_MORPH_SCHEDULE, MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
 import { morph, parseElement } from '../src/ops/morph/index.js';
 import { timeBatched } from './batched.js';
-import { photoAt, repeat, warmUp, type Stat } from './common.js';
+import { holdClocks, photoAt, repeat, warmUp, type Stat } from './common.js';
 import { plotVsK, plotVsSize, SIZES, type Row } from './morph-plots.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -46,6 +49,26 @@ async function backToBack(gpu: GpuContext, dev: GpuImage, se: string, method: 'a
   const el = parseElement(se);
   // `batch` erosions in one submission (the aligned layout is the image itself: the widths are multiples of 4).
   return timeBatched(gpu, batch, async (rec) => m.primitive(rec, await m.toAligned(rec, dev), 'erode', el, 'opencv', 1, method));
+}
+
+/**
+ * At 8K, back to back: the line kernels' segment lengths for a short, a medium and a long window; then, for short
+ * windows, vHGW against the direct x kernel (where one word per invocation stops paying).
+ */
+async function searchSchedules(gpu: GpuContext, img: Image) {
+  const dev = await GpuImage.upload(gpu, img);
+  const search: Record<string, number>[] = [];
+  const run = async (k: number, schedule: MorphSchedule) => {
+    const ms = await backToBack(gpu, dev, `rect:${k}x${k}`, 'auto', schedule);
+    search.push({ k, ...schedule, ms });
+    console.log(JSON.stringify({ search: `8k rect:${k}x${k}`, ...schedule, ms }));
+  };
+  for (const k of [3, 51, 101]) {
+    for (const segLines of [16, 32, 64, 128]) for (const segRows of [16, 32, 64]) await run(k, { ...DEFAULT_MORPH_SCHEDULE, segLines, segRows });
+  }
+  for (const k of [3, 5, 7, 9, 11, 15]) for (const directX of [0, k]) await run(k, { ...DEFAULT_MORPH_SCHEDULE, directX });
+  dev.release();
+  return search;
 }
 
 async function main(): Promise<void> {
@@ -75,6 +98,7 @@ async function main(): Promise<void> {
   } catch {
     anchors = { error: `anchors did not run: ${anchorsRun.stderr || anchorsRun.error?.message}` };
   }
+  const hold = process.argv.includes('--hold-clocks') ? await holdClocks() : undefined;
   if (gpu) await warmUp(gpu, images[sizes[sizes.length - 1]]);
   const rows: Row[] = [];
   for (const name of Object.keys(images)) {
@@ -108,20 +132,10 @@ async function main(): Promise<void> {
     }
     dev?.release();
   }
-  const search = [];
-  if (gpu && images['8k']) {
-    const dev = await GpuImage.upload(gpu, images['8k']);
-    for (const segLines of [32, 64, 128]) {
-      for (const segRows of [16, 32, 64]) {
-        const ms = await backToBack(gpu, dev, 'rect:51x51', 'auto', { segLines, segRows });
-        search.push({ segLines, segRows, ms });
-        console.log(JSON.stringify({ search: '8k rect:51x51', segLines, segRows, ms }));
-      }
-    }
-    dev.release();
-  }
+  const search = process.argv.includes('--no-search') || !gpu || !images['8k'] ? [] : await searchSchedules(gpu, images['8k']);
+  hold?.release();
   mkdirSync('bench/results', { recursive: true });
-  const meta = { date: new Date().toISOString(), node: process.version, cpuThreads: pool.size, adapter: gpu?.adapter ?? null, reps, anchors: { ...anchors, results: undefined } };
+  const meta = { heldClocks: hold?.held ?? false, date: new Date().toISOString(), node: process.version, cpuThreads: pool.size, adapter: gpu?.adapter ?? null, reps, anchors: { ...anchors, results: undefined } };
   writeFileSync('bench/results/morph.json', JSON.stringify({ op: 'morph erode', ...meta, rows, search }, null, 2));
   writeFileSync('bench/results/morph-vs-k.svg', plotVsK(rows, sizes[sizes.length - 1]));
   writeFileSync('bench/results/morph-vs-size.svg', plotVsSize(rows, sizes, 51));

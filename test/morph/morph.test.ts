@@ -5,10 +5,14 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { GpuLimitError, InvalidArgumentError, UnsupportedDtypeError } from '../../src/core/errors.js';
+import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { Recording } from '../../src/core/gpu/recording.js';
+import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
+import { DEFAULT_MORPH_SCHEDULE, MorphGpu, type MorphSchedule } from '../../src/ops/morph/gpu.js';
 import { dilate, ellipseElement, erode, maskElement, morph, parseElement, type MorphOptions } from '../../src/ops/morph/index.js';
 import { cli } from '../helpers/cli.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
@@ -86,6 +90,45 @@ test('vHGW equals the direct kernel on random images (odd sizes, all dtypes, 2D 
           const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border}`;
           assertSame((await morph(img, opts)).output, naive, `cpu ${what}`);
           if (gpu) assertSame((await morph(img, { ...opts, gpu })).output, naive, `gpu ${what}`);
+        }
+      }
+    }
+  }
+});
+
+/** One erosion or dilation on the GPU through MorphGpu with a given schedule (the public API takes the default). */
+async function primitiveWith(gpu: GpuContext, img: Image, op: 'erode' | 'dilate', se: string, border: 'opencv' | 'scipy', schedule: MorphSchedule): Promise<Image> {
+  const dev = await GpuImage.upload(gpu, img);
+  const m = new MorphGpu(gpu, img.dtype as 'uint8', schedule);
+  const rec = new Recording(gpu, new KernelTimer(gpu, false), 'test');
+  const out = await m.fromAligned(rec, await m.primitive(rec, await m.toAligned(rec, dev), op, parseElement(se), border, 1, 'auto'), dev.shape, false);
+  rec.submit();
+  const host = await out.toHost();
+  out.release();
+  dev.release();
+  return host;
+}
+
+test('the direct x kernel (short windows, one word per invocation) equals the CPU and vHGW: all dtypes, odd sizes, 2D and 3D, both borders', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const direct: MorphSchedule = { ...DEFAULT_MORPH_SCHEDULE, directX: 1000 };
+  const vhgw: MorphSchedule = { ...DEFAULT_MORPH_SCHEDULE, directX: 0 };
+  const images = [
+    imageFrom(randomBytes(29 * 43, 41), [29, 43]),
+    imageFrom(randomU16(17 * 21, 42), [17, 21]),
+    imageFrom(Float32Array.from(randomU16(15 * 13, 43), (v) => v / 7 - 3000), [15, 13]),
+    imageFrom(randomBytes(5 * 9 * 11, 44), [5, 9, 11]),
+  ];
+  for (const img of images) {
+    const ses = img.shape.length === 3 ? ['box:3x3x3', 'box:4x2x5'] : ['rect:3x3', 'rect:2x5', 'rect:8x1', 'rect:7x7', 'rect:30x19'];
+    for (const se of ses) {
+      for (const border of ['opencv', 'scipy'] as const) {
+        for (const op of ['erode', 'dilate'] as const) {
+          const cpu = (await morph(img, { op, se, border })).output;
+          const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border}`;
+          assertSame(await primitiveWith(gpu, img, op, se, border, direct), cpu, `direct ${what}`);
+          assertSame(await primitiveWith(gpu, img, op, se, border, vhgw), cpu, `vHGW ${what}`);
         }
       }
     }

@@ -4,7 +4,7 @@ import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import { asShape3D } from '../../core/image.js';
-import { DirectParams, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
+import { DirectParams, directRowsWgsl, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
 import type { StructuringElement } from './se.js';
 
@@ -18,11 +18,18 @@ export interface MorphSchedule {
   segLines: number;
   /** horizontal pass: pixels per invocation (a multiple of 4) */
   segRows: number;
+  /** Windows along x up to this long run without vHGW, one output word per invocation (directRowsWgsl); 0: never. */
+  directX: number;
 }
-// From the H100 searches at 7680×4320, rect:51x51 (bench/morph.ts, back to back): 64 rows per invocation in the
-// vertical pass and 32 pixels in the horizontal one were best in two runs (0.46 and 0.58 ms, against 0.67 ms for
-// 32 and 64); neighbouring invocations then share 128-byte lines four to a line in the row walk.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 64, segRows: 32 };
+// From the H100 search at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back,
+// bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32 pixels in the
+// horizontal one were best or within 3 % of the best for rect 3×3, 51×51 and 101×101 (0.171, 0.297, 0.372 ms;
+// 64 and 32, the earlier choice, 0.176, 0.325, 0.381 ms). Earlier searches ran at whatever clock the load left
+// (345–1980 MHz) and could not tell schedules apart. directX: the direct x kernel beat the vHGW walk for windows
+// of 3, 5 and 7 (0.104 / 0.133 / 0.161 ms against 0.171 / 0.183 / 0.190 for the whole erosion) and lost from 11 on
+// (0.232 against 0.201); the same kernel along y lost at every length (0.175 against 0.171 at 3), so y keeps vHGW
+// (bench/results/h100-morph-search-direct-held.jsonl).
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7 };
 
 /** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
 export interface Aligned {
@@ -94,6 +101,13 @@ export class MorphGpu {
   private async linePass(rec: Recording, src: Aligned, dst: Aligned, axis: 'x' | 'y' | 'z', win: AxisWindow, op: MorphPrimitive, border: MorphBorder): Promise<void> {
     const isMin = op === 'erode';
     const reflect = border === 'scipy' ? 1 : 0;
+    if (axis === 'x' && win.k <= this.schedule.directX) {
+      const pipe = await this.pipe('morph-direct-rows', directRowsWgsl({ dtype: this.dtype, isMin, k: win.k }), 'direct_rows');
+      const [x, y] = grid1d(this.ctx, Math.ceil(this.words(src) / 256));
+      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs: 0, lines: src.d * src.h, width: src.w }, 'direct rows params');
+      rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
+      return;
+    }
     if (axis === 'x') {
       const seg = this.schedule.segRows;
       const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows');
