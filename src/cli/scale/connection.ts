@@ -1,6 +1,6 @@
 import { createBunRedisClient, type IRedisClient } from 'bullmq';
 import { InvalidArgumentError, QueueUnavailableError } from '../../core/errors.js';
-import { RespClient, type RedisTarget } from './resp.js';
+import { RespClient, type OutageHooks, type RedisTarget } from './resp.js';
 
 // The Redis server of the scale-out commands: its address from --redis, a quick check that it answers (a bad address
 // or a server that is down is a one-line error in seconds, never a hang), and connections for BullMQ.
@@ -74,9 +74,12 @@ export async function checkServer(server: RedisServer): Promise<void> {
   }
 }
 
-/** A connection for BullMQ (it reconnects with back-off when the server goes away). Close it with quit(). */
-export function redisConnection(server: RedisServer): IRedisClient {
-  return createBunRedisClient(new RespClient(server.target, CONNECT_TIMEOUT_MS) as never);
+/**
+ * A connection for BullMQ (it and the connections BullMQ makes from it re-open themselves when the server goes away,
+ * telling `hooks`). Close it with quit().
+ */
+export function redisConnection(server: RedisServer, hooks?: OutageHooks): IRedisClient {
+  return createBunRedisClient(new RespClient(server.target, CONNECT_TIMEOUT_MS, hooks) as never);
 }
 
 /** Where a batch's description (its jobs, images and pipeline) is kept: beside the queue's own keys. */

@@ -70,6 +70,12 @@ function encode(command: string, args: readonly unknown[]): Buffer {
   return Buffer.concat(chunks);
 }
 
+/** Told when a connection is lost and when it is back (a worker says so once per outage). */
+export interface OutageHooks {
+  down?(reason: Error): void;
+  up?(): void;
+}
+
 /** One connection to a Redis server, with the members of Bun's RedisClient that BullMQ's adapter uses. */
 export class RespClient {
   connected = false;
@@ -80,10 +86,12 @@ export class RespClient {
   private pending: { resolve: (v: Reply) => void; reject: (e: Error) => void }[] = [];
   private buffer: Buffer = Buffer.alloc(0);
   private closedByUs = false;
+  /** the connection dropped and is being re-opened */
+  private lost = false;
   /** connect() under way: commands sent meanwhile wait for it (as Bun's client queues them) */
   private connecting: Promise<void> | undefined;
 
-  constructor(readonly target: RedisTarget, private readonly connectTimeoutMs = 5000) {}
+  constructor(readonly target: RedisTarget, private readonly connectTimeoutMs = 5000, private readonly hooks: OutageHooks = {}) {}
 
   /** Opens the connection (AUTH and SELECT as the URL asks); rejects when the server cannot be reached. */
   connect(): Promise<void> {
@@ -118,6 +126,9 @@ export class RespClient {
     this.connected = true;
     if (this.target.password) await this.send('AUTH', this.target.username ? [this.target.username, this.target.password] : [this.target.password]);
     if (this.target.db) await this.send('SELECT', [this.target.db]);
+    if (this.lost) this.hooks.up?.();
+    this.lost = false;
+    // Also after a reconnect: the adapter then loads its Lua scripts again (a restarted server has none).
     this.onconnect();
   }
 
@@ -138,7 +149,7 @@ export class RespClient {
 
   /** Another connection to the same server (BullMQ's blocking reads and reconnects each take one). */
   async duplicate(): Promise<RespClient> {
-    return new RespClient(this.target, this.connectTimeoutMs);
+    return new RespClient(this.target, this.connectTimeoutMs, this.hooks);
   }
 
   private received(data: Buffer): void {
@@ -170,6 +181,22 @@ export class RespClient {
     this.pending = [];
     this.buffer = Buffer.alloc(0);
     for (const w of lost) w.reject(new Error('Connection is closed.'));
-    this.onclose(this.closedByUs ? undefined : new Error('Socket closed unexpectedly'));
+    if (this.closedByUs) {
+      this.onclose();
+      return;
+    }
+    // Dropped (the server restarted, the network failed): this connection re-opens itself, every 0.1 s growing to
+    // 2 s, while commands fail as 'Connection is closed.', which BullMQ takes as a connection error and retries.
+    // (Left to the adapter, whose back-off grows to 20 s, a worker was seen waiting minutes after a restart.)
+    this.hooks.down?.(new Error('the connection was closed'));
+    this.lost = true;
+    this.reopen(0);
+  }
+
+  private reopen(attempt: number): void {
+    setTimeout(() => {
+      if (this.closedByUs || this.connected) return;
+      this.connect().catch(() => this.reopen(attempt + 1));
+    }, Math.min(2000, 100 * 2 ** attempt));
   }
 }

@@ -1,4 +1,5 @@
-import { stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { FileAccessError, GpuDeviceLostError, ImgpuError, InvalidArgumentError } from '../../core/errors.js';
@@ -13,7 +14,9 @@ import { prepareOutputFolder } from '../batch/plan.js';
 import type { ProgressSink } from '../batch/report.js';
 import { runImages } from '../batch/run.js';
 import { checkServer, parseRedisUrl, queueName, redisConnection } from './connection.js';
+import type { OutageHooks } from './resp.js';
 import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from './jobs.js';
+import type { Job as Image } from '../batch/plan.js';
 
 /** How long a job may go without its worker's heartbeat before it is re-delivered, when --stall-ms is not given. */
 const DEFAULT_STALL_MS = 30_000;
@@ -50,7 +53,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   await checkServer(server);
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   const codecs = new CodecPool();
-  const connection = redisConnection(server);
+  const connection = redisConnection(server, outageReporter(server.shown));
   const cmd = COMMANDS.pipeline as ImageCommand;
   const me = `${hostname()}:${process.pid}`;
   /** Each pipeline's parameters as run (files it names read once per worker). */
@@ -73,15 +76,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
     const earlier = (await Promise.all(d.images.map(async (i) => (reported.has(i.key) && (await stat(i.output).then(() => true, () => false)) ? i : undefined)))).filter((i) => i !== undefined);
     const skip = new Set(earlier.map((i) => i.key));
     const todo = d.images.filter((i) => !skip.has(i.key));
+    if (job.attemptsStarted > 1 || job.stalledCounter > 0) await removeStrayTemps(todo);
     const done = [...skip];
     const written: string[] = [];
-    let last = 0;
+    // After every image (a few hundred bytes to Redis, against an image's milliseconds of work): what a run of the
+    // job that follows a kill skips. Sent in order on one connection; a lost update costs redoing an image.
     const progress: ProgressSink = {
-      update(_written, failed, _bytes, final) {
-        if (!final && now() - last < 500) return;
-        last = now();
+      update(_written, failed) {
         const p: ScaleJobProgress = { done: [...done], failed, total: d.images.length };
-        void job.updateProgress(p).catch(() => undefined); // a lost update costs redoing an image, not the job
+        void job.updateProgress(p).catch(() => undefined);
       },
     };
     const r = await runImages({ cmd, params, exec, codecs }, todo, {
@@ -109,7 +112,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       throw e;
     }
   }, { connection, concurrency, lockDuration: stallMs, stalledInterval: stallMs, maxStalledCount: MAX_STALLS, autorun: false });
-  sayConnectionTrouble(worker, server.shown);
+  worker.on('error', (e) => console.error(`imgpu worker: ${e.message}`)); // BullMQ's own (connection losses are said once, above)
+  worker.on('failed', (job, e) => console.error(`imgpu worker: job ${job?.id} failed: ${e.message}`));
   const stop = () => {
     console.error('imgpu worker: stopping: finishing the jobs it holds, taking no new one');
     void worker.close();
@@ -129,6 +133,22 @@ export async function workerCommand(argv: string[]): Promise<number> {
 }
 
 /**
+ * The hidden temporary files (io writeAtomically: .<name>.<pid>.<hex>.tmp) of the outputs of `images` that a run
+ * of the job killed mid-write left: the job is this worker's now, so they are no one's. One listing per folder.
+ */
+async function removeStrayTemps(images: readonly Image[]): Promise<void> {
+  const byDir = new Map<string, Set<string>>();
+  for (const i of images) byDir.set(dirname(i.output), (byDir.get(dirname(i.output)) ?? new Set()).add(basename(i.output)));
+  for (const [dir, names] of byDir) {
+    const entries = await readdir(dir).catch(() => [] as string[]);
+    for (const e of entries) {
+      const m = /^\.(.+)\.\d+\.[0-9a-f]{8}\.tmp$/.exec(e);
+      if (m && names.has(m[1])) await rm(join(dir, e), { force: true });
+    }
+  }
+}
+
+/**
  * The GPU device is gone: every image after it would fail. The worker ends at once with the error's exit code (5)
  * and without finishing the job, whose lease then lapses: it is re-delivered after the stall interval, and a
  * supervisor (systemd's Restart=) starts a worker with a new device.
@@ -138,18 +158,19 @@ function deviceLost(e: GpuDeviceLostError, job: string | undefined): never {
   process.exit(e.exitCode);
 }
 
-/** A lost connection is said once per outage (BullMQ reconnects on its own), not once per retry. */
-function sayConnectionTrouble(worker: Worker, shown: string): void {
+/** A lost connection is said once per outage (its connections re-open themselves), and when it is back. */
+function outageReporter(shown: string): OutageHooks {
   let down = false;
-  worker.on('error', (e) => {
-    if (down) return;
-    down = true;
-    console.error(`imgpu worker: the Redis server at ${shown} is unreachable (${e.message}); reconnecting`);
-  });
-  worker.on('ready', () => {
-    if (down) console.error(`imgpu worker: reconnected to ${shown}`);
-    down = false;
-  });
+  return {
+    down(e) {
+      if (!down) console.error(`imgpu worker: the Redis server at ${shown} is unreachable (${e.message}); reconnecting`);
+      down = true;
+    },
+    up() {
+      if (down) console.error(`imgpu worker: reconnected to ${shown}`);
+      down = false;
+    },
+  };
 }
 
 function intFlag(flags: Map<string, string>, name: string, def: number, min: number, max: number): number {
