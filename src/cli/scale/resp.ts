@@ -64,7 +64,7 @@ function parseReply(buf: Buffer, at: number): { value: Reply | RedisReplyError; 
 
 /** A command as RESP2: an array of bulk strings. */
 function encode(command: string, args: readonly unknown[]): Buffer {
-  const parts = [command, ...args].map((a) => (Buffer.isBuffer(a) ? a : Buffer.from(String(a ?? ''), 'utf8')));
+  const parts = [command, ...args].map((a) => (Buffer.isBuffer(a) ? a : Buffer.from(a === undefined || a === null ? '' : String(a as string | number), 'utf8')));
   const chunks: Buffer[] = [Buffer.from(`*${parts.length}${CRLF}`)];
   for (const p of parts) chunks.push(Buffer.from(`$${p.length}${CRLF}`), p, Buffer.from(CRLF));
   return Buffer.concat(chunks);

@@ -51,7 +51,7 @@ async function batchJobs(q: Queue, redis: IRedisClient, queue: string, batch: st
 /** Counts a batch's jobs and images from the jobs' states, results and progress. */
 async function batchStatus(q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<BatchStatus> {
   const { jobs, images } = await batchJobs(q, redis, queue, batch, server);
-  const states = await Promise.all(jobs.map((j) => (j ? j.getState() : 'unknown')));
+  const states = await Promise.all(jobs.map(async (j) => (j ? j.getState() : 'unknown')));
   const s: BatchStatus = { batch, queue, jobs: jobs.length, waiting: 0, active: 0, completed: 0, failed: 0, images, images_done: 0, images_failed: 0, images_per_s: 0, eta_s: null, failures: [] };
   let first = Infinity, last = 0;
   jobs.forEach((j, i) => {
