@@ -21,8 +21,7 @@ export interface ScaleJobData {
   batch: string;
   /** the pipeline, as given to submit ("clahe --clip 2 | threshold --method otsu") */
   pipeline: string;
-  /** output format extension (e.g. '.png'); undefined: each input's own */
-  format?: string;
+  /** codec options (the output format is in each image's output path) */
   write: WriteOptions;
   outDir: string;
   images: Image[];
