@@ -23,6 +23,9 @@ export const SUBMIT_HELP = `imgpu submit <inputs…|folder> <out-folder> "<pipel
   --json               {"batch", "jobs", "images", "total_jobs", "total_images", "queue"} on stdout
   Exit 2 bad arguments, 3 no inputs or an output folder that cannot be made, 7 Redis unreachable.`;
 
+/** Jobs added to the queue per transaction. */
+const ADD_SLICE = 500;
+
 /** `imgpu submit`: the batch planned as local batch mode plans it, split into jobs, the new ones enqueued. */
 export async function submitCommand(argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set(['json', 'recursive', 'help']));
@@ -62,11 +65,14 @@ export async function submitCommand(argv: string[]): Promise<number> {
     // Work already on the queue — waiting, running, done or failed — is not enqueued again.
     const states = await Promise.all(ids.map((id) => q.getJobState(id)));
     const fresh = shards.map((s, i) => ({ images: s, id: ids[i] })).filter((_, i) => states[i] === 'unknown');
-    await q.addBulk(fresh.map((f) => ({
-      name: 'pipeline', data: { batch, pipeline, write, outDir, images: f.images },
-      // Results stay (status counts from them; a job id kept is what makes a second submit enqueue nothing).
-      opts: { jobId: f.id, removeOnComplete: false, removeOnFail: false },
-    })));
+    // In slices: addBulk is one transaction, and a million photos are ~250 MB of job data.
+    for (let i = 0; i < fresh.length; i += ADD_SLICE) {
+      await q.addBulk(fresh.slice(i, i + ADD_SLICE).map((f) => ({
+        name: 'pipeline', data: { batch, pipeline, write, outDir, images: f.images },
+        // Results stay (status counts from them; a job id kept is what makes a second submit enqueue nothing).
+        opts: { jobId: f.id, removeOnComplete: false, removeOnFail: false },
+      })));
+    }
     await connection.hset(batchKey(queue, batch), { jobs: JSON.stringify(ids), images: images.length, pipeline, outDir, submitted: Date.now() });
     const freshImages = fresh.reduce((a, f) => a + f.images.length, 0);
     if (o.json) console.log(JSON.stringify({ batch, jobs: fresh.length, images: freshImages, total_jobs: ids.length, total_images: images.length, queue }));
