@@ -11,7 +11,7 @@ import { compareImages } from '../../src/core/compare.js';
 import { readImage } from '../../src/io/index.js';
 import { checkServer, parseRedisUrl, redisConnection } from '../../src/cli/scale/connection.js';
 import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from '../../src/cli/scale/jobs.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 
 // Scale-out with a real Redis server started by the test (redis-server, installed by scripts/install-system-deps.sh):
@@ -52,6 +52,17 @@ async function startRedis(t: TestContext, binary: string, port?: number): Promis
       if (Date.now() > end) throw e;
       await sleep(100);
     }
+  }
+}
+
+/** Worker C's device: the GPU where there is an adapter (required with IMGPU_REQUIRE_GPU=1), else the CPU. */
+async function gpuDevice(): Promise<'gpu' | 'cpu'> {
+  try {
+    (await createNodeGpuContext()).destroy();
+    return 'gpu';
+  } catch (e) {
+    if (process.env.IMGPU_REQUIRE_GPU === '1') throw e;
+    return 'cpu';
   }
 }
 
@@ -100,8 +111,7 @@ async function openQueue(t: TestContext, url: string): Promise<Queue<ScaleJobDat
 test('scale-out: 3 workers (one killed with SIGKILL mid-job, one on the GPU), every image once, outputs equal the single-image command, status counts right, a second submit enqueues nothing', async (t) => {
   const binary = redisServerOrSkip(t);
   if (!binary) return;
-  const gpu = Boolean(await gpuOrSkip(t));
-  if (!gpu) return;
+  const device = await gpuDevice();
   const { url } = await startRedis(t, binary);
   const { dir, inDir, sources } = imageFolder();
   const out = join(dir, 'out');
@@ -127,9 +137,9 @@ test('scale-out: 3 workers (one killed with SIGKILL mid-job, one on the GPU), ev
   a.proc.kill('SIGKILL');
   assert.equal(await a.exit, null, 'killed');
 
-  // Workers B (CPU) and C (the GPU: lavapipe in CI) take over; the killed job comes back after the stall interval.
+  // Workers B (CPU) and C (the GPU: lavapipe in CI; the CPU where there is no adapter) take over; the killed job comes back after the stall interval.
   const b = startWorker(t, url, '--device', 'cpu');
-  const c = startWorker(t, url, '--device', 'gpu');
+  const c = startWorker(t, url, '--device', device);
   // A 4th process watches the batch to its end.
   const status = spawnSync(process.execPath, [BIN, 'status', s.batch, '--redis', url, '--watch', '--json', '--interval', '0.5'], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(status.status, 9, `some image failed: exit 9\n${status.stderr}\n${b.stderr()}\n${c.stderr()}`);
