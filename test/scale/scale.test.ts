@@ -184,7 +184,7 @@ test('scale-out: 3 workers (one killed with SIGKILL mid-job, one on the GPU), ev
   assert.equal(await c.exit, 0, c.stderr());
 });
 
-test('scale-out: an output folder that cannot be made fails its job with the reason (the worker goes on), retry re-queues it; after a Redis restart the worker reconnects and works', async (t) => {
+test('scale-out: an output folder that cannot be made fails its job with the reason (the worker goes on), retry re-queues it; after a Redis restart the worker reconnects and works; SIGTERM mid-job finishes the job and exits 0', async (t) => {
   const binary = redisServerOrSkip(t);
   if (!binary) return;
   const redis = await startRedis(t, binary);
@@ -218,8 +218,19 @@ test('scale-out: an output folder that cannot be made fails its job with the rea
   const after = spawnSync(process.execPath, [BIN, 'status', s2.batch, '--redis', again.url, '--watch', '--json', '--interval', '0.3'], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(after.status, 0, `${after.stderr}\n${w.stderr()}`);
   assert.equal(JSON.parse(after.stdout.trim().split('\n').pop()!).images_done, 1);
+  // SIGTERM while the worker holds a job: it finishes that job (all its images, by this worker), then exits 0.
+  const s3 = JSON.parse(cli('submit', inDir, join(dir, 'out3'), 'equalize', '--redis', again.url, '--shard', '24', '--json').stdout);
+  assert.equal(s3.jobs, 1);
+  const q = await openQueue(t, again.url);
+  for (const end = Date.now() + 120_000; ; await sleep(10)) {
+    if ((await q.getActive()).some((j) => typeof j.progress === 'object' && (j.progress as ScaleJobProgress).done.length >= 1)) break;
+    assert.ok(Date.now() < end, `the worker never started the job: ${w.stderr()}`);
+  }
   w.proc.kill('SIGTERM');
   assert.equal(await w.exit, 0, w.stderr());
+  const [drained] = await q.getCompleted();
+  assert.equal(drained?.returnvalue.worker.split(':')[1], String(w.proc.pid), 'completed by the worker told to stop');
+  assert.equal(drained.returnvalue.written.length, 24);
   // (Read once it has ended: spawnSync above kept this process from reading the worker's stderr meanwhile.)
   assert.match(w.stderr(), /job \S+ failed: cannot create the output folder/);
   assert.match(w.stderr(), /unreachable.*reconnecting\n.*reconnected to/);
