@@ -2,7 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { FileAccessError, GpuDeviceLostError, ImgpuError, InvalidArgumentError } from '../../core/errors.js';
+import { GpuDeviceLostError, ImgpuError, InvalidArgumentError } from '../../core/errors.js';
 import { now } from '../../core/timings.js';
 import { CodecPool } from '../../node/codec-pool.js';
 import { parseArgs, rejectUnknown } from '../args.js';
@@ -62,31 +62,17 @@ export async function workerCommand(argv: string[]): Promise<number> {
   async function runJob(job: Job<ScaleJobData, ScaleJobResult>): Promise<ScaleJobResult> {
     const t0 = now();
     const d = job.data;
-    if (!prepared.has(d.pipeline)) prepared.set(d.pipeline, cmd.prepare!({ chain: d.pipeline }));
+    // A failure is not kept: the file the pipeline names may be there for the next job.
+    if (!prepared.has(d.pipeline)) prepared.set(d.pipeline, cmd.prepare!({ chain: d.pipeline }).catch((e: unknown) => (prepared.delete(d.pipeline), Promise.reject(e as Error))));
     const params = await prepared.get(d.pipeline)!;
-    try {
-      await prepareOutputFolder(d.outDir);
-    } catch (e) {
-      // Every image of the job would fail the same way: the job fails with the reason, once (no retries).
-      if (e instanceof FileAccessError) throw new UnrecoverableError(cliWording(e.message));
-      throw e;
-    }
-    // Outputs an earlier run of this job (its worker killed since) reported written, and that are there, stay.
-    const reported = new Set((job.progress as ScaleJobProgress | undefined)?.done ?? []);
-    const earlier = (await Promise.all(d.images.map(async (i) => (reported.has(i.key) && (await stat(i.output).then(() => true, () => false)) ? i : undefined)))).filter((i) => i !== undefined);
+    await prepareOutputFolder(d.outDir); // a FileAccessError fails the job once, with the reason (below)
+    const earlier = await writtenBefore(job);
     const skip = new Set(earlier.map((i) => i.key));
     const todo = d.images.filter((i) => !skip.has(i.key));
     if (job.attemptsStarted > 1 || job.stalledCounter > 0) await removeStrayTemps(todo);
     const done = [...skip];
     const written: string[] = [];
-    // After every image (a few hundred bytes to Redis, against an image's milliseconds of work): what a run of the
-    // job that follows a kill skips. Sent in order on one connection; a lost update costs redoing an image.
-    const progress: ProgressSink = {
-      update(_written, failed) {
-        const p: ScaleJobProgress = { done: [...done], failed, total: d.images.length };
-        void job.updateProgress(p).catch(() => undefined);
-      },
-    };
+    const progress = jobProgress(job, done);
     const r = await runImages({ cmd, params, exec, codecs }, todo, {
       read: {}, write: d.write, progress, onFailure: 'count',
       written: (img) => {
@@ -108,6 +94,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       return await runJob(job);
     } catch (e) {
       if (e instanceof GpuDeviceLostError) deviceLost(e, job.id);
+      // A typed error (an output folder that cannot be made, a pipeline's file gone) would fail every run the same
+      // way: the job fails once with the reason, not retried; `imgpu retry` re-queues it once it is fixed.
       if (e instanceof ImgpuError) throw new UnrecoverableError(cliWording(e.message));
       throw e;
     }
@@ -130,6 +118,27 @@ export async function workerCommand(argv: string[]): Promise<number> {
     await connection.quit();
   }
   return EXIT_OK;
+}
+
+/** The images of a job whose outputs an earlier run of it (its worker killed since) reported written and that exist. */
+async function writtenBefore(job: Job<ScaleJobData, ScaleJobResult>): Promise<Image[]> {
+  const reported = new Set((job.progress as ScaleJobProgress | undefined)?.done ?? []);
+  const there = await Promise.all(job.data.images.map(async (i) => reported.has(i.key) && (await stat(i.output).then(() => true, () => false))));
+  return job.data.images.filter((_, k) => there[k]);
+}
+
+/**
+ * A job's progress: the outputs written so far (`done`, which the loop's written() fills), after every image — a
+ * few hundred bytes to Redis against an image's milliseconds of work — so that a run following a kill skips them.
+ * Sent in order on one connection; a lost update costs redoing an image.
+ */
+function jobProgress(job: Job<ScaleJobData, ScaleJobResult>, done: string[]): ProgressSink {
+  return {
+    update(_written, failed) {
+      const p: ScaleJobProgress = { done: [...done], failed, total: job.data.images.length };
+      void job.updateProgress(p).catch(() => undefined);
+    },
+  };
 }
 
 /**
