@@ -1,6 +1,6 @@
 import { createBunRedisClient, type IRedisClient } from 'bullmq';
 import { InvalidArgumentError, QueueUnavailableError } from '../../core/errors.js';
-import { RespClient, type OutageHooks, type RedisTarget } from './resp.js';
+import { RedisReplyError, RespClient, type OutageHooks, type RedisTarget } from './resp.js';
 
 // The Redis server of the scale-out commands: its address from --redis, a quick check that it answers (a bad address
 // or a server that is down is a one-line error in seconds, never a hang), and connections for BullMQ.
@@ -68,7 +68,8 @@ export async function checkServer(server: RedisServer): Promise<void> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'ECONNREFUSED' ? 'connection refused (is redis-server running there?)' : code === 'ENOENT' ? 'no such socket' : code === 'ENOTFOUND' ? 'unknown host' : (e as Error).message;
-    throw new QueueUnavailableError(`cannot reach the Redis server at ${server.shown}: ${why}`);
+    // A refused password or database is the server's answer, not a network failure.
+    throw new QueueUnavailableError(e instanceof RedisReplyError ? `the Redis server at ${server.shown} refused the connection: ${why}` : `cannot reach the Redis server at ${server.shown}: ${why}`);
   } finally {
     c.close();
   }

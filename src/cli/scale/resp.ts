@@ -19,7 +19,7 @@ type Reply = string | number | null | Reply[];
 const CRLF = '\r\n';
 
 /** The error of a reply (-ERR …): the server's message, as Bun's client gives it. */
-class RedisReplyError extends Error {}
+export class RedisReplyError extends Error {}
 
 /**
  * Parses one RESP2 reply from `buf` at `at`; undefined while it is incomplete. Returns the reply and where the
