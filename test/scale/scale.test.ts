@@ -38,11 +38,11 @@ async function freePort(): Promise<number> {
 }
 
 /** A redis-server of the test's own on a free loopback port, nothing saved; stopped when the test ends. */
-async function startRedis(t: TestContext, binary: string, port?: number): Promise<{ url: string; port: number; proc: ChildProcess }> {
+async function startRedis(t: TestContext, binary: string, port?: number, password?: string): Promise<{ url: string; port: number; proc: ChildProcess }> {
   port ??= await freePort();
-  const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(password ? ['--requirepass', password] : [])], { stdio: 'ignore' });
   t.after(() => proc.kill('SIGKILL'));
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://${password ? `:${password}@` : ''}127.0.0.1:${port}`;
   const end = Date.now() + 20_000;
   for (;;) {
     try {
@@ -243,4 +243,12 @@ test('scale-out: a bad --redis URL or a server that is not there is a one-line e
   assertOneLineError(cli('worker', '--redis', `redis://127.0.0.1:${port}`, '--device', 'cpu'), 7, /cannot reach the Redis server at redis:\/\/127\.0\.0\.1:\d+: connection refused/);
   assertOneLineError(cli('status', 'b1', '--redis', 'unix:///nonexistent/redis.sock'), 7, /no such socket/);
   assertOneLineError(cli('worker', '--redis', 'redis://127.0.0.1:6379', '--concurrency', '0'), 2, /--concurrency must be an integer/);
+});
+
+test('scale-out: a password the server refuses is exit 7 with its answer, the password not shown; the right one works', async (t) => {
+  const binary = redisServerOrSkip(t);
+  if (!binary) return;
+  const { port } = await startRedis(t, binary, undefined, 's3cret');
+  assertOneLineError(cli('status', 'b1', '--redis', `redis://:wrong@127.0.0.1:${port}`), 7, /the Redis server at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ refused the connection: WRONGPASS/);
+  assertOneLineError(cli('status', 'b1', '--redis', `redis://:s3cret@127.0.0.1:${port}/3`), 2, /no batch b1 on queue imgpu/);
 });
