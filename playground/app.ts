@@ -1,18 +1,24 @@
 /**
- * The imgpu playground: open an image, pick an operation, run it on WebGPU (this page) and on the CPU path
- * (a Web Worker), compare. The operation list and each parameter form come from ops/registry.ts and the
- * operations' declared ParamSpecs, so a new operation appears here without page code.
+ * The imgpu playground: open an image (8/16-bit PNG, JPEG, TIFF, .npy), pick an operation or write a pipeline, run
+ * it on WebGPU (this page) and on the CPU path (a Web Worker), compare. The operation list and each parameter form
+ * come from ops/registry.ts and the operations' declared ParamSpecs, so a new operation appears here without page
+ * code; pipelines take the text `imgpu pipeline` takes, parsed by the library.
  */
-import { compareImages, describeComparison, pixelChecksum as checksum } from '../src/core/compare.js';
-import { ImgpuError, InvalidArgumentError } from '../src/core/errors.js';
+import { pixelChecksum as checksum, type Comparison } from '../src/core/compare.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../src/core/errors.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
-import { imageFrom, toGray, type Image } from '../src/core/image.js';
-import { parseParamValue, type ParamSpec } from '../src/core/params.js';
-import { formatTimings, type OpResult, type Timings } from '../src/core/timings.js';
+import { toGray, type Image } from '../src/core/image.js';
+import type { ParamSpec } from '../src/core/params.js';
+import type { OpResult } from '../src/core/timings.js';
+import type { PipelineStep } from '../src/ops/pipeline.js';
 import { OPERATIONS } from '../src/ops/registry.js';
-import { decodeNpy } from '../src/io/npy.js';
-import { createBrowserGpuContext } from '../src/browser.js';
+import { parseChain, runChain, type Stage } from './chain.js';
+import { workerClient } from './cpu-client.js';
 import { withChosenFiles, type ChosenFile } from './file-params.js';
+import { paramRow, paramValue } from './form.js';
+import { decodeFile, encodeResult, resultFormat } from './image-files.js';
+import { pageGpu } from './page-gpu.js';
+import { errorOf, settle, timingLines, valueOf, verdictOf, type Settled } from './run-both.js';
 
 const SAMPLES = ['camera.png', 'coins.png', 'chelsea.png'];
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -20,12 +26,11 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 let input: Image | undefined;
 let inputName = 'image';
 let gpu: GpuContext | undefined;
-const worker = new Worker(new URL('./cpu-worker.js', import.meta.url), { type: 'module' });
+const inWorker = workerClient();
 /** The files chosen for file parameters (kernel:FILE, mask:FILE), by parameter name, read. */
 const chosen = new Map<string, Omit<ChosenFile, 'spec'>>();
-let nextId = 0;
-const pending = new Map<number, (m: { output?: Image; timings?: Timings; error?: string }) => void>();
-worker.onmessage = (e: MessageEvent<{ id: number; output?: Image; timings?: Timings; error?: string }>) => { pending.get(e.data.id)?.(e.data); pending.delete(e.data.id); };
+/** The result on screen, encoded only when its download link is clicked (a 16-bit PNG of a large image takes a while). */
+let result: { img: Image; name: string } | undefined;
 
 
 function status(text: string, warn = false): void {
@@ -33,35 +38,11 @@ function status(text: string, warn = false): void {
   $('status').className = warn ? 'warn' : '';
 }
 
-/** Decodes with the browser (createImageBitmap): RGB, or one channel when the image is gray. */
-async function decode(blob: Blob): Promise<Image> {
-  let bmp: ImageBitmap;
-  try {
-    bmp = await createImageBitmap(blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
-  } catch {
-    throw new Error(`this browser cannot decode ${blob.type || 'this file'}: use PNG or JPEG here (the CLI reads 16-bit PNG/TIFF and .npy)`);
-  }
-  const c = new OffscreenCanvas(bmp.width, bmp.height);
-  const g = c.getContext('2d')!;
-  g.drawImage(bmp, 0, 0);
-  const rgba = g.getImageData(0, 0, bmp.width, bmp.height).data;
-  const n = bmp.width * bmp.height;
-  let gray = true;
-  for (let i = 0; i < n && gray; i++) gray = rgba[4 * i] === rgba[4 * i + 1] && rgba[4 * i] === rgba[4 * i + 2];
-  const data = new Uint8Array(n * (gray ? 1 : 3));
-  for (let i = 0; i < n; i++) {
-    if (gray) data[i] = rgba[4 * i];
-    else { data[3 * i] = rgba[4 * i]; data[3 * i + 1] = rgba[4 * i + 1]; data[3 * i + 2] = rgba[4 * i + 2]; }
-  }
-  return imageFrom(data, [bmp.height, bmp.width], gray ? 1 : 3);
-}
-
 /** A file chosen for a file parameter: text for the extensions its declaration reads as text, else .npy or an image. */
 async function readChosen(file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>, f: File): Promise<Omit<ChosenFile, 'spec'>> {
   const ext = f.name.slice(f.name.lastIndexOf('.')).toLowerCase();
   if (file.text?.includes(ext)) return { path: f.name, text: await f.text() };
-  if (ext === '.npy') return { path: f.name, image: decodeNpy(new Uint8Array(await f.arrayBuffer()), f.name) };
-  return { path: f.name, image: await decode(f) };
+  return { path: f.name, image: (await decodeFile(f, f.name)).image };
 }
 
 /** "W×H ×C dtype": width first, as image viewers and the form's WxH fields say it (shape is [H, W]). */
@@ -71,14 +52,19 @@ function describe(img: Image): string {
 }
 
 /**
- * The values shown as black..white: the dtype's range for integers; a float result's own min..max (a Sobel or
- * Gaussian result has no fixed range: taken as 0..1 it would be all white).
+ * The values shown as black..white: 0..255 for 8 bits; a 16-bit or float image's own min..max (a 12-bit scan over
+ * 0..65535 would be nearly black; a Sobel or Gaussian result has no fixed range: taken as 0..1 it would be white).
  */
 function displayRange(img: Image): [number, number] {
-  if (img.dtype !== 'float32') return [0, img.dtype === 'uint8' ? 255 : 65535];
+  if (img.dtype === 'uint8') return [0, 255];
   let lo = Infinity, hi = -Infinity;
   for (const v of img.data) { if (v < lo) lo = v; if (v > hi) hi = v; }
   return [lo, hi];
+}
+
+/** ", range lo…hi shown as black…white" where the range is the image's own (see displayRange). */
+function rangeNote(img: Image): string {
+  return img.dtype === 'uint8' ? '' : `, range ${displayRange(img).join('…')} shown as black…white`;
 }
 
 /** Draws an 8/16-bit or float image (gray or RGB) into a canvas, mapped by displayRange. */
@@ -118,21 +104,40 @@ function drawHistogram(canvas: HTMLCanvasElement, img: Image): void {
 function clearOutput(label: string): void {
   for (const id of ['out', 'outhist']) Object.assign($<HTMLCanvasElement>(id), { width: 0, height: 0 });
   $('outwhich').textContent = label;
+  $('download').style.display = 'none';
+  result = undefined;
+}
+
+/** Shows a result: image, histogram, what it is, and its download link (named by what the file will be). */
+function showResult(img: Image, label: string, name: string): void {
+  draw($('out'), img);
+  drawHistogram($('outhist'), img);
+  $('outwhich').textContent = `${label}: ${describe(img)}${rangeNote(img)}`;
+  result = { img, name };
   const a = $<HTMLAnchorElement>('download');
-  a.style.display = 'none';
-  if (a.href) URL.revokeObjectURL(a.href);
-  a.removeAttribute('href');
+  a.textContent = `Download result (${resultFormat(img).words})`;
+  a.style.display = '';
+}
+
+/** Encodes the shown result (16-bit PNG, 8-bit PNG or .npy) and hands it to the browser as a download. */
+function download(e: Event): void {
+  e.preventDefault();
+  if (!result) return;
+  const f = encodeResult(result.img);
+  const url = URL.createObjectURL(new Blob([f.bytes as Uint8Array<ArrayBuffer>], { type: f.type }));
+  Object.assign(document.createElement('a'), { href: url, download: `${result.name}${f.ext}` }).click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 /** The picker beside a file parameter: the chosen file is read now and the field then names it (prefix + name). */
-function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>, field: HTMLInputElement): HTMLInputElement {
+function filePicker(param: string, file: NonNullable<Extract<ParamSpec, { kind: 'string' }>['file']>): HTMLInputElement {
   const pick = Object.assign(document.createElement('input'), { type: 'file', id: `param-${param}-file`, title: `a file for ${file.prefix}FILE` });
   pick.onchange = async () => {
     const f = pick.files?.[0];
     if (!f) return;
     try {
       chosen.set(param, await readChosen(file, f));
-      field.value = `${file.prefix}${f.name}`;
+      $<HTMLInputElement>(`param-${param}`).value = `${file.prefix}${f.name}`;
     } catch (e) {
       chosen.delete(param);
       $('verdict').textContent = `${f.name}: ${(e as Error).message}`;
@@ -148,28 +153,8 @@ function formFor(name: string): void {
   const form = $('form');
   form.replaceChildren();
   for (const p of op.params) {
-    const label = document.createElement('label');
-    label.append(`${p.name} `);
-    let field: HTMLInputElement | HTMLSelectElement;
-    if (p.kind === 'enum') {
-      field = document.createElement('select');
-      for (const c of p.choices) field.append(new Option(c, c, c === p.default, c === p.default));
-    } else if (p.kind === 'bool') {
-      field = document.createElement('input');
-      field.type = 'checkbox';
-      field.checked = p.default === true;
-    } else {
-      field = document.createElement('input');
-      const d = p.default;
-      field.value = d === undefined ? '' : typeof d === 'object' ? ('width' in d ? `${d.width}x${d.height}` : '') : String(d);
-      field.placeholder = p.kind === 'size' ? 'WxH' : p.kind === 'rect' ? 'x,y,w,h' : d === undefined ? '(not set)' : '';
-    }
-    field.name = p.name;
-    field.id = `param-${p.name}`;
-    label.append(field);
-    if (p.kind === 'string' && p.file) label.append(' ', filePicker(p.name, p.file, field as HTMLInputElement));
-    label.append(Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
-    form.append(label);
+    const picker = p.kind === 'string' && p.file ? [filePicker(p.name, p.file)] : [];
+    form.append(paramRow(p, picker));
   }
 }
 
@@ -180,10 +165,8 @@ function formFor(name: string): void {
 function readParams(name: string): { params: Record<string, unknown>; files: Record<string, ChosenFile> } {
   const params: Record<string, unknown> = {}, files: Record<string, ChosenFile> = {};
   for (const p of OPERATIONS[name].params as readonly ParamSpec[]) {
-    const f = $<HTMLInputElement>(`param-${p.name}`);
-    const v = f.value.trim();
-    if (p.kind === 'bool') params[p.name] = f.checked;
-    else if (v !== '') params[p.name] = parseParamValue(p, v);
+    const { text: v, value } = paramValue(p);
+    if (value !== undefined) params[p.name] = value;
     if (p.kind !== 'string' || !p.file || !v.startsWith(p.file.prefix)) continue;
     const file = chosen.get(p.name);
     if (file?.path !== v.slice(p.file.prefix.length)) {
@@ -196,24 +179,52 @@ function readParams(name: string): { params: Record<string, unknown>; files: Rec
   return { params, files };
 }
 
-function runOnCpu(op: string, params: Record<string, unknown>, files: Record<string, ChosenFile>, img: Image): Promise<OpResult<Image>> {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, (m) => (m.error ? reject(new Error(m.error)) : resolve({ output: m.output!, timings: m.timings! })));
-    worker.postMessage({ id, op, params, files, image: { data: img.data, shape: img.shape, channels: img.channels } });
-  });
-}
+const BUTTONS = ['run', 'run-pipeline'];
 
-async function setInput(img: Image, name: string): Promise<void> {
+function setInput(img: Image, name: string, how: string): void {
   input = img;
   inputName = name.replace(/\.[^.]*$/, '');
   draw($('in'), img);
   drawHistogram($('inhist'), img);
-  $('insize').textContent = `${name}: ${describe(img)}`;
+  $('insize').textContent = `${name}: ${describe(img)} (${how})${rangeNote(img)}`;
   $('upload-error').textContent = '';
-  ($('run') as HTMLButtonElement).disabled = false;
+  for (const b of BUTTONS) $<HTMLButtonElement>(b).disabled = false;
   (window as unknown as Record<string, unknown>).__input = checksum(img);
   document.body.dataset.state = 'ready';
+}
+
+/** Runs the GPU path (where there is one) and the CPU worker at once; the Run buttons wait, the progress line ticks. */
+async function onBoth<T>(onGpu: (() => Promise<T>) | undefined, onCpu: () => Promise<T>): Promise<[Settled<T> | undefined, Settled<T>]> {
+  document.body.dataset.state = 'running';
+  for (const b of BUTTONS) $<HTMLButtonElement>(b).disabled = true;
+  $('verdict').textContent = '';
+  const t0 = performance.now();
+  const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
+  // No size check here: past the adapter's binding limit the operations split the work (ranges, row slabs; the
+  // timings say how many), and what cannot be split fails with its own message on the GPU line.
+  const r = await Promise.all([onGpu ? settle(onGpu()) : undefined, settle(onCpu())]);
+  clearInterval(tick);
+  $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
+  return r;
+}
+
+function finished(last: Record<string, unknown>): void {
+  (window as unknown as Record<string, unknown>).__last = last;
+  for (const b of BUTTONS) $<HTMLButtonElement>(b).disabled = false;
+  document.body.dataset.state = 'done';
+}
+
+/** The timings box: each path's timings, or why it has none. */
+function showTimings(g: Settled<OpResult<Image>> | undefined, c: Settled<OpResult<Image>>, gpuNote = ''): void {
+  $('timings').textContent = timingLines(g, c, gpu, gpuNote).join('\n');
+}
+
+/** The verdict line: GPU against CPU where both ran (by the operation's own comparison), else why not. */
+function showVerdict(gpuOut: Image | undefined, cpuOut: Image | undefined, compare: (cpu: Image, gpu: Image) => Comparison): boolean | null {
+  const v = verdictOf(gpuOut, cpuOut, compare);
+  $('verdict').textContent = v.text;
+  $('verdict').className = v.className;
+  return v.identical;
 }
 
 async function run(): Promise<void> {
@@ -224,69 +235,96 @@ async function run(): Promise<void> {
   clearOutput('');
   let params: Record<string, unknown>, files: Record<string, ChosenFile>;
   try {
+    // An operation that does not take this image's dtype (equalize of a float .npy) says so before any work.
+    if (!op.input.dtypes.includes(img.dtype)) throw new UnsupportedDtypeError(`${name} takes ${op.input.dtypes.join(' or ')} images; this one is ${img.dtype}`);
     ({ params, files } = readParams(name));
   } catch (e) {
     $('verdict').textContent = (e as Error).message;
     $('outwhich').textContent = 'not run';
     return;
   }
-  document.body.dataset.state = 'running';
-  ($('run') as HTMLButtonElement).disabled = true;
-  $('verdict').textContent = '';
-  const t0 = performance.now();
-  const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
-  // No size check here: past the adapter's binding limit the operations split the work (ranges, row slabs; the
-  // timings say how many), and what cannot be split fails with its own message on the GPU line.
-  const settle = <T>(p: Promise<T>) => p.then((v) => ({ v }), (e: Error) => ({ e: e instanceof ImgpuError || e instanceof Error ? e.message : String(e) }));
-  const [g, c] = await Promise.all([
-    gpu ? settle(op.run(img, withChosenFiles(name, params, files), { gpu })) : Promise.resolve(undefined),
-    settle(runOnCpu(name, params, files, img)),
-  ]);
-  clearInterval(tick);
-  $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
-  const gpuRes = g && 'v' in g ? g.v : undefined, cpuRes = 'v' in c ? c.v : undefined;
+  const on = gpu;
+  const [g, c] = await onBoth(on && (() => op.run(img, withChosenFiles(name, params, files), { gpu: on })), () => inWorker({ op: name, params, files }, img));
+  const gpuRes = valueOf(g), cpuRes = valueOf(c);
+  showTimings(g, c);
+  const identical = showVerdict(gpuRes?.output, cpuRes?.output, (a, b) => op.compare(a, b));
   const shown = gpuRes?.output ?? cpuRes?.output;
-  const lines: string[] = [];
-  if (cpuRes) lines.push(`${formatTimings('cpu', cpuRes.timings)} [web worker, 1 thread]`);
-  else lines.push(`  cpu  failed: ${'e' in c ? c.e : ''}`);
-  if (gpuRes) lines.push(`${formatTimings('gpu', gpuRes.timings)} [${gpu?.adapter.description || gpu?.adapter.vendor}]`);
-  else if (g && 'e' in g) lines.push(`  gpu  failed: ${g.e}`);
-  else lines.push('  gpu  not available');
-  $('timings').textContent = lines.join('\n');
-  let identical: boolean | null = null;
-  if (gpuRes && cpuRes) {
-    const cmp = (OPERATIONS[name].compare ?? compareImages)(cpuRes.output, gpuRes.output);
-    identical = cmp.identical;
-    $('verdict').textContent = describeComparison(cmp);
-    $('verdict').className = cmp.identical ? 'same' : 'differ';
-  } else {
-    $('verdict').className = '';
-    $('verdict').textContent = shown ? 'one path only (see the timings)' : 'the operation failed (see the timings)';
-  }
-  if (shown) {
-    draw($('out'), shown);
-    drawHistogram($('outhist'), shown);
-    $('outwhich').textContent = `${gpuRes ? 'GPU' : 'CPU'}: ${describe(shown)}${shown.dtype === 'float32' ? `, range ${displayRange(shown).join('…')} shown as black…white` : ''}`;
-    $<HTMLCanvasElement>('out').toBlob((blob) => {
-      const a = $<HTMLAnchorElement>('download');
-      if (!blob) return;
-      a.href = URL.createObjectURL(blob);
-      a.download = `${inputName}-${name}.png`;
-      a.style.display = '';
-    });
-  } else {
-    $('outwhich').textContent = 'failed (see the timings)';
-  }
-  (window as unknown as Record<string, unknown>).__last = {
+  if (shown) showResult(shown, gpuRes ? 'GPU' : 'CPU', `${inputName}-${name}`);
+  else $('outwhich').textContent = 'failed (see the timings)';
+  finished({
     op: name, params, identical, gpu: gpuRes ? checksum(gpuRes.output) : null, cpu: cpuRes ? checksum(cpuRes.output) : null,
-    gpuError: g && 'e' in g ? g.e : null, cpuError: 'e' in c ? c.e : null,
-  };
-  ($('run') as HTMLButtonElement).disabled = false;
-  document.body.dataset.state = 'done';
+    gpuError: errorOf(g), cpuError: errorOf(c), dtype: shown?.dtype ?? null,
+  });
+}
+
+/** Each stage of a pipeline run: its image (GPU's where it ran), its times on both paths, whether they agree. */
+function showStages(text: string, steps: PipelineStep[], g: Stage[] | undefined, c: Stage[] | undefined): void {
+  const words = text.split('|').map((w) => w.trim());
+  const ms = (x: number) => x.toFixed(1);
+  $('stages').replaceChildren(...steps.map((s, i) => {
+    const gs = g?.[i], cs = c?.[i];
+    const img = gs?.image ?? cs?.image;
+    const canvas = document.createElement('canvas');
+    if (img) draw(canvas, img);
+    const same = gs && cs ? OPERATIONS[s.op].compare(cs.image, gs.image).identical : undefined;
+    const times = [gs && `gpu ${ms(gs.ms)} ms recorded${i < steps.length - 1 ? ` + ${ms(gs.shownMs)} ms to show` : ''}`, cs && `cpu ${ms(cs.ms)} ms`]
+      .filter(Boolean).join(' · ') + (same === undefined ? '' : same ? ' · GPU = CPU' : ' · GPU ≠ CPU');
+    const box = Object.assign(document.createElement('div'), { className: 'panel stage' });
+    box.append(Object.assign(document.createElement('div'), { textContent: `${i + 1}. ${words[i]}${img ? ` → ${describe(img)}` : ''}` }), canvas,
+      Object.assign(document.createElement('div'), { className: 'doc', textContent: times }));
+    return box;
+  }));
+}
+
+/**
+ * Runs the pipeline text on the GPU (resident between stages) and in the CPU worker. Intermediate stages come to
+ * the host only to be shown here (the timings say how long that took); the pipeline downloads once, at the end.
+ */
+async function runPipelineInPage(): Promise<void> {
+  if (!input) return;
+  const text = $<HTMLInputElement>('chain').value;
+  clearOutput('');
+  $('stages').replaceChildren();
+  $('pipeline-error').textContent = '';
+  let steps: PipelineStep[];
+  try {
+    steps = parseChain(text);
+  } catch (e) {
+    $('pipeline-error').textContent = (e as Error).message;
+    $('outwhich').textContent = 'not run';
+    finished({ chain: text, error: (e as Error).message });
+    return;
+  }
+  const img = input, on = gpu;
+  const [g, c] = await onBoth(on && (() => runChain(img, steps, on)), () => inWorker({ chain: text }, img));
+  const gpuRes = valueOf(g), cpuRes = valueOf(c);
+  const shownMs = (gpuRes?.stages ?? []).reduce((t, s) => t + s.shownMs, 0);
+  showTimings(g, c, steps.length > 1 ? `\n      of which ${steps.length - 1} intermediate stage(s) downloaded only to be shown: ${shownMs.toFixed(1)} ms` : '');
+  $('pipeline-error').textContent = errorOf(g) ?? errorOf(c) ?? '';
+  const identical = showVerdict(gpuRes?.output, cpuRes?.output, (a, b) => OPERATIONS[steps[steps.length - 1].op].compare(a, b));
+  if (gpuRes || cpuRes) showStages(text, steps, gpuRes?.stages, cpuRes?.stages);
+  const shown = gpuRes?.output ?? cpuRes?.output;
+  if (shown) showResult(shown, `${gpuRes ? 'GPU' : 'CPU'} pipeline`, `${inputName}-pipeline`);
+  else $('outwhich').textContent = 'failed (see the timings)';
+  finished({
+    chain: text, identical, gpu: gpuRes ? checksum(gpuRes.output) : null, cpu: cpuRes ? checksum(cpuRes.output) : null,
+    gpuError: errorOf(g), cpuError: errorOf(c), dtype: shown?.dtype ?? null,
+    stages: steps.map((s, i) => ({ op: s.op, gpu: gpuRes?.stages ? checksum(gpuRes.stages[i].image) : null, cpu: cpuRes?.stages ? checksum(cpuRes.stages[i].image) : null })),
+  });
+}
+
+/** Opens a file (an upload or a sample): its errors have their own line, beside the drop zone, not the status line. */
+async function open(blob: Blob, name: string): Promise<void> {
+  try {
+    const { image, how } = await decodeFile(blob, name);
+    setInput(image, name, how);
+  } catch (e) {
+    $('upload-error').textContent = `${name}: ${(e as Error).message}`;
+  }
 }
 
 async function openSample(name: string): Promise<void> {
-  try { await setInput(await decode(await (await fetch(`samples/${name}`)).blob()), name); } catch (e) { $('upload-error').textContent = `${name}: ${(e as Error).message}`; }
+  await open(await (await fetch(`samples/${name}`)).blob(), name);
 }
 
 async function main(): Promise<void> {
@@ -303,24 +341,18 @@ async function main(): Promise<void> {
     b.onclick = () => openSample(s);
     $('samples').append(b);
   }
-  const open = async (f: File) => {
-    // Upload errors have their own line, beside the drop zone: the status line keeps describing WebGPU.
-    try { await setInput(await decode(f), f.name); } catch (e) { $('upload-error').textContent = `${f.name}: ${(e as Error).message}`; }
-  };
-  $<HTMLInputElement>('file').onchange = (e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void open(f); };
+  $<HTMLInputElement>('file').onchange = (e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void open(f, f.name); };
   const drop = $('drop');
   drop.ondragover = (e) => { e.preventDefault(); drop.className = 'over'; };
   drop.ondragleave = () => { drop.className = ''; };
-  drop.ondrop = (e) => { e.preventDefault(); drop.className = ''; const f = e.dataTransfer?.files[0]; if (f) void open(f); };
+  drop.ondrop = (e) => { e.preventDefault(); drop.className = ''; const f = e.dataTransfer?.files[0]; if (f) void open(f, f.name); };
   $('run').onclick = () => void run();
-  try {
-    // ?maxStorageBufferBindingSize=N runs the page as on a GPU that binds less (tests: work split in slabs).
-    const binding = Number(new URLSearchParams(location.search).get('maxStorageBufferBindingSize')) || undefined;
-    gpu = await createBrowserGpuContext(binding ? { limits: { maxStorageBufferBindingSize: binding } } : {});
-    status(`WebGPU: ${gpu.adapter.description || gpu.adapter.vendor || 'adapter'}${gpu.adapter.software ? ' (software)' : ''}; CPU path in a Web Worker${crossOriginIsolated ? '' : ' (not cross-origin isolated: no shared memory)'}`);
-  } catch (e) {
-    status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): running on the CPU only`, true);
-  }
+  $('run-pipeline').onclick = () => void runPipelineInPage();
+  $('chain').onkeydown = (e) => { if (e.key === 'Enter' && !$<HTMLButtonElement>('run-pipeline').disabled) void runPipelineInPage(); };
+  $('download').onclick = download;
+  const opened = await pageGpu();
+  gpu = opened.gpu;
+  status(opened.line, opened.warn);
   $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
   // The page opens on a sample, not on empty canvases: the first click on Run shows something.
   await openSample(SAMPLES[0]);

@@ -3,9 +3,13 @@
 // - imgpu-turbo.node: the JPEG codec (native/turbo.c, a binding of the system libjpeg-turbo), with the library
 //   copied beside it (rpath $ORIGIN) so that dist/ — and the package, which ships dist/native prebuilt — runs on a
 //   machine without it (Debian's libturbojpeg.a is not position-independent, so it cannot be linked in);
+// - imgpu-jpegcoef.node: the CPU half of the GPU JPEG decoder (native/coef-decode.c: entropy decoding to DCT
+//   coefficients through libjpeg-turbo's libjpeg.so.62, from libjpeg62-turbo-dev), the library copied beside it too;
 // - imgpu-native.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
 //   memory, and the 8-bit histogram and LUT passes (native/point.c), on one pool of threads (native/pool.c); and
-//   the capture of Dawn's notices on stderr (native/stderr.c).
+//   the capture of Dawn's notices on stderr (native/stderr.c);
+// - imgpu-jpegenc.node: the entropy coding of the GPU JPEG encoder (native/coef-encode.c, libjpeg's
+//   jpeg_write_coefficients), with Debian's libjpeg.so.62 copied beside it as the codec's library is.
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
 // its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
@@ -18,15 +22,23 @@ const outDir = join(root, 'dist', 'native');
 const headers = join(root, 'node_modules', 'node-api-headers', 'include');
 const cc = process.env.CC ?? 'cc';
 
-function libturbojpeg() {
+/** The shared library `file` of pkg-config package `pkg` (or found in the usual directories) with its `header`. */
+function systemLibrary(pkg, file, header) {
   try {
-    const out = execFileSync('pkg-config', ['--variable=libdir', 'libturbojpeg'], { encoding: 'utf8' }).trim();
-    if (out && existsSync(join(out, 'libturbojpeg.so.0'))) return join(out, 'libturbojpeg.so.0');
+    const out = execFileSync('pkg-config', ['--variable=libdir', pkg], { encoding: 'utf8' }).trim();
+    if (out && existsSync(join(out, file))) return join(out, file);
   } catch { /* no pkg-config entry: try the Debian path */ }
   for (const dir of ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib']) {
-    if (existsSync(join(dir, 'libturbojpeg.so.0')) && existsSync('/usr/include/turbojpeg.h')) return join(dir, 'libturbojpeg.so.0');
+    if (existsSync(join(dir, file)) && existsSync(`/usr/include/${header}`)) return join(dir, file);
   }
   return undefined;
+}
+
+/** Copies a library the module links (rpath $ORIGIN) beside it, by a rename: a running imgpu has it mapped. */
+function copyBeside(lib, file) {
+  const tmp = join(outDir, `.${file}.${process.pid}`);
+  copyFileSync(realpathSync(lib), tmp);
+  renameSync(tmp, join(outDir, file));
 }
 
 /** Compiles native/<sources> into dist/native/<name> (atomically); false when the compiler fails. */
@@ -47,18 +59,28 @@ if (!existsSync(headers)) {
 }
 mkdirSync(outDir, { recursive: true });
 
-const lib = libturbojpeg();
+const lib = systemLibrary('libturbojpeg', 'libturbojpeg.so.0', 'turbojpeg.h');
 if (!lib) {
   console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler: scripts/install-system-deps.sh, then `npm run build`); ' +
     'JPEG goes through sharp, whose gray reads and written files differ from cv2\'s');
 } else if (build(['turbo.c'], 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
-  // Replaced by a rename, never rewritten in place: a running imgpu has it mapped.
-  const tmp = join(outDir, `.libturbojpeg.so.0.${process.pid}`);
-  copyFileSync(realpathSync(lib), tmp);
-  renameSync(tmp, join(outDir, 'libturbojpeg.so.0'));
+  copyBeside(lib, 'libturbojpeg.so.0');
   console.log(`imgpu: native JPEG codec built (${lib})`);
 } else {
   console.warn('imgpu: native JPEG codec failed to compile; JPEG goes through sharp');
+}
+
+// The GPU JPEG codec's CPU halves, on libjpeg's own API (the one cv2 uses): the decoder's entropy stage
+// (native/coef-decode.c) and the encoder's entropy coder (native/coef-encode.c: jpeg_write_coefficients).
+const libjpeg = systemLibrary('libjpeg', 'libjpeg.so.62', 'jpeglib.h');
+if (!libjpeg) {
+  console.warn('imgpu: GPU JPEG decoder\'s entropy stage and encoder\'s entropy coder not built (need libjpeg62-turbo-dev: scripts/install-system-deps.sh); JPEG decodes and encodes on the CPU');
+} else {
+  copyBeside(libjpeg, 'libjpeg.so.62');
+  if (build(['coef-decode.c'], 'imgpu-jpegcoef.node', [libjpeg, '-Wl,-rpath,$ORIGIN'])) console.log(`imgpu: GPU JPEG decoder's entropy stage built (${libjpeg})`);
+  else console.warn('imgpu: GPU JPEG decoder\'s entropy stage failed to compile; JPEG decodes on the CPU');
+  if (build(['coef-encode.c'], 'imgpu-jpegenc.node', [libjpeg, '-Wl,-rpath,$ORIGIN'])) console.log(`imgpu: GPU JPEG encoder's entropy coder built (${libjpeg})`);
+  else console.warn('imgpu: GPU JPEG encoder\'s entropy coder failed to compile; JPEG encodes on the CPU');
 }
 
 if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'stderr.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');

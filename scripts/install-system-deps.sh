@@ -4,8 +4,9 @@
 #    lavapipe is refused by Dawn (missing shaderUniform*ArrayDynamicIndexing);
 #  - Debian's chromium for the browser test (WebGPU on SwiftShader);
 #  - ffmpeg, through which `imgpu detect` reads and writes video (the video tests run it);
-#  - libturbojpeg0-dev and a C compiler, for imgpu's native JPEG codec (scripts/build-native.mjs, run by npm ci:
-#    so run this script before `npm install`);
+#  - libturbojpeg0-dev and a C compiler, for imgpu's native JPEG codec, and libjpeg62-turbo-dev for the GPU JPEG
+#    codec's CPU halves (the decoder's entropy stage, the encoder's entropy coder) (scripts/build-native.mjs, run by
+#    npm ci: so run this script before `npm install`);
 #  - redis-server (Debian's 7.0): the scale-out tests (imgpu submit/worker/status on BullMQ) start their own server
 #    on loopback;
 #  - Debian's python3-opencv, python3-scipy and python3-skimage: the references of the randomized differential test
@@ -20,10 +21,10 @@ fi
 # Another apt (unattended-upgrades, a second install) may hold the dpkg lock: wait for it instead of failing at once.
 APT=($SUDO apt-get -o DPkg::Lock::Timeout=600)
 have() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | grep -q "install ok installed${2:+ .*$2}"; }
-if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have libturbojpeg0-dev || ! have gcc \
+if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have libturbojpeg0-dev || ! have libjpeg62-turbo-dev || ! have gcc \
   || ! have python3-opencv || ! have python3-scipy || ! have python3-skimage || ! have redis-server; then
   "${APT[@]}" update -qq
   "${APT[@]}" install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
-  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage redis-server >/dev/null
+  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage redis-server >/dev/null
 fi
-echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev python3-opencv redis-server)"
+echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev python3-opencv redis-server)"

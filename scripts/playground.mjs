@@ -10,11 +10,11 @@ const arg = (n) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? pr
 const out = arg('out') ?? 'playground/dist';
 mkdirSync(join(out, 'samples'), { recursive: true });
 await build({
-  entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts'], bundle: true, format: 'esm', platform: 'browser',
+  entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts', 'playground/volume.ts'], bundle: true, format: 'esm', platform: 'browser',
   target: 'es2022', outdir: out, logLevel: 'warning', sourcemap: true,
 });
-copyFileSync('playground/index.html', join(out, 'index.html'));
-for (const [src, name] of [['samples/camera.png', 'camera.png'], ['test/fixtures/images/coins.png', 'coins.png'], ['test/fixtures/images/chelsea.png', 'chelsea.png']]) {
+for (const page of ['index.html', 'volume.html']) copyFileSync(join('playground', page), join(out, page));
+for (const [src, name] of [['samples/camera.png', 'camera.png'], ['test/fixtures/images/coins.png', 'coins.png'], ['test/fixtures/images/chelsea.png', 'chelsea.png'], ['test/fixtures/volumes/anatomical.nii', 'anatomical.nii']]) {
   copyFileSync(src, join(out, 'samples', name));
 }
 const HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };

@@ -4,4 +4,8 @@ export { createNodeGpuContext, type NodeGpuOptions } from './node/gpu.js';
 export { NodeWorkerPool } from './node/worker-pool.js';
 export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions, type WriteOptions } from './io/index.js';
 export { readClassifier } from './io/classifier.js';
-export { decodeJpegToGpu, encodeJpegFromGpu, type CodecThreadOptions } from './node/jpeg-gpu.js';
+export {
+  decodeJpegToGpu, encodeJpegFromGpu, readJpegToGpu,
+  type CodecThreadOptions, type JpegOnGpu, type JpegPath, type JpegPathOption, type JpegToGpuOptions,
+} from './node/jpeg-gpu.js';
+export { encodeJpegGpu, type JpegEncodePath, type JpegEncodePhases, type JpegGpuEncodeOptions, type JpegSubsampling } from './node/jpeg-encode-gpu.js';

@@ -1,13 +1,14 @@
 import { parseArgs, rejectUnknown } from './args.js';
 import { createNodeGpuContext } from '../node/gpu.js';
+import { jpegInfo } from './jpeg.js';
 
-/** `imgpu info`: the adapter, its limits and its features. */
+/** `imgpu info`: the adapter, its limits and its features, and the JPEG decode paths (--jpeg). */
 export async function infoCommand(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv, new Set(['json']));
   rejectUnknown(flags, ['adapter', 'backend', 'json']);
   const ctx = await createNodeGpuContext({ adapter: flags.get('adapter'), backend: flags.get('backend') });
   try {
-    const info = { adapter: ctx.adapter, node: process.version, timestamps: ctx.timestamps, limits: ctx.limits, features: [...ctx.features].sort() };
+    const info = { adapter: ctx.adapter, node: process.version, timestamps: ctx.timestamps, limits: ctx.limits, features: [...ctx.features].sort(), jpeg: jpegInfo() };
     if (flags.has('json')) {
       console.log(JSON.stringify(info));
     } else {
@@ -17,6 +18,7 @@ export async function infoCommand(argv: string[]): Promise<number> {
       console.log('limits:');
       for (const [k, v] of Object.entries(ctx.limits)) console.log(`  ${k.padEnd(36)} ${v}`);
       console.log(`features: ${info.features.join(', ')}`);
+      console.log(`jpeg decode: --jpeg auto takes the ${info.jpeg.auto} path; gpu path ${info.jpeg.gpu}; cpu path ${info.jpeg.cpu}`);
     }
     return 0;
   } finally {

@@ -20,6 +20,8 @@ import { batchFormat, batchRecipe, isBatch, type BatchOptions } from './batch/pl
 import { runBatch } from './batch/run.js';
 import { runBatchInProcesses, shardOf } from './batch/shard.js';
 import { cliWording } from './flags.js';
+import type { JpegOnGpu } from '../node/jpeg-gpu.js';
+import { downloaded, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from './jpeg.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -32,7 +34,9 @@ const COMMON = `Common options:
   --shape <WxH[xD]> --dtype <uint8|uint16|float32>   layout of a headerless .raw input
   --compression <0-9>             PNG zlib level (default 1, as OpenCV: fast; 6–9 smaller and several times slower)
   --quality <1-100>               JPEG quality (default 95)
-  --json                          print one JSON object on stdout instead of text
+  --json                          print one JSON object on stdout instead of text (with "jpeg": the path that decoded a
+                                  JPEG input, gpu or cpu)
+${JPEG_HELP}
 Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written.
   <out> must not be a folder the inputs are in, and no two inputs may give one output name (exit 2 before any work).
   An output is up to date, and skipped, when <out>/.imgpu-batch.json records that it was made from the same input
@@ -44,7 +48,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
                                   cores (default 1; a GPU batch is paced by one process's main thread)
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs'];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg'];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
@@ -107,6 +111,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
+  const jpeg = jpegOption(flags);
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
@@ -118,7 +123,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-      ...codec, recipe: batchRecipe(name, params, codec),
+      ...codec, recipe: batchRecipe(name, params, codec), jpeg,
     };
     if (jobs > 1) {
       const rest = argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs' && !a.startsWith('--jobs='));
@@ -137,16 +142,21 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const images: Record<string, Image | undefined> = {};
   for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
+  let onGpu: JpegOnGpu | undefined;
   try {
     for (const w of exec.warnings) console.error(w);
+    // --jpeg gpu: a JPEG input decoded on the GPU, resident, for the GPU run (the CPU run reads `img`).
+    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, cmd.colour ?? false, jpeg, name) : undefined;
     const results: Record<string, OpResult<unknown>> = {};
+    const gpuInput = (onGpu?.image ?? img) as Image;
     for (let r = 0; r < repeat; r++) {
       if (exec.cpu) results.cpu = await cmd.run(img, prepared, { pool: exec.pool }, images);
       if (exec.gpu) {
-        const { on, result } = await runGpuOrCpu(exec, () => cmd.run(img, prepared, { gpu: exec.gpu, pool: exec.pool }, images), () => cmd.run(img, prepared, { pool: exec.pool }, images));
+        const { on, result } = await runGpuOrCpu(exec, async () => downloaded(await cmd.run(gpuInput, prepared, { gpu: exec.gpu, pool: exec.pool }, images)), () => cmd.run(img, prepared, { pool: exec.pool }, images));
         results[on] = result;
       }
     }
+    const jpegPath = jpegPathOf(inPath, results.gpu ? onGpu : undefined);
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
     if (outPath && cmd.write) await cmd.write(outPath, output, write);
@@ -155,7 +165,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     if (json) {
       console.log(JSON.stringify({
         op: name, input: { path: inPath, shape: img.shape, dtype: img.dtype }, output: outPath ?? null, params, ...extra.json,
-        adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null,
+        adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null, jpeg: jpegPath ?? null,
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
         identical: cmp ? cmp.identical : null, ...(cmp && (!cmp.identical || cmp.tolerance !== undefined) ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff, tolerance: cmp.tolerance } : {}),
       }));
@@ -163,12 +173,14 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
       console.log(`${name} ${inPath} (${img.shape.join('×')} ${img.dtype})${repeat > 1 ? `, run ${repeat} of ${repeat}` : ''}`);
       if (results.cpu) console.log(formatTimings('cpu', results.cpu.timings) + ` [${exec.pool.size} threads]`);
       if (results.gpu) console.log(formatTimings('gpu', results.gpu.timings) + ` [${adapter?.description || adapter?.vendor}]`);
+      if (jpegPath && onGpu) console.log(`  jpeg: decoded on the ${jpegPath}${onGpu.fallback ? ` (${onGpu.fallback})` : ''}`);
       for (const line of extra.text) console.log(line);
       if (cmp) console.log(`  ${describeComparison(cmp)}`);
       if (outPath && !quietOutput) console.log(`wrote ${outPath}`);
     }
     return cmp && !cmp.identical ? EXIT_DISAGREE : EXIT_OK;
   } finally {
+    onGpu?.image.release();
     await exec.close();
   }
 }

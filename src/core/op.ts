@@ -26,6 +26,8 @@ export type ColourRule = 'gray' | 'luma' | 'channels';
 export interface InputRule {
   dtypes: readonly Dtype[];
   colour: ColourRule;
+  /** 3D volumes ([d, h, w]) are taken as well as 2D images (some parameters may still need 2D): the volume page offers these. */
+  volumes?: boolean;
 }
 
 /** Where an operation runs and how (the library's options besides the declared parameters). */
@@ -186,6 +188,17 @@ function residentInput(src: GpuImage, name: string, rule: InputRule): void {
 }
 
 /**
+ * The result with the input's voxel geometry where the output is an image of the input's shape that has none of its
+ * own (an operation that changes the grid, e.g. a 'valid' filter, sets its own): a volume read from NIfTI/DICOM and
+ * processed is written back with its affine, not an identity one.
+ */
+function keepGeometry<R extends { output: unknown }>(img: Image, r: R): R {
+  const out = r.output as Partial<Image> | undefined;
+  if (!img.geometry || !out || typeof out !== 'object' || !('data' in out) || out.geometry || out.shape?.join() !== img.shape.join()) return r;
+  return { ...r, output: { ...out, geometry: img.geometry } };
+}
+
+/**
  * Declares an operation: returns its public function (with the declaration as `.op`). The function validates
  * the parameters and the input, then runs the GPU plan (host input: upload, record, download, each timed;
  * resident input: record only, the output stays on the device) or the CPU implementation on `pool`.
@@ -219,8 +232,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     const q = prepare(p, img, opts.gpu);
     if (out) checkOut(out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
     const inner = { ...opts, out: luma ? undefined : out };
-    const r = !opts.gpu ? await onCpu(img, q, inner, t0)
-      : decl.gpuHost ? await onGpuHost(opts.gpu, img, q, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, q, inner, t0, true);
+    const r = keepGeometry(img, !opts.gpu ? await onCpu(img, q, inner, t0)
+      : decl.gpuHost ? await onGpuHost(opts.gpu, img, q, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, q, inner, t0, true));
     if (!luma) return r;
     const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time

@@ -2,18 +2,70 @@
 // memory, the encoder reads mapped readback memory. Here in node, not io: it joins the codec to the GPU context.
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
-import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions } from '../io/jpeg.js';
+import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type NativePlan } from '../io/jpeg.js';
+import { encodeJpegGpu, type JpegEncodePath } from './jpeg-encode-gpu.js';
+import { decodeJpegOnGpu, type GpuJpegTimes } from './jpeg-gpu-decode.js';
 
 export type { CodecThreadOptions } from '../io/jpeg.js';
+export type { GpuJpegTimes } from './jpeg-gpu-decode.js';
+
+/** Where a JPEG's decoding arithmetic runs: 'gpu' (entropy decoding on a CPU thread, the rest in GPU kernels), 'cpu' (libjpeg-turbo whole). */
+export type JpegPath = 'gpu' | 'cpu';
+/** The JPEG path asked for: 'auto' is 'cpu' until the GPU path is measured faster (docs/jpeg.md). */
+export type JpegPathOption = JpegPath | 'auto';
+export const JPEG_PATHS: readonly JpegPathOption[] = ['gpu', 'cpu', 'auto'];
+
+export interface JpegToGpuOptions extends CodecThreadOptions {
+  /** @default 'auto' */
+  jpeg?: JpegPathOption;
+  /** Adds the GPU path's phase times here (bench/jpeg-decode.ts). */
+  times?: GpuJpegTimes;
+}
+
+/** A decoded JPEG resident on the GPU, and the path that decoded it. */
+export interface JpegOnGpu {
+  image: GpuImage;
+  /** The path that ran: 'cpu' where it was asked for, or where the GPU decoder does not cover the file (`fallback` says why). */
+  jpeg: JpegPath;
+  fallback?: string;
+}
+
+/** The path 'auto' takes: the CPU's until the lead's H100 measurement says otherwise (bench/jpeg-decode.ts). */
+export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
+  return opt === 'auto' ? 'cpu' : opt;
+}
+
+/**
+ * Decodes a JPEG into a resident GpuImage (pixels identical to cv2.imread on either path, EXIF orientation applied on
+ * the GPU path), saying which path ran. Undefined where neither native path applies (no codec, CMYK on the CPU path,
+ * an EXIF orientation on the CPU path): read it with readImage and upload that instead.
+ */
+export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: JpegToGpuOptions = {}): Promise<JpegOnGpu | undefined> {
+  const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
+  if (!plan) return undefined;
+  let fallback: string | undefined;
+  if (resolveJpegPath(opts.jpeg) === 'gpu') {
+    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation);
+    if (r instanceof GpuImage) return { image: r, jpeg: 'gpu' };
+    fallback = r.fallback;
+  }
+  if (plan.orientation !== 1) return undefined; // the CPU path here does not orient: readImage does
+  const image = await decodeOnCpu(ctx, plan, buf, path, opts);
+  return fallback === undefined ? { image, jpeg: 'cpu' } : { image, jpeg: 'cpu', fallback };
+}
 
 /**
  * Decodes a JPEG straight into mapped GPU upload memory and returns it resident (GpuImage.staging): the decoder's
- * output is the only write of the pixels on the host, no copy follows. Undefined where the native path does not
- * apply (no codec, CMYK, an EXIF rotation): read it with readImage and upload that instead.
+ * output is the only write of the pixels on the host, no copy follows — or, with `jpeg: 'gpu'`, on the GPU
+ * (readJpegToGpu says which path ran). Undefined where the native path does not apply (no codec, CMYK, an EXIF
+ * rotation): read it with readImage and upload that instead.
  */
-export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: CodecThreadOptions = {}): Promise<GpuImage | undefined> {
-  const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
-  if (!plan || plan.orientation !== 1) return undefined;
+export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: JpegToGpuOptions = {}): Promise<GpuImage | undefined> {
+  return (await readJpegToGpu(ctx, buf, path, gray, opts))?.image;
+}
+
+/** The CPU path: libjpeg-turbo decodes into mapped upload memory. */
+async function decodeOnCpu(ctx: GpuContext, plan: NativePlan, buf: Uint8Array, path: string, opts: CodecThreadOptions): Promise<GpuImage> {
   const staged = await GpuImage.staging(ctx, [plan.height, plan.width], 'uint8', plan.channels);
   try {
     await decodePlanned(plan, buf, path, staged.image.data as Uint8Array, opts);
@@ -24,12 +76,24 @@ export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: st
   return staged.upload();
 }
 
+/** Options of encodeJpegFromGpu: where the codec thread runs, and which encoder. */
+export interface JpegFromGpuOptions extends CodecThreadOptions {
+  /**
+   * 'gpu': colour conversion, DCT and quantization on the GPU, entropy coding on a CPU thread (encodeJpegGpu);
+   * 'cpu': libjpeg-turbo on a CPU thread from mapped readback memory; 'auto': 'cpu' until the GPU path is measured
+   * faster (docs/jpeg-encode.md). The bytes are the same either way. @default 'auto'
+   */
+  jpeg?: JpegEncodePath;
+}
+
 /**
- * Encodes a resident 8-bit gray or RGB image to JPEG straight from mapped readback memory (GpuImage.toHostView):
- * the encoder reads the pixels where the GPU's copy put them, no host copy. Undefined where the native path does
- * not apply (no codec, another dtype or channel count): download it and use writeImage.
+ * Encodes a resident 8-bit gray or RGB image to JPEG (cv2.imwrite's bytes, 4:2:0 for colour). On the CPU path
+ * (the default) straight from mapped readback memory (GpuImage.toHostView): the encoder reads the pixels where the
+ * GPU's copy put them, no host copy. Undefined where the CPU path does not apply (no codec, another dtype or channel
+ * count): download it and use writeImage. With `jpeg: 'gpu'` an image it cannot encode is an error instead.
  */
-export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: CodecThreadOptions = {}): Promise<Uint8Array | undefined> {
+export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: JpegFromGpuOptions = {}): Promise<Uint8Array | undefined> {
+  if (opts.jpeg === 'gpu') return encodeJpegGpu(img, { quality, async: opts.async });
   const enc = jpegEncoder(img.dtype, img.channels);
   if (!enc || img.shape.length !== 2) return undefined;
   const [h, w] = img.shape;

@@ -1,10 +1,11 @@
 import type { CpuPool } from '../core/cpu/pool.js';
+import type { ImageOperation } from '../core/op.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { toGray, type Image } from '../core/image.js';
 import { findParam, parseParamValue, resolveParams } from '../core/params.js';
-import { closeTimings, makeTimings, now, type KernelTime, type OpResult } from '../core/timings.js';
+import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../core/timings.js';
 import { OPERATIONS } from './registry.js';
 
 /** One operation of a pipeline with its resolved parameters. */
@@ -25,26 +26,45 @@ export function parsePipeline(text: string): PipelineStep[] {
     const [name, ...tokens] = part.split(/\s+/);
     const op = OPERATIONS[name];
     if (!op) throw new InvalidArgumentError(`pipeline step ${i + 1}: unknown operation '${name}' (${Object.keys(OPERATIONS).join(', ')})`);
-    const values: Record<string, unknown> = {};
-    const positional = [...(op.positional ?? [])];
-    for (let t = 0; t < tokens.length; t++) {
-      const tok = tokens[t];
-      if (!tok.startsWith('--')) {
-        const pname = positional.shift();
-        if (!pname) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): unexpected '${tok}'`);
-        values[pname] = parseParamValue(findParam(op.params, pname)!, tok);
-        continue;
-      }
-      const [flag, inline] = tok.slice(2).split('=', 2) as [string, string | undefined];
-      const spec = findParam(op.params, flag);
-      if (!spec) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): unknown option --${flag}`);
-      const value = inline ?? (spec.kind === 'bool' && (t + 1 >= tokens.length || tokens[t + 1].startsWith('--')) ? 'true' : tokens[++t]);
-      if (value === undefined) throw new InvalidArgumentError(`pipeline step ${i + 1} (${name}): --${flag} needs a value`);
-      values[flag] = parseParamValue(spec, value);
+    const at = `pipeline step ${i + 1} (${name})`;
+    try {
+      return { op: name, params: parseStep(op, tokens, at) };
+    } catch (e) {
+      // A parameter's own message (e.g. "method must be one of …") gets the step it is in, its type kept.
+      if (!(e instanceof InvalidArgumentError) || e.message.startsWith(at)) throw e;
+      throw new (e.constructor as typeof InvalidArgumentError)(`${at}: ${e.message}`, { cause: e });
     }
-    return { op: name, params: resolveParams(name, op.params, values) };
   });
 }
+
+/** One step's tokens: positional parameters (e.g. `morph erode`) and `--flag value` pairs, resolved. */
+function parseStep(op: ImageOperation, tokens: string[], at: string): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  const positional = [...op.positional];
+  for (let t = 0; t < tokens.length; t++) {
+    const tok = tokens[t];
+    if (!tok.startsWith('--')) {
+      const pname = positional.shift();
+      if (!pname) throw new InvalidArgumentError(`${at}: unexpected '${tok}'`);
+      values[pname] = parseParamValue(findParam(op.params, pname)!, tok);
+      continue;
+    }
+    const [flag, inline] = tok.slice(2).split('=', 2) as [string, string | undefined];
+    const spec = findParam(op.params, flag);
+    if (!spec) throw new InvalidArgumentError(`${at}: unknown option --${flag}`);
+    const value = inline ?? (spec.kind === 'bool' && (t + 1 >= tokens.length || tokens[t + 1].startsWith('--')) ? 'true' : tokens[++t]);
+    if (value === undefined) throw new InvalidArgumentError(`${at}: --${flag} needs a value`);
+    values[flag] = parseParamValue(spec, value);
+  }
+  return resolveParams(op.name, op.params, values);
+}
+
+/**
+ * Sees each step's output as the chain runs (the playground shows every stage), with the step's own timings (on
+ * the GPU: recorded and submitted, not awaited). A resident output may be copied (`toHost()`) but not released.
+ * The time it takes counts in the pipeline's.
+ */
+export type StageObserver = (step: number, output: Image | GpuImage, timings: Timings) => Promise<void> | void;
 
 /** Brings a colour image to gray where the next step works on gray (a resident one through the host). */
 async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: GpuContext): Promise<Image | GpuImage> {
@@ -60,9 +80,9 @@ async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: G
  * goes back to the pool once the next step is recorded, the caller's `start` never. Host transfers (the first
  * upload, colour steps that take host images) are added to `moved`.
  */
-async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }): Promise<Image | GpuImage> {
+async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }, stage?: StageObserver): Promise<Image | GpuImage> {
   let cur = start;
-  for (const s of steps) {
+  for (const [i, s] of steps.entries()) {
     const op = OPERATIONS[s.op];
     if (op.colour && cur.channels > 1) {
       // Colour in (CLAHE of YCrCb's Y): that path takes host images — the GPU does the work, with its transfers.
@@ -72,6 +92,7 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
       moved.upload += r.timings.upload;
       moved.download += r.timings.download;
       cur = r.output;
+      await stage?.(i, cur, r.timings);
       continue;
     }
     let input = await grayFor(cur, op.colour, gpu);
@@ -83,6 +104,7 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
     const r = await op.run(input, s.params, { pool, wait: false, profile: false });
     if (input !== start) input.release();
     cur = r.output;
+    await stage?.(i, cur, r.timings);
   }
   return cur;
 }
@@ -95,9 +117,9 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
  * gray-only step must convert it (OpenCV's gray, on the host).
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
-export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean }): Promise<OpResult<Image>>;
+export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver }): Promise<OpResult<Image>>;
 export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool }): Promise<OpResult<GpuImage>>;
-export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean } = {}): Promise<OpResult<Image | GpuImage>> {
+export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver } = {}): Promise<OpResult<Image | GpuImage>> {
   if (src instanceof GpuImage) {
     // Resident in, resident out: nothing is downloaded; the caller's input is not released.
     if (src.channels > 1) throw new InvalidArgumentError(`pipeline step ${steps[0].op}: a resident colour image; convert to gray before upload`);
@@ -109,17 +131,18 @@ export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], 
   const kernels: KernelTime[] = [];
   if (!on.gpu) {
     let cur: Image = src;
-    for (const s of steps) {
+    for (const [i, s] of steps.entries()) {
       const op = OPERATIONS[s.op];
       const r = await op.run(cur, s.params, { pool: on.pool }); // its input rule converts colour to gray where it must
       kernels.push(...r.timings.kernels.map((k) => ({ ...k, name: `${s.op}: ${k.name}` })));
       cur = r.output;
+      await on.stage?.(i, cur, r.timings);
     }
     return { output: cur, timings: makeTimings({ backend: 'cpu', upload: 0, download: 0, kernels, kernelSource: 'cpu', total: now() - t0 }) };
   }
   const moved = { upload: 0, download: 0 };
   const tk = now();
-  const cur = await gpuSteps(src, steps, on.gpu, on.pool, moved);
+  const cur = await gpuSteps(src, steps, on.gpu, on.pool, moved, on.stage);
   const upload = moved.upload;
   let download = moved.download;
   const td = now();

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { imageFrom } from '../../src/core/image.js';
+import { equalize } from '../../src/index.js';
+import { chromiumOrSkip, CHROMIUM, ROOT, WEBGPU } from '../helpers/browser.js';
+import { randomBytes } from '../helpers/fixtures.js';
 
-const CHROMIUM = process.env.IMGPU_CHROMIUM ?? '/usr/bin/chromium';
 const ENTRY = fileURLToPath(new URL('../../src/browser.js', import.meta.url));
 
 const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
@@ -62,6 +66,58 @@ test('browser: equalize on WebGPU in headless Chromium equals the CPU path', asy
     assert.equal(r.identical, true, `GPU differs from CPU in ${r.mismatches} pixels on ${r.adapter}`);
     assert.ok(r.kernels >= 1);
     t.diagnostic(`browser adapter: ${r.adapter}`);
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});
+
+/** The README's minimal browser example: the ```js block after the `browser-example` marker. */
+function readmeExample(): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const m = /<!-- browser-example[^>]*-->\s*```js\n([\s\S]*?)```/.exec(readme);
+  if (!m) throw new Error('README.md has no ```js block after <!-- browser-example -->');
+  return m[1];
+}
+
+/**
+ * The README's browser example, bundled by esbuild against the real `imgpu/browser` entry (a renamed export fails
+ * the build) and run in headless Chromium on a canvas: the canvas it leaves equals Node's equalize of the same RGBA.
+ */
+test('browser: the README example (navigator.gpu → context → equalize of an ImageData) builds and runs', async (t) => {
+  if (!chromiumOrSkip(t)) return;
+  const { build } = await import('esbuild');
+  const bundle = await build({
+    stdin: { contents: readmeExample(), resolveDir: ROOT, loader: 'js' }, alias: { 'imgpu/browser': ENTRY },
+    bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent',
+  });
+  const [w, h] = [64, 48];
+  const rgba = randomBytes(w * h * 4, 23);
+  for (let i = 3; i < rgba.length; i += 4) rgba[i] = 255; // opaque: the canvas keeps the values as they are
+  const page = `<!doctype html><meta charset="utf-8"><canvas width="${w}" height="${h}"></canvas><script>
+    document.querySelector('canvas').getContext('2d').putImageData(new ImageData(Uint8ClampedArray.from(${JSON.stringify(Array.from(rgba))}), ${w}, ${h}), 0, 0);
+  </script><script type="module" src="/example.js"></script>`;
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/example.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
+    else res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: WEBGPU });
+  try {
+    const tab = await browser.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    const logged = tab.waitForEvent('console', { predicate: (m) => m.text().startsWith('equalize: '), timeout: 60_000 });
+    await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    t.diagnostic((await logged).text());
+    const shown = await tab.evaluate(() => Array.from(document.querySelector('canvas')!.getContext('2d')!.getImageData(0, 0, 64, 48).data));
+    const expected = (await equalize(imageFrom(rgba, [h, w], 4))).output.data;
+    assert.deepEqual(errors, []);
+    for (let i = 0; i < w * h; i++) {
+      const px = shown.slice(4 * i, 4 * i + 4);
+      if (px[0] !== expected[i] || px[1] !== expected[i] || px[2] !== expected[i]) assert.fail(`pixel ${i}: the page shows ${px}, Node's equalize gives ${expected[i]}`);
+    }
   } finally {
     await browser.close();
     server.close();

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { pixelChecksum as checksum } from '../../src/core/compare.js';
 import { imageFrom, toGray } from '../../src/core/image.js';
@@ -12,11 +10,8 @@ import { parseParamValue } from '../../src/core/params.js';
 import { encodeNpy, readImage } from '../../src/io/index.js';
 import { loadFileParams } from '../../src/io/params.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
+import { CHROMIUM, chromiumOrSkip, QUIET, ROOT, servePlayground } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
-
-const CHROMIUM = process.env.IMGPU_CHROMIUM ?? '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
 
 // [sample, operation, form values]: every registry operation at least once, colour CLAHE, both CLAHE forms.
 const CASES: [string, string, Record<string, string>][] = [
@@ -32,32 +27,6 @@ const CASES: [string, string, Record<string, string>][] = [
   ['chelsea.png', 'gamma', { gamma: '0.5' }],
   ['coins.png', 'gamma', { gamma: '2.2', gain: '1.2' }],
 ];
-
-function chromiumOrSkip(t: { skip(msg: string): void }): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.env.IMGPU_REQUIRE_BROWSER === '1') throw new Error(`IMGPU_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
-  t.skip(`no Chromium at ${CHROMIUM}`);
-  return false;
-}
-
-/** `npm run playground` itself (build, then serve with COOP/COEP) on a free port, into a temporary folder. */
-async function servePlayground(): Promise<{ server: ChildProcess; url: string }> {
-  const out = mkdtempSync(join(tmpdir(), 'imgpu-playground-'));
-  const server = spawn(process.execPath, ['scripts/playground.mjs', '--out', out], { cwd: ROOT, env: { ...process.env, PORT: '0' } });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    server.stdout!.on('data', (d) => {
-      log += d;
-      const m = /imgpu playground: (http:\/\/\S+)/.exec(log);
-      if (m) resolve(m[1]);
-    });
-    server.stderr!.on('data', (d) => { log += d; });
-    server.on('exit', (code) => reject(new Error(`npm run playground exited (${code}): ${log}`)));
-  });
-  return { server, url };
-}
-
-const QUIET = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 /**
  * The playground served by its own script (COOP/COEP headers, so the page is cross-origin isolated), driven in
@@ -111,8 +80,6 @@ test('playground: every operation on WebGPU and in the CPU worker equals the Nod
       assert.match((await page.textContent('#timings')) ?? '', /gpu +total .* = host .* upload .* kernels .* download/);
     }
     const shot = await page.screenshot();
-    // The README's screenshot is taken by this test: IMGPU_PLAYGROUND_SHOT=docs/images/playground.png.
-    if (process.env.IMGPU_PLAYGROUND_SHOT) await sharp(shot).resize(1200).png({ palette: true }).toFile(process.env.IMGPU_PLAYGROUND_SHOT);
     const stats = await sharp(shot).stats();
     assert.ok(stats.channels[0].stdev > 20, `the screenshot looks blank (stdev ${stats.channels[0].stdev})`);
     assert.deepEqual(errors, []);
@@ -208,9 +175,10 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
     });
 
     await t.test('a rejected upload says so in its own place, the status line stays, the next upload clears it', async () => {
-      const tif = join(dir, 'coins.tif');
-      await sharp(fixture('images', 'coins.png')).tiff().toFile(tif);
-      await page.setInputFiles('#file', tif);
+      // (A TIFF was the rejected file until the page read TIFF itself: now a file that is no image at all.)
+      const bad = join(dir, 'notes.txt');
+      writeFileSync(bad, 'not an image\n');
+      await page.setInputFiles('#file', bad);
       await page.waitForFunction(() => document.getElementById('upload-error')?.textContent);
       assert.match((await page.textContent('#upload-error')) ?? '', /cannot decode/);
       assert.equal(await page.textContent('#status'), statusLine, 'the WebGPU status line keeps saying what it said');

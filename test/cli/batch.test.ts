@@ -192,7 +192,7 @@ test('imgpu pipeline: both devices agree, batch over a folder, a bad chain is ex
   const b = cli('pipeline', join(dir, 'in'), join(dir, 'pout'), 'clahe --clip 2 | threshold --method otsu', '--device', 'cpu', '--json');
   assert.equal(b.status, 9);
   assert.equal(JSON.parse(b.stdout).processed, 4);
-  for (const [chain, pattern] of [['equalize | blur', /unknown operation 'blur'/], ['equalize || threshold', /empty step/], ['threshold --method nope', /method must be one of/], ['morph --se rect:3x3 erode --zz 1', /unknown option --zz/]] as const) {
+  for (const [chain, pattern] of [['equalize | blur', /unknown operation 'blur'/], ['equalize || threshold', /empty step/], ['threshold --method nope', /pipeline step 1 \(threshold\): .*method must be one of/], ['morph --se rect:3x3 erode --zz 1', /unknown option --zz/]] as const) {
     const e = cli('pipeline', fixture('images', 'camera.png'), out, chain);
     assert.equal(e.status, 2, chain);
     assert.match(e.stderr, pattern);

@@ -60,7 +60,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 // ---- 1. Every documented function is exported.
 
-const NODE_ONLY = new Set(['readImage', 'writeImage', 'decodeNpy', 'encodeNpy', 'readClassifier', 'createNodeGpuContext', 'NodeWorkerPool', 'decodeJpegToGpu', 'encodeJpegFromGpu']);
+const NODE_ONLY = new Set(['readImage', 'writeImage', 'decodeNpy', 'encodeNpy', 'readClassifier', 'createNodeGpuContext', 'NodeWorkerPool', 'decodeJpegToGpu', 'readJpegToGpu', 'encodeJpegFromGpu', 'encodeJpegGpu']);
 const BROWSER_ONLY = new Set(['createBrowserGpuContext']);
 
 /** Names exported (function, class or const) by any module the package ships. */
@@ -228,7 +228,9 @@ test('the tarball ships what a user needs: no internal notes, source maps that c
   assert.deepEqual(leaks, [], 'files naming the project\'s internal notes');
   assert.deepEqual(unresolved.slice(0, 5), [], `${unresolved.length} source-map sources neither shipped nor inlined`);
   if (existsSync(join(ROOT, 'dist', 'native', 'imgpu-turbo.node')) || process.env.IMGPU_REQUIRE_NATIVE === '1') {
-    for (const f of ['dist/native/imgpu-turbo.node', 'dist/native/imgpu-native.node']) assert.ok(tarballFiles.includes(f), `${f} not in the tarball`);
+    for (const f of ['dist/native/imgpu-turbo.node', 'dist/native/imgpu-native.node', 'dist/native/imgpu-jpegcoef.node', 'dist/native/imgpu-jpegenc.node', 'dist/native/libjpeg.so.62']) {
+      assert.ok(tarballFiles.includes(f), `${f} not in the tarball`);
+    }
   }
 });
 
@@ -258,6 +260,11 @@ test('the installed package decodes and encodes JPEG as cv2.imread/imwrite, with
     // The binary finds libjpeg-turbo beside itself (rpath $ORIGIN), not on the system.
     const ldd = ok(run('ldd', [join(installed, 'dist', 'native', 'imgpu-turbo.node')]), 'ldd');
     assert.match(ldd.stdout, new RegExp(`libturbojpeg\\.so\\.0 => ${join(installed, 'dist', 'native')}/`), ldd.stdout);
+    // The GPU codec's entropy halves likewise find libjpeg beside themselves.
+    for (const m of ['imgpu-jpegcoef.node', 'imgpu-jpegenc.node']) {
+      const l = ok(run('ldd', [join(installed, 'dist', 'native', m)]), 'ldd');
+      assert.match(l.stdout, new RegExp(`libjpeg\\.so\\.62 => ${join(installed, 'dist', 'native')}/`), l.stdout);
+    }
   }
 });
 

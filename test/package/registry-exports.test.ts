@@ -26,3 +26,18 @@ test('the image operations are the registry operations that write an image, each
     for (const p of op.positional) assert.ok(op.params.some((s) => s.name === p), `${name}: positional ${p} is declared`);
   }
 });
+
+// The volume page offers the operations whose input rule says `volumes`: each of them takes a small 3D volume with
+// its defaults and keeps its shape; the others refuse one with a typed error (none crashes or returns a plane).
+test('input.volumes: the operations that declare it run a volume with their defaults, the others refuse one', async () => {
+  const { imageFrom } = await import('../../src/core/image.js');
+  const { ImgpuError } = await import('../../src/core/errors.js');
+  const volume = imageFrom(Uint8Array.from({ length: 4 * 9 * 7 }, (_, i) => (i * 37) % 256), [4, 9, 7]);
+  const declared = Object.values(ALL_OPERATIONS).filter((op) => op.input.volumes).map((op) => op.name);
+  assert.ok(['filter', 'morph'].every((n) => declared.includes(n)), `the 3D filters and morphology declare volumes (${declared})`);
+  for (const [name, op] of Object.entries(OPERATIONS)) {
+    const run = op.run(volume, {}, {});
+    if (op.input.volumes) assert.deepEqual((await run).output.shape, [4, 9, 7], name);
+    else await assert.rejects(run, (e) => e instanceof ImgpuError, `${name} does not declare volumes and refuses one`);
+  }
+});

@@ -18,27 +18,31 @@ export interface LoopJob {
 }
 
 /** The next image of a source, or the error that kept it from being read (the loop reports it and goes on). */
-export type Next<J> = { job: J; img: Image } | { job: J; error: Error };
+export type Next<J, I = Image> = { job: J; img: I } | { job: J; error: Error };
 
 /** Where a loop's images come from, in order. */
-export interface ImageSource<J> {
+export interface ImageSource<J, I = Image> {
   /** The next image; undefined at the end. */
-  next(): Promise<Next<J> | undefined>;
+  next(): Promise<Next<J, I> | undefined>;
 }
 
 /**
- * The files of `jobs` decoded by the codec workers, `window` of them read ahead of the one being processed.
- * `readMs` adds up the time of the reads (overlapping ones each counted: it may exceed the wall clock).
+ * The files of `jobs` decoded by the codec workers — or by `reader` where given (a batch's JPEGs decoded on the GPU,
+ * --jpeg gpu) — `window` of them read ahead of the one being processed. `readMs` adds up the time of the reads
+ * (overlapping ones each counted: it may exceed the wall clock).
  */
-export class FileImages<J extends LoopJob> implements ImageSource<J> {
+export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, I> {
   readMs = 0;
-  private readonly reads: Promise<Image | Error>[] = [];
+  private readonly reads: Promise<I | Error>[] = [];
   private nextRead = 0;
   private taken = 0;
 
-  constructor(private readonly codecs: CodecPool, private readonly jobs: readonly J[], private readonly opts: ReadOptions, private readonly window: number) {}
+  constructor(
+    private readonly codecs: CodecPool, private readonly jobs: readonly J[], private readonly opts: ReadOptions, private readonly window: number,
+    private readonly reader?: (job: J) => Promise<I>,
+  ) {}
 
-  async next(): Promise<Next<J> | undefined> {
+  async next(): Promise<Next<J, I> | undefined> {
     if (this.taken >= this.jobs.length) return undefined;
     this.fill();
     const job = this.jobs[this.taken++];
@@ -51,9 +55,9 @@ export class FileImages<J extends LoopJob> implements ImageSource<J> {
     while (this.reads.length < this.window && this.nextRead < this.jobs.length) this.reads.push(this.read(this.jobs[this.nextRead++]).catch((e: Error) => e));
   }
 
-  private async read(j: J): Promise<Image> {
+  private async read(j: J): Promise<I> {
     const t = now();
-    const img = await this.codecs.read(j.input, this.opts);
+    const img = this.reader ? await this.reader(j) : ((await this.codecs.read(j.input, this.opts)) as I);
     this.readMs += now() - t;
     return img;
   }
@@ -95,7 +99,7 @@ export class VideoFrames implements ImageSource<FrameJob> {
  * the result — writes or reports it — which runs behind the next images, `window` at once. The image counts as
  * done once that has finished; an error thrown by either counts it failed.
  */
-export type ImageStep<J> = (job: J, img: Image) => Promise<() => Promise<void>>;
+export type ImageStep<J, I = Image> = (job: J, img: I) => Promise<() => Promise<void>>;
 
 export interface LoopOptions {
   /** images computed at once */
@@ -138,7 +142,7 @@ export interface LoopTally {
 }
 
 /** Runs `step` on every image of `source`; see ImageStep and LoopOptions. */
-export async function eachImage<J extends LoopJob>(source: ImageSource<J>, step: ImageStep<J>, o: LoopOptions): Promise<LoopTally> {
+export async function eachImage<J extends LoopJob, I = Image>(source: ImageSource<J, I>, step: ImageStep<J, I>, o: LoopOptions): Promise<LoopTally> {
   const tally: LoopTally = { processed: 0, failed: [], bytes: 0, keepMs: 0, stopped: false };
   let fatal: { error: unknown } | undefined;
   const fail = (j: J, e: unknown) => {
@@ -167,7 +171,7 @@ export async function eachImage<J extends LoopJob>(source: ImageSource<J>, step:
   const writes = new Set<Promise<void>>();
   // pipelined: the image whose step has run and whose result waits for the next image's step.
   let deferred: { job: J; keep: () => Promise<void> } | undefined;
-  async function processOne(job: J, img: Image): Promise<void> {
+  async function processOne(job: J, img: I): Promise<void> {
     try {
       const keep = await step(job, img);
       if (o.pipelined) {
@@ -189,7 +193,7 @@ export async function eachImage<J extends LoopJob>(source: ImageSource<J>, step:
       tally.stopped = true;
       break;
     }
-    let got: Next<J> | undefined;
+    let got: Next<J, I> | undefined;
     try {
       got = await source.next();
     } catch (e) {

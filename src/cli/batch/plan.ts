@@ -2,6 +2,7 @@ import { access, mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/p
 import { constants } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FileAccessError, InvalidArgumentError } from '../../core/errors.js';
+import type { JpegPathOption } from '../../node/jpeg-gpu.js';
 import { formatOf, READERS, WRITERS, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import { BatchRecords, recordKey, type RecordedJob } from '../records.js';
 import type { LoopJob } from './loop.js';
@@ -24,6 +25,13 @@ export interface BatchOptions {
    * as one string (batchRecipe): an output is up to date only if it was made by this recipe.
    */
   recipe: string;
+  /**
+   * --jpeg: where a GPU batch's JPEG arithmetic runs. 'gpu': JPEG inputs are decoded on the GPU (entropy decoding on
+   * CPU threads) and JPEG outputs kept resident and encoded with the arithmetic on the GPU (encodeJpegGpu); 'cpu':
+   * libjpeg-turbo whole on the codec workers; 'auto': 'cpu' until the GPU path is measured faster. The pixels and
+   * bytes are the same either way, so it is not part of the recipe. @default 'auto'
+   */
+  jpeg?: JpegPathOption;
 }
 
 /** One input of a batch and where its output goes: what the folder's records are kept and checked for. */

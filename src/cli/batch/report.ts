@@ -84,6 +84,8 @@ export interface BatchSummary {
   disagreed?: number;
   /** --jobs: the processes that shared the batch */
   processes?: number;
+  /** JPEG inputs read, by the path that decoded them (--jpeg): absent without JPEG inputs */
+  jpeg?: Record<string, number>;
 }
 
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */

@@ -83,6 +83,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
     op: name, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
     images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length), processes: jobs,
     ...(disagreed !== undefined ? { disagreed } : {}),
+    ...(parts.some((p) => p.jpeg) ? { jpeg: addUp((p) => p.jpeg ?? {}) } : {}),
   };
   if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
   const code = report(summary, o.json);

@@ -73,7 +73,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     const done = [...skip];
     const written: string[] = [];
     const progress = jobProgress(job, done);
-    const r = await runImages({ cmd, params, exec, codecs }, todo, {
+    const r = await runImages({ name: 'pipeline', cmd, params, exec, codecs }, todo, {
       read: {}, write: d.write, progress, onFailure: 'count',
       written: (img) => {
         done.push(img.key);

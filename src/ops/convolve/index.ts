@@ -75,7 +75,7 @@ const filterOp = defineOp<typeof filterParams, { impl: string }>({
   name: 'filter',
   summary: 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)',
   params: filterParams,
-  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray' },
+  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray', volumes: true },
   check: (p, input) => {
     const run = filterRun(p, input);
     if (input instanceof GpuImage) residentSlabs(input.ctx, input.shape, run.plan, p.border, run.outDtype);

@@ -21,7 +21,7 @@ export const equalize = defineOp({
   name: 'equalize',
   summary: 'global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)',
   params: equalizeParams,
-  input: { dtypes: ['uint8', 'uint16'], colour: 'gray' },
+  input: { dtypes: ['uint8', 'uint16'], colour: 'gray', volumes: true },
   cpu: (img, _p, { pool, out }) => equalizeCpu(img, pool, out),
   gpu: (input, rec, p) => equalizeGpu(input, rec, p.impl),
 });

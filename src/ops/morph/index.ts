@@ -113,7 +113,7 @@ export const morph = defineOp({
   summary: 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)',
   params: morphParams,
   positional: ['op'],
-  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray' },
+  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray', volumes: true },
   prepare,
   cpu: async (img, p, { pool, out }) => {
     const tk = now();

@@ -165,7 +165,7 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
   name: 'threshold',
   summary: 'binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)',
   params: thresholdParams,
-  input: { dtypes: ['uint8', 'uint16'], colour: 'gray' },
+  input: { dtypes: ['uint8', 'uint16'], colour: 'gray', volumes: true },
   check: checkThreshold,
   cpu: (img, p, { pool, out }) => thresholdCpu(img, p, pool, out),
   gpu: (input, rec, p) => thresholdGpu(input, rec, p),

@@ -1,0 +1,341 @@
+// The CPU half of imgpu's GPU JPEG decoder (src/node/jpeg-gpu-decode.ts): entropy (Huffman or arithmetic) decoding
+// to quantized DCT coefficients with libjpeg-turbo's libjpeg.so.62 (the library behind cv2.imread), written straight
+// into the caller's buffer (mapped GPU upload memory), so that dequantization, the inverse DCT, upsampling and
+// colour conversion run on the GPU. The decoding runs on libuv's thread pool, off the JavaScript thread.
+//
+// How the coefficients are taken: libjpeg decodes in raw-data mode (no upsampling, no colour conversion) with its
+// inverse-DCT method replaced by one that copies each block it is handed, so exactly the blocks libjpeg would
+// transform arrive, in its order, with no whole-image coefficient array: baseline files stream (a 24 MP 4:2:0 photo:
+// 16-33 ms, against 44-67 ms through jpeg_read_coefficients and 58-103 ms for the whole decode: docs/jpeg.md),
+// progressive files are assembled by libjpeg first, and where libjpeg smooths the blocks of an incomplete
+// progressive file (decompress_smooth_data) the smoothed ones are what arrive. The method table (struct
+// jpeg_inverse_dct) is from jpegint.h, shipped by libjpeg62-turbo-dev; the library is pinned beside the module
+// (build-native.mjs).
+//
+// The buffer's layout (coefLayout says where each piece lies):
+//   [0, 768)             the quantization tables of components 0..2, 64 uint32 each, in natural order;
+//   components, each at a 256-byte aligned offset: blocksH rows of `stride` blocks (blocksW rounded up to even, so
+//   every block row starts 256-byte aligned and can be bound on its own), a block 64 int16 in natural order.
+// Files the GPU kernels do not reproduce exactly get `fallback` (a reason) instead, and are decoded on the CPU.
+#include <node_api.h>
+#include "common.h"
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jpegint.h>
+
+#define QUANT_BYTES 1024
+#define BLOCK_BYTES (DCTSIZE2 * (int)sizeof(JCOEF))
+// Row pointers handed to jpeg_read_raw_data per component: an iMCU row holds v_samp_factor (at most 4) block rows.
+#define RAW_ROWS (MAX_SAMP_FACTOR * DCTSIZE)
+
+typedef struct {
+  int width, height, components, max_h, max_v;
+  int h[3], v[3], blocks_w[3], blocks_h[3], stride[3], samples_w[3], samples_h[3];
+  size_t offset[3], bytes;
+  char fallback[160];
+} layout_t;
+
+// libjpeg's errors and warnings end the decode (a warning is a damaged file: as the TurboJPEG path with
+// TJFLAG_STOPONWARNING, it is reported rather than decoded half-gray).
+typedef struct {
+  struct jpeg_error_mgr pub;
+  jmp_buf jump;
+  char msg[JMSG_LENGTH_MAX];
+} error_t_;
+
+static void on_error(j_common_ptr c) {
+  error_t_ *e = (error_t_ *)c->err;
+  c->err->format_message(c, e->msg);
+  longjmp(e->jump, 1);
+}
+
+static void on_message(j_common_ptr c, int level) {
+  if (level < 0) on_error(c);
+}
+
+// The layout of what the decoder reads (after jpeg_read_header), or a fallback reason for what the GPU kernels do
+// not cover: other than 8-bit; other than 1-component gray or 3-component YCbCr; chroma not 1×1 or luma not the
+// largest; sampling other than 4:4:4, 4:2:2 (h2v1) or 4:2:0 (h2v2).
+static void plan_layout(j_decompress_ptr d, int gray, layout_t *l) {
+  memset(l, 0, sizeof *l);
+  l->width = (int)d->image_width;
+  l->height = (int)d->image_height;
+  l->max_h = d->max_h_samp_factor;
+  l->max_v = d->max_v_samp_factor;
+  if (d->data_precision != 8) {
+    snprintf(l->fallback, sizeof l->fallback, "%d-bit samples", d->data_precision);
+    return;
+  }
+  int ycc = d->num_components == 3 && d->jpeg_color_space == JCS_YCbCr;
+  if (!(d->num_components == 1 && d->jpeg_color_space == JCS_GRAYSCALE) && !ycc) {
+    snprintf(l->fallback, sizeof l->fallback, "%d components, colour space %d (only gray and YCbCr)", d->num_components,
+             (int)d->jpeg_color_space);
+    return;
+  }
+  jpeg_component_info *c = d->comp_info;
+  if (ycc) {
+    int sub = (l->max_h == 1 && l->max_v == 1) || (l->max_h == 2 && l->max_v == 1) || (l->max_h == 2 && l->max_v == 2);
+    if (!sub || c[0].h_samp_factor != l->max_h || c[0].v_samp_factor != l->max_v || c[1].h_samp_factor != 1 ||
+        c[1].v_samp_factor != 1 || c[2].h_samp_factor != 1 || c[2].v_samp_factor != 1) {
+      snprintf(l->fallback, sizeof l->fallback, "sampling factors %dx%d,%dx%d,%dx%d (only 4:4:4, 4:2:2, 4:2:0)",
+               c[0].h_samp_factor, c[0].v_samp_factor, c[1].h_samp_factor, c[1].v_samp_factor, c[2].h_samp_factor,
+               c[2].v_samp_factor);
+      return;
+    }
+  }
+  l->components = gray || !ycc ? 1 : 3;
+  size_t at = QUANT_BYTES;
+  for (int i = 0; i < l->components; i++) {
+    l->h[i] = c[i].h_samp_factor;
+    l->v[i] = c[i].v_samp_factor;
+    l->blocks_w[i] = (int)c[i].width_in_blocks;
+    l->blocks_h[i] = (int)c[i].height_in_blocks;
+    l->samples_w[i] = (int)c[i].downsampled_width;
+    l->samples_h[i] = (int)c[i].downsampled_height;
+    l->stride[i] = (l->blocks_w[i] + 1) & ~1;
+    l->offset[i] = at;
+    at += (size_t)l->stride[i] * (size_t)l->blocks_h[i] * BLOCK_BYTES;
+  }
+  l->bytes = at;
+}
+
+// Work free of JavaScript values (runs on a libuv thread): 0, or -1 with err set.
+typedef struct {
+  unsigned char *src, *dst;
+  size_t len, cap;
+  int gray;
+  int fallback;  // set with err when the file is one the GPU kernels do not cover (not an error in the file)
+  char err[JMSG_LENGTH_MAX + 64];
+} coef_job_t;
+
+// What the replaced inverse-DCT method needs (cinfo->client_data): where each block goes.
+typedef struct {
+  const layout_t *l;
+  unsigned char *dst;
+  JSAMPARRAY rows[3];       // the row pointers given to jpeg_read_raw_data (never written through)
+  JDIMENSION first_row[3];  // block row of the iMCU row being read, per component
+} capture_t;
+
+// libjpeg's inverse_DCT method, replaced: copies the (quantized, natural-order) block to its place in the buffer.
+// `output_buf` points into the row pointers of this iMCU row, so it says the block row; `output_col` the column.
+static void capture_block(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR block, JSAMPARRAY output_buf, JDIMENSION output_col) {
+  capture_t *x = d->client_data;
+  int ci = c->component_index;
+  size_t row = x->first_row[ci] + (size_t)(output_buf - x->rows[ci]) / DCTSIZE, col = output_col / DCTSIZE;
+  memcpy(x->dst + x->l->offset[ci] + (row * (size_t)x->l->stride[ci] + col) * BLOCK_BYTES, block, BLOCK_BYTES);
+}
+
+// The same for a component a gray output does not read (Cb, Cr): nothing.
+static void skip_block(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR block, JSAMPARRAY output_buf, JDIMENSION output_col) {
+  (void)d, (void)c, (void)block, (void)output_buf, (void)output_col;
+}
+
+// Decodes the whole file in raw-data mode, every block through capture_block, and copies the quantization tables.
+static void capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *dst) {
+  static JSAMPLE sink[DCTSIZE];  // where the row pointers point: the replaced method writes no samples
+  JSAMPROW rows[MAX_COMPONENTS][RAW_ROWS];
+  JSAMPARRAY planes[MAX_COMPONENTS];
+  capture_t x = {.l = l, .dst = dst};
+  d->raw_data_out = TRUE;
+  d->client_data = &x;
+  jpeg_start_decompress(d);  // progressive files: all scans read here; the output pass's IDCT methods set
+  for (int ci = 0; ci < d->num_components; ci++) {
+    for (int i = 0; i < RAW_ROWS; i++) rows[ci][i] = sink;
+    planes[ci] = rows[ci];
+    if (ci < 3) x.rows[ci] = rows[ci];
+    d->idct->inverse_DCT[ci] = ci < l->components ? capture_block : skip_block;
+  }
+  for (int ci = 0; ci < l->components; ci++) {
+    uint32_t *quant = (uint32_t *)dst + ci * DCTSIZE2;
+    for (int k = 0; k < DCTSIZE2; k++) quant[k] = d->comp_info[ci].quant_table->quantval[k];
+  }
+  JDIMENSION imcu_rows = (JDIMENSION)d->max_v_samp_factor * DCTSIZE;
+  while (d->output_scanline < d->output_height) {
+    JDIMENSION imcu = d->output_scanline / imcu_rows;
+    for (int ci = 0; ci < l->components; ci++) x.first_row[ci] = imcu * (JDIMENSION)d->comp_info[ci].v_samp_factor;
+    if (jpeg_read_raw_data(d, planes, imcu_rows) == 0) break;  // suspension cannot happen with a memory source
+  }
+  jpeg_finish_decompress(d);
+}
+
+static int run_coef_decode(coef_job_t *j) {
+  struct jpeg_decompress_struct d;
+  error_t_ e;
+  layout_t l;
+  int rc = -1;
+  d.err = jpeg_std_error(&e.pub);
+  e.pub.error_exit = on_error;
+  e.pub.emit_message = on_message;
+  jpeg_create_decompress(&d);
+  if (setjmp(e.jump)) {
+    snprintf(j->err, sizeof j->err, "corrupt or truncated JPEG: %s", e.msg);
+    jpeg_destroy_decompress(&d);
+    return -1;
+  }
+  jpeg_mem_src(&d, j->src, (unsigned long)j->len);
+  jpeg_read_header(&d, TRUE);
+  plan_layout(&d, j->gray, &l);
+  if (l.fallback[0]) {
+    j->fallback = 1;
+    snprintf(j->err, sizeof j->err, "%s", l.fallback);
+  } else if (l.bytes > j->cap) {
+    snprintf(j->err, sizeof j->err, "coefficient buffer too small (%zu bytes, %zu needed)", j->cap, l.bytes);
+  } else {
+    capture_all(&d, &l, j->dst);
+    rc = 0;
+  }
+  jpeg_destroy_decompress(&d);
+  return rc;
+}
+
+#define CHECK(env, call)                                                  \
+  do {                                                                    \
+    if ((call) != napi_ok) {                                              \
+      napi_throw_error((env), NULL, "imgpu-jpegcoef: N-API failure");     \
+      return NULL;                                                        \
+    }                                                                     \
+  } while (0)
+
+static int set_int(napi_env env, napi_value obj, const char *key, double value) {
+  napi_value v;
+  return napi_create_double(env, value, &v) == napi_ok && napi_set_named_property(env, obj, key, v) == napi_ok;
+}
+
+static napi_value layout_object(napi_env env, const layout_t *l) {
+  napi_value obj, comps;
+  if (napi_create_object(env, &obj) != napi_ok) return NULL;
+  if (l->fallback[0]) {
+    napi_value s;
+    if (napi_create_string_utf8(env, l->fallback, NAPI_AUTO_LENGTH, &s) != napi_ok ||
+        napi_set_named_property(env, obj, "fallback", s) != napi_ok)
+      return NULL;
+    return obj;
+  }
+  if (!set_int(env, obj, "width", l->width) || !set_int(env, obj, "height", l->height) ||
+      !set_int(env, obj, "maxH", l->max_h) || !set_int(env, obj, "maxV", l->max_v) || !set_int(env, obj, "bytes", (double)l->bytes) ||
+      napi_create_array_with_length(env, (size_t)l->components, &comps) != napi_ok)
+    return NULL;
+  for (int i = 0; i < l->components; i++) {
+    napi_value c;
+    if (napi_create_object(env, &c) != napi_ok || !set_int(env, c, "h", l->h[i]) || !set_int(env, c, "v", l->v[i]) ||
+        !set_int(env, c, "blocksW", l->blocks_w[i]) || !set_int(env, c, "blocksH", l->blocks_h[i]) ||
+        !set_int(env, c, "stride", l->stride[i]) || !set_int(env, c, "offset", (double)l->offset[i]) ||
+        !set_int(env, c, "samplesW", l->samples_w[i]) || !set_int(env, c, "samplesH", l->samples_h[i]) ||
+        napi_set_element(env, comps, (uint32_t)i, c) != napi_ok)
+      return NULL;
+  }
+  if (napi_set_named_property(env, obj, "components", comps) != napi_ok) return NULL;
+  return obj;
+}
+
+// coefLayout(jpeg: Uint8Array, gray: boolean) -> { width, height, maxH, maxV, bytes, components[] } | { fallback }:
+// the header only (no entropy decoding), on the calling thread.
+static napi_value coef_layout(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  unsigned char *src;
+  size_t len;
+  bool gray = false;
+  if (argc < 2 || !get_bytes(env, argv[0], &src, &len) || napi_get_value_bool(env, argv[1], &gray) != napi_ok) {
+    napi_throw_type_error(env, NULL, "coefLayout(jpeg: Uint8Array, gray: boolean)");
+    return NULL;
+  }
+  struct jpeg_decompress_struct d;
+  error_t_ e;
+  layout_t l;
+  d.err = jpeg_std_error(&e.pub);
+  e.pub.error_exit = on_error;
+  e.pub.emit_message = on_message;
+  jpeg_create_decompress(&d);
+  if (setjmp(e.jump)) {
+    jpeg_destroy_decompress(&d);
+    napi_throw_error(env, "EJPEG", e.msg);
+    return NULL;
+  }
+  jpeg_mem_src(&d, src, (unsigned long)len);
+  jpeg_read_header(&d, TRUE);
+  plan_layout(&d, gray, &l);
+  jpeg_destroy_decompress(&d);
+  return layout_object(env, &l);
+}
+
+typedef struct {
+  coef_job_t job;
+  int rc;
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref refs[2];
+} async_job_t;
+
+static void async_execute(napi_env env, void *data) {
+  (void)env;
+  async_job_t *a = data;
+  a->rc = run_coef_decode(&a->job);
+}
+
+static void async_complete(napi_env env, napi_status status, void *data) {
+  async_job_t *a = data;
+  if (status == napi_ok && a->rc == 0) {
+    napi_value u;
+    napi_get_undefined(env, &u);
+    napi_resolve_deferred(env, a->deferred, u);
+  } else {
+    napi_value msg, code, err;
+    napi_create_string_utf8(env, status == napi_ok ? a->job.err : "JPEG work cancelled", NAPI_AUTO_LENGTH, &msg);
+    napi_create_string_utf8(env, a->job.fallback ? "EJPEGFALLBACK" : "EJPEG", NAPI_AUTO_LENGTH, &code);
+    napi_create_error(env, code, msg, &err);
+    napi_reject_deferred(env, a->deferred, err);
+  }
+  for (int i = 0; i < 2; i++)
+    if (a->refs[i]) napi_delete_reference(env, a->refs[i]);
+  napi_delete_async_work(env, a->work);
+  free(a);
+}
+
+// coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean) -> Promise<void>: fills `out` (coefLayout's
+// bytes) on libuv's thread pool; rejects with code EJPEGFALLBACK (and the reason) for a file the GPU kernels do not
+// cover, EJPEG for a damaged one; both arrays stay referenced until the promise settles (neither may be detached —
+// a mapped GPU range unmapped — before then).
+static napi_value coef_decode_async(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], promise, name;
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  async_job_t *a = calloc(1, sizeof *a);
+  if (!a) {
+    napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
+    return NULL;
+  }
+  bool gray = false;
+  if (argc < 3 || !get_bytes(env, argv[0], &a->job.src, &a->job.len) || !get_bytes(env, argv[1], &a->job.dst, &a->job.cap) ||
+      napi_get_value_bool(env, argv[2], &gray) != napi_ok) {
+    free(a);
+    napi_throw_type_error(env, NULL, "coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean)");
+    return NULL;
+  }
+  a->job.gray = gray;
+  for (int i = 0; i < 2; i++)
+    if (napi_create_reference(env, argv[i], 1, &a->refs[i]) != napi_ok) goto fail;
+  if (napi_create_promise(env, &a->deferred, &promise) != napi_ok ||
+      napi_create_string_utf8(env, "imgpu-jpegcoef", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, async_execute, async_complete, a, &a->work) != napi_ok ||
+      napi_queue_async_work(env, a->work) != napi_ok)
+    goto fail;
+  return promise;
+fail:
+  napi_throw_error(env, NULL, "imgpu-jpegcoef: N-API failure");
+  return NULL;
+}
+
+NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+  napi_property_descriptor props[] = {
+      {"coefLayout", NULL, coef_layout, NULL, NULL, NULL, napi_default, NULL},
+      {"coefDecodeAsync", NULL, coef_decode_async, NULL, NULL, NULL, napi_default, NULL},
+  };
+  if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
+  return exports;
+}

@@ -1,0 +1,303 @@
+/**
+ * The playground's volume page: open a NIfTI file or a DICOM series, look at it slice by slice (axial, coronal,
+ * sagittal; window/level), run a registry operation that takes volumes (3D filters, 3D morphology, …) on WebGPU
+ * and in the CPU worker, compare, and save the result as NIfTI with the input's geometry. Files are decoded by the
+ * library's own readers (io/nifti.ts, io/dicom.ts), as in Node.
+ */
+import { pixelChecksum as checksum } from '../src/core/compare.js';
+import { FileAccessError, InvalidArgumentError } from '../src/core/errors.js';
+import type { GpuContext } from '../src/core/gpu/context.js';
+import { asShape3D, type Image } from '../src/core/image.js';
+import type { ParamSpec } from '../src/core/params.js';
+import { OPERATIONS } from '../src/ops/registry.js';
+import { dicomSeries } from '../src/io/dicom.js';
+import { decodeNifti, encodeNiftiFile } from '../src/io/nifti.js';
+import { cpuRunner } from './cpu-client.js';
+import { paramRow, paramValue } from './form.js';
+import { pageGpu } from './page-gpu.js';
+import { runBoth } from './run-both.js';
+
+const SAMPLE = 'anatomical.nii';
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+const runOnCpu = cpuRunner();
+/** The operations whose declaration takes volumes, by name. */
+const VOLUME_OPS = Object.keys(OPERATIONS).filter((n) => OPERATIONS[n].input.volumes);
+
+let gpu: GpuContext | undefined;
+let input: Image | undefined;
+let inputName = 'volume';
+let output: Image | undefined;
+
+type Axis = 'axial' | 'coronal' | 'sagittal';
+
+/** The voxels of one slice as rows × cols, the row and column spacing, and how many slices the axis has. */
+interface Slice { values: Float32Array; rows: number; cols: number; rowMm: number; colMm: number; count: number }
+
+/**
+ * Slice `k` of a volume ([z, y, x], x fastest) across `axis`: axial is a z plane (y rows), coronal a y plane and
+ * sagittal an x plane (z rows). Rows are drawn from the last index up (z and y upwards on the screen: superior and,
+ * for the usual RAS+ orientation, anterior at the top). `k` is clamped to the axis (an output may be smaller).
+ */
+function sliceOf(img: Image, axis: Axis, k: number): Slice {
+  const [d, h, w] = asShape3D(img.shape);
+  const [sx, sy, sz] = img.geometry?.spacing ?? [1, 1, 1];
+  const count = axis === 'axial' ? d : axis === 'coronal' ? h : w;
+  const i = Math.max(0, Math.min(count - 1, k));
+  const [rows, cols, rowMm, colMm] = axis === 'axial' ? [h, w, sy, sx] : axis === 'coronal' ? [d, w, sz, sx] : [d, h, sz, sy];
+  const at = (r: number, c: number): number => {
+    const up = rows - 1 - r;
+    if (axis === 'axial') return (i * h + up) * w + c;
+    if (axis === 'coronal') return (up * h + i) * w + c;
+    return (up * h + c) * w + i;
+  };
+  const values = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) values[r * cols + c] = img.data[at(r, c)];
+  return { values, rows, cols, rowMm, colMm, count };
+}
+
+/** The window (width) and level (centre) that show the whole of an image's range. */
+function fullWindow(img: Image): { window: number; level: number } {
+  let lo = Infinity, hi = -Infinity;
+  for (const v of img.data) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  return { window: Math.max(hi - lo, 1e-6), level: (lo + hi) / 2 };
+}
+
+/** Draws a slice, window/level mapped to black…white, at its physical aspect (voxel spacing) in a 400 px box. */
+function drawSlice(canvas: HTMLCanvasElement, s: Slice, window: number, level: number): void {
+  canvas.width = s.cols;
+  canvas.height = s.rows;
+  const px = new ImageData(s.cols, s.rows);
+  const lo = level - window / 2, scale = 255 / Math.max(window, 1e-12);
+  for (let i = 0; i < s.values.length; i++) {
+    const g = Math.max(0, Math.min(255, (s.values[i] - lo) * scale));
+    px.data[4 * i] = px.data[4 * i + 1] = px.data[4 * i + 2] = g;
+    px.data[4 * i + 3] = 255;
+  }
+  canvas.getContext('2d')!.putImageData(px, 0, 0);
+  const wMm = s.cols * s.colMm, hMm = s.rows * s.rowMm, fit = 400 / Math.max(wMm, hMm);
+  Object.assign(canvas.style, { width: `${Math.round(wMm * fit)}px`, height: `${Math.round(hMm * fit)}px` });
+}
+
+/** The number in a window/level field (NaN when cleared: then the image's full range is used). */
+const fieldNumber = (id: string) => $<HTMLInputElement>(id).valueAsNumber;
+
+/** Redraws the slice the view controls point at, in the input and (when there is one) the output. */
+function redraw(): void {
+  if (!input) return;
+  const axis = $<HTMLSelectElement>('axis').value as Axis;
+  const k = $<HTMLInputElement>('slice').valueAsNumber;
+  const s = sliceOf(input, axis, k);
+  $<HTMLInputElement>('slice').max = String(s.count - 1);
+  $('sliceno').textContent = `${Math.min(k, s.count - 1) + 1} / ${s.count}`;
+  for (const [which, img] of [['in', input], ['out', output]] as const) {
+    if (!img) continue;
+    const full = fullWindow(img);
+    const w = fieldNumber(`${which}-window`), l = fieldNumber(`${which}-level`);
+    drawSlice($(which), which === 'in' ? s : sliceOf(img, axis, k), Number.isFinite(w) && w > 0 ? w : full.window, Number.isFinite(l) ? l : full.level);
+  }
+}
+
+/** Sets a panel's window/level fields to show its image's whole range. */
+function resetWindow(which: 'in' | 'out', img: Image): void {
+  const { window, level } = fullWindow(img);
+  $<HTMLInputElement>(`${which}-window`).value = String(+window.toPrecision(6));
+  $<HTMLInputElement>(`${which}-level`).value = String(+level.toPrecision(6));
+}
+
+/** "W×H×D dtype, a×b×c mm": width first, as the main page says sizes. */
+function describe(img: Image): string {
+  const [d, h, w] = asShape3D(img.shape);
+  const mm = img.geometry ? `, ${img.geometry.spacing.map((v) => +v.toFixed(3)).join('×')} mm` : '';
+  return `${w}×${h}×${d} ${img.dtype}${mm}`;
+}
+
+/** Removes the previous result (image, save links) so that it cannot pass for the next one. */
+function clearOutput(label: string): void {
+  output = undefined;
+  Object.assign($<HTMLCanvasElement>('out'), { width: 0, height: 0 });
+  $('outwhich').textContent = label;
+  for (const id of ['save', 'save-gz']) {
+    const a = $<HTMLAnchorElement>(id);
+    a.style.display = 'none';
+    if (a.href) URL.revokeObjectURL(a.href);
+    a.removeAttribute('href');
+  }
+}
+
+function setInput(img: Image, name: string): void {
+  input = img;
+  inputName = name.replace(/\.nii(\.gz)?$|\.dcm$/i, '');
+  clearOutput(`(press “${$('run').textContent}”)`);
+  $('insize').textContent = `${name}: ${describe(img)}`;
+  $('upload-error').textContent = '';
+  const [d] = asShape3D(img.shape);
+  $<HTMLInputElement>('slice').value = String(Math.floor(d / 2));
+  $<HTMLSelectElement>('axis').value = 'axial';
+  resetWindow('in', img);
+  redraw();
+  ($('run') as HTMLButtonElement).disabled = false;
+  (window as unknown as Record<string, unknown>).__volume = { name, shape: img.shape, dtype: img.dtype, geometry: img.geometry ?? null, checksum: checksum(img) };
+  document.body.dataset.state = 'ready';
+}
+
+/** A name for a set of files in messages: the one file's, or the folder's they came from, or a count. */
+function nameOf(files: readonly File[]): string {
+  if (files.length === 1) return files[0].name;
+  const folder = files[0].webkitRelativePath.split('/')[0];
+  return folder && files.every((f) => f.webkitRelativePath.startsWith(`${folder}/`)) ? folder : `${files.length} files`;
+}
+
+/**
+ * The volume in `files`: one .nii/.nii.gz file (gzip inflated by the reader), else the DICOM slices among them
+ * (one series; other files ignored, as for a folder in Node).
+ */
+async function readVolume(files: readonly File[], name: string): Promise<Image> {
+  if (files.length === 1 && /\.nii(\.gz)?$/i.test(files[0].name)) return decodeNifti(new Uint8Array(await files[0].arrayBuffer()), files[0].name);
+  const named = await Promise.all(files.map(async (f) => ({ name: f.webkitRelativePath || f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+  try {
+    return dicomSeries(named, name);
+  } catch (e) {
+    // One file that is neither: say what the page reads rather than "holds no DICOM files".
+    if (e instanceof FileAccessError && files.length === 1) throw new FileAccessError(`${name} is neither a NIfTI file (.nii, .nii.gz) nor DICOM`);
+    throw e;
+  }
+}
+
+/** Opens files as the input; a file that cannot be read says so on one line beside the drop zone. */
+async function openFiles(files: readonly File[]): Promise<void> {
+  if (files.length === 0) return;
+  const name = nameOf(files);
+  try {
+    setInput(await readVolume(files, name), name);
+  } catch (e) {
+    // The message names the file already (the readers' messages start with it) or is prefixed with it.
+    const msg = (e as Error).message;
+    $('upload-error').textContent = msg.includes(name) ? msg : `${name}: ${msg}`;
+  }
+}
+
+/** Every file of a drop, folders read through (a DICOM series is usually dropped as its folder). */
+async function droppedFiles(dt: DataTransfer): Promise<File[]> {
+  const entries = Array.from(dt.items, (i) => i.webkitGetAsEntry()).filter((e): e is FileSystemEntry => e !== null);
+  if (entries.length === 0) return Array.from(dt.files);
+  const files: File[] = [];
+  const walk = async (e: FileSystemEntry): Promise<void> => {
+    if (e.isFile) { files.push(await new Promise<File>((ok, fail) => (e as FileSystemFileEntry).file(ok, fail))); return; }
+    const reader = (e as FileSystemDirectoryEntry).createReader();
+    // readEntries returns a folder's entries in batches, until an empty one.
+    for (;;) {
+      const batch = await new Promise<FileSystemEntry[]>((ok, fail) => reader.readEntries(ok, fail));
+      if (batch.length === 0) break;
+      for (const c of batch) await walk(c);
+    }
+  };
+  for (const e of entries) await walk(e);
+  return files;
+}
+
+function formFor(name: string): void {
+  const op = OPERATIONS[name];
+  $('summary').textContent = op.summary;
+  $('form').replaceChildren(...op.params.map((p) => paramRow(p)));
+}
+
+/** The form's values parsed by each parameter's declaration (empty fields keep the default). */
+function readParams(name: string): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const p of OPERATIONS[name].params as readonly ParamSpec[]) {
+    const { text, value } = paramValue(p);
+    // File parameters (kernel:FILE, mask:FILE) are the main page's: this page has no picker for them.
+    if (p.kind === 'string' && p.file && text.startsWith(p.file.prefix)) throw new InvalidArgumentError(`${text}: the volume page takes no ${p.file.prefix}FILE; run it from the 2D page or the CLI`);
+    if (value !== undefined) params[p.name] = value;
+  }
+  return params;
+}
+
+/** The result as NIfTI files to save (.nii and .nii.gz), with the geometry the operation gave it (the input's, or shifted by a 'valid' filter). */
+async function offerSave(img: Image, name: string): Promise<void> {
+  const nii = encodeNiftiFile(img);
+  const gz = await new Response(new Blob([nii]).stream().pipeThrough(new CompressionStream('gzip'))).blob();
+  for (const [id, blob, ext] of [['save', new Blob([nii]), '.nii'], ['save-gz', gz, '.nii.gz']] as const) {
+    const a = $<HTMLAnchorElement>(id);
+    a.href = URL.createObjectURL(blob);
+    a.download = `${inputName}-${name}${ext}`;
+    a.style.display = '';
+  }
+}
+
+async function run(): Promise<void> {
+  if (!input) return;
+  const name = $<HTMLSelectElement>('op').value;
+  clearOutput('');
+  let params: Record<string, unknown>;
+  try {
+    params = readParams(name);
+  } catch (e) {
+    $('verdict').textContent = (e as Error).message;
+    $('verdict').className = '';
+    $('outwhich').textContent = 'not run';
+    return;
+  }
+  document.body.dataset.state = 'running';
+  ($('run') as HTMLButtonElement).disabled = true;
+  $('verdict').textContent = '';
+  const t0 = performance.now();
+  const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
+  const both = await runBoth(name, input, params, {}, gpu, runOnCpu);
+  clearInterval(tick);
+  $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
+  $('timings').textContent = both.lines.join('\n');
+  $('verdict').textContent = both.verdict.text;
+  $('verdict').className = both.verdict.className;
+  if (both.shown) {
+    output = both.shown;
+    resetWindow('out', output);
+    redraw();
+    $('outwhich').textContent = `${both.gpu ? 'GPU' : 'CPU'}: ${describe(output)}`;
+    await offerSave(output, name);
+  } else {
+    $('outwhich').textContent = 'failed (see the timings)';
+  }
+  (window as unknown as Record<string, unknown>).__last = {
+    op: name, params, identical: both.identical, gpu: both.gpu ? checksum(both.gpu.output) : null, cpu: both.cpu ? checksum(both.cpu.output) : null,
+    gpuError: both.gpuError, cpuError: both.cpuError, slabs: both.gpu?.timings.slabs ?? null,
+  };
+  ($('run') as HTMLButtonElement).disabled = false;
+  document.body.dataset.state = 'done';
+}
+
+async function main(): Promise<void> {
+  const sel = $<HTMLSelectElement>('op');
+  for (const name of VOLUME_OPS) sel.append(new Option(name, name));
+  sel.onchange = () => formFor(sel.value);
+  // The page opens on the 3D filters (the registry lists operations by name, and equalize takes no float scans).
+  if (VOLUME_OPS.includes('filter')) sel.value = 'filter';
+  formFor(sel.value);
+  for (const id of ['file', 'folder']) {
+    const picker = $<HTMLInputElement>(id);
+    // Emptied once read, so that choosing the same file again (e.g. after opening another) opens it again.
+    picker.onchange = () => { const files = Array.from(picker.files ?? []); picker.value = ''; void openFiles(files); };
+  }
+  const drop = $('drop');
+  drop.ondragover = (e) => { e.preventDefault(); drop.className = 'over'; };
+  drop.ondragleave = () => { drop.className = ''; };
+  drop.ondrop = (e) => { e.preventDefault(); drop.className = ''; if (e.dataTransfer) void droppedFiles(e.dataTransfer).then(openFiles); };
+  for (const id of ['axis', 'slice', 'in-window', 'in-level', 'out-window', 'out-level']) $(id).oninput = redraw;
+  $('run').onclick = () => void run();
+  $('sample').onclick = () => void openSample();
+  const opened = await pageGpu();
+  gpu = opened.gpu;
+  $('status').textContent = opened.line;
+  $('status').className = opened.warn ? 'warn' : '';
+  $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
+  await openSample();
+  document.body.dataset.state = 'idle';
+}
+
+/** The bundled sample volume (a real MR scan, nibabel's anatomical.nii): the page opens on it. */
+async function openSample(): Promise<void> {
+  const blob = await (await fetch(`samples/${SAMPLE}`)).blob();
+  await openFiles([new File([blob], SAMPLE)]);
+}
+
+void main();

@@ -1,0 +1,77 @@
+// --jpeg gpu|cpu|auto: where a JPEG input's decoding arithmetic runs when the command runs on the GPU (node/jpeg-gpu.ts),
+// and what the CLI reports of it. The pixels are the same on either path (both equal cv2.imread's).
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { InvalidArgumentError } from '../core/errors.js';
+import type { GpuContext } from '../core/gpu/context.js';
+import type { DeviceResult } from '../core/gpu/run.js';
+import type { OpResult } from '../core/timings.js';
+import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
+import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
+import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
+
+export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
+                                  on a CPU thread, IDCT, upsampling and colour in GPU kernels), cpu (libjpeg-turbo whole),
+                                  auto (default: cpu until measured faster); the same pixels either way`;
+
+/** The --jpeg flag's value (default auto); an InvalidArgumentError (exit 2) for another. */
+export function jpegOption(flags: Map<string, string>): JpegPathOption {
+  const v = flags.get('jpeg') ?? 'auto';
+  if (!(JPEG_PATHS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--jpeg must be one of ${JPEG_PATHS.join('|')}, got '${v}'`);
+  return v as JpegPathOption;
+}
+
+/** Whether a path names a JPEG by its extension (what readImage decodes through the JPEG codec). */
+export const isJpegName = (path: string): boolean => ['.jpg', '.jpeg'].includes(extname(path).toLowerCase());
+
+/** Fallback reasons already said in this process (once each, not once per image of a batch). */
+const said = new Set<string>();
+
+/** Says why an input was decoded on the CPU, once per reason (`key`) in a process (a note on stderr). */
+function noteOnce(key: string, why = key): void {
+  if (said.has(key)) return;
+  said.add(key);
+  console.error(`note: --jpeg gpu: ${why}; decoded on the CPU (the same pixels)`);
+}
+
+/**
+ * A JPEG input decoded straight to the GPU on the --jpeg path (resolved), or undefined where the input is not a JPEG
+ * or the path is the CPU's (the input is then read and uploaded as before). Commands that take colour (`colour`:
+ * clahe) take it on the host, so their input is decoded on the CPU. A fallback to the CPU is said once.
+ */
+export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, command: string): Promise<JpegOnGpu | undefined> {
+  if (resolveJpegPath(opt) !== 'gpu' || !isJpegName(path)) return undefined;
+  if (colour) {
+    noteOnce(`${command} takes colour images on the host`);
+    return undefined;
+  }
+  const buf = await readFile(path);
+  if (!isJpeg(buf)) return undefined;
+  const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true });
+  if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
+  else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
+  return r;
+}
+
+/** The JPEG path that decoded an input for the reports: undefined for an input that is not a JPEG. */
+export function jpegPathOf(path: string, onGpu: JpegOnGpu | undefined): JpegPath | undefined {
+  return onGpu?.jpeg ?? (isJpegName(path) ? 'cpu' : undefined);
+}
+
+/** A result whose output stayed on the GPU (the input was resident) with its output downloaded, as a host input gives it. */
+export async function downloaded<T>(r: OpResult<T>): Promise<OpResult<T>> {
+  const out = r.output as Partial<DeviceResult<T>>;
+  if (typeof out?.toHost !== 'function' || typeof out.release !== 'function') return r;
+  const output = await out.toHost();
+  out.release();
+  return { ...r, output };
+}
+
+/** For `imgpu info`: the path --jpeg auto takes, and whether each path's native piece is here (or why not). */
+export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string } {
+  return {
+    auto: resolveJpegPath('auto'),
+    gpu: jpegCoefDecoder() ? 'available' : `unavailable: ${jpegCoefProblem()}`,
+    cpu: nativeJpeg() ? 'available (libjpeg-turbo)' : 'unavailable: JPEG goes through sharp',
+  };
+}

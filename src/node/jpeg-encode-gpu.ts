@@ -1,0 +1,256 @@
+// JPEG encoding with the arithmetic on the GPU: libjpeg's colour conversion, downsampling, islow forward DCT and
+// quantization run on the device (jpeg-encode.wgsl.ts), the quantized coefficients come back, and libjpeg codes
+// them (native/coef-encode.c, jpeg_write_coefficients) on this thread or libuv's. The file is cv2.imwrite's byte for
+// byte (docs/jpeg-encode.md). Here in node, not io: it joins the native entropy coder to the GPU context.
+import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
+import { fmtBytes, type GpuContext } from '../core/gpu/context.js';
+import { grid1d } from '../core/gpu/dispatch.js';
+import type { GpuImage } from '../core/gpu/gpu-image.js';
+import { maxBinding } from '../core/gpu/limits.js';
+import { Recording } from '../core/gpu/recording.js';
+import { KernelTimer } from '../core/gpu/timer.js';
+import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.js';
+import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
+import { JpegEncodeParams, jpegEncodeWgsl } from './jpeg-encode.wgsl.js';
+
+/** Which JPEG encoder runs for a resident image (encodeJpegFromGpu): see JpegFromGpuOptions.jpeg. */
+export type JpegEncodePath = 'gpu' | 'cpu' | 'auto';
+
+/** Chroma subsampling of a colour JPEG: cv2.imwrite's (and libjpeg's) default is 4:2:0. */
+export type JpegSubsampling = '4:2:0' | '4:2:2' | '4:4:4';
+
+/** Luma sampling factors (h, v) per subsampling; the chroma components are 1×1. */
+const SAMPLING: Record<JpegSubsampling, [number, number]> = { '4:2:0': [2, 2], '4:2:2': [2, 1], '4:4:4': [1, 1] };
+
+interface CoefBinding {
+  encode(coefs: Int16Array, width: number, height: number, components: 1 | 3, quality: number, hSamp: number, vSamp: number): Uint8Array;
+  encodeAsync(coefs: Int16Array, width: number, height: number, components: 1 | 3, quality: number, hSamp: number, vSamp: number): Promise<Uint8Array>;
+  quantTables(quality: number): Uint16Array;
+}
+
+const CODER_FILE = 'imgpu-jpegenc.node';
+let coder: CoefBinding | null | undefined;
+
+/** The native entropy coder (built from native/coef-encode.c), or undefined where it was not built. */
+export function nativeCoefEncoder(): CoefBinding | undefined {
+  coder ??= loadNativeModule<CoefBinding>(CODER_FILE, 'IMGPU_NO_NATIVE_JPEG') ?? null;
+  return coder ?? undefined;
+}
+
+/** One component of the coefficient layout. */
+interface LayoutComponent {
+  /** Blocks per MCU row (the image's MCUs times the component's horizontal factor). */
+  blocks: number;
+  /** Index of its first block within an MCU row of all components. */
+  offset: number;
+  /** Pixels per sample across and down (2 for subsampled chroma). */
+  hexp: number;
+  vexp: number;
+  /** Block rows per MCU row. */
+  v: number;
+}
+
+/** Where each quantized block lies in the coefficient buffer (the layout native/coef-encode.c reads). */
+export interface CoefLayout {
+  width: number;
+  height: number;
+  components: 1 | 3;
+  hSamp: number;
+  vSamp: number;
+  mcuRows: number;
+  /** Blocks per MCU row, all components. */
+  perRow: number;
+  comps: LayoutComponent[];
+}
+
+/** The coefficient layout of a width × height image of 1 or 3 components at a subsampling. */
+export function coefLayout(width: number, height: number, components: 1 | 3, subsampling: JpegSubsampling): CoefLayout {
+  const [hSamp, vSamp] = components === 1 ? [1, 1] : SAMPLING[subsampling];
+  const mcuCols = Math.ceil(width / (8 * hSamp));
+  const comps: LayoutComponent[] = [];
+  let offset = 0;
+  for (let c = 0; c < components; c++) {
+    const [h, v] = c === 0 ? [hSamp, vSamp] : [1, 1];
+    comps.push({ blocks: mcuCols * h, offset, hexp: hSamp / h, vexp: vSamp / v, v });
+    offset += mcuCols * h * v;
+  }
+  return { width, height, components, hSamp, vSamp, mcuRows: Math.ceil(height / (8 * vSamp)), perRow: offset, comps };
+}
+
+/**
+ * libjpeg-turbo's compute_reciprocal (jcdctmgr.c) for one divisor: quantize(x) = sign(x)·(((|x| + correction) ·
+ * reciprocal) >> shift), which its C and SIMD quantizers both compute — equal to the rounded division.
+ */
+export function reciprocal(divisor: number): [reciprocal: number, correction: number, shift: number] {
+  const b = 31 - Math.clz32(divisor);
+  let r = 16 + b;
+  let fq = Math.floor(2 ** r / divisor);
+  const fr = 2 ** r % divisor;
+  let c = divisor >>> 1;
+  if (fr === 0) {
+    fq >>>= 1; // a power of two: the reciprocal would not fit 16 bits
+    r--;
+  } else if (fr <= divisor >>> 1) {
+    c++;
+  } else {
+    fq++;
+  }
+  return [fq, c, r];
+}
+
+/** The (reciprocal, correction, shift, 0) table the kernel quantizes with: islow's divisors are quantval << 3. */
+function quantizerTable(quant: Uint16Array): Uint32Array {
+  const out = new Uint32Array(quant.length * 4);
+  quant.forEach((q, i) => out.set(reciprocal(q << 3), 4 * i));
+  return out;
+}
+
+/** Bands of MCU rows whose pixels and coefficients each fit one binding; each band starts at an even MCU row. */
+export function jpegBands(layout: CoefLayout, channels: number, limit: number): { r0: number; rows: number }[] {
+  const inRow = 8 * layout.vSamp * layout.width * channels;
+  const outRow = layout.perRow * 128;
+  // 512 bytes of slack: the pixel binding starts up to 255 bytes before the band's first row (offset alignment)
+  // and ends up to 15 after its last (rounded up to 16).
+  const fit = Math.floor((limit - 512) / Math.max(inRow, outRow)) & ~1;
+  if (fit < 2) return [];
+  const bands = [];
+  for (let r0 = 0; r0 < layout.mcuRows; r0 += fit) bands.push({ r0, rows: Math.min(fit, layout.mcuRows - r0) });
+  return bands;
+}
+
+const WG = 64;
+
+/** The encoder's pipeline on one context. */
+class JpegEncodeGpuPlan {
+  private constructor(private readonly ctx: GpuContext, private readonly pipeline: GPUComputePipeline) {}
+
+  static prepare(ctx: GpuContext): Promise<JpegEncodeGpuPlan> {
+    return ctx.plan('jpeg:encode', async () => new JpegEncodeGpuPlan(ctx, await ctx.pipeline('jpeg-encode', jpegEncodeWgsl, 'jpeg_encode', { WG })));
+  }
+
+  /** Records the coefficients of `img` into `coefs`, band by band. */
+  encode(rec: Recording, img: GpuImage, layout: CoefLayout, quant: GPUBuffer, coefs: GPUBuffer): void {
+    const ctx = this.ctx;
+    const { width } = layout;
+    const channels = img.channels;
+    const bands = jpegBands(layout, channels, maxBinding(ctx));
+    if (!bands.length) throw new GpuLimitError(`JPEG encode: two MCU rows of a ${width}-pixel-wide image are more than this adapter binds; use the CPU JPEG path (jpeg: 'cpu')`);
+    const align = ctx.limits.minStorageBufferOffsetAlignment;
+    const mcuH = 8 * layout.vSamp;
+    rec.split(bands.length);
+    const comp = (c: number) => {
+      const k = layout.comps[Math.min(c, layout.components - 1)];
+      return [k.blocks, c < layout.components ? k.offset : layout.perRow, k.hexp, k.vexp];
+    };
+    for (const { r0, rows } of bands) {
+      const y0 = r0 * mcuH;
+      const first = y0 * width * channels;
+      const base = first - (first % align);
+      const end = Math.min(img.buffer.size, deviceBytes(Math.min(layout.height, y0 + rows * mcuH) * width * channels));
+      const outBytes = rows * layout.perRow * 128;
+      const P = rec.uniform(JpegEncodeParams, {
+        width, height: layout.height, channels, perRow: layout.perRow, rows, y0, inDelta: first - base, maxV: layout.vSamp, r0,
+        c0: comp(0), c1: comp(1), c2: comp(2),
+      });
+      const [x, y] = grid1d(ctx, Math.ceil((rows * layout.perRow) / WG));
+      rec.dispatch('jpeg.encode', this.pipeline, {
+        src: { buffer: img.buffer, offset: base, size: end - base },
+        dst: { buffer: coefs, offset: r0 * layout.perRow * 128, size: outBytes },
+        Q: quant,
+        P,
+      }, x, y);
+    }
+  }
+}
+
+/** Options of encodeJpegGpu. */
+export interface JpegGpuEncodeOptions {
+  /** 1–100, as cv2's IMWRITE_JPEG_QUALITY. @default 95 */
+  quality?: number;
+  /** Chroma subsampling of a colour image (gray has one component). @default '4:2:0' (cv2.imwrite's) */
+  subsampling?: JpegSubsampling;
+  /** Entropy-code on libuv's thread pool instead of the calling thread. @default false */
+  async?: boolean;
+  /** Filled with the time of each phase, in milliseconds (bench/jpeg-encode.ts). */
+  phases?: JpegEncodePhases;
+}
+
+/**
+ * Where an encode's time went: the GPU's arithmetic (recording, submission and the wait for it), its kernels alone
+ * (timestamps; 0 where the adapter has none), the coefficients' download, the entropy coding.
+ */
+export interface JpegEncodePhases {
+  gpu: number;
+  kernels: number;
+  download: number;
+  entropy: number;
+}
+
+/** The checks before any work: an 8-bit 2D gray or RGB image, a quality and subsampling libjpeg takes, the coder built. */
+function checkEncodable(img: GpuImage, quality: number, subsampling: JpegSubsampling): CoefBinding {
+  if (img.dtype !== 'uint8' || (img.channels !== 1 && img.channels !== 3) || img.shape.length !== 2) {
+    throw new UnsupportedFormatError(`JPEG on the GPU encodes 8-bit gray or RGB 2D images; this one is ${img.shape.join('×')}×${img.channels} ${img.dtype}`);
+  }
+  if (!Number.isInteger(quality) || quality < 1 || quality > 100) throw new InvalidArgumentError(`JPEG quality must be an integer in 1..100, got ${quality}`);
+  if (!Object.hasOwn(SAMPLING, subsampling)) throw new InvalidArgumentError(`JPEG subsampling must be one of ${Object.keys(SAMPLING).join(', ')}, got ${String(subsampling)}`);
+  const [h, w] = img.shape;
+  if (w > 65500 || h > 65500) throw new UnsupportedFormatError(`JPEG holds at most 65500×65500 pixels; this image is ${w}×${h}`);
+  const native = nativeCoefEncoder();
+  if (!native) {
+    throw new UnsupportedFormatError(`the GPU JPEG encoder needs imgpu's native entropy coder (dist/native/${CODER_FILE}: ${nativeModuleProblem(CODER_FILE) ?? 'not loaded'}); use the CPU JPEG path (jpeg: 'cpu')`);
+  }
+  return native;
+}
+
+/**
+ * Encodes a resident 8-bit gray or RGB image to JPEG with the arithmetic on the GPU: the bytes cv2.imwrite writes
+ * for the same pixels at the same quality (and, for colour, subsampling). The image stays resident and usable.
+ */
+export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = {}): Promise<Uint8Array> {
+  const quality = opts.quality ?? 95;
+  const subsampling = opts.subsampling ?? '4:2:0';
+  const native = checkEncodable(img, quality, subsampling);
+  img.assertLive();
+  const ctx = img.ctx;
+  const [h, w] = img.shape;
+  const layout = coefLayout(w, h, img.channels as 1 | 3, subsampling);
+  const plan = await JpegEncodeGpuPlan.prepare(ctx);
+  const coefBytes = layout.mcuRows * layout.perRow * 128;
+  if (coefBytes > ctx.limits.maxBufferSize) {
+    throw new GpuLimitError(`JPEG encode of a ${w}×${h} image needs ${fmtBytes(coefBytes)} of coefficients, more than one buffer of this adapter holds (${fmtBytes(ctx.limits.maxBufferSize)}); use the CPU JPEG path (jpeg: 'cpu')`);
+  }
+  const t0 = performance.now();
+  const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
+  try {
+    const kernels = await ctx.scoped('jpeg encode', async () => {
+      // Timed (timestamps, and a wait for the device) only when the phases are asked for.
+      const timer = new KernelTimer(ctx, !!opts.phases);
+      try {
+        const rec = new Recording(ctx, timer, 'jpeg encode', true);
+        plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
+        rec.submit();
+        if (!opts.phases) return 0;
+        await ctx.finish();
+        return (await timer.read()).reduce((a, k) => a + k.ms, 0);
+      } finally {
+        timer.destroy();
+      }
+    });
+    const t1 = performance.now();
+    const view = await downloadView(ctx, coefs, coefBytes);
+    const t2 = performance.now();
+    try {
+      const data = new Int16Array(view.bytes, 0, coefBytes / 2);
+      const jpeg = opts.async
+        ? await native.encodeAsync(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp)
+        : native.encode(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp);
+      if (opts.phases) Object.assign(opts.phases, { gpu: t1 - t0, kernels, download: t2 - t1, entropy: performance.now() - t2 });
+      return jpeg;
+    } finally {
+      // The coder read the mapped view; it is unmapped only once it is done.
+      view.release();
+    }
+  } finally {
+    ctx.buffers.release(coefs);
+  }
+}

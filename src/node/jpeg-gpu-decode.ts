@@ -1,0 +1,194 @@
+// JPEG decoding with the arithmetic on the GPU: entropy decoding to DCT coefficients on a libuv thread
+// (io/jpeg-coef.ts, written straight into mapped upload memory), then dequantization + islow IDCT, upsampling and
+// YCbCr→RGB as WGSL kernels (jpeg-gpu-decode.wgsl.ts), each exactly as libjpeg-turbo computes it: the pixels are
+// cv2.imread's. Work larger than one storage binding runs in bands of MCU rows.
+import { UnsupportedFormatError } from '../core/errors.js';
+import type { GpuContext } from '../core/gpu/context.js';
+import { grid1d } from '../core/gpu/dispatch.js';
+import { GpuImage } from '../core/gpu/gpu-image.js';
+import { checkBinding, maxBinding } from '../core/gpu/limits.js';
+import { Recording } from '../core/gpu/recording.js';
+import { KernelTimer } from '../core/gpu/timer.js';
+import { acquireStorage, deviceBytes, stagingView } from '../core/gpu/transfer.js';
+import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
+import { ColourParams, IdctParams, colourWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
+
+const BLOCK_BYTES = 128;
+const QUANT_BYTES = 256;
+const IDCT_WG = 64;
+const COLOUR_WG = 256;
+
+/** Why the GPU decoder does not take a file (it is then decoded on the CPU, with the same pixels). */
+export interface GpuJpegFallback {
+  fallback: string;
+}
+
+/**
+ * Phase times of GPU decodes, added up (bench/jpeg-decode.ts). With `profile`, the decode waits for the GPU after the
+ * coefficients' copy and after the kernels, so that those are timed apart (in production they overlap the caller's
+ * next work, and it does not wait).
+ */
+export interface GpuJpegTimes {
+  /** Entropy decoding on a libuv thread, into mapped upload memory. */
+  entropyMs: number;
+  /** From the end of the entropy stage to the kernels' submission (with `profile`: the copy to the device, waited for). */
+  submitMs: number;
+  profile?: boolean;
+  /** With `profile`: the kernels, from their submission until the GPU is done. */
+  kernelsMs?: number;
+  /** Bands of MCU rows the last decode ran in (1 unless an image is beyond the binding limit). */
+  bands?: number;
+}
+
+/** The GPU kernels' pipelines, made once per context. */
+class JpegDecodePlan {
+  private constructor(
+    readonly idct: GPUComputePipeline,
+    readonly ycc: GPUComputePipeline,
+    readonly gray: GPUComputePipeline,
+  ) {}
+
+  static prepare(ctx: GpuContext): Promise<JpegDecodePlan> {
+    return ctx.plan('jpeg-decode', async () => {
+      const [idct, ycc, gray] = await Promise.all([
+        ctx.pipeline('jpeg-idct', idctWgsl, 'idct_islow', { WG: IDCT_WG }),
+        ctx.pipeline('jpeg-ycc', colourWgsl, 'jpeg_ycc', { WG: COLOUR_WG }),
+        ctx.pipeline('jpeg-gray', colourWgsl, 'jpeg_gray', { WG: COLOUR_WG }),
+      ]);
+      return new JpegDecodePlan(idct, ycc, gray);
+    });
+  }
+}
+
+/**
+ * Decodes a JPEG on the GPU into a resident 8-bit image: gray (one channel) when `gray` or the file is gray, else
+ * RGB interleaved. Returns the reason instead where the GPU decoder does not cover the file (its entropy stage not
+ * built; CMYK, 4:1:1, 4:4:0, 12-bit…), for the caller to decode it on the CPU. EXIF `orientation` (1–8) is applied
+ * as cv2.imread applies it. A damaged file is an UnsupportedFormatError, as on the CPU path.
+ */
+export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1): Promise<GpuImage | GpuJpegFallback> {
+  const coef = jpegCoefDecoder();
+  if (!coef) return { fallback: `the GPU decoder's entropy stage is not available (${jpegCoefProblem()})` };
+  let layout;
+  try {
+    layout = coef.coefLayout(buf, gray);
+  } catch (e) {
+    throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
+  }
+  if ('fallback' in layout) return layout;
+  const bands = planBands(ctx, layout);
+  // Bands are runs of stored rows; an oriented output's rows are not: one band only.
+  if (orientation !== 1 && bands < mcuRowsOf(layout)) return { fallback: `EXIF orientation ${orientation} on an image larger than one binding` };
+  const plan = await JpegDecodePlan.prepare(ctx);
+  const t0 = performance.now();
+  const staged = await stagingView(ctx, layout.bytes);
+  try {
+    await coef.coefDecodeAsync(buf, new Uint8Array(staged.bytes, 0, layout.bytes), gray);
+  } catch (e) {
+    staged.discard();
+    if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return { fallback: (e as Error).message };
+    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
+  }
+  const t1 = performance.now();
+  let t2 = t1;
+  const image = await ctx.scoped('jpeg decode', async () => {
+    const coefs = staged.submit('jpeg coefficients');
+    if (times?.profile) await ctx.finish();
+    const timer = new KernelTimer(ctx, false);
+    try {
+      const rec = new Recording(ctx, timer, 'jpeg decode', true);
+      rec.retain(coefs);
+      const out = record(ctx, rec, plan, layout, bands, coefs, orientation);
+      rec.submit();
+      t2 = performance.now();
+      return out;
+    } finally {
+      timer.destroy();
+    }
+  });
+  if (times) {
+    times.entropyMs += t1 - t0;
+    times.submitMs += t2 - t1;
+    if (times.profile) {
+      await ctx.finish();
+      times.kernelsMs = (times.kernelsMs ?? 0) + performance.now() - t2;
+    }
+    times.bands = Math.ceil(mcuRowsOf(layout) / bands);
+  }
+  return image;
+}
+
+const mcuRowsOf = (l: CoefLayout) => Math.ceil(l.height / (8 * l.maxV));
+
+/** MCU rows per band: all of them when every binding fits, else as many as fit with the chroma's context rows. */
+function planBands(ctx: GpuContext, l: CoefLayout): number {
+  const mcuRows = mcuRowsOf(l);
+  const [y, ...chroma] = l.components;
+  const perRow = [l.maxV * y.stride * BLOCK_BYTES, l.maxV * 8 * y.stride * 8, 8 * l.maxV * l.width * l.components.length];
+  for (const c of chroma) perRow.push(c.stride * BLOCK_BYTES, 8 * c.stride * 8);
+  const widest = Math.max(...perRow);
+  if (widest * (mcuRows + 2) <= maxBinding(ctx)) return mcuRows;
+  checkBinding(ctx, widest * 3, `a ${l.width}-pixel-wide JPEG's MCU row`);
+  return Math.floor(maxBinding(ctx) / widest) - 2;
+}
+
+/** Block rows [first, end) of a component that the band of MCU rows [m0, m1) needs (context rows for vertical upsampling). */
+function blockRows(l: CoefLayout, c: CoefComponent, m0: number, m1: number): [number, number] {
+  const context = c.v < l.maxV ? 1 : 0;
+  return [Math.max(m0 * c.v - context, 0), Math.min(m1 * c.v + context, c.blocksH)];
+}
+
+/** A binding of `bytes` bytes of `buffer` from `offset` (a multiple of 256). */
+const range = (buffer: GPUBuffer, offset: number, bytes: number): GPUBufferBinding => ({ buffer, offset, size: deviceBytes(bytes) });
+
+function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, bandRows: number, coefs: GPUBuffer, orientation: number): GpuImage {
+  const channels = l.components.length === 1 ? 1 : 3;
+  // Orientations 5–8 transpose: the output is height × width (one band then: the stored rows are the output's columns).
+  const [outH, outW] = orientation >= 5 ? [l.width, l.height] : [l.height, l.width];
+  const rowBytes = outW * channels;
+  const out = acquireStorage(ctx, rowBytes * outH, 'jpeg');
+  const mcuRows = mcuRowsOf(l);
+  // Plane buffers for the largest band, reused by every band (the queue runs the dispatches in order).
+  const planes = l.components.map((c) => {
+    const bytes = Math.min(bandRows * c.v + 2, c.blocksH) * 8 * c.stride * 8;
+    return { binding: range(rec.storage(deviceBytes(bytes), 'jpeg plane'), 0, bytes), rowWords: c.stride * 2 };
+  });
+  const pieces = Math.ceil(mcuRows / bandRows);
+  rec.split(pieces);
+  for (let m0 = 0; m0 < mcuRows; m0 += bandRows) {
+    const m1 = Math.min(m0 + bandRows, mcuRows);
+    const first = l.components.map((c, i) => {
+      const [r0, r1] = blockRows(l, c, m0, m1);
+      const blocks = (r1 - r0) * c.blocksW;
+      const [x, y] = grid1d(ctx, Math.ceil(blocks / IDCT_WG));
+      rec.dispatch('jpeg.idct', plan.idct, {
+        coefs: range(coefs, c.offset + r0 * c.stride * BLOCK_BYTES, (r1 - r0) * c.stride * BLOCK_BYTES),
+        quant: range(coefs, i * QUANT_BYTES, QUANT_BYTES),
+        plane: planes[i].binding,
+        P: rec.uniform(IdctParams, { blocksW: c.blocksW, blocks, stride: c.stride }),
+      }, x, y);
+      return r0 * 8;
+    });
+    const y0 = m0 * 8 * l.maxV;
+    const y1 = bandRows >= mcuRows ? outH : Math.min(m1 * 8 * l.maxV, l.height);
+    const byteStart = y0 * rowBytes;
+    const bandBytes = (y1 - y0) * rowBytes;
+    const bindAt = Math.floor(byteStart / 256) * 256;
+    const words = Math.ceil(bandBytes / 4);
+    const [Y, C = Y] = l.components;
+    const hs = l.maxH / C.h, vs = l.maxV / C.v;
+    const P = rec.uniform(ColourParams, {
+      width: l.width, height: l.height, outWidth: outW, orientation, channels, y0, bandBytes, wordBase: (byteStart - bindAt) / 4, words, hs, vs,
+      // libjpeg's fancy upsampling needs more than 2 chroma samples a row; below, it replicates (jdsample.c).
+      fancy: hs === 2 && C.samplesW > 2 ? 1 : 0,
+      luma: [first[0], planes[0].rowWords, Y.samplesW, Y.samplesH],
+      chroma: [first[1] ?? 0, planes[1]?.rowWords ?? 0, C.samplesW, C.samplesH],
+    });
+    // An invocation per 4 pixels (jpeg_ycc, jpeg_gray).
+    const [x, y] = grid1d(ctx, Math.ceil(Math.ceil(bandBytes / channels / 4) / COLOUR_WG));
+    const dst = range(out, bindAt, byteStart + bandBytes - bindAt);
+    if (channels === 3) rec.dispatch('jpeg.ycc', plan.ycc, { plane0: planes[0].binding, plane1: planes[1].binding, plane2: planes[2].binding, dst, P }, x, y);
+    else rec.dispatch('jpeg.gray', plan.gray, { plane0: planes[0].binding, dst, P }, x, y);
+  }
+  return new GpuImage(ctx, out, [outH, outW], channels, 'uint8');
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { batchFormat, batchRecipe, type BatchOptions } from '../../src/cli/batch/plan.js';
+import { runBatch } from '../../src/cli/batch/run.js';
+import { COMMANDS, type ImageCommand } from '../../src/cli/commands.js';
+import { acquire } from '../../src/cli/context.js';
+import { resolveParams } from '../../src/core/params.js';
+import { nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';
+import { fixture } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+const skip = nativeCoefEncoder() || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'the GPU encoder\'s entropy coder is not built (scripts/build-native.mjs)';
+
+/** Runs `op` over `inDir` into a fresh folder of JPEGs with the batch option `jpeg`, on the GPU; the folder's outputs. */
+async function batch(op: string, params: object, inDir: string, jpeg: BatchOptions['jpeg']): Promise<Map<string, Buffer>> {
+  const out = mkdtempSync(join(tmpdir(), `imgpu-batch-jpeg-${jpeg ?? 'default'}-`));
+  const cmd = COMMANDS[op] as ImageCommand;
+  const p = resolveParams(op, cmd.params, params);
+  const codec = { format: batchFormat('jpg'), read: {}, write: { quality: 90 } };
+  const o: BatchOptions = { recursive: false, overwrite: true, quiet: true, json: false, ...codec, recipe: batchRecipe(op, p, codec), jpeg };
+  const exec = await acquire('gpu', new Map());
+  try {
+    assert.equal(await runBatch(op, cmd, [inDir], out, p, exec, o), 0, 'exit code');
+  } finally {
+    await exec.close();
+  }
+  return new Map(readdirSync(out).filter((f) => f.endsWith('.jpg')).map((f) => [f, readFileSync(join(out, f))]));
+}
+
+test('batch with jpeg \'gpu\': JPEG outputs encoded on the GPU are the bytes of the default path (gray and colour results)', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const inDir = mkdtempSync(join(tmpdir(), 'imgpu-batch-jpeg-in-'));
+  mkdirSync(inDir, { recursive: true });
+  for (const f of ['chelsea.png', 'camera_301x256.png', 'coins.png']) copyFileSync(fixture('images', f), join(inDir, f));
+  copyFileSync(fixture('jpeg', 'chelsea_q90.jpg'), join(inDir, 'chelsea_q90.jpg'));
+  // equalize works on gray (colour inputs read as gray); gamma keeps RGB: 4:2:0 colour JPEGs.
+  for (const [op, params] of [['equalize', {}], ['gamma', { gamma: 0.5 }]] as const) {
+    const gpu = await batch(op, params, inDir, 'gpu');
+    const dflt = await batch(op, params, inDir, undefined);
+    assert.equal(gpu.size, 4, `${op}: four outputs`);
+    assert.deepEqual([...gpu.keys()].sort(), [...dflt.keys()].sort());
+    for (const [f, bytes] of gpu) assert.ok(bytes.equals(dflt.get(f)!), `${op} ${f}: the same bytes`);
+  }
+});

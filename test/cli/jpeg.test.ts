@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
+import { nativeJpeg } from '../../src/io/jpeg.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
+import { fixture } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+// --jpeg gpu|cpu|auto (src/cli/jpeg.ts): the path a JPEG input is decoded on when the command runs on the GPU, said
+// in the --json summaries; the outputs are the same bytes on either path.
+const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native JPEG pieces not built (scripts/build-native.mjs)';
+const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-jpeg-'));
+const photo = (name: string) => fixture('jpeg-gpu', name);
+
+test('--jpeg takes gpu, cpu or auto: another value is exit 2, one line', () => {
+  assertOneLineError(cli('equalize', photo('c420.jpg'), join(tmp, 'x.png'), '--jpeg', 'fast'), 2, /--jpeg must be one of gpu\|cpu\|auto, got 'fast'/);
+});
+
+test('single image: --jpeg gpu decodes on the GPU, cpu and auto on the CPU, the same output bytes; --json says which', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const run = (jpeg: string, input = photo('c420.jpg'), op = 'equalize') => {
+    const out = join(tmp, `${op}-${jpeg}.png`);
+    const r = cli(op, input, out, '--device', 'gpu', '--jpeg', jpeg, '--json');
+    assert.equal(r.status, 0, r.stderr);
+    return { json: JSON.parse(r.stdout) as { jpeg: string | null }, bytes: readFileSync(out), stderr: r.stderr };
+  };
+  const gpu = run('gpu'), cpu = run('cpu'), auto = run('auto');
+  assert.deepEqual([gpu.json.jpeg, cpu.json.jpeg, auto.json.jpeg], ['gpu', 'cpu', 'cpu']);
+  assert.ok(gpu.bytes.equals(cpu.bytes) && auto.bytes.equals(cpu.bytes), 'the same output');
+  assert.equal(run('gpu', fixture('images', 'coins.png')).json.jpeg, null, 'not a JPEG input');
+  const pipe = (jpeg: string) => cli('pipeline', photo('c422.jpg'), join(tmp, `p-${jpeg}.png`), 'equalize | threshold --method otsu', '--device', 'gpu', '--jpeg', jpeg);
+  assert.equal(pipe('gpu').status, 0);
+  assert.equal(pipe('cpu').status, 0);
+  assert.ok(readFileSync(join(tmp, 'p-gpu.png')).equals(readFileSync(join(tmp, 'p-cpu.png'))), 'pipeline: the same output');
+  // A file the GPU decoder leaves to the CPU, and a command that takes colour on the host: said, same output.
+  const c440 = run('gpu', photo('c440.jpg'));
+  assert.equal(c440.json.jpeg, 'cpu');
+  assert.match(c440.stderr, /note: --jpeg gpu: .*c440\.jpg: sampling factors 1x2,1x1,1x1 .*decoded on the CPU/);
+  const oriented = run('gpu', fixture('jpeg', 'crop_o6.jpg'));
+  assert.equal(oriented.json.jpeg, 'gpu', 'EXIF orientation applied on the GPU');
+  assert.ok(oriented.bytes.equals(run('cpu', fixture('jpeg', 'crop_o6.jpg')).bytes), 'oriented: the same output');
+  const clahe = run('gpu', photo('c420.jpg'), 'clahe');
+  assert.equal(clahe.json.jpeg, 'cpu');
+  assert.match(clahe.stderr, /note: --jpeg gpu: clahe takes colour images on the host/);
+});
+
+test('batch: --jpeg gpu gives the files of --jpeg cpu, and the summary counts the JPEGs each path decoded', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const inDir = join(tmp, 'in');
+  mkdirSync(inDir, { recursive: true });
+  for (const f of ['c420.jpg', 'c422.jpg', 'c444_prog.jpg', 'gray.jpg', 'c440.jpg']) copyFileSync(photo(f), join(inDir, f));
+  copyFileSync(fixture('images', 'coins.png'), join(inDir, 'coins.png'));
+  const run = (jpeg: string, ...more: string[]) => {
+    const r = cli('equalize', inDir, join(tmp, `out-${jpeg}${more.length ? '-both' : ''}`), '--format', 'png', '--device', 'gpu', '--jpeg', jpeg, '--json', ...more);
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { processed: number; jpeg?: Record<string, number>; disagreed?: number };
+  };
+  const gpu = run('gpu');
+  assert.equal(gpu.processed, 6);
+  assert.deepEqual(gpu.jpeg, { gpu: 4, cpu: 1 });
+  assert.deepEqual(run('cpu').jpeg, { cpu: 5 });
+  for (const f of readdirSync(join(tmp, 'out-cpu')).filter((f) => f.endsWith('.png'))) {
+    assert.ok(readFileSync(join(tmp, 'out-gpu', f)).equals(readFileSync(join(tmp, 'out-cpu', f))), f);
+  }
+  const both = JSON.parse(cli('equalize', inDir, join(tmp, 'out-both'), '--format', 'png', '--device', 'both', '--jpeg', 'gpu', '--json').stdout) as { disagreed: number; jpeg: Record<string, number> };
+  assert.equal(both.disagreed, 0, 'the CPU run on the downloaded GPU decode agrees');
+  assert.deepEqual(both.jpeg, { gpu: 4, cpu: 1 });
+});
+
+test('imgpu info says which JPEG path --jpeg auto takes and whether the GPU decoder is there', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const r = cli('info', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const info = JSON.parse(r.stdout) as { jpeg: { auto: string; gpu: string } };
+  assert.equal(info.jpeg.auto, 'cpu');
+  assert.equal(info.jpeg.gpu, 'available');
+});

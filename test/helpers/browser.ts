@@ -1,0 +1,42 @@
+// Headless Chromium for the browser tests (playwright-core); the playground served by its own script.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CHROMIUM = process.env.IMGPU_CHROMIUM ?? '/usr/bin/chromium';
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Chromium flags for a quiet test run (no sandbox in containers, nothing fetched from the network). */
+export const QUIET = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+/** WebGPU on SwiftShader (software), as in CI. */
+export const WEBGPU = [...QUIET, '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'];
+
+export function chromiumOrSkip(t: { skip(msg: string): void }): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.IMGPU_REQUIRE_BROWSER === '1') throw new Error(`IMGPU_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
+  t.skip(`no Chromium at ${CHROMIUM}`);
+  return false;
+}
+
+/** `npm run playground` itself (build, then serve with COOP/COEP) on a free port, into a temporary folder. */
+export async function servePlayground(): Promise<{ server: ChildProcess; url: string }> {
+  const out = mkdtempSync(join(tmpdir(), 'imgpu-playground-'));
+  const server = spawn(process.execPath, ['scripts/playground.mjs', '--out', out], { cwd: ROOT, env: { ...process.env, PORT: '0' } });
+  let log = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    server.stdout!.on('data', (d) => {
+      log += d;
+      const m = /imgpu playground: (http:\/\/\S+)/.exec(log);
+      if (m) resolve(m[1]);
+    });
+    server.stderr!.on('data', (d) => { log += d; });
+    server.on('exit', (code) => reject(new Error(`npm run playground exited (${code}): ${log}`)));
+  });
+  return { server, url };
+}
+
+/** What the page's last run left in window.__last (checksums, errors, dtype). */
+export function lastRun(page: import('playwright-core').Page): Promise<Record<string, unknown>> {
+  return page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+}

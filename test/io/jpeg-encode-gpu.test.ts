@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { compareImages } from '../../src/core/compare.js';
+import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../../src/core/errors.js';
+import type { GpuContext } from '../../src/core/gpu/context.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
+import { maxBinding } from '../../src/core/gpu/limits.js';
+import { createImage } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { encodeJpeg } from '../../src/io/jpeg.js';
+import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
+import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
+import { fixture, mirrorTiled } from '../helpers/fixtures.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { PYTHON } from '../helpers/parity.js';
+
+// References: test/io/jpeg_encode_refs.py, run here through Debian's Python: cv2.imwrite's files (4:2:0, gray) and
+// Pillow's 4:4:4 / 4:2:2 on the same libjpeg, for real photographs at sizes that are and are not MCU multiples.
+const required = process.env.IMGPU_REQUIRE_NATIVE === '1';
+const skip = nativeCoefEncoder() || required ? false : 'the GPU encoder\'s entropy coder is not built (scripts/build-native.mjs)';
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test', 'io', 'jpeg_encode_refs.py');
+
+let refs: { dir: string; images: [string, number][] } | string | undefined;
+
+/** The reference folder (made once), or undefined with the test skipped where Debian's Python cannot make it. */
+function references(t: TestContext): { dir: string; images: [string, number][] } | undefined {
+  if (refs === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'imgpu-jpegenc-'));
+    const r = spawnSync(PYTHON, [SCRIPT, dir, fixture('images')], { encoding: 'utf8' });
+    refs = r.status === 0
+      ? { dir, images: r.stdout.trim().split(' ').map((s) => s.split(':')).map(([n, c]) => [n, Number(c)] as [string, number]) }
+      : `${PYTHON} could not write the cv2 references: ${r.error?.message ?? r.stderr.trim().split('\n').pop()}`;
+  }
+  if (typeof refs !== 'string') return refs;
+  if (required) throw new Error(refs);
+  t.skip(refs);
+  return undefined;
+}
+
+/** The named photograph, resident on `ctx`. */
+async function resident(ctx: GpuContext, dir: string, name: string): Promise<GpuImage> {
+  return GpuImage.upload(ctx, await readImage(join(dir, `${name}.png`)));
+}
+
+/** Names of the cases whose GPU-encoded bytes differ from the reference file `ref(name)`. */
+async function mismatches(ctx: GpuContext, dir: string, names: string[], cases: { opts: JpegGpuEncodeOptions; ref: (name: string) => string }[]): Promise<string[]> {
+  const bad: string[] = [];
+  for (const name of names) {
+    const img = await resident(ctx, dir, name);
+    for (const { opts, ref } of cases) {
+      const bytes = Buffer.from(await encodeJpegGpu(img, opts));
+      if (!bytes.equals(readFileSync(join(dir, ref(name))))) bad.push(`${ref(name)} (${bytes.length} bytes)`);
+    }
+    img.release();
+  }
+  return bad;
+}
+
+test('the GPU JPEG encoder\'s entropy coder is built where required', { skip: !required }, () => {
+  assert.ok(nativeCoefEncoder(), 'dist/native/imgpu-jpegenc.node did not load');
+});
+
+test('GPU JPEG encode: files byte-identical to cv2.imwrite, colour (4:2:0) and gray photographs and extremes, qualities 95/75/100/50/10/1, sizes not multiples of the MCU', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  const cases = [95, 75, 100, 50, 10, 1].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
+  assert.deepEqual(await mismatches(ctx, r.dir, r.images.map(([n]) => n), cases), []);
+  assert.ok(r.images.some(([, c]) => c === 1) && r.images.some(([, c]) => c === 3), 'gray and colour images');
+});
+
+test('GPU JPEG encode: 4:4:4 and 4:2:2 byte-identical to libjpeg\'s own encoder (Pillow on the library cv2 uses)', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  const cases = (['4:4:4', '4:2:2'] as const).flatMap((subsampling) =>
+    [95, 75].map((quality) => ({ opts: { quality, subsampling }, ref: (n: string) => `${n}_${subsampling.replaceAll(':', '')}_q${quality}.jpg` })));
+  assert.deepEqual(await mismatches(ctx, r.dir, r.images.filter(([, c]) => c === 3).map(([n]) => n), cases), []);
+});
+
+test('GPU JPEG encode beyond one storage binding: bands of MCU rows give the same bytes', { skip }, async (t) => {
+  const ctx = await gpuWithBindingLimit(t, 64 << 10);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  // Several bands each, starting at rows whose first byte is not binding-aligned.
+  for (const [name, channels] of [['coffee_587x397', 3], ['camera_499x509', 1]] as const) {
+    const img = await readImage(join(r.dir, `${name}.png`));
+    const [h, w] = img.shape;
+    assert.ok(jpegBands(coefLayout(w, h, channels, '4:2:0'), channels, maxBinding(ctx)).length > 3, `${name} is split`);
+  }
+  const cases = [{ opts: { quality: 95 }, ref: (n: string) => `${n}_q95.jpg` }, { opts: { quality: 75, subsampling: '4:4:4' as const }, ref: (n: string) => `${n}_444_q75.jpg` }];
+  assert.deepEqual(await mismatches(ctx, r.dir, ['coffee_587x397'], cases), []);
+  assert.deepEqual(await mismatches(ctx, r.dir, ['camera_499x509'], cases.slice(0, 1)), []);
+});
+
+test('GPU JPEG encode on libuv\'s threads, and encodeJpegFromGpu with jpeg gpu/cpu/auto: the same bytes; the image stays resident', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  const host = await readImage(join(r.dir, 'chelsea.png'));
+  const img = await GpuImage.upload(ctx, host);
+  const ref = readFileSync(join(r.dir, 'chelsea_q95.jpg'));
+  assert.ok(Buffer.from(await encodeJpegGpu(img, { async: true })).equals(ref), 'async');
+  for (const jpeg of ['gpu', 'cpu', 'auto'] as const) {
+    const bytes = await encodeJpegFromGpu(img, 95, { jpeg, async: true });
+    assert.ok(bytes && Buffer.from(bytes).equals(ref), `encodeJpegFromGpu, jpeg: '${jpeg}'`);
+  }
+  assert.ok(compareImages(await img.toHost(), host).identical, 'the input is untouched');
+  img.release();
+});
+
+test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB binding: the bytes of the CPU codec (cv2.imwrite\'s)', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  // chelsea mirror-tiled to 8000×5800 RGB: 139 MB, past the binding and not MCU multiples.
+  const [h, w] = [5800, 8000];
+  const host = mirrorTiled(await readImage(fixture('images', 'chelsea.png')), h, w);
+  const bands = jpegBands(coefLayout(w, h, 3, '4:2:0'), 3, maxBinding(ctx)).length;
+  if (host.data.byteLength > maxBinding(ctx)) assert.ok(bands > 1, 'split in bands');
+  const img = await GpuImage.upload(ctx, host);
+  const cpu = encodeJpeg(host, 95);
+  assert.ok(cpu, 'the CPU codec is built');
+  assert.ok(Buffer.from(await encodeJpegGpu(img, { async: true })).equals(cpu), `${bands} bands`);
+  img.release();
+});
+
+test('GPU JPEG encode refuses what it cannot encode before any work, with typed errors', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const f32 = await GpuImage.upload(ctx, createImage([8, 8], 'float32', 1));
+  await assert.rejects(encodeJpegGpu(f32), UnsupportedFormatError);
+  await assert.rejects(encodeJpegFromGpu(f32, 95, { jpeg: 'gpu' }), UnsupportedFormatError);
+  f32.release();
+  const rgba = await GpuImage.upload(ctx, createImage([8, 8], 'uint8', 4));
+  await assert.rejects(encodeJpegGpu(rgba), UnsupportedFormatError);
+  rgba.release();
+  const gray = await GpuImage.upload(ctx, createImage([8, 8], 'uint8', 1));
+  await assert.rejects(encodeJpegGpu(gray, { quality: 0 }), InvalidArgumentError);
+  await assert.rejects(encodeJpegGpu(gray, { quality: 95.5 }), InvalidArgumentError);
+  await assert.rejects(encodeJpegGpu(gray, { subsampling: '4:1:1' as never }), InvalidArgumentError);
+  gray.release();
+  // A gray image's coefficients take twice its bytes: past one buffer of the adapter, refused before any work.
+  const small = await createNodeGpuContext({ limits: { maxBufferSize: 1 << 20 } });
+  try {
+    const big = await GpuImage.upload(small, createImage([800, 1000], 'uint8', 1));
+    await assert.rejects(encodeJpegGpu(big), GpuLimitError);
+    big.release();
+  } finally {
+    small.destroy();
+  }
+});
+
+test('GPU JPEG encode equals the committed cv2.imwrite fixtures of test/io/jpeg.test.ts (gray and colour, no Python needed)', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  for (const [input, ref] of [[fixture('images', 'camera.png'), 'camera_q95_cv2.jpg'], [fixture('jpeg', 'chelsea_q90_rgb.png'), 'chelsea_q95_cv2.jpg']]) {
+    const img = await GpuImage.upload(ctx, await readImage(input));
+    assert.ok(Buffer.from(await encodeJpegGpu(img)).equals(readFileSync(fixture('jpeg', ref))), ref);
+    img.release();
+  }
+});

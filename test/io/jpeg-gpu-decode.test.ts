@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test, type TestContext } from 'node:test';
+import { compareImages } from '../../src/core/compare.js';
+import { UnsupportedFormatError } from '../../src/core/errors.js';
+import type { GpuContext } from '../../src/core/gpu/context.js';
+import type { Image } from '../../src/core/image.js';
+import { readImage } from '../../src/io/index.js';
+import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
+import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
+import { readJpegToGpu, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
+import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { fixture } from '../helpers/fixtures.js';
+
+// References: scripts/make_jpeg_gpu_fixtures.py (cv2.imread of Debian's OpenCV 4.6 / libjpeg-turbo 2.1.5, saved as
+// PNG; an RGB PNG read back is cv2's BGR in RGB order, the library's).
+const file = (name: string) => fixture('jpeg-gpu', name);
+const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native JPEG pieces not built (scripts/build-native.mjs)';
+
+test('the GPU JPEG decoder\'s entropy stage is built where required', { skip: process.env.IMGPU_REQUIRE_NATIVE !== '1' }, () => {
+  assert.ok(jpegCoefDecoder(), 'dist/native/imgpu-jpegcoef.node did not load');
+});
+
+/** A JPEG with an EXIF orientation tag inserted (APP1 after SOI; big-endian TIFF, one IFD entry), as make_jpeg_fixtures.py does. */
+function withOrientation(jpeg: Uint8Array, o: number): Uint8Array {
+  const tiff = [0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0, 0, 0, 0, 0];
+  const payload = [...Buffer.from('Exif\0\0', 'latin1'), ...tiff];
+  const app1 = [0xff, 0xe1, (payload.length + 2) >> 8, (payload.length + 2) & 255, ...payload];
+  return Uint8Array.from([...jpeg.subarray(0, 2), ...app1, ...jpeg.subarray(2)]);
+}
+
+async function decode(ctx: GpuContext, name: string, gray: boolean, jpeg: JpegPathOption = 'gpu') {
+  const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg });
+  assert.ok(r, `${name}: no native decode`);
+  const host = await r.image.toHost();
+  r.image.release();
+  return { ...r, host };
+}
+
+function assertIdentical(got: Image, want: Image, what: string) {
+  const c = compareImages(got, want);
+  assert.ok(c.identical, `${what}: ${got.shape.join('×')}×${got.channels} vs ${want.shape.join('×')}×${want.channels}, ${c.mismatches} bytes differ (max ${c.maxAbsDiff}, first at ${c.firstMismatch})`);
+}
+
+async function assertLikeCv2(ctx: GpuContext, name: string, colour: boolean) {
+  for (const gray of colour ? [false, true] : [true]) {
+    const r = await decode(ctx, name, gray);
+    assert.equal(r.jpeg, 'gpu', `${name}: decoded on the ${r.jpeg} (${r.fallback})`);
+    assertIdentical(r.host, await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), `${name} ${gray ? 'gray' : 'colour'}`);
+  }
+}
+
+const COLOUR = [
+  ['c420', '4:2:0, 451×300'],
+  ['c420_rst', '4:2:0 with restart markers'],
+  ['c420_prog', '4:2:0 progressive'],
+  ['c420_smooth', '4:2:0 progressive, scans never refined (libjpeg smooths the blocks: half the bytes differ without)'],
+  ['c444', '4:4:4'],
+  ['c444_prog', '4:4:4 progressive'],
+  ['c422', '4:2:2'],
+  ['c422_prog', '4:2:2 progressive'],
+  ['tiny420', '4:2:0 3×5 (box upsampling)'],
+  ['tiny422', '4:2:2 4×3 (box upsampling)'],
+];
+
+for (const [name, what] of COLOUR) {
+  test(`GPU JPEG decode equals cv2.imread, colour and gray: ${what}`, { skip }, async (t) => {
+    const ctx = await gpuOrSkip(t);
+    if (ctx) await assertLikeCv2(ctx, name, true);
+  });
+}
+
+for (const [name, what] of [['gray', 'one component, 301×255'], ['gray_prog', 'one component, progressive, restart markers']]) {
+  test(`GPU JPEG decode equals cv2.imread(IMREAD_GRAYSCALE): ${what}`, { skip }, async (t) => {
+    const ctx = await gpuOrSkip(t);
+    if (!ctx) return;
+    await assertLikeCv2(ctx, name, false);
+    const r = await decode(ctx, name, false);
+    assert.equal(r.host.channels, 1, 'a one-component JPEG decodes to one channel');
+  });
+}
+
+test('GPU JPEG decode applies the EXIF orientation (1–8) as cv2.imread does, colour and gray', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  // test/fixtures/jpeg (scripts/make_jpeg_fixtures.py): a 151×100 4:2:0 crop with each orientation tag, cv2.imread's references.
+  for (let o = 1; o <= 8; o++) {
+    for (const gray of [false, true]) {
+      const r = await readJpegToGpu(ctx, readFileSync(fixture('jpeg', `crop_o${o}.jpg`)), `crop_o${o}`, gray, { jpeg: 'gpu' });
+      assert.equal(r?.jpeg, 'gpu', `orientation ${o}: ${r?.fallback}`);
+      const host = await r.image.toHost();
+      r.image.release();
+      assertIdentical(host, await readImage(fixture('jpeg', `crop_o${o}_${gray ? 'gray' : 'rgb'}.png`)), `orientation ${o} ${gray ? 'gray' : 'colour'}`);
+    }
+  }
+});
+
+test('GPU JPEG decode beyond the binding limit runs in bands of MCU rows, with the same pixels', { skip }, async (t: TestContext) => {
+  // 64 KiB: the 451×300 photo's output (406 KB), planes and coefficients each need several bands.
+  const ctx = await gpuWithBindingLimit(t, 64 << 10);
+  if (!ctx) return;
+  await assertLikeCv2(ctx, 'c420', true);
+  await assertLikeCv2(ctx, 'c444', true);
+  await assertLikeCv2(ctx, 'gray', false);
+  // An oriented image is not split (its output rows are not the stored rows): left to readImage, which orients.
+  const oriented = withOrientation(readFileSync(file('c420.jpg')), 6);
+  assert.equal(exifOrientation(oriented), 6);
+  assert.equal(await readJpegToGpu(ctx, oriented, 'o6', false, { jpeg: 'gpu' }), undefined);
+  const times = { entropyMs: 0, submitMs: 0 } as GpuJpegTimes;
+  const r = await readJpegToGpu(ctx, readFileSync(file('c420.jpg')), 'c420', false, { jpeg: 'gpu', times });
+  r?.image.release();
+  assert.ok((times.bands ?? 0) > 1, `ran in ${times.bands} band(s)`);
+});
+
+test('a JPEG the GPU decoder does not cover (4:4:0) falls back to the CPU, says so, same pixels', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  for (const gray of [false, true]) {
+    const r = await decode(ctx, 'c440', gray);
+    assert.equal(r.jpeg, 'cpu');
+    assert.match(r.fallback ?? '', /sampling factors 1x2,1x1,1x1/);
+    assertIdentical(r.host, await readImage(file('c440.jpg'), { gray }), `c440 ${gray ? 'gray' : 'colour'}`);
+  }
+});
+
+test('the JPEG path option: cpu and auto decode on the CPU (no fallback reported), gpu on the GPU', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const want = await readImage(file('c420_rgb.png'));
+  for (const [opt, path] of [['cpu', 'cpu'], ['auto', 'cpu'], ['gpu', 'gpu']] as const) {
+    const r = await decode(ctx, 'c420', false, opt);
+    assert.equal(r.jpeg, path, opt);
+    assert.equal(r.fallback, undefined);
+    assertIdentical(r.host, want, opt);
+  }
+});
+
+test('a truncated JPEG is a typed error on the GPU path too', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const bytes = readFileSync(file('c420.jpg'));
+  await assert.rejects(readJpegToGpu(ctx, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', false, { jpeg: 'gpu' }), UnsupportedFormatError);
+  await assert.rejects(readJpegToGpu(ctx, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', true, { jpeg: 'gpu' }), UnsupportedFormatError);
+});
