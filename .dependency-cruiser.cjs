@@ -65,6 +65,20 @@ module.exports = {
       to: { path: '^src/ops/[^/]+/', pathNot: '^src/ops/$1/' },
     },
     {
+      name: 'queue-in-scale-only',
+      comment: 'bullmq (scale-out, issue 21) is imported by src/cli/scale/ only.',
+      severity: 'error',
+      from: { path: '^src/|^playground/', pathNot: '^src/cli/scale/' },
+      to: { path: 'node_modules/bullmq' },
+    },
+    {
+      name: 'scale-loaded-lazily',
+      comment: 'src/cli/scale/ is loaded by a dynamic import only (main.ts), so no other command loads bullmq.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/scale/' },
+      to: { path: '^src/cli/scale/', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
       name: 'no-circular',
       comment: 'No import cycles in the sources.',
       severity: 'error',

@@ -9,9 +9,9 @@
  * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1) and with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1). Writes bench/results/<out>.json and a bar plot, <out>.svg.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { makePhotoFolder } from './common.js';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import { plotBatchSvg } from './plot.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -19,27 +19,6 @@ const count = Number(arg('images', '210'));
 const dir = arg('dir', '/tmp/imgpu-batch');
 const outName = arg('out', 'batch');
 const only = arg('ops', 'equalize,otsu,pipeline').split(',');
-const SOURCES = ['camera.png', 'chelsea.png', 'coins.png', 'moon.png', 'page.png', 'camera_301x256.png', 'chelsea16.png'];
-
-async function makeFolder(): Promise<string> {
-  const src = join(dir, 'photos');
-  if (existsSync(src) && readdirSync(src).length === count) return src;
-  rmSync(src, { recursive: true, force: true });
-  mkdirSync(src, { recursive: true });
-  const jobs: Promise<unknown>[] = [];
-  for (let i = 0; i < count; i++) {
-    const mp = 1 + (23 * i) / Math.max(1, count - 1);
-    const file = SOURCES[i % SOURCES.length];
-    const meta = await sharp(join('test/fixtures/images', file)).metadata();
-    const aspect = (meta.width ?? 1) / (meta.height ?? 1);
-    const h = Math.round(Math.sqrt((mp * 1e6) / aspect)), w = Math.round(h * aspect);
-    jobs.push(sharp(join('test/fixtures/images', file)).resize(w, h, { fit: 'fill' }).toColourspace('srgb').jpeg({ quality: 90 }).toFile(join(src, `img${String(i).padStart(4, '0')}.jpg`)));
-    if (jobs.length >= 16) await Promise.all(jobs.splice(0));
-  }
-  await Promise.all(jobs);
-  return src;
-}
-
 function imgpu(args: string[], env: Record<string, string> = {}): Record<string, unknown> {
   const r = spawnSync(process.execPath, ['bin/imgpu.js', ...args, '--json', '--overwrite', '--quiet'], { encoding: 'utf8', maxBuffer: 1 << 24, env: { ...process.env, ...env } });
   try {
@@ -50,7 +29,7 @@ function imgpu(args: string[], env: Record<string, string> = {}): Record<string,
 }
 
 async function main(): Promise<void> {
-  const src = await makeFolder();
+  const src = await makePhotoFolder(join(dir, 'photos'), count);
   const rows = [];
   for (const [name, cmd] of [
     ['equalize', ['equalize']],

@@ -1,4 +1,6 @@
 /** What the benchmarks share: statistics, repeated timing, inputs from the bundled photograph, GPU warm-up. */
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
@@ -58,4 +60,28 @@ export async function holdClocks(): Promise<{ held: boolean; release: () => void
   });
   if (!ready) console.error('holdClocks: python3 with CuPy did not start; clocks are not held');
   return { held: ready, release: () => py.kill() };
+}
+
+const PHOTO_SOURCES = ['camera.png', 'chelsea.png', 'coins.png', 'moon.png', 'page.png', 'camera_301x256.png', 'chelsea16.png'];
+
+/**
+ * A folder of `count` photos: the photographs of test/fixtures/images resized (Lanczos, sharp) to sizes spread
+ * evenly between 1 and `maxMp` megapixels, JPEG quality 90 — a photo batch. Kept when it is already there.
+ */
+export async function makePhotoFolder(src: string, count: number, maxMp = 24): Promise<string> {
+  if (existsSync(src) && readdirSync(src).length === count) return src;
+  rmSync(src, { recursive: true, force: true });
+  mkdirSync(src, { recursive: true });
+  const jobs: Promise<unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const mp = 1 + ((maxMp - 1) * i) / Math.max(1, count - 1);
+    const file = PHOTO_SOURCES[i % PHOTO_SOURCES.length];
+    const meta = await sharp(join('test/fixtures/images', file)).metadata();
+    const aspect = (meta.width ?? 1) / (meta.height ?? 1);
+    const h = Math.round(Math.sqrt((mp * 1e6) / aspect)), w = Math.round(h * aspect);
+    jobs.push(sharp(join('test/fixtures/images', file)).resize(w, h, { fit: 'fill' }).toColourspace('srgb').jpeg({ quality: 90 }).toFile(join(src, `img${String(i).padStart(4, '0')}.jpg`)));
+    if (jobs.length >= 16) await Promise.all(jobs.splice(0));
+  }
+  await Promise.all(jobs);
+  return src;
 }

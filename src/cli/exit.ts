@@ -1,6 +1,6 @@
 /**
  * The CLI's exit codes besides those of the typed errors (core/errors.ts: 2 bad arguments, 3 files, 4 no GPU
- * adapter, 5 GPU memory or device, 6 runtime, 70 internal): what a run that went through reports.
+ * adapter, 5 GPU memory or device, 6 runtime, 7 the job queue's Redis server unreachable, 70 internal): what a run that went through reports.
  */
 /** Done. */
 export const EXIT_OK = 0;

@@ -73,6 +73,9 @@ ${ops}
   imgpu classifier convert <opencv.xml> <waldboost.xml>   an OpenCV LBP cascade written as a WaldBoost classifier (exactly)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
   imgpu adapters [--json]                   the GPU adapters available (names for --adapter)
+  imgpu submit <inputs…|folder> <out> "<pipeline>" --redis URL   a batch queued on Redis for workers (docs/scale-out.md)
+  imgpu worker --redis URL [--device gpu|cpu] [--concurrency n]  runs queued jobs until SIGTERM
+  imgpu status <batch> --redis URL [--watch] [--json]  a queued batch's jobs, images, rate, failures; imgpu retry <batch>
 
 Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D); volumes: .nii/.nii.gz, DICOM (.dcm file or a folder
 holding one series; read, geometry kept, written as NIfTI), .raw with --shape/--dtype. Colour is converted to gray (OpenCV's RGB→gray),
@@ -210,6 +213,9 @@ async function gmuCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** The scale-out commands (src/cli/scale/, imported when one is run). */
+const SCALE = ['submit', 'worker', 'status', 'retry'];
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === 'help' || command === '-h') {
@@ -222,6 +228,8 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'detect') return detectCommand(rest);
   if (command === 'classifier') return classifierCommand(rest);
   if (command === 'adapters') return adaptersCommand(rest);
+  // Scale-out (Redis, BullMQ) is loaded only for its own commands.
+  if (SCALE.includes(command)) return (await import('./scale/index.js')).SCALE_COMMANDS[command](rest);
   const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
   return runOp(command, op, rest);

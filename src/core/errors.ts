@@ -70,6 +70,15 @@ export class ImageTooLargeError extends UnsupportedFormatError {
   override readonly code: string = 'IMAGE_TOO_LARGE';
 }
 
+/**
+ * The job queue's server (Redis, for the CLI's submit/worker/status) cannot be reached or answers with an error:
+ * a bad address, a server that is down, a password refused. Exit 7: retry once the server is back.
+ */
+export class QueueUnavailableError extends ImgpuError {
+  override readonly code: string = 'QUEUE_UNAVAILABLE';
+  override readonly exitCode: number = 7;
+}
+
 /** A WGSL shader failed to compile: always a bug in imgpu; the message carries the WGSL line. */
 export class ShaderCompileError extends ImgpuError {
   override readonly code: string = 'SHADER_COMPILE';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FileAccessError } from '../../src/core/errors.js';
+import { FileAccessError, GpuDeviceLostError } from '../../src/core/errors.js';
 import type { Image } from '../../src/core/image.js';
 import { eachImage, type ImageSource, type LoopJob, type Next } from '../../src/cli/batch/loop.js';
 import { Progress } from '../../src/cli/batch/report.js';
@@ -53,6 +53,17 @@ test('failures: an unreadable file and a failing step are counted and the others
     return async () => void kept.push(job.input);
   }, { depth: 1, window: 1, pipelined: true, progress: quiet(), onFailure: 'stop' }), /f2 broke/);
   assert.deepEqual(kept, ['f0'], 'f1 waits for a later step that never comes: the run ends with the error');
+});
+
+test('fatal errors end the run whatever onFailure says (a queue worker\'s lost GPU device); the others are counted', async () => {
+  const kept: string[] = [];
+  const step = async (job: LoopJob) => {
+    if (job.input === 'f1') throw new FileAccessError('f1 broke');
+    if (job.input === 'f3') throw new GpuDeviceLostError('the GPU device was lost');
+    return async () => void kept.push(job.input);
+  };
+  await assert.rejects(eachImage(source(6), step, { depth: 1, window: 1, progress: quiet(), onFailure: 'count', fatal: (e) => e instanceof GpuDeviceLostError }), GpuDeviceLostError);
+  assert.deepEqual(kept, ['f0', 'f2'], 'nothing after the lost device is started');
 });
 
 test('a deadline stops the loop before the next image (--timeout), and says so', async () => {

@@ -5,7 +5,7 @@ import type { ReadOptions } from '../../io/index.js';
 import type { CodecPool } from '../../node/codec-pool.js';
 import type { VideoReader } from '../../io/video.js';
 import { cliWording } from '../flags.js';
-import type { Progress } from './report.js';
+import type { ProgressSink } from './report.js';
 
 // The loop every run over many images goes through — a batch of an image command (run.ts) and detection over a
 // folder or a video (detect.ts): images come from a source (files, a video's frames), each is computed and its result kept (written, reported) behind
@@ -113,13 +113,18 @@ export interface LoopOptions {
    * `window` does not apply; meant for depth 1.
    */
   pipelined?: boolean;
-  progress: Progress;
+  progress: ProgressSink;
   /**
    * An image that fails: 'say' reports it on stderr at once and goes on; 'count' goes on, the failure listed only
    * in the tally (a batch's --json summary); 'stop' ends the run with its error once the images in flight are
    * done (a video's frame is not a file that can be skipped).
    */
   onFailure: 'say' | 'count' | 'stop';
+  /**
+   * Errors that end the run as with 'stop' whatever onFailure says: they are not the image's (a queue worker's
+   * lost GPU device, after which every image would fail and the job must go to another worker).
+   */
+  fatal?: (e: unknown) => boolean;
   /** no image is started after this time (now()), e.g. --timeout */
   deadline?: number;
 }
@@ -141,7 +146,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
   const tally: LoopTally = { processed: 0, failed: [], bytes: 0, keepMs: 0, stopped: false };
   let fatal: { error: unknown } | undefined;
   const fail = (j: J, e: unknown) => {
-    if (o.onFailure === 'stop') {
+    if (o.onFailure === 'stop' || o.fatal?.(e)) {
       fatal ??= { error: e };
       return;
     }

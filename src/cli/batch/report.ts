@@ -18,11 +18,17 @@ export interface ProgressOptions {
   verb?: string;
 }
 
+/** Where a loop reports its progress: a Progress line, or a queue job's progress (scale/worker.ts). */
+export interface ProgressSink {
+  /** `written` images done and `failed` failed so far; `bytes` of input read; `final` once at the end. */
+  update(written: number, failed: number, bytes: number, final?: boolean): void;
+}
+
 /**
  * Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. A process running one
  * shard of a --jobs batch instead reports {"progress": written, "failed": n, "bytes": n} lines on stdout to its parent.
  */
-export class Progress {
+export class Progress implements ProgressSink {
   private last = 0;
   private readonly quiet: boolean;
   private readonly shard: boolean;

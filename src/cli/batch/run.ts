@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Comparison } from '../../core/compare.js';
 import { FileAccessError } from '../../core/errors.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
-import { writeAtomically } from '../../io/index.js';
+import { writeAtomically, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
@@ -13,12 +13,12 @@ import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
-import { eachImage, FileImages } from './loop.js';
+import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
-import { Progress, report, type BatchSummary } from './report.js';
+import { Progress, report, type BatchSummary, type ProgressSink } from './report.js';
 import { shardOf } from './shard.js';
 
-/** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runBatch). */
+/** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runImages). */
 export const IMAGES_IN_FLIGHT = 1;
 
 /**
@@ -26,7 +26,7 @@ export const IMAGES_IN_FLIGHT = 1;
  * output folder. A file that fails is reported and skipped; outputs up to date by the folder's records (the same
  * input made them with the same recipe: records.ts) are skipped unless --overwrite; every output is written
  * atomically (io writeImage), so an interrupted run leaves only whole files and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
- * at a time. The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
+ * at a time (runImages). The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
  * Returns the exit code: EXIT_OK, EXIT_SOME_FAILED, or EXIT_DISAGREE when CPU and GPU disagreed on some image.
  */
 export async function runBatch(name: string, cmd: ImageCommand, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
@@ -40,176 +40,223 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     ? (key: string, r: OutputRecord) => console.log(JSON.stringify({ record: { key, ...r } }))
     : (key: string, r: OutputRecord) => records.add(key, r);
   const t0 = now();
-  const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
-  let disagreed = 0;
   const todo = await pending(jobs, records, o);
   const skipped = jobs.length - todo.length;
   const codecs = new CodecPool();
   try {
-    return await batchLoop();
+    const progress = new Progress(todo.length, { quiet: o.quiet || o.json, shard: shard !== undefined });
+    const done = await runImages({ name, cmd, params, exec, codecs }, todo, {
+      read: o.read, write: o.write, jpeg: o.jpeg, progress, onFailure: o.json ? 'count' : 'say',
+      written: async (job) => record(job.key, await BatchRecords.describe(job, o.recipe)),
+    });
+    const seconds = (now() - t0) / 1000;
+    const { processed, failed, phases, busy, disagreed, jpeg } = done;
+    const summary: BatchSummary = {
+      op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy,
+      ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}),
+    };
+    return report(summary, o.json);
   } finally {
     await codecs.close();
     if (!shard) await saveRecords(records);
   }
-  // The loop itself, so that the codec workers are closed whatever happens in it.
-  async function batchLoop(): Promise<number> {
-    // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
-    // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
-    const outputs = new RecycledBuffers(32); // enough for the images being written behind
-    // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
-    const made = new Set<string>();
-    const ensureDir = async (d: string) => {
-      if (made.has(d)) return;
-      try {
-        await mkdir(d, { recursive: true });
-      } catch (e) {
-        throw new FileAccessError(`cannot create the folder ${d}: ${(e as Error).message}`); // a file failure, not a bug
-      }
-      made.add(d);
-    };
-    // A resident input gives a resident output: read back as a view, as a host input's output comes.
-    const hostView = async (r: OpResult<Image | GpuImage>): Promise<OpResult<Image>> => {
-      if (!(r.output instanceof GpuImage)) return r as OpResult<Image>;
-      const v = await r.output.toHostView();
-      r.output.release();
-      return { ...r, output: v.image, release: v.release };
-    };
-    const recycled = (r: OpResult<Image>): OpResult<Image> => {
-      const out = r.output;
-      if (!r.release) return r;
-      const Ctor = out.data.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => PixelArray;
-      const data = new Ctor(outputs.alloc(out.data.byteLength), 0, out.data.length);
-      exec.gpu!.hostCopy(new Uint8Array(data.buffer, 0, data.byteLength), new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength));
-      r.release();
-      return { ...r, output: { ...out, data }, release: undefined };
-    };
-    /**
-     * jpeg 'gpu' (GPU only, a JPEG output): the command runs on the resident input (decoded on the GPU, or uploaded
-     * here) and its result stays resident; an 8-bit gray or RGB result is encoded with the arithmetic on the GPU when
-     * written (entropy coding on libuv's threads), anything else is downloaded and written as usual. The same bytes
-     * as the other path. `keep()` is called when the write takes over the caller's resident input (the result is it).
-     */
-    async function processOneResident(job: Job, input: Image | GpuImage, keep: () => void): Promise<() => Promise<void>> {
-      const gpu = exec.gpu!;
-      const tu = now();
-      const dev = input instanceof GpuImage ? input : await GpuImage.upload(gpu, input);
-      phases.upload += now() - tu;
-      let r: OpResult<Image>;
-      try {
-        r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false }, {});
-      } catch (e) {
-        if (dev !== input) dev.release();
-        throw e;
-      }
-      if (!(input instanceof GpuImage)) codecs.recycle(input.data.buffer);
-      const out = r.output as unknown as GpuImage;
-      if (out === input) keep();
-      else if (dev !== input) dev.release();
-      phases.host += r.timings.host;
-      phases.kernels += kernelTotal(r.timings);
-      await ensureDir(dirname(job.output));
-      if (out.dtype !== 'uint8' || (out.channels !== 1 && out.channels !== 3) || out.shape.length !== 2) {
-        const host = await out.toHost();
-        out.release();
-        return writer(job, host, false);
-      }
-      return async () => {
-        try {
-          await writeAtomically(job.output, await encodeJpegGpu(out, { quality: o.write.quality, async: true }));
-        } finally {
-          out.release();
-        }
-        record(job.key, await BatchRecords.describe(job, o.recipe));
-      };
+}
+
+/** What runs a batch's images: the command (and its name, for messages) and its parameters as run, the devices, and the codec workers. */
+export interface ImageRunner {
+  name: string;
+  cmd: ImageCommand;
+  /** the parameters as run (cmd.prepare's) */
+  params: Record<string, unknown>;
+  exec: Execution;
+  codecs: CodecPool;
+}
+
+export interface RunImagesOptions {
+  read: ReadOptions;
+  write: WriteOptions;
+  /** --jpeg (BatchOptions.jpeg) */
+  jpeg?: BatchOptions['jpeg'];
+  progress: ProgressSink;
+  /** a failed image: said on stderr at once, or only counted (eachImage's LoopOptions.onFailure) */
+  onFailure: 'say' | 'count';
+  /** Called once an image's output is written (a batch records it). */
+  written(job: Job): Promise<void> | void;
+  /** Errors that end the run instead of failing one image (a queue worker's lost GPU device: eachImage's fatal). */
+  fatal?: (e: unknown) => boolean;
+}
+
+/** What runImages did. */
+export interface ImagesDone {
+  processed: number;
+  failed: LoopTally['failed'];
+  /** --device both: images on which CPU and GPU differed */
+  disagreed: number;
+  phases: Record<string, number>;
+  busy: Record<string, number>;
+  /** JPEG inputs per decoding path ('gpu', 'cpu') */
+  jpeg: Record<string, number>;
+}
+
+/**
+ * The images of `todo` through the command, each output written atomically: the one code path of a local batch
+ * (runBatch, --jobs processes) and of a queue worker's job (scale/worker.ts).
+ */
+export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOptions): Promise<ImagesDone> {
+  const { name, cmd, params, exec, codecs } = runner;
+  const t0 = now();
+  const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
+  let disagreed = 0;
+  // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
+  // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
+  const outputs = new RecycledBuffers(32); // enough for the images being written behind
+  // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
+  const made = new Set<string>();
+  const ensureDir = async (d: string) => {
+    if (made.has(d)) return;
+    try {
+      await mkdir(d, { recursive: true });
+    } catch (e) {
+      throw new FileAccessError(`cannot create the folder ${d}: ${(e as Error).message}`); // a file failure, not a bug
     }
-    /** The write of an output through the codec workers (its shared buffer recycled after, for a GPU result). */
-    function writer(job: Job, out: Image, recycle: boolean): () => Promise<void> {
-      return async () => {
-        // Images go to the codec workers (batch runs image commands only: ImageCommand).
-        await codecs.write(job.output, out, o.write);
-        if (recycle) outputs.give(out.data.buffer);
-        record(job.key, await BatchRecords.describe(job, o.recipe));
-      };
+    made.add(d);
+  };
+  // A resident input gives a resident output: read back as a view, as a host input's output comes.
+  const hostView = async (r: OpResult<Image | GpuImage>): Promise<OpResult<Image>> => {
+    if (!(r.output instanceof GpuImage)) return r as OpResult<Image>;
+    const v = await r.output.toHostView();
+    r.output.release();
+    return { ...r, output: v.image, release: v.release };
+  };
+  const recycled = (r: OpResult<Image>): OpResult<Image> => {
+    const out = r.output;
+    if (!r.release) return r;
+    const Ctor = out.data.constructor as new (b: SharedArrayBuffer, offset: number, length: number) => PixelArray;
+    const data = new Ctor(outputs.alloc(out.data.byteLength), 0, out.data.length);
+    exec.gpu!.hostCopy(new Uint8Array(data.buffer, 0, data.byteLength), new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.byteLength));
+    r.release();
+    return { ...r, output: { ...out, data }, release: undefined };
+  };
+  /**
+   * jpeg 'gpu' (GPU only, a JPEG output): the command runs on the resident input (decoded on the GPU, or uploaded
+   * here) and its result stays resident; an 8-bit gray or RGB result is encoded with the arithmetic on the GPU when
+   * written (entropy coding on libuv's threads), anything else is downloaded and written as usual. The same bytes
+   * as the other path. `keep()` is called when the write takes over the caller's resident input (the result is it).
+   */
+  async function processOneResident(job: Job, input: Image | GpuImage, keep: () => void): Promise<() => Promise<void>> {
+    const gpu = exec.gpu!;
+    const tu = now();
+    const dev = input instanceof GpuImage ? input : await GpuImage.upload(gpu, input);
+    phases.upload += now() - tu;
+    let r: OpResult<Image>;
+    try {
+      r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false }, {});
+    } catch (e) {
+      if (dev !== input) dev.release();
+      throw e;
     }
-    /**
-     * Runs the command on one image (both paths with --device both) and returns the write of its output. A JPEG
-     * decoded on the GPU (--jpeg gpu) comes resident: the CPU path, where it runs, gets it downloaded.
-     */
-    async function processOne(job: Job, input: Image | GpuImage): Promise<() => Promise<void>> {
-      let resident = input instanceof GpuImage ? input : undefined;
-      let host = resident ? undefined : (input as Image);
-      const onHost = async () => (host ??= await (input as GpuImage).toHost());
+    if (!(input instanceof GpuImage)) codecs.recycle(input.data.buffer);
+    const out = r.output as unknown as GpuImage;
+    if (out === input) keep();
+    else if (dev !== input) dev.release();
+    phases.host += r.timings.host;
+    phases.kernels += kernelTotal(r.timings);
+    await ensureDir(dirname(job.output));
+    if (out.dtype !== 'uint8' || (out.channels !== 1 && out.channels !== 3) || out.shape.length !== 2) {
+      const host = await out.toHost();
+      out.release();
+      return writer(job, host, false);
+    }
+    return async () => {
       try {
-        if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output)) {
-          // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
-          const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
-          if (r.result) return r.result;
-        }
-        return await processImage(job, input, onHost);
+        await writeAtomically(job.output, await encodeJpegGpu(out, { quality: o.write.quality, async: true }));
       } finally {
-        resident?.release();
+        out.release();
       }
-    }
-    async function processImage(job: Job, img: Image | GpuImage, onHost: () => Promise<Image>): Promise<() => Promise<void>> {
-      const results: Record<string, OpResult<Image>> = {};
-      const on: RunOn = { pool: exec.pool };
-      if (exec.cpu) results.cpu = await cmd.run(await onHost(), params, on, {});
-      // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
-      // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
-      if (exec.gpu) {
-        const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})));
-        const r = await runGpuOrCpu(exec, gpuRun, async () => cmd.run(await onHost(), params, on, {}));
-        results[r.on] = r.result;
-      }
-      if (results.cpu && results.gpu) {
-        const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
-        if (!c.identical) disagreed++;
-      }
-      const r = results.gpu ?? results.cpu!;
-      // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
-      if (!(img instanceof GpuImage) && Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
-      phases.host += r.timings.host;
-      phases.upload += r.timings.upload;
-      phases.kernels += kernelTotal(r.timings);
-      phases.download += r.timings.download;
-      await ensureDir(dirname(job.output));
-      return writer(job, r.output, !!results.gpu);
-    }
-    // Several images in flight on both sides of the processing: decoding and encoding run on the codec
-    // workers, so `window` images are read ahead and `window` written behind.
-    const window = Math.max(2, Math.min(16, exec.pool.size));
-    const read = { ...o.read, gray: !cmd.colour };
-    // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
-    const jpegPaths: Record<string, number> = {};
-    const reader = async (j: Job): Promise<Image | GpuImage> => {
-      const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name) : undefined;
-      if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
-      return onGpu?.image ?? codecs.read(j.input, read);
+      await o.written(job);
     };
-    const source = new FileImages<Job, Image | GpuImage>(codecs, todo, read, window, reader);
-    // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
-    // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
-    // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
-    // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
-    const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
-    const progress = new Progress(todo.length, { quiet: o.quiet || o.json, shard: shard !== undefined });
-    const elu0 = performance.eventLoopUtilization();
-    const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress, onFailure: o.json ? 'count' : 'say' });
-    phases.read = source.readMs;
-    phases.write = keepMs;
-    const seconds = (now() - t0) / 1000;
-    // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the
-    // GPU), codec phases against the codec workers' capacity — the phase nearest 1 is the one that sets the pace.
-    const wall = seconds * 1000;
-    const busy = {
-      main: performance.eventLoopUtilization(elu0).utilization,
-      read: phases.read / (wall * codecs.size),
-      write: phases.write / (wall * codecs.size),
-    };
-    const summary: BatchSummary = {
-      op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy,
-      ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpegPaths).length ? { jpeg: jpegPaths } : {}),
-    };
-    return report(summary, o.json);
   }
+  /** The write of an output through the codec workers (its shared buffer recycled after, for a GPU result). */
+  function writer(job: Job, out: Image, recycle: boolean): () => Promise<void> {
+    return async () => {
+      // Images go to the codec workers (batch runs image commands only: ImageCommand).
+      await codecs.write(job.output, out, o.write);
+      if (recycle) outputs.give(out.data.buffer);
+      await o.written(job);
+    };
+  }
+  /**
+   * Runs the command on one image (both paths with --device both) and returns the write of its output. A JPEG
+   * decoded on the GPU (--jpeg gpu) comes resident: the CPU path, where it runs, gets it downloaded.
+   */
+  async function processOne(job: Job, input: Image | GpuImage): Promise<() => Promise<void>> {
+    let resident = input instanceof GpuImage ? input : undefined;
+    let host = resident ? undefined : (input as Image);
+    const onHost = async () => (host ??= await (input as GpuImage).toHost());
+    try {
+      if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output)) {
+        // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
+        const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
+        if (r.result) return r.result;
+      }
+      return await processImage(job, input, onHost);
+    } finally {
+      resident?.release();
+    }
+  }
+  async function processImage(job: Job, img: Image | GpuImage, onHost: () => Promise<Image>): Promise<() => Promise<void>> {
+    const results: Record<string, OpResult<Image>> = {};
+    const on: RunOn = { pool: exec.pool };
+    if (exec.cpu) results.cpu = await cmd.run(await onHost(), params, on, {});
+    // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
+    // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
+    if (exec.gpu) {
+      const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})));
+      const r = await runGpuOrCpu(exec, gpuRun, async () => cmd.run(await onHost(), params, on, {}));
+      results[r.on] = r.result;
+    }
+    if (results.cpu && results.gpu) {
+      const c: Comparison = cmd.compare(results.cpu.output, results.gpu.output);
+      if (!c.identical) disagreed++;
+    }
+    const r = results.gpu ?? results.cpu!;
+    // The input has been consumed (uploaded, or read by the CPU passes): its buffer goes back to the decoders.
+    if (!(img instanceof GpuImage) && Object.values(results).every((x) => x.output.data.buffer !== img.data.buffer)) codecs.recycle(img.data.buffer);
+    phases.host += r.timings.host;
+    phases.upload += r.timings.upload;
+    phases.kernels += kernelTotal(r.timings);
+    phases.download += r.timings.download;
+    await ensureDir(dirname(job.output));
+    return writer(job, r.output, !!results.gpu);
+  }
+  // Several images in flight on both sides of the processing: decoding and encoding run on the codec
+  // workers, so `window` images are read ahead and `window` written behind.
+  const window = Math.max(2, Math.min(16, exec.pool.size));
+  const read = { ...o.read, gray: !cmd.colour };
+  // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
+  const jpegPaths: Record<string, number> = {};
+  const reader = async (j: Job): Promise<Image | GpuImage> => {
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name) : undefined;
+    if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
+    return onGpu?.image ?? codecs.read(j.input, read);
+  };
+  const source = new FileImages<Job, Image | GpuImage>(codecs, todo, read, window, reader);
+  // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
+  // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
+  // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
+  // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
+  const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
+  const elu0 = performance.eventLoopUtilization();
+  const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal });
+  phases.read = source.readMs;
+  phases.write = keepMs;
+  // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the
+  // GPU), codec phases against the codec workers' capacity — the phase nearest 1 is the one that sets the pace.
+  const wall = now() - t0;
+  const busy = {
+    main: performance.eventLoopUtilization(elu0).utilization,
+    read: phases.read / (wall * codecs.size),
+    write: phases.write / (wall * codecs.size),
+  };
+  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths };
 }

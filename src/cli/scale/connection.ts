@@ -1,0 +1,89 @@
+import { createBunRedisClient, type IRedisClient } from 'bullmq';
+import { InvalidArgumentError, QueueUnavailableError } from '../../core/errors.js';
+import { RedisReplyError, RespClient, type OutageHooks, type RedisTarget } from './resp.js';
+
+// The Redis server of the scale-out commands: its address from --redis, a quick check that it answers (a bad address
+// or a server that is down is a one-line error in seconds, never a hang), and connections for BullMQ.
+
+/** The queue when --queue is not given. */
+export const DEFAULT_QUEUE = 'imgpu';
+
+/** How long a command waits for the server to answer before it says it cannot reach it. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+/** A Redis server as the scale-out commands reach it. */
+export interface RedisServer {
+  /** the --redis URL, without its password (for messages) */
+  shown: string;
+  target: RedisTarget;
+}
+
+/**
+ * The server of a --redis URL: redis://[user:password@]host[:port][/db], or unix:///path/to/redis.sock[?db=N]
+ * (also redis+unix://…). Anything else is an InvalidArgumentError (exit 2) before any connection is tried.
+ */
+export function parseRedisUrl(url: string | undefined): RedisServer {
+  if (!url) throw new InvalidArgumentError('--redis URL is required, e.g. --redis redis://127.0.0.1:6379 or --redis unix:///run/redis/redis.sock');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InvalidArgumentError(`--redis must be a URL such as redis://host:6379 or unix:///path/redis.sock, got '${url}'`);
+  }
+  const auth = { username: decodeURIComponent(u.username) || undefined, password: decodeURIComponent(u.password) || undefined };
+  u.password = u.password ? '***' : '';
+  const shown = u.toString();
+  if (u.protocol === 'unix:' || u.protocol === 'redis+unix:') {
+    if (!u.pathname || u.pathname === '/') throw new InvalidArgumentError(`--redis ${shown} names no socket path`);
+    return { shown, target: { path: decodeURIComponent(u.pathname), db: database(u.searchParams.get('db') ?? '0', shown), ...auth } };
+  }
+  if (u.protocol !== 'redis:') throw new InvalidArgumentError(`--redis must start with redis:// or unix:// (TLS, rediss://, is not supported), got '${shown}'`);
+  const port = u.port ? Number(u.port) : 6379;
+  return { shown, target: { host: u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', port, db: database(u.pathname.slice(1) || '0', shown), ...auth } };
+}
+
+function database(v: string, shown: string): number {
+  const db = Number(v);
+  if (!Number.isInteger(db) || db < 0) throw new InvalidArgumentError(`--redis ${shown}: the database must be a number, got '${v}'`);
+  return db;
+}
+
+/** A --queue name: BullMQ keys are '<prefix>:<queue>:…', so no ':' and nothing empty. */
+export function queueName(name: string | undefined): string {
+  const q = name ?? DEFAULT_QUEUE;
+  if (!/^[\w.-]{1,100}$/.test(q)) throw new InvalidArgumentError(`--queue must be 1–100 letters, digits, '.', '_' or '-', got '${q}'`);
+  return q;
+}
+
+/**
+ * Checks that the server answers (PING) within a few seconds: the commands say so in one line rather than wait
+ * on BullMQ's reconnecting forever. QueueUnavailableError (exit 7) when it does not.
+ */
+export async function checkServer(server: RedisServer): Promise<void> {
+  const c = new RespClient(server.target, CONNECT_TIMEOUT_MS);
+  try {
+    await c.connect();
+    const pong = await Promise.race([c.send('PING'), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to PING')), CONNECT_TIMEOUT_MS).unref())]);
+    if (pong !== 'PONG') throw new Error(`it answered ${JSON.stringify(pong)} to PING`);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ECONNREFUSED' ? 'connection refused (is redis-server running there?)' : code === 'ENOENT' ? 'no such socket' : code === 'ENOTFOUND' ? 'unknown host' : (e as Error).message;
+    // A refused password or database is the server's answer, not a network failure.
+    throw new QueueUnavailableError(e instanceof RedisReplyError ? `the Redis server at ${server.shown} refused the connection: ${why}` : `cannot reach the Redis server at ${server.shown}: ${why}`);
+  } finally {
+    c.close();
+  }
+}
+
+/**
+ * A connection for BullMQ (it and the connections BullMQ makes from it re-open themselves when the server goes away,
+ * telling `hooks`). Close it with quit().
+ */
+export function redisConnection(server: RedisServer, hooks?: OutageHooks): IRedisClient {
+  return createBunRedisClient(new RespClient(server.target, CONNECT_TIMEOUT_MS, hooks) as never);
+}
+
+/** Where a batch's description (its jobs, images and pipeline) is kept: beside the queue's own keys. */
+export function batchKey(queue: string, batch: string): string {
+  return `bull:${queue}:imgpu-batch:${batch}`;
+}
