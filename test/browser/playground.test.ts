@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { pixelChecksum as checksum } from '../../src/core/compare.js';
 import { imageFrom, toGray } from '../../src/core/image.js';
@@ -13,10 +11,7 @@ import { encodeNpy, readImage } from '../../src/io/index.js';
 import { loadFileParams } from '../../src/io/params.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { fixture } from '../helpers/fixtures.js';
-
-const CHROMIUM = process.env.IMGPU_CHROMIUM ?? '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
+import { chromiumOrSkip, CHROMIUM, QUIET, ROOT, servePlayground } from '../helpers/playground.js';
 
 // [sample, operation, form values]: every registry operation at least once, colour CLAHE, both CLAHE forms.
 const CASES: [string, string, Record<string, string>][] = [
@@ -32,32 +27,6 @@ const CASES: [string, string, Record<string, string>][] = [
   ['chelsea.png', 'gamma', { gamma: '0.5' }],
   ['coins.png', 'gamma', { gamma: '2.2', gain: '1.2' }],
 ];
-
-function chromiumOrSkip(t: { skip(msg: string): void }): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.env.IMGPU_REQUIRE_BROWSER === '1') throw new Error(`IMGPU_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
-  t.skip(`no Chromium at ${CHROMIUM}`);
-  return false;
-}
-
-/** `npm run playground` itself (build, then serve with COOP/COEP) on a free port, into a temporary folder. */
-async function servePlayground(): Promise<{ server: ChildProcess; url: string }> {
-  const out = mkdtempSync(join(tmpdir(), 'imgpu-playground-'));
-  const server = spawn(process.execPath, ['scripts/playground.mjs', '--out', out], { cwd: ROOT, env: { ...process.env, PORT: '0' } });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    server.stdout!.on('data', (d) => {
-      log += d;
-      const m = /imgpu playground: (http:\/\/\S+)/.exec(log);
-      if (m) resolve(m[1]);
-    });
-    server.stderr!.on('data', (d) => { log += d; });
-    server.on('exit', (code) => reject(new Error(`npm run playground exited (${code}): ${log}`)));
-  });
-  return { server, url };
-}
-
-const QUIET = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
 /**
  * The playground served by its own script (COOP/COEP headers, so the page is cross-origin isolated), driven in
