@@ -101,7 +101,7 @@ test('detect page: camera, video file and image, GPU and CPU, boxes equal to the
       '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-video-capture=${camera}`],
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1200, height: 820 } });
+    const page = await browser.newPage({ viewport: { width: 1200, height: 860 } });
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`exception: ${e.message}`));
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
@@ -151,7 +151,7 @@ test('detect page: camera, video file and image, GPU and CPU, boxes equal to the
       assert.equal(expected.length > 10, true);
       const shot = await page.screenshot();
       // The docs' screenshot is taken here: IMGPU_DETECT_SHOT=docs/images/detect.png.
-      if (process.env.IMGPU_DETECT_SHOT) await sharp(shot).resize(900).png({ palette: true, colours: 64 }).toFile(process.env.IMGPU_DETECT_SHOT);
+      if (process.env.IMGPU_DETECT_SHOT) await sharp(shot).resize(1000).png({ palette: true, colours: 64 }).toFile(process.env.IMGPU_DETECT_SHOT);
       assert.ok((await sharp(shot).stats()).channels[0].stdev > 20, 'the screenshot looks blank');
       const cpu = await frameAfter(page, 'cpu', () => page.check('#backend-cpu'));
       assert.deepEqual(cpu.boxes, expected);
