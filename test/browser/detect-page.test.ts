@@ -45,10 +45,14 @@ function photoClip(path: string): string {
 
 const FACE = fixture('detect', 'lbpcascade_frontalface.xml');
 
-/** The Node detector (the detect operation, on the CPU) on the frame's own pixels with the page's classifier file and options. */
-async function nodeBoxes(r: FrameRecord, classifierFile: string): Promise<FrameRecord['boxes']> {
+/**
+ * The Node detector (the detect operation, on the CPU) on the frame's own pixels with the page's options and
+ * classifier (the bundled one, or a detection fixture the test chose in the page: the same file).
+ */
+async function nodeBoxes(r: FrameRecord): Promise<FrameRecord['boxes']> {
   const img = imageFrom(new Uint8Array(Buffer.from(r.pixels, 'base64')), [r.height, r.width], 4);
-  const classifier = parseClassifierXml(readFileSync(classifierFile, 'utf8'), classifierFile);
+  const file = fixture('detect', r.classifier);
+  const classifier = parseClassifierXml(readFileSync(file, 'utf8'), file);
   const out = (await detect(img, classifier, r.options)).output;
   return out.detections.map(({ x, y, width, height }) => ({ x, y, width, height }));
 }
@@ -70,13 +74,13 @@ async function frameAfter(page: Page, backend: 'gpu' | 'cpu', trigger: () => Pro
 }
 
 /** Frames on one backend, each equal to the Node detector on its pixels; the boxes they found. */
-async function checkFrames(page: Page, backend: 'gpu' | 'cpu', n: number, what: string, classifierFile = FACE): Promise<FrameRecord[]> {
+async function checkFrames(page: Page, backend: 'gpu' | 'cpu', n: number, what: string): Promise<FrameRecord[]> {
   const got: FrameRecord[] = [];
   for (let i = 0; i < n; i++) {
     const r = await frameAfter(page, backend);
     assert.equal(r.backend, backend);
     assert.equal(r.pixels.length > 0, true, `${what}: the page exposes the frame's pixels`);
-    assert.deepEqual(r.boxes, await nodeBoxes(r, classifierFile), `${what}, ${backend} frame ${i}: the page's boxes differ from the Node detector's on the same pixels`);
+    assert.deepEqual(r.boxes, await nodeBoxes(r), `${what}, ${backend} frame ${i}: the page's boxes differ from the Node detector's on the same pixels`);
     got.push(r);
   }
   return got;
@@ -169,7 +173,16 @@ test('detect page: camera, video file and image, GPU and CPU, boxes equal to the
       const r = await frameAfter(page, 'gpu', () => page.setInputFiles('#classifier-file', wald));
       assert.equal(r.classifier, 'handmade_waldboost.xml');
       assert.equal(await page.textContent('#error'), '', 'a good file clears the error line');
-      assert.deepEqual(r.boxes, await nodeBoxes(r, wald));
+      assert.deepEqual(r.boxes, await nodeBoxes(r));
+    });
+
+    await t.test('from a video file back to the camera: the camera plays on (stopping the file does not pause it)', async () => {
+      const clip = join(dir, 'clip.webm');
+      await frameAfter(page, 'gpu', () => page.setInputFiles('#file', clip));
+      const r = await frameAfter(page, 'gpu', () => page.click('#camera'));
+      assert.equal(r.source.endsWith('camera.y4m'), true);
+      assert.equal(await page.$eval('#media video', (v) => (v as HTMLVideoElement).paused), false, 'the camera\'s video is playing');
+      await checkFrames(page, 'gpu', 1, 'camera again');
     });
 
     await t.test('a refused option is one line, and the detector keeps the previous options', async () => {
