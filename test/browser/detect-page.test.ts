@@ -198,11 +198,15 @@ test('detect page: camera, video file and image, GPU and CPU, boxes equal to the
   }
 });
 
-/** Without a camera, or with the camera refused, the page says so in one line (no exception in the console). */
-test('detect page: no camera, permission denied', { timeout: 300_000 }, async (t) => {
+/**
+ * Without a camera, with the camera refused, or with a file the browser cannot play or decode, the page says so
+ * in one line (no exception in the console).
+ */
+test('detect page: no camera, permission denied, a video or image the browser cannot read', { timeout: 300_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
   const { server, url } = await servePlayground();
   const { chromium } = await import('playwright-core');
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-detect-page-errors-'));
   try {
     // A fake device but no fake permission UI: headless Chromium refuses the request. A fake UI but no device: none found.
     for (const [flag, message] of [['--use-fake-device-for-media-stream', /^camera: permission denied/], ['--use-fake-ui-for-media-stream', /^camera: no camera found$/]] as const) {
@@ -214,9 +218,20 @@ test('detect page: no camera, permission denied', { timeout: 300_000 }, async (t
         page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
         await page.goto(`${url}detect.html`);
         await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
-        await page.click('#camera');
-        await page.waitForFunction(() => document.getElementById('error')?.textContent, undefined, { timeout: 30_000 });
-        assert.match((await page.textContent('#error')) ?? '', message, flag);
+        const failsWith = async (action: () => Promise<unknown>, expected: RegExp) => {
+          await page.evaluate(() => { document.getElementById('error')!.textContent = ''; });
+          await action();
+          await page.waitForFunction(() => document.getElementById('error')?.textContent, undefined, { timeout: 30_000 });
+          assert.match((await page.textContent('#error')) ?? '', expected, flag);
+        };
+        await failsWith(() => page.click('#camera'), message);
+        if (flag === '--use-fake-device-for-media-stream') {
+          writeFileSync(join(dir, 'broken.webm'), 'not a video');
+          writeFileSync(join(dir, 'broken.png'), 'not an image');
+          await failsWith(() => page.setInputFiles('#file', join(dir, 'broken.webm')), /^broken\.webm: this browser cannot play it/);
+          await failsWith(() => page.setInputFiles('#file', join(dir, 'broken.png')), /^broken\.png: this browser cannot decode it$/);
+          assert.match((await page.textContent('#source')) ?? '', /^image: astronaut\.png/, 'the sample stays the source');
+        }
         assert.deepEqual(problems, [], flag);
       } finally {
         await browser.close();
