@@ -10,11 +10,13 @@ const arg = (n) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? pr
 const out = arg('out') ?? 'playground/dist';
 mkdirSync(join(out, 'samples'), { recursive: true });
 await build({
-  entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts', 'playground/volume.ts'], bundle: true, format: 'esm', platform: 'browser',
+  entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts', 'playground/volume.ts', 'playground/detect.ts', 'playground/detect-worker.ts'], bundle: true, format: 'esm', platform: 'browser',
   target: 'es2022', outdir: out, logLevel: 'warning', sourcemap: true,
 });
-for (const page of ['index.html', 'volume.html']) copyFileSync(join('playground', page), join(out, page));
-for (const [src, name] of [['samples/camera.png', 'camera.png'], ['test/fixtures/images/coins.png', 'coins.png'], ['test/fixtures/images/chelsea.png', 'chelsea.png'], ['test/fixtures/volumes/anatomical.nii', 'anatomical.nii']]) {
+for (const page of ['index.html', 'volume.html', 'detect.html']) copyFileSync(join('playground', page), join(out, page));
+for (const [src, name] of [['samples/camera.png', 'camera.png'], ['test/fixtures/images/coins.png', 'coins.png'], ['test/fixtures/images/chelsea.png', 'chelsea.png'], ['test/fixtures/volumes/anatomical.nii', 'anatomical.nii'],
+  // The detection page's sample and its bundled classifier (OpenCV's, from opencv-data).
+  ['test/fixtures/detect/astronaut.png', 'astronaut.png'], ['test/fixtures/detect/lbpcascade_frontalface.xml', 'lbpcascade_frontalface.xml']]) {
   copyFileSync(src, join(out, 'samples', name));
 }
 const HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
@@ -23,7 +25,7 @@ writeFileSync(join(out, '_headers'), `/*\n${Object.entries(HEADERS).map(([k, v])
 console.log(`built ${out}`);
 if (process.argv.includes('--build-only')) process.exit(0);
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.map': 'application/json', '.png': 'image/png', '.css': 'text/css' };
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.map': 'application/json', '.png': 'image/png', '.css': 'text/css', '.xml': 'application/xml' };
 const port = Number(process.env.PORT ?? 8080);
 const server = createServer((req, res) => {
   const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^([/\\])+/, '');
