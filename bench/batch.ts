@@ -1,24 +1,84 @@
 /**
- * Batch throughput: `node dist/bench/batch.js [--images 210] [--dir /tmp/imgpu-batch]`.
- * The folder: the photographs of test/fixtures/images (camera, chelsea, coins, moon, page, …) resized (Lanczos,
- * sharp) to `images` sizes spread evenly between 1 and 24 megapixels, JPEG quality 90 — a photo batch.
- * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu`: images/s of
- * `imgpu <op> <folder> <out>` on the GPU and on the CPU (the CLI's own batch mode, one process) and of
- * bench/batch_anchors.py (cv2.imread → op → cv2.imwrite in a loop, and in a 16-process Pool) in the same run,
- * and where imgpu's time went (read, host, upload, kernels, download, write); for equalize also the GPU run with
- * JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1) and with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1). Writes bench/results/<out>.json and a bar plot, <out>.svg.
+ * Batch throughput: `node dist/bench/batch.js [--images 210] [--mp 1,24] [--fill resize|mirror] [--dir /tmp/imgpu-batch]
+ * [--out batch] [--ops equalize,otsu,pipeline] [--rows gpu-jpeg-gpu,gpu-jpeg-cpu,cpu,gpu-sharp,gpu-js-copy,cv2]
+ * [--python python3]`.
+ *
+ * The folder (made once in <dir>/photos-<fill>-<mp>, reused while it holds `images` files): the real photographs of
+ * test/fixtures/images (camera, chelsea, coins, moon, page, camera_301x256, chelsea16; the gray ones converted to
+ * sRGB, so every file is a 3-component JPEG), taken in turn and brought to `images` sizes spread evenly between the
+ * two `--mp` megapixel counts (default 1 and 24; aspect kept), written by sharp (libvips) at JPEG quality 90, 4:2:0,
+ * baseline with optimised Huffman tables — a folder of camera-sized photos (default 210, 1–24 MP). `--fill resize`
+ * (default, as the earlier runs in bench/results/h100-batch*.json): resized up (Lanczos), so smooth — about 0.05 byte
+ * per pixel, cheap to entropy-code; `--fill mirror`: mirror-tiled at their own resolution (libvips' mirror
+ * extension; at least the source's size), a photograph's detail in every block — about 0.25 byte per pixel, nearer
+ * a camera's files.
+ *
+ * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu` (--ops), each
+ * selected row (--rows) in the same run, images/s of the CLI's own batch mode (`imgpu <op> <folder> <out>`, one
+ * process) and of bench/batch_anchors.py:
+ * - gpu-jpeg-gpu: `--device gpu --jpeg gpu` (JPEG decode and encode arithmetic on the GPU, entropy coding on threads);
+ * - gpu-jpeg-cpu: `--device gpu --jpeg cpu` (libjpeg-turbo whole on the codec workers, pixels up/downloaded);
+ * - cpu: `--device cpu`;
+ * - gpu-sharp (equalize only): gpu-jpeg-cpu with JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1);
+ * - gpu-js-copy (equalize only): gpu-jpeg-cpu with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1);
+ * - cv2: cv2.imread → op → cv2.imwrite in a plain loop and in a 16-process multiprocessing.Pool.
+ * Each imgpu row keeps its batch `--json` summary: which JPEG path decoded the inputs (`jpeg`), the phase times
+ * (`phases_ms`: read, host, upload, kernels, download, write) and busy fractions (`busy`: main thread, codec
+ * workers reading, writing); where the cv2 row ran, `same_as_cv2` counts the outputs byte-identical to cv2's.
+ * Writes bench/results/<out>.json and a bar plot, <out>.svg (after each op, so a run cut short keeps the ops done),
+ * and prints a line per op and row on stderr, each op's results as a JSON line on stdout.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { makePhotoFolder } from './common.js';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makePhotoFolder, type PhotoFill } from './common.js';
 import { plotBatchSvg } from './plot.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const count = Number(arg('images', '210'));
+const [mpLo, mpHi] = arg('mp', '1,24').split(',').map(Number);
 const dir = arg('dir', '/tmp/imgpu-batch');
 const outName = arg('out', 'batch');
-const only = arg('ops', 'equalize,otsu,pipeline').split(',');
+const python = arg('python', 'python3');
+const fill = arg('fill', 'resize');
+
+const OPS: Record<string, (src: string, out: string) => string[]> = {
+  equalize: (src, out) => ['equalize', src, out],
+  otsu: (src, out) => ['threshold', src, out, '--method', 'otsu'],
+  pipeline: (src, out) => ['pipeline', src, out, 'equalize | threshold --method otsu'],
+};
+
+/** An imgpu row: the flags and environment of its run, and whether it runs for every op or for equalize alone. */
+interface ImgpuRow { key: string; flags: string[]; env?: Record<string, string>; equalizeOnly?: boolean }
+const IMGPU_ROWS: Record<string, ImgpuRow> = {
+  'gpu-jpeg-gpu': { key: 'gpu_jpeg_gpu', flags: ['--device', 'gpu', '--jpeg', 'gpu'] },
+  'gpu-jpeg-cpu': { key: 'gpu_jpeg_cpu', flags: ['--device', 'gpu', '--jpeg', 'cpu'] },
+  cpu: { key: 'cpu', flags: ['--device', 'cpu'] },
+  // The GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).
+  'gpu-sharp': { key: 'gpu_sharp_codecs', flags: ['--device', 'gpu', '--jpeg', 'cpu'], env: { IMGPU_NO_NATIVE_JPEG: '1' }, equalizeOnly: true },
+  // And with the host copies into/out of mapped memory on the main thread (TypedArray.set) instead of native threads.
+  'gpu-js-copy': { key: 'gpu_js_copy', flags: ['--device', 'gpu', '--jpeg', 'cpu'], env: { IMGPU_NO_NATIVE_COPY: '1' }, equalizeOnly: true },
+};
+const ROWS = [...Object.keys(IMGPU_ROWS), 'cv2'];
+
+/** A comma-separated selection out of `known`; an unknown name stops the run before any work. */
+function selection(flag: string, known: string[]): string[] {
+  const picked = arg(flag, known.join(',')).split(',').filter(Boolean);
+  const bad = picked.filter((x) => !known.includes(x));
+  if (bad.length) {
+    console.error(`--${flag}: unknown ${bad.join(', ')} (known: ${known.join(', ')})`);
+    process.exit(2);
+  }
+  return picked;
+}
+const ops = selection('ops', Object.keys(OPS));
+const rows = selection('rows', ROWS);
+selection('fill', ['resize', 'mirror']);
+
+async function makeFolder(): Promise<string> {
+  return makePhotoFolder(join(dir, `photos-${fill}-${mpLo}-${mpHi}`), count, { mp: [mpLo, mpHi], fill: fill as PhotoFill });
+}
+
 function imgpu(args: string[], env: Record<string, string> = {}): Record<string, unknown> {
   const r = spawnSync(process.execPath, ['bin/imgpu.js', ...args, '--json', '--overwrite', '--quiet'], { encoding: 'utf8', maxBuffer: 1 << 24, env: { ...process.env, ...env } });
   try {
@@ -28,35 +88,70 @@ function imgpu(args: string[], env: Record<string, string> = {}): Record<string,
   }
 }
 
-async function main(): Promise<void> {
-  const src = await makePhotoFolder(join(dir, 'photos'), count);
-  const rows = [];
-  for (const [name, cmd] of [
-    ['equalize', ['equalize']],
-    ['otsu', ['threshold', '--method', 'otsu']],
-    ['pipeline', ['pipeline', '__IN__', '__OUT__', 'equalize | threshold --method otsu']],
-  ] as const) {
-    if (!only.includes(name)) continue;
-    const out = join(dir, `out-${name}`);
-    const argsFor = (device: string) => (name === 'pipeline'
-      ? ['pipeline', src, out, 'equalize | threshold --method otsu', '--device', device]
-      : [...cmd, src, out, '--device', device]);
-    const gpu = imgpu(argsFor('gpu'));
-    const cpu = imgpu(argsFor('cpu'));
-    // The same GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).
-    const gpuSharp = name === 'equalize' ? imgpu(argsFor('gpu'), { IMGPU_NO_NATIVE_JPEG: '1' }) : undefined;
-    // And with the host copies into/out of mapped memory on the main thread (TypedArray.set) instead of native threads.
-    const gpuJsCopy = name === 'equalize' ? imgpu(argsFor('gpu'), { IMGPU_NO_NATIVE_COPY: '1' }) : undefined;
-    const py = spawnSync('python3', ['bench/batch_anchors.py', src, join(dir, `py-${name}`), name, '16'], { encoding: 'utf8' });
-    let anchors: Record<string, unknown> = {};
-    try { anchors = JSON.parse(py.stdout); } catch { anchors = { error: py.stderr.slice(-300) }; }
-    const row = { op: name, images: count, gpu, cpu, ...(gpuSharp ? { gpu_sharp_codecs: gpuSharp } : {}), ...(gpuJsCopy ? { gpu_js_copy: gpuJsCopy } : {}), anchors };
-    console.log(JSON.stringify(row));
-    rows.push(row);
+/** cv2's loop and 16-process pool over the folder, writing into `out` (bench/batch_anchors.py). */
+function cv2Anchors(src: string, out: string, op: string): Record<string, unknown> {
+  const py = spawnSync(python, ['bench/batch_anchors.py', src, out, op, '16'], { encoding: 'utf8' });
+  try {
+    return JSON.parse(py.stdout);
+  } catch {
+    return { error: (py.stderr || String(py.error)).slice(-300) };
   }
+}
+
+/** How many of `out`'s images are byte-identical to the file of the same name in `ref` (cv2's outputs). */
+function sameFiles(out: string, ref: string): { identical: number; of: number } {
+  const names = readdirSync(ref).filter((f) => f.endsWith('.jpg'));
+  let identical = 0;
+  for (const f of names) {
+    const p = join(out, f);
+    if (existsSync(p) && readFileSync(p).equals(readFileSync(join(ref, f)))) identical++;
+  }
+  return { identical, of: names.length };
+}
+
+/** One line per op and row: images/s, the JPEG path and the busiest phases, to read the run at a glance. */
+function say(op: string, key: string, s: Record<string, unknown>): void {
+  const busy = Object.entries((s.busy as Record<string, number>) ?? {}).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+  const rate = (s.images_per_s as number | undefined)?.toFixed(1) ?? `error: ${(typeof s.error === 'string' ? s.error : '').trim().split('\n').pop()}`;
+  const same = s.same_as_cv2 as { identical: number; of: number } | undefined;
+  console.error(`${op} ${key}: ${rate} images/s${s.jpeg ? `, jpeg ${JSON.stringify(s.jpeg)}` : ''}${busy ? `, busy: ${busy}` : ''}${same ? `, same as cv2 ${same.identical}/${same.of}` : ''}`);
+}
+
+async function main(): Promise<void> {
+  const src = await makeFolder();
+  const results: { op: string; [k: string]: unknown }[] = [];
+  for (const op of ops) {
+    const row: { op: string; [k: string]: unknown } = { op, images: count };
+    // cv2 first, so each imgpu row's outputs can be compared with its files.
+    const ref = join(dir, `py-${op}`);
+    rmSync(ref, { recursive: true, force: true });
+    if (rows.includes('cv2')) {
+      row.anchors = cv2Anchors(src, ref, op);
+      console.error(`${op} cv2: ${JSON.stringify(row.anchors)}`);
+    }
+    for (const name of rows) {
+      const r = IMGPU_ROWS[name];
+      if (!r || (r.equalizeOnly && op !== 'equalize')) continue;
+      const out = join(dir, `out-${op}-${name}`);
+      rmSync(out, { recursive: true, force: true });
+      const summary = imgpu([...OPS[op](src, out), ...r.flags], r.env);
+      if (existsSync(ref) && existsSync(out)) summary.same_as_cv2 = sameFiles(out, ref);
+      rmSync(out, { recursive: true, force: true }); // ~0.5 GB a row at 210 photos
+      say(op, r.key, summary);
+      row[r.key] = summary;
+    }
+    console.log(JSON.stringify(row));
+    results.push(row);
+    save(results);
+  }
+}
+
+/** The results so far, as JSON and as the plot. */
+function save(results: { op: string; [k: string]: unknown }[]): void {
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, folder: `${count} JPEG q90, 1–24 MP, from test/fixtures/images`, rows }, null, 2));
-  writeFileSync(`bench/results/${outName}.svg`, plotBatchSvg(`${count} JPEG photos, 1–24 MP: images/s (one run)`, rows));
+  const folder = `${count} JPEG photos (test/fixtures/images, --fill ${fill}, sharp q90 4:2:0), ${mpLo}–${mpHi} MP`;
+  writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, folder, rows: results }, null, 2));
+  writeFileSync(`bench/results/${outName}.svg`, plotBatchSvg(`${count} JPEG photos, ${mpLo}–${mpHi} MP (${fill}): images/s (one run)`, results));
 }
 
 await main();

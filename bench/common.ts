@@ -64,22 +64,38 @@ export async function holdClocks(): Promise<{ held: boolean; release: () => void
 
 const PHOTO_SOURCES = ['camera.png', 'chelsea.png', 'coins.png', 'moon.png', 'page.png', 'camera_301x256.png', 'chelsea16.png'];
 
+/** How a photo folder's pictures reach their size: resized (Lanczos: smooth, cheap to entropy-code) or mirror-tiled at their own resolution (camera-like detail, ~5× the bytes per pixel). */
+export type PhotoFill = 'resize' | 'mirror';
+
+/** One photo: test/fixtures/images/`file` brought to about `mp` megapixels by `fill`, written as a 4:2:0 JPEG of quality 90 to `to`. */
+async function makePhoto(file: string, mp: number, fill: PhotoFill, to: string): Promise<unknown> {
+  const path = join('test/fixtures/images', file);
+  const meta = await sharp(path).metadata();
+  const sw = meta.width ?? 1, sh = meta.height ?? 1;
+  let h = Math.round(Math.sqrt((mp * 1e6) / (sw / sh))), w = Math.round(h * (sw / sh));
+  const img = sharp(path);
+  if (fill === 'mirror') {
+    w = Math.max(w, sw);
+    h = Math.max(h, sh);
+    img.extend({ right: w - sw, bottom: h - sh, extendWith: 'mirror' });
+  } else {
+    img.resize(w, h, { fit: 'fill' });
+  }
+  return img.toColourspace('srgb').jpeg({ quality: 90, chromaSubsampling: '4:2:0' }).toFile(to);
+}
+
 /**
- * A folder of `count` photos: the photographs of test/fixtures/images resized (Lanczos, sharp) to sizes spread
- * evenly between 1 and `maxMp` megapixels, JPEG quality 90 — a photo batch. Kept when it is already there.
+ * A folder of `count` photos: the photographs of test/fixtures/images brought (`fill`) to sizes spread evenly
+ * between `mp[0]` and `mp[1]` megapixels, JPEG quality 90 — a photo batch. Kept when it is already there.
  */
-export async function makePhotoFolder(src: string, count: number, maxMp = 24): Promise<string> {
+export async function makePhotoFolder(src: string, count: number, { mp = [1, 24], fill = 'resize' }: { mp?: readonly [number, number]; fill?: PhotoFill } = {}): Promise<string> {
   if (existsSync(src) && readdirSync(src).length === count) return src;
   rmSync(src, { recursive: true, force: true });
   mkdirSync(src, { recursive: true });
   const jobs: Promise<unknown>[] = [];
   for (let i = 0; i < count; i++) {
-    const mp = 1 + ((maxMp - 1) * i) / Math.max(1, count - 1);
-    const file = PHOTO_SOURCES[i % PHOTO_SOURCES.length];
-    const meta = await sharp(join('test/fixtures/images', file)).metadata();
-    const aspect = (meta.width ?? 1) / (meta.height ?? 1);
-    const h = Math.round(Math.sqrt((mp * 1e6) / aspect)), w = Math.round(h * aspect);
-    jobs.push(sharp(join('test/fixtures/images', file)).resize(w, h, { fit: 'fill' }).toColourspace('srgb').jpeg({ quality: 90 }).toFile(join(src, `img${String(i).padStart(4, '0')}.jpg`)));
+    const size = mp[0] + ((mp[1] - mp[0]) * i) / Math.max(1, count - 1);
+    jobs.push(makePhoto(PHOTO_SOURCES[i % PHOTO_SOURCES.length], size, fill, join(src, `img${String(i).padStart(4, '0')}.jpg`)));
     if (jobs.length >= 16) await Promise.all(jobs.splice(0));
   }
   await Promise.all(jobs);

@@ -8,7 +8,8 @@
  *   waiting for the GPU) — the phases timed apart with waits between them, end to end without;
  * - cpu: libjpeg-turbo's whole decode alone (into host memory, this thread), and end to end (decode into mapped
  *   upload memory, copy to the device, waited for);
- * - cv2.imread of the same file (Debian's python3-opencv, when /usr/bin/python3 has it), median of the same reps;
+ * - cv2.imread of the same file (the first of `python3` on PATH — the GPU machine's, as bench/batch_anchors.py — and
+ *   /usr/bin/python3 — Debian's python3-opencv here — that has cv2), median of the same reps;
  * - the coefficients' bytes against the pixels' and the fraction of them that are zero (what a compact upload saves).
  * Prints one JSON line per photo and mode; with --out, writes them to bench/results/<out>.jsonl.
  */
@@ -47,7 +48,7 @@ async function photo(mp: number, sub: string): Promise<string> {
   return file;
 }
 
-/** cv2.imread's median milliseconds on `file` (colour or gray), or null where /usr/bin/python3 has no cv2. */
+/** cv2.imread's median milliseconds on `file` (colour or gray), or null where neither python3 has cv2. */
 function cv2Imread(file: string, gray: boolean): number | null {
   const code = `import cv2, time, statistics, sys
 f, gray, reps = sys.argv[1], sys.argv[2] == '1', int(sys.argv[3])
@@ -57,8 +58,11 @@ ts = []
 for _ in range(reps):
     t = time.perf_counter(); cv2.imread(f, flag); ts.append((time.perf_counter() - t) * 1000)
 print(statistics.median(ts))`;
-  const r = spawnSync('/usr/bin/python3', ['-c', code, file, gray ? '1' : '0', String(reps)], { encoding: 'utf8' });
-  return r.status === 0 ? Number(r.stdout.trim()) : null;
+  for (const python of ['python3', '/usr/bin/python3']) {
+    const r = spawnSync(python, ['-c', code, file, gray ? '1' : '0', String(reps)], { encoding: 'utf8' });
+    if (r.status === 0) return Number(r.stdout.trim());
+  }
+  return null;
 }
 
 /** The coefficients' bytes and the fraction of zero coefficients (of the components a decode reads). */

@@ -64,25 +64,32 @@ export function plotLinesSvg(title: string, xLabel: string, series: { label: str
   return parts.join('\n');
 }
 
-/** Grouped bars (linear) of images/s per operation of a batch run (bench/batch.ts rows). */
+/**
+ * Grouped bars (linear) of images/s per operation of a batch run (bench/batch.ts rows). Series no row has are left
+ * out (a run with --rows, or an older result file, whose imgpu GPU row is `gpu`).
+ */
 export function plotBatchSvg(title: string, rows: { op: string; [k: string]: unknown }[]): string {
   const rate = (x: unknown) => (x as { images_per_s?: number } | undefined)?.images_per_s;
-  const series: [string, string, (r: Record<string, unknown>) => number | undefined][] = [
+  const series = ([
+    ['imgpu GPU, --jpeg gpu', '#1f77b4', (r) => rate(r.gpu_jpeg_gpu)],
+    ['imgpu GPU, --jpeg cpu', '#17becf', (r) => rate(r.gpu_jpeg_cpu)],
     ['imgpu GPU', '#1f77b4', (r) => rate(r.gpu)],
     ['imgpu CPU', '#8c8c8c', (r) => rate(r.cpu)],
     ['imgpu GPU, JPEG via sharp', '#aec7e8', (r) => rate(r.gpu_sharp_codecs)],
     ['OpenCV loop', '#ff9896', (r) => (r.anchors as { loop?: number })?.loop],
     ['OpenCV, 16 processes', '#d62728', (r) => (r.anchors as { pool?: number })?.pool],
-  ];
-  const W = 140 + rows.length * 150, H = 340, top = 40, bottom = 270;
+  ] as [string, string, (r: Record<string, unknown>) => number | undefined][]).filter(([, , f]) => rows.some((r) => f(r) !== undefined));
+  const group = series.length * 24 + 30;
+  const W = Math.max(600, 100 + rows.length * group), H = 340 + Math.ceil(series.length / 3) * 16, top = 40, bottom = 270;
   const vals = rows.flatMap((r) => series.map(([, , f]) => f(r) ?? 0));
   const max = Math.ceil(Math.max(...vals, 1) / 50) * 50;
+  const step = max > 500 ? 100 : 50;
   const y = (v: number) => bottom - (v / max) * (bottom - top);
   const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
     `<text x="10" y="20" font-size="14">${title}</text>`];
-  for (let v = 0; v <= max; v += 50) parts.push(`<line x1="50" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="10" y="${y(v) + 4}">${v}</text>`);
+  for (let v = 0; v <= max; v += step) parts.push(`<line x1="50" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="10" y="${y(v) + 4}">${v}</text>`);
   rows.forEach((r, i) => {
-    const x0 = 70 + i * 150;
+    const x0 = 70 + i * group;
     series.forEach(([name, c, f], j) => {
       const v = f(r);
       if (v === undefined) return;
@@ -90,7 +97,7 @@ export function plotBatchSvg(title: string, rows: { op: string; [k: string]: unk
     });
     parts.push(`<text x="${x0}" y="${bottom + 16}">${r.op}</text>`);
   });
-  series.forEach(([name, c], j) => parts.push(`<rect x="${10 + (j % 3) * 190}" y="${H - 40 + Math.floor(j / 3) * 16}" width="10" height="10" fill="${c}"/><text x="${24 + (j % 3) * 190}" y="${H - 31 + Math.floor(j / 3) * 16}">${name}</text>`));
+  series.forEach(([name, c], j) => parts.push(`<rect x="${10 + (j % 3) * 190}" y="${bottom + 34 + Math.floor(j / 3) * 16}" width="10" height="10" fill="${c}"/><text x="${24 + (j % 3) * 190}" y="${bottom + 43 + Math.floor(j / 3) * 16}">${name}</text>`));
   parts.push('</svg>');
   return parts.join('\n');
 }

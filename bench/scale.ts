@@ -110,7 +110,7 @@ function localRun(src: string, device: string): Record<string, unknown> {
 
 async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
-  const src = process.argv.includes('--images') ? arg('images', '') : await makePhotoFolder(join(work, 'photos'), Number(arg('count', '96')), Number(arg('max-mp', '8')));
+  const src = process.argv.includes('--images') ? arg('images', '') : await makePhotoFolder(join(work, 'photos'), Number(arg('count', '96')), { mp: [1, Number(arg('max-mp', '8'))] });
   const images = readdirSync(src).length;
   const adapter = spawnSync(process.execPath, ['bin/imgpu.js', 'info'], { encoding: 'utf8' }).stdout.split('\n')[0];
   console.log(`${images} images in ${src}, pipeline "${pipeline}", shard ${shard}, ${cores} cores, ${adapter}`);

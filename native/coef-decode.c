@@ -17,15 +17,14 @@
 //   components, each at a 256-byte aligned offset: blocksH rows of `stride` blocks (blocksW rounded up to even, so
 //   every block row starts 256-byte aligned and can be bound on its own), a block 64 int16 in natural order.
 // Files the GPU kernels do not reproduce exactly get `fallback` (a reason) instead, and are decoded on the CPU.
-#include <node_api.h>
-#include "common.h"
-#include <setjmp.h>
+#include "napi-util.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
 #include <jpegint.h>
+#include "jpeg-jump.h"
 
 #define QUANT_BYTES 1024
 #define BLOCK_BYTES (DCTSIZE2 * (int)sizeof(JCOEF))
@@ -40,22 +39,7 @@ typedef struct {
 } layout_t;
 
 // libjpeg's errors and warnings end the decode (a warning is a damaged file: as the TurboJPEG path with
-// TJFLAG_STOPONWARNING, it is reported rather than decoded half-gray).
-typedef struct {
-  struct jpeg_error_mgr pub;
-  jmp_buf jump;
-  char msg[JMSG_LENGTH_MAX];
-} error_t_;
-
-static void on_error(j_common_ptr c) {
-  error_t_ *e = (error_t_ *)c->err;
-  c->err->format_message(c, e->msg);
-  longjmp(e->jump, 1);
-}
-
-static void on_message(j_common_ptr c, int level) {
-  if (level < 0) on_error(c);
-}
+// TJFLAG_STOPONWARNING, it is reported rather than decoded half-gray): jump_errors(&e, 1).
 
 // The layout of what the decoder reads (after jpeg_read_header), or a fallback reason for what the GPU kernels do
 // not cover: other than 8-bit; other than 1-component gray or 3-component YCbCr; chroma not 1×1 or luma not the
@@ -164,12 +148,10 @@ static void capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *ds
 
 static int run_coef_decode(coef_job_t *j) {
   struct jpeg_decompress_struct d;
-  error_t_ e;
+  jump_error_t e;
   layout_t l;
   int rc = -1;
-  d.err = jpeg_std_error(&e.pub);
-  e.pub.error_exit = on_error;
-  e.pub.emit_message = on_message;
+  d.err = jump_errors(&e, 1);
   jpeg_create_decompress(&d);
   if (setjmp(e.jump)) {
     snprintf(j->err, sizeof j->err, "corrupt or truncated JPEG: %s", e.msg);
@@ -192,41 +174,24 @@ static int run_coef_decode(coef_job_t *j) {
   return rc;
 }
 
-#define CHECK(env, call)                                                  \
-  do {                                                                    \
-    if ((call) != napi_ok) {                                              \
-      napi_throw_error((env), NULL, "imgpu-jpegcoef: N-API failure");     \
-      return NULL;                                                        \
-    }                                                                     \
-  } while (0)
-
-static int set_int(napi_env env, napi_value obj, const char *key, double value) {
-  napi_value v;
-  return napi_create_double(env, value, &v) == napi_ok && napi_set_named_property(env, obj, key, v) == napi_ok;
-}
-
 static napi_value layout_object(napi_env env, const layout_t *l) {
   napi_value obj, comps;
-  if (napi_create_object(env, &obj) != napi_ok) return NULL;
   if (l->fallback[0]) {
     napi_value s;
-    if (napi_create_string_utf8(env, l->fallback, NAPI_AUTO_LENGTH, &s) != napi_ok ||
+    if (napi_create_object(env, &obj) != napi_ok || napi_create_string_utf8(env, l->fallback, NAPI_AUTO_LENGTH, &s) != napi_ok ||
         napi_set_named_property(env, obj, "fallback", s) != napi_ok)
       return NULL;
     return obj;
   }
-  if (!set_int(env, obj, "width", l->width) || !set_int(env, obj, "height", l->height) ||
-      !set_int(env, obj, "maxH", l->max_h) || !set_int(env, obj, "maxV", l->max_v) || !set_int(env, obj, "bytes", (double)l->bytes) ||
-      napi_create_array_with_length(env, (size_t)l->components, &comps) != napi_ok)
+  static const char *const keys[] = {"width", "height", "maxH", "maxV", "bytes"};
+  const double values[] = {l->width, l->height, l->max_h, l->max_v, (double)l->bytes};
+  if (!(obj = napi_util_numbers(env, keys, values, 5)) || napi_create_array_with_length(env, (size_t)l->components, &comps) != napi_ok)
     return NULL;
   for (int i = 0; i < l->components; i++) {
-    napi_value c;
-    if (napi_create_object(env, &c) != napi_ok || !set_int(env, c, "h", l->h[i]) || !set_int(env, c, "v", l->v[i]) ||
-        !set_int(env, c, "blocksW", l->blocks_w[i]) || !set_int(env, c, "blocksH", l->blocks_h[i]) ||
-        !set_int(env, c, "stride", l->stride[i]) || !set_int(env, c, "offset", (double)l->offset[i]) ||
-        !set_int(env, c, "samplesW", l->samples_w[i]) || !set_int(env, c, "samplesH", l->samples_h[i]) ||
-        napi_set_element(env, comps, (uint32_t)i, c) != napi_ok)
-      return NULL;
+    static const char *const ckeys[] = {"h", "v", "blocksW", "blocksH", "stride", "offset", "samplesW", "samplesH"};
+    const double cvalues[] = {l->h[i], l->v[i], l->blocks_w[i], l->blocks_h[i], l->stride[i], (double)l->offset[i], l->samples_w[i], l->samples_h[i]};
+    napi_value c = napi_util_numbers(env, ckeys, cvalues, 8);
+    if (!c || napi_set_element(env, comps, (uint32_t)i, c) != napi_ok) return NULL;
   }
   if (napi_set_named_property(env, obj, "components", comps) != napi_ok) return NULL;
   return obj;
@@ -235,22 +200,15 @@ static napi_value layout_object(napi_env env, const layout_t *l) {
 // coefLayout(jpeg: Uint8Array, gray: boolean) -> { width, height, maxH, maxV, bytes, components[] } | { fallback }:
 // the header only (no entropy decoding), on the calling thread.
 static napi_value coef_layout(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   unsigned char *src;
   size_t len;
   bool gray = false;
-  if (argc < 2 || !get_bytes(env, argv[0], &src, &len) || napi_get_value_bool(env, argv[1], &gray) != napi_ok) {
-    napi_throw_type_error(env, NULL, "coefLayout(jpeg: Uint8Array, gray: boolean)");
-    return NULL;
-  }
+  if (!napi_util_args(env, info, argv, 2, "bz", "coefLayout(jpeg: Uint8Array, gray: boolean)", &src, &len, &gray)) return NULL;
   struct jpeg_decompress_struct d;
-  error_t_ e;
+  jump_error_t e;
   layout_t l;
-  d.err = jpeg_std_error(&e.pub);
-  e.pub.error_exit = on_error;
-  e.pub.emit_message = on_message;
+  d.err = jump_errors(&e, 1);
   jpeg_create_decompress(&d);
   if (setjmp(e.jump)) {
     jpeg_destroy_decompress(&d);
@@ -264,71 +222,35 @@ static napi_value coef_layout(napi_env env, napi_callback_info info) {
   return layout_object(env, &l);
 }
 
-typedef struct {
-  coef_job_t job;
-  int rc;
-  napi_async_work work;
-  napi_deferred deferred;
-  napi_ref refs[2];
-} async_job_t;
+static int run_async(void *job) { return run_coef_decode(job); }
 
-static void async_execute(napi_env env, void *data) {
-  (void)env;
-  async_job_t *a = data;
-  a->rc = run_coef_decode(&a->job);
+static void failure_async(void *job, const char **code, const char **message) {
+  coef_job_t *j = job;
+  *code = j->fallback ? "EJPEGFALLBACK" : "EJPEG";
+  *message = j->err;
 }
 
-static void async_complete(napi_env env, napi_status status, void *data) {
-  async_job_t *a = data;
-  if (status == napi_ok && a->rc == 0) {
-    napi_value u;
-    napi_get_undefined(env, &u);
-    napi_resolve_deferred(env, a->deferred, u);
-  } else {
-    napi_value msg, code, err;
-    napi_create_string_utf8(env, status == napi_ok ? a->job.err : "JPEG work cancelled", NAPI_AUTO_LENGTH, &msg);
-    napi_create_string_utf8(env, a->job.fallback ? "EJPEGFALLBACK" : "EJPEG", NAPI_AUTO_LENGTH, &code);
-    napi_create_error(env, code, msg, &err);
-    napi_reject_deferred(env, a->deferred, err);
-  }
-  for (int i = 0; i < 2; i++)
-    if (a->refs[i]) napi_delete_reference(env, a->refs[i]);
-  napi_delete_async_work(env, a->work);
-  free(a);
-}
+static const napi_util_async_t COEF_ASYNC = {"imgpu-jpegcoef", run_async, NULL, failure_async};
 
 // coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean) -> Promise<void>: fills `out` (coefLayout's
 // bytes) on libuv's thread pool; rejects with code EJPEGFALLBACK (and the reason) for a file the GPU kernels do not
 // cover, EJPEG for a damaged one; both arrays stay referenced until the promise settles (neither may be detached —
 // a mapped GPU range unmapped — before then).
 static napi_value coef_decode_async(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3], promise, name;
-  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  async_job_t *a = calloc(1, sizeof *a);
-  if (!a) {
+  napi_value argv[3];
+  coef_job_t *j = calloc(1, sizeof *j);
+  if (!j) {
     napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
     return NULL;
   }
   bool gray = false;
-  if (argc < 3 || !get_bytes(env, argv[0], &a->job.src, &a->job.len) || !get_bytes(env, argv[1], &a->job.dst, &a->job.cap) ||
-      napi_get_value_bool(env, argv[2], &gray) != napi_ok) {
-    free(a);
-    napi_throw_type_error(env, NULL, "coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean)");
+  if (!napi_util_args(env, info, argv, 3, "bbz", "coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean)", &j->src, &j->len,
+                      &j->dst, &j->cap, &gray)) {
+    free(j);
     return NULL;
   }
-  a->job.gray = gray;
-  for (int i = 0; i < 2; i++)
-    if (napi_create_reference(env, argv[i], 1, &a->refs[i]) != napi_ok) goto fail;
-  if (napi_create_promise(env, &a->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "imgpu-jpegcoef", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, async_execute, async_complete, a, &a->work) != napi_ok ||
-      napi_queue_async_work(env, a->work) != napi_ok)
-    goto fail;
-  return promise;
-fail:
-  napi_throw_error(env, NULL, "imgpu-jpegcoef: N-API failure");
-  return NULL;
+  j->gray = gray;
+  return napi_util_queue(env, &COEF_ASYNC, j, argv, 2);
 }
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {

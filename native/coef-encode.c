@@ -5,31 +5,13 @@
 // own, so the file is byte-identical to cv2.imwrite's from the same pixels. The tables the GPU quantizes with come
 // from the same library call (quantTables), never from a copy of its formula. Node-API; the encode runs on the
 // calling thread or on libuv's threads (encodeAsync), so several photos are entropy-coded at once.
-#include <node_api.h>
-#include "common.h"
+#include "napi-util.h"
 #include <stdio.h>
 #include <jpeglib.h>
 #include <jerror.h>
-#include <setjmp.h>
+#include "jpeg-jump.h"
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-  struct jpeg_error_mgr pub;
-  jmp_buf jump;
-  char msg[JMSG_LENGTH_MAX];
-} error_mgr_t;
-
-static void error_exit(j_common_ptr cinfo) {
-  error_mgr_t *e = (error_mgr_t *)cinfo->err;
-  (*cinfo->err->format_message)(cinfo, e->msg);
-  longjmp(e->jump, 1);
-}
-
-static void silent(j_common_ptr cinfo, int level) {
-  (void)cinfo;
-  (void)level;
-}
 
 // A growing malloc'd output (jpeg_mem_dest would do, but its buffer cannot be freed after an error).
 typedef struct {
@@ -135,15 +117,13 @@ static void point_rows(j_compress_ptr c, coef_source_t *s, const JCOEF *coefs, j
 
 static int run_encode(coef_job_t *j) {
   struct jpeg_compress_struct c;
-  error_mgr_t err;
+  jump_error_t err;
   // A quarter of the pixel bytes holds a photo at quality 95; a larger file grows it.
   dest_mgr_t dest = {{0}, NULL, (size_t)j->w * (size_t)j->h * (size_t)j->components / 4 + 4096};
   dest.pub.init_destination = dest_init;
   dest.pub.empty_output_buffer = dest_grow;
   dest.pub.term_destination = dest_term;
-  c.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = error_exit;
-  err.pub.emit_message = silent;
+  c.err = jump_errors(&err, 0);
   if (setjmp(err.jump)) {
     snprintf(j->err, sizeof j->err, "cannot encode JPEG coefficients: %s", err.msg);
     jpeg_destroy_compress(&c);
@@ -177,34 +157,21 @@ static int run_encode(coef_job_t *j) {
   return 0;
 }
 
-static void free_jpeg(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  free(data);
-}
-
 // The encoded bytes as a Buffer, handed to JavaScript without a copy where the runtime allows external buffers.
-static napi_value jpeg_buffer(napi_env env, coef_job_t *j) {
-  napi_value out;
-  if (napi_create_external_buffer(env, j->size, j->jpeg, free_jpeg, NULL, &out) == napi_ok) return out;
-  void *copy;
-  napi_status s = napi_create_buffer_copy(env, j->size, j->jpeg, &copy, &out);
-  free(j->jpeg);
-  return s == napi_ok ? out : NULL;
-}
+static napi_value jpeg_buffer(napi_env env, coef_job_t *j) { return napi_util_owned_buffer(env, j->jpeg, j->size, free); }
 
-// Reads (coefs: Int16Array, width, height, components: 1 | 3, quality, hSamp, vSamp) into `j`; 0 with a TypeError
-// thrown when they are wrong.
-static int read_job(napi_env env, napi_value *argv, size_t argc, coef_job_t *j) {
+// Reads (coefs: Int16Array, width, height, components: 1 | 3, quality, hSamp, vSamp) into `j` (the arguments into
+// argv); 0 with a TypeError thrown when they are wrong.
+static int read_job(napi_env env, napi_callback_info info, napi_value *argv, coef_job_t *j) {
+  static const char usage[] = "encode(coefs: Int16Array, width, height, components: 1 | 3, quality: 1..100, hSamp: 1 | 2, vSamp: 1 | 2)";
   void *data;
   memset(j, 0, sizeof *j);
-  if (argc < 7 || !typed_array(env, argv[0], napi_int16_array, &data, &j->count) || napi_get_value_int32(env, argv[1], &j->w) != napi_ok ||
-      napi_get_value_int32(env, argv[2], &j->h) != napi_ok || napi_get_value_int32(env, argv[3], &j->components) != napi_ok ||
-      napi_get_value_int32(env, argv[4], &j->quality) != napi_ok || napi_get_value_int32(env, argv[5], &j->h_samp) != napi_ok ||
-      napi_get_value_int32(env, argv[6], &j->v_samp) != napi_ok || (j->components != 1 && j->components != 3) || j->w <= 0 || j->h <= 0 ||
-      j->w > JPEG_MAX_DIMENSION || j->h > JPEG_MAX_DIMENSION || j->quality < 1 || j->quality > 100 || j->h_samp < 1 || j->h_samp > 2 ||
-      j->v_samp < 1 || j->v_samp > 2 || (j->components == 1 && (j->h_samp != 1 || j->v_samp != 1))) {
-    napi_throw_type_error(env, NULL, "encode(coefs: Int16Array, width, height, components: 1 | 3, quality: 1..100, hSamp: 1 | 2, vSamp: 1 | 2)");
+  if (!napi_util_args(env, info, argv, 7, "hiiiiii", usage, &data, &j->count, &j->w, &j->h, &j->components, &j->quality, &j->h_samp, &j->v_samp))
+    return 0;
+  if ((j->components != 1 && j->components != 3) || j->w <= 0 || j->h <= 0 || j->w > JPEG_MAX_DIMENSION || j->h > JPEG_MAX_DIMENSION ||
+      j->quality < 1 || j->quality > 100 || j->h_samp < 1 || j->h_samp > 2 || j->v_samp < 1 || j->v_samp > 2 ||
+      (j->components == 1 && (j->h_samp != 1 || j->v_samp != 1))) {
+    napi_throw_type_error(env, NULL, usage);
     return 0;
   }
   j->coefs = data;
@@ -214,9 +181,8 @@ static int read_job(napi_env env, napi_value *argv, size_t argc, coef_job_t *j) 
 // encode(coefs, width, height, components, quality, hSamp, vSamp) -> Buffer, on this thread.
 static napi_value encode(napi_env env, napi_callback_info info) {
   napi_value argv[7];
-  size_t argc = 7;
   coef_job_t j;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || !read_job(env, argv, argc, &j)) return NULL;
+  if (!read_job(env, info, argv, &j)) return NULL;
   if (run_encode(&j) != 0) {
     napi_throw_error(env, "EJPEG", j.err);
     return NULL;
@@ -226,69 +192,39 @@ static napi_value encode(napi_env env, napi_callback_info info) {
 
 // The async variant: the same work on a libuv thread, the coefficient array referenced until the promise settles
 // (the caller keeps a mapped GPU range mapped until then).
-typedef struct {
-  coef_job_t job;
-  int rc;
-  napi_async_work work;
-  napi_deferred deferred;
-  napi_ref coefs;
-} async_job_t;
+static int run_async(void *job) { return run_encode(job); }
 
-static void async_execute(napi_env env, void *data) {
-  (void)env;
-  async_job_t *a = data;
-  a->rc = run_encode(&a->job);
+static napi_value resolve_async(napi_env env, void *job) { return jpeg_buffer(env, job); }
+
+static void failure_async(void *job, const char **code, const char **message) {
+  *code = "EJPEG";
+  *message = ((coef_job_t *)job)->err;
 }
 
-static void async_complete(napi_env env, napi_status status, void *data) {
-  async_job_t *a = data;
-  napi_value result = status == napi_ok && a->rc == 0 ? jpeg_buffer(env, &a->job) : NULL;
-  if (result) {
-    napi_resolve_deferred(env, a->deferred, result);
-  } else {
-    napi_value msg, code, err;
-    napi_create_string_utf8(env, status == napi_ok ? a->job.err : "JPEG work cancelled", NAPI_AUTO_LENGTH, &msg);
-    napi_create_string_utf8(env, "EJPEG", NAPI_AUTO_LENGTH, &code);
-    napi_create_error(env, code, msg, &err);
-    napi_reject_deferred(env, a->deferred, err);
-  }
-  napi_delete_reference(env, a->coefs);
-  napi_delete_async_work(env, a->work);
-  free(a);
-}
+static const napi_util_async_t ENCODE_ASYNC = {"imgpu-jpegenc", run_async, resolve_async, failure_async};
 
 // encodeAsync(coefs, width, height, components, quality, hSamp, vSamp) -> Promise<Buffer>, on libuv's threads.
 static napi_value encode_async(napi_env env, napi_callback_info info) {
-  napi_value argv[7], promise, name;
-  size_t argc = 7;
-  async_job_t *a = calloc(1, sizeof *a);
-  if (!a) {
+  napi_value argv[7];
+  coef_job_t *j = malloc(sizeof *j);
+  if (!j) {
     napi_throw_error(env, NULL, "imgpu-jpegenc: out of memory");
     return NULL;
   }
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || !read_job(env, argv, argc, &a->job)) {
-    free(a);
+  if (!read_job(env, info, argv, j)) {
+    free(j);
     return NULL;
   }
-  if (napi_create_reference(env, argv[0], 1, &a->coefs) != napi_ok || napi_create_promise(env, &a->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "imgpu-jpegenc", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, async_execute, async_complete, a, &a->work) != napi_ok || napi_queue_async_work(env, a->work) != napi_ok) {
-    if (a->coefs) napi_delete_reference(env, a->coefs);
-    free(a);
-    napi_throw_error(env, NULL, "imgpu-jpegenc: N-API failure");
-    return NULL;
-  }
-  return promise;
+  return napi_util_queue(env, &ENCODE_ASYNC, j, argv, 1);
 }
 
 // quantTables(quality) -> Uint16Array(128): the luma and chroma quantization tables cv2.imwrite writes at that
 // quality, in natural (row-major) order, as libjpeg's jpeg_set_quality(quality, TRUE) makes them.
 static napi_value quant_tables(napi_env env, napi_callback_info info) {
   napi_value argv[1], ab, out;
-  size_t argc = 1;
   int quality;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_int32(env, argv[0], &quality) != napi_ok ||
-      quality < 1 || quality > 100) {
+  if (!napi_util_args(env, info, argv, 1, "i", "quantTables(quality: 1..100)", &quality)) return NULL;
+  if (quality < 1 || quality > 100) {
     napi_throw_type_error(env, NULL, "quantTables(quality: 1..100)");
     return NULL;
   }

@@ -4,8 +4,7 @@
 // and fancy upsampling, as cv2: decoded pixels are bit-identical to cv2.imread's. Decoding writes into a
 // caller-given buffer (shared memory, or a GPU staging buffer), so no copy follows. Node-API: one binary serves
 // every Node version and every worker thread.
-#include <node_api.h>
-#include "common.h"
+#include "napi-util.h"
 #include <turbojpeg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,25 +15,11 @@
 #include <unistd.h>
 #endif
 
-#define CHECK(env, call)                                        \
-  do {                                                          \
-    if ((call) != napi_ok) {                                    \
-      napi_throw_error((env), NULL, "imgpu-turbo: N-API failure"); \
-      return NULL;                                              \
-    }                                                           \
-  } while (0)
-
 static napi_value throw_tj(napi_env env, tjhandle h, const char *what) {
   char msg[300];
   snprintf(msg, sizeof msg, "%s: %s", what, tjGetErrorStr2(h));
   napi_throw_error(env, "EJPEG", msg);
   return NULL;
-}
-
-static napi_value set_int(napi_env env, napi_value obj, const char *key, int value) {
-  napi_value v;
-  if (napi_create_int32(env, value, &v) != napi_ok || napi_set_named_property(env, obj, key, v) != napi_ok) return NULL;
-  return obj;
 }
 
 // A decompressor with the JPEG's header read, or NULL with a JS error thrown.
@@ -50,24 +35,18 @@ static tjhandle open_header(napi_env env, unsigned char *src, size_t len, int *w
 
 // header(jpeg: Uint8Array) -> { width, height, subsampling, colorspace }
 static napi_value header(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   unsigned char *src;
   size_t len;
-  if (argc < 1 || !get_bytes(env, argv[0], &src, &len)) {
-    napi_throw_type_error(env, NULL, "header(jpeg: Uint8Array)");
-    return NULL;
-  }
+  if (!napi_util_args(env, info, argv, 1, "b", "header(jpeg: Uint8Array)", &src, &len)) return NULL;
   int w, hh, samp, cs;
   tjhandle h = open_header(env, src, len, &w, &hh, &samp, &cs);
   if (!h) return NULL;
   tjDestroy(h);
-  napi_value obj;
-  CHECK(env, napi_create_object(env, &obj));
-  if (!set_int(env, obj, "width", w) || !set_int(env, obj, "height", hh) || !set_int(env, obj, "subsampling", samp) ||
-      !set_int(env, obj, "colorspace", cs))
-    return NULL;
+  static const char *const keys[] = {"width", "height", "subsampling", "colorspace"};
+  const double values[] = {w, hh, samp, cs};
+  napi_value obj = napi_util_numbers(env, keys, values, 4);
+  if (!obj) napi_throw_error(env, NULL, "imgpu-turbo: N-API failure");
   return obj;
 }
 
@@ -78,6 +57,7 @@ typedef struct {
   unsigned char *src, *dst;
   size_t len, cap;
   int w, h, channels, quality;
+  int nice;                   // the async variants' thread priority (nice_this_thread)
   // outputs
   unsigned char *jpeg;
   unsigned long size;
@@ -117,78 +97,50 @@ static int run_encode(codec_job_t *j) {
   return rc == 0 ? 0 : -1;
 }
 
-static void free_tj(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  tjFree(data);
-}
+static void free_tj(void *data) { tjFree(data); }
 
 // The encoded bytes as a Buffer, handed to JS without a copy where the runtime allows external buffers.
-static napi_value jpeg_buffer(napi_env env, codec_job_t *j) {
-  napi_value out;
-  if (napi_create_external_buffer(env, j->size, j->jpeg, free_tj, NULL, &out) == napi_ok) return out;
-  void *copy;
-  napi_status s = napi_create_buffer_copy(env, j->size, j->jpeg, &copy, &out);
-  tjFree(j->jpeg);
-  return s == napi_ok ? out : NULL;
-}
+static napi_value jpeg_buffer(napi_env env, codec_job_t *j) { return napi_util_owned_buffer(env, j->jpeg, j->size, free_tj); }
 
-// Reads (jpeg, out, channels) for decode or (pixels, width, height, channels, quality) for encode into `j`; argv
-// has room for one more argument (the async variants' nice value). 0 with a TypeError thrown when they are wrong.
-static int read_job(napi_env env, napi_callback_info info, int encode, napi_value *argv, size_t *argc, codec_job_t *j) {
+// Reads (jpeg, out, channels) for decode or (pixels, width, height, channels, quality) for encode into `j`, and
+// up to `max` arguments into argv (the async variants' take one more, the nice value): their count, or 0 with a
+// TypeError thrown when they are wrong.
+static size_t read_job(napi_env env, napi_callback_info info, int encode, napi_value *argv, size_t max, codec_job_t *j) {
+  static const char *const usage[] = {"decode(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3)",
+                                      "encode(pixels: Uint8Array, width, height, channels: 1 | 3, quality)"};
   memset(j, 0, sizeof *j);
   j->encode = encode;
-  if (napi_get_cb_info(env, info, argc, argv, NULL, NULL) != napi_ok) return 0;
-  if (!encode) {
-    if (*argc < 3 || !get_bytes(env, argv[0], &j->src, &j->len) || !get_bytes(env, argv[1], &j->dst, &j->cap) ||
-        napi_get_value_int32(env, argv[2], &j->channels) != napi_ok || (j->channels != 1 && j->channels != 3)) {
-      napi_throw_type_error(env, NULL, "decode(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3)");
-      return 0;
-    }
-    return 1;
-  }
-  if (*argc < 5 || !get_bytes(env, argv[0], &j->src, &j->len) || napi_get_value_int32(env, argv[1], &j->w) != napi_ok ||
-      napi_get_value_int32(env, argv[2], &j->h) != napi_ok || napi_get_value_int32(env, argv[3], &j->channels) != napi_ok ||
-      napi_get_value_int32(env, argv[4], &j->quality) != napi_ok || (j->channels != 1 && j->channels != 3) || j->w <= 0 ||
-      j->h <= 0 || (size_t)j->w * (size_t)j->h * (size_t)j->channels > j->len) {
-    napi_throw_type_error(env, NULL, "encode(pixels: Uint8Array, width, height, channels: 1 | 3, quality)");
+  size_t argc = encode ? napi_util_args(env, info, argv, max, "biiii", usage[1], &j->src, &j->len, &j->w, &j->h, &j->channels, &j->quality)
+                       : napi_util_args(env, info, argv, max, "bbi", usage[0], &j->src, &j->len, &j->dst, &j->cap, &j->channels);
+  if (!argc) return 0;
+  if ((j->channels != 1 && j->channels != 3) ||
+      (encode && (j->w <= 0 || j->h <= 0 || (size_t)j->w * (size_t)j->h * (size_t)j->channels > j->len))) {
+    napi_throw_type_error(env, NULL, usage[encode]);
     return 0;
   }
-  return 1;
+  return argc;
 }
 
 // decode(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3): fills out (width*height*channels bytes).
 static napi_value decode(napi_env env, napi_callback_info info) {
-  napi_value argv[4];
-  size_t argc = 3;
+  napi_value argv[3];
   codec_job_t j;
-  if (!read_job(env, info, 0, argv, &argc, &j)) return NULL;
+  if (!read_job(env, info, 0, argv, 3, &j)) return NULL;
   if (run_decode(&j) != 0) napi_throw_error(env, "EJPEG", j.err);
   return NULL;
 }
 
 // encode(pixels: Uint8Array, width, height, channels: 1 | 3, quality) -> Buffer.
 static napi_value encode(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  size_t argc = 5;
+  napi_value argv[5];
   codec_job_t j;
-  if (!read_job(env, info, 1, argv, &argc, &j)) return NULL;
+  if (!read_job(env, info, 1, argv, 5, &j)) return NULL;
   if (run_encode(&j) != 0) {
     napi_throw_error(env, "EJPEG", j.err);
     return NULL;
   }
   return jpeg_buffer(env, &j);
 }
-
-// The async variants: the same work on a libuv thread, both arrays referenced (alive) until the promise settles.
-// Neither may be detached meanwhile (a mapped GPU range unmapped): the caller awaits before releasing it.
-typedef struct {
-  codec_job_t job;
-  int nice, rc;
-  napi_async_work work;
-  napi_deferred deferred;
-  napi_ref refs[2];
-} async_job_t;
 
 // A libuv thread's own nice value on Linux (setpriority on its thread id), raised once to `nice` so that batch
 // codecs yield to the thread that feeds the GPU; never lowered.
@@ -201,61 +153,42 @@ static void nice_this_thread(int nice) {
 #endif
 }
 
-static void async_execute(napi_env env, void *data) {
-  (void)env;
-  async_job_t *a = data;
-  nice_this_thread(a->nice);
-  a->rc = a->job.encode ? run_encode(&a->job) : run_decode(&a->job);
+// The async variants: the same work on a libuv thread, the arrays referenced (alive) until the promise settles.
+// Neither may be detached meanwhile (a mapped GPU range unmapped): the caller awaits before releasing it.
+static int run_async(void *job) {
+  codec_job_t *j = job;
+  nice_this_thread(j->nice);
+  return j->encode ? run_encode(j) : run_decode(j);
 }
 
-static void async_complete(napi_env env, napi_status status, void *data) {
-  async_job_t *a = data;
-  napi_value result = NULL;
-  if (status == napi_ok && a->rc == 0) {
-    if (a->job.encode) result = jpeg_buffer(env, &a->job);
-    else napi_get_undefined(env, &result);
-  }
-  if (result) {
-    napi_resolve_deferred(env, a->deferred, result);
-  } else {
-    napi_value msg, code, err;
-    napi_create_string_utf8(env, status == napi_ok ? a->job.err : "JPEG work cancelled", NAPI_AUTO_LENGTH, &msg);
-    napi_create_string_utf8(env, "EJPEG", NAPI_AUTO_LENGTH, &code);
-    napi_create_error(env, code, msg, &err);
-    napi_reject_deferred(env, a->deferred, err);
-  }
-  for (int i = 0; i < 2; i++)
-    if (a->refs[i]) napi_delete_reference(env, a->refs[i]);
-  napi_delete_async_work(env, a->work);
-  free(a);
+static napi_value resolve_async(napi_env env, void *job) {
+  codec_job_t *j = job;
+  napi_value undefined;
+  if (j->encode) return jpeg_buffer(env, j);
+  return napi_get_undefined(env, &undefined) == napi_ok ? undefined : NULL;
 }
+
+static void failure_async(void *job, const char **code, const char **message) {
+  *code = "EJPEG";
+  *message = ((codec_job_t *)job)->err;
+}
+
+static const napi_util_async_t CODEC_ASYNC = {"imgpu-turbo", run_async, resolve_async, failure_async};
 
 static napi_value queue(napi_env env, napi_callback_info info, int encode) {
-  async_job_t *a = calloc(1, sizeof *a);
-  if (!a) {
+  codec_job_t *j = malloc(sizeof *j);
+  if (!j) {
     napi_throw_error(env, NULL, "imgpu-turbo: out of memory");
     return NULL;
   }
-  napi_value argv[6], promise, name;
-  size_t want = encode ? 5 : 3, argc = want + 1;
-  if (!read_job(env, info, encode, argv, &argc, &a->job)) {
-    free(a);
+  napi_value argv[6];
+  size_t want = encode ? 5 : 3, argc = read_job(env, info, encode, argv, want + 1, j);
+  if (!argc) {
+    free(j);
     return NULL;
   }
-  if (argc > want) napi_get_value_int32(env, argv[want], &a->nice);
-  int arrays = encode ? 1 : 2;
-  for (int i = 0; i < arrays; i++) {
-    if (napi_create_reference(env, argv[i], 1, &a->refs[i]) != napi_ok) goto fail;
-  }
-  if (napi_create_promise(env, &a->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "imgpu-turbo", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, async_execute, async_complete, a, &a->work) != napi_ok ||
-      napi_queue_async_work(env, a->work) != napi_ok)
-    goto fail;
-  return promise;
-fail:
-  napi_throw_error(env, NULL, "imgpu-turbo: N-API failure");
-  return NULL;
+  if (argc > want) napi_get_value_int32(env, argv[want], &j->nice);
+  return napi_util_queue(env, &CODEC_ASYNC, j, argv, encode ? 1 : 2);
 }
 
 // decodeAsync(jpeg, out, channels, nice?) -> Promise<void>; encodeAsync(pixels, width, height, channels, quality,

@@ -10,6 +10,7 @@
 //   the capture of Dawn's notices on stderr (native/stderr.c);
 // - imgpu-jpegenc.node: the entropy coding of the GPU JPEG encoder (native/coef-encode.c, libjpeg's
 //   jpeg_write_coefficients), with Debian's libjpeg.so.62 copied beside it as the codec's library is.
+// The three JPEG modules share their Node-API glue (async work behind promises, Buffers, errors): native/napi-util.c.
 // Each needs a C compiler (and the codec libturbojpeg0-dev); a piece that cannot be built is said so, and imgpu uses
 // its JavaScript fallback (JPEG through sharp; TypedArray.set; the JavaScript loops).
 import { execFileSync } from 'node:child_process';
@@ -63,7 +64,7 @@ const lib = systemLibrary('libturbojpeg', 'libturbojpeg.so.0', 'turbojpeg.h');
 if (!lib) {
   console.warn('imgpu: native JPEG codec not built (needs libturbojpeg0-dev and a C compiler: scripts/install-system-deps.sh, then `npm run build`); ' +
     'JPEG goes through sharp, whose gray reads and written files differ from cv2\'s');
-} else if (build(['turbo.c'], 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
+} else if (build(['turbo.c', 'napi-util.c'], 'imgpu-turbo.node', [lib, '-Wl,-rpath,$ORIGIN'])) {
   copyBeside(lib, 'libturbojpeg.so.0');
   console.log(`imgpu: native JPEG codec built (${lib})`);
 } else {
@@ -77,9 +78,9 @@ if (!libjpeg) {
   console.warn('imgpu: GPU JPEG decoder\'s entropy stage and encoder\'s entropy coder not built (need libjpeg62-turbo-dev: scripts/install-system-deps.sh); JPEG decodes and encodes on the CPU');
 } else {
   copyBeside(libjpeg, 'libjpeg.so.62');
-  if (build(['coef-decode.c'], 'imgpu-jpegcoef.node', [libjpeg, '-Wl,-rpath,$ORIGIN'])) console.log(`imgpu: GPU JPEG decoder's entropy stage built (${libjpeg})`);
+  if (build(['coef-decode.c', 'napi-util.c'], 'imgpu-jpegcoef.node', [libjpeg, '-Wl,-rpath,$ORIGIN'])) console.log(`imgpu: GPU JPEG decoder's entropy stage built (${libjpeg})`);
   else console.warn('imgpu: GPU JPEG decoder\'s entropy stage failed to compile; JPEG decodes on the CPU');
-  if (build(['coef-encode.c'], 'imgpu-jpegenc.node', [libjpeg, '-Wl,-rpath,$ORIGIN'])) console.log(`imgpu: GPU JPEG encoder's entropy coder built (${libjpeg})`);
+  if (build(['coef-encode.c', 'napi-util.c'], 'imgpu-jpegenc.node', [libjpeg, '-Wl,-rpath,$ORIGIN'])) console.log(`imgpu: GPU JPEG encoder's entropy coder built (${libjpeg})`);
   else console.warn('imgpu: GPU JPEG encoder\'s entropy coder failed to compile; JPEG encodes on the CPU');
 }
 

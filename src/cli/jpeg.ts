@@ -8,6 +8,7 @@ import type { DeviceResult } from '../core/gpu/run.js';
 import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
+import { nativeCoefEncoder, nativeCoefEncoderProblem } from '../node/jpeg-encode-gpu.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
 
 export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
@@ -27,11 +28,22 @@ export const isJpegName = (path: string): boolean => ['.jpg', '.jpeg'].includes(
 /** Fallback reasons already said in this process (once each, not once per image of a batch). */
 const said = new Set<string>();
 
-/** Says why an input was decoded on the CPU, once per reason (`key`) in a process (a note on stderr). */
-function noteOnce(key: string, why = key): void {
+/** Says why work of --jpeg gpu ran on the CPU, once per reason (`key`) in a process (a note on stderr). */
+function noteOnce(key: string, why = key, outcome = 'decoded on the CPU (the same pixels)'): void {
   if (said.has(key)) return;
   said.add(key);
-  console.error(`note: --jpeg gpu: ${why}; decoded on the CPU (the same pixels)`);
+  console.error(`note: --jpeg gpu: ${why}; ${outcome}`);
+}
+
+/**
+ * Whether a GPU batch's JPEG outputs can be encoded on the GPU (--jpeg gpu): the encoder's entropy coder is here.
+ * Where it is not (a platform without imgpu's native pieces), says so once: the outputs are then encoded on the CPU,
+ * by the codec the CPU path uses — never a failed image.
+ */
+export function gpuJpegEncoderHere(): boolean {
+  if (nativeCoefEncoder()) return true;
+  noteOnce('encoder', `the GPU JPEG encoder's entropy coder is not available (${nativeCoefEncoderProblem()})`, 'JPEG outputs encoded on the CPU');
+  return false;
 }
 
 /**
@@ -67,11 +79,15 @@ export async function downloaded<T>(r: OpResult<T>): Promise<OpResult<T>> {
   return { ...r, output };
 }
 
-/** For `imgpu info`: the path --jpeg auto takes, and whether each path's native piece is here (or why not). */
-export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string } {
+/**
+ * For `imgpu info`: the path --jpeg auto takes, and whether each path's native piece is here (or why not): the GPU
+ * decoder's entropy stage (`gpu`), the CPU codec (`cpu`), the GPU encoder's entropy coder (`gpuEncode`).
+ */
+export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string } {
   return {
     auto: resolveJpegPath('auto'),
     gpu: jpegCoefDecoder() ? 'available' : `unavailable: ${jpegCoefProblem()}`,
     cpu: nativeJpeg() ? 'available (libjpeg-turbo)' : 'unavailable: JPEG goes through sharp',
+    gpuEncode: nativeCoefEncoder() ? 'available' : `unavailable: ${nativeCoefEncoderProblem()}`,
   };
 }

@@ -37,6 +37,11 @@ export function nativeCoefEncoder(): CoefBinding | undefined {
   return coder ?? undefined;
 }
 
+/** Why nativeCoefEncoder() gives undefined: the module's file and the loader's reason. */
+export function nativeCoefEncoderProblem(): string {
+  return `dist/native/${CODER_FILE}: ${nativeModuleProblem(CODER_FILE) ?? 'not loaded'}`;
+}
+
 /** One component of the coefficient layout. */
 interface LayoutComponent {
   /** Blocks per MCU row (the image's MCUs times the component's horizontal factor). */
@@ -197,7 +202,7 @@ function checkEncodable(img: GpuImage, quality: number, subsampling: JpegSubsamp
   if (w > 65500 || h > 65500) throw new UnsupportedFormatError(`JPEG holds at most 65500×65500 pixels; this image is ${w}×${h}`);
   const native = nativeCoefEncoder();
   if (!native) {
-    throw new UnsupportedFormatError(`the GPU JPEG encoder needs imgpu's native entropy coder (dist/native/${CODER_FILE}: ${nativeModuleProblem(CODER_FILE) ?? 'not loaded'}); use the CPU JPEG path (jpeg: 'cpu')`);
+    throw new UnsupportedFormatError(`the GPU JPEG encoder needs imgpu's native entropy coder (${nativeCoefEncoderProblem()}); use the CPU JPEG path (jpeg: 'cpu')`);
   }
   return native;
 }

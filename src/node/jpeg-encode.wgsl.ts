@@ -1,4 +1,5 @@
 import { defineUniforms } from '../core/gpu/uniforms.js';
+import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
 import { gridWgsl } from '../core/gpu/wgsl/grid.js';
 
 /**
@@ -34,16 +35,15 @@ ${JpegEncodeParams.wgsl}
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<storage, read> Q: array<vec4u>;
 @group(0) @binding(3) var<uniform> P: JpegEncodeParams;
-
-fn byte_at(i: u32) -> i32 { return i32((src[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu); }
+${bytesWgsl('src')}
 
 // Component c of the pixel at image row y (>= y0), column x: jccolor.c's fixed-point RGB->YCbCr, or the gray value.
 fn sample(c: u32, y: u32, x: u32) -> i32 {
   let i = ((y - P.y0) * P.width + x) * P.channels + P.inDelta;
-  if (P.channels == 1u) { return byte_at(i); }
-  let r = byte_at(i);
-  let g = byte_at(i + 1u);
-  let b = byte_at(i + 2u);
+  if (P.channels == 1u) { return i32(byte_at(i)); }
+  let r = i32(byte_at(i));
+  let g = i32(byte_at(i + 1u));
+  let b = i32(byte_at(i + 2u));
   if (c == 0u) { return (19595 * r + 38470 * g + 7471 * b + 32768) >> 16u; }
   if (c == 1u) { return (-11059 * r - 21709 * g + 32768 * b + 8421375) >> 16u; }
   return (32768 * r - 27439 * g - 5329 * b + 8421375) >> 16u;

@@ -1,4 +1,5 @@
 import { defineUniforms } from '../core/gpu/uniforms.js';
+import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
 import { gridWgsl } from '../core/gpu/wgsl/grid.js';
 
 /**
@@ -39,6 +40,7 @@ export const ColourParams = defineUniforms('ColourParams', {
 
 export const idctWgsl = /* wgsl */ `
 ${gridWgsl}
+${bytesWgsl()}
 override WG: u32 = 64u;
 ${IdctParams.wgsl}
 @group(0) @binding(0) var<storage, read> coefs: array<u32>;
@@ -134,14 +136,15 @@ fn idct_islow(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
     var s: array<u32, 8>;
     for (var c = 0u; c < 8u; c++) { s[c] = range_limit(descale(o[c], CONST_BITS + PASS1_BITS + 3u)); }
     let at = (by * 8u + r) * stride + bx * 2u;
-    plane[at] = s[0] | (s[1] << 8u) | (s[2] << 16u) | (s[3] << 24u);
-    plane[at + 1u] = s[4] | (s[5] << 8u) | (s[6] << 16u) | (s[7] << 24u);
+    plane[at] = pack4(s[0], s[1], s[2], s[3]);
+    plane[at + 1u] = pack4(s[4], s[5], s[6], s[7]);
   }
 }
 `;
 
 export const colourWgsl = /* wgsl */ `
 ${gridWgsl}
+${bytesWgsl()}
 override WG: u32 = 256u;
 ${ColourParams.wgsl}
 @group(0) @binding(0) var<storage, read> plane0: array<u32>;
@@ -150,14 +153,12 @@ ${ColourParams.wgsl}
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(4) var<uniform> P: ColourParams;
 
-fn byte_of(w: u32, x: u32) -> i32 { return i32((w >> ((x & 3u) * 8u)) & 255u); }
-
-fn luma(y: u32, x: u32) -> i32 { return byte_of(plane0[(y - P.luma.x) * P.luma.y + (x >> 2u)], x); }
+fn luma(y: u32, x: u32) -> i32 { return i32(byte_of(plane0[(y - P.luma.x) * P.luma.y + (x >> 2u)], x)); }
 
 // Sample (row y, column x) of chroma plane 1 (Cb) or 2 (Cr).
 fn chroma_at(c: u32, y: u32, x: u32) -> i32 {
   let at = (y - P.chroma.x) * P.chroma.y + (x >> 2u);
-  return byte_of(select(plane2[at], plane1[at], c == 1u), x);
+  return i32(byte_of(select(plane2[at], plane1[at], c == 1u), x));
 }
 
 // 3 × nearer + farther row of jdsample.c's h2v2 filter, at chroma column i.
@@ -217,8 +218,6 @@ fn stored(oy: u32, ox: u32) -> vec2u {
 
 // The band's output pixel p (row-major from the band's first row) is the stored pixel stored(…).
 fn band_pixel(p: u32) -> vec2u { return stored(P.y0 + p / P.outWidth, p % P.outWidth); }
-
-fn pack4(a: u32, b: u32, c: u32, d: u32) -> u32 { return a | (b << 8u) | (c << 16u) | (d << 24u); }
 
 // Invocation i: the band's pixels 4i..4i+3, whole (their 12 bytes are 3 words), so each pixel's chroma is upsampled
 // once; pixels past the band's end are 0 and words past it are not written.

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { nativeJpeg } from '../../src/io/jpeg.js';
-import { assertOneLineError, cli } from '../helpers/cli.js';
+import { assertOneLineError, cli, cliWith } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
@@ -70,11 +70,31 @@ test('batch: --jpeg gpu gives the files of --jpeg cpu, and the summary counts th
   assert.deepEqual(both.jpeg, { gpu: 4, cpu: 1 });
 });
 
-test('imgpu info says which JPEG path --jpeg auto takes and whether the GPU decoder is there', { skip }, async (t) => {
+test('imgpu info says which JPEG path --jpeg auto takes and whether the GPU decoder and encoder are there', { skip }, async (t) => {
   if (!(await gpuOrSkip(t))) return;
-  const r = cli('info', '--json');
+  const info = (env: Record<string, string> = {}) => {
+    const r = cliWith(env, 'info', '--json');
+    assert.equal(r.status, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { jpeg: { auto: string; gpu: string; gpuEncode: string } }).jpeg;
+  };
+  const here = info();
+  assert.equal(here.auto, 'cpu');
+  assert.equal(here.gpu, 'available');
+  assert.equal(here.gpuEncode, 'available');
+  assert.match(info({ IMGPU_NO_NATIVE_JPEG: '1' }).gpuEncode, /^unavailable: dist\/native\/imgpu-jpegenc\.node: off/);
+  assert.match(cliWith({ IMGPU_NO_NATIVE_JPEG: '1' }, 'info').stdout, /jpeg encode \(batch --jpeg gpu\): gpu path unavailable: dist\/native\/imgpu-jpegenc\.node: off/);
+});
+
+test('batch --jpeg gpu without the GPU encoder\'s entropy coder: every JPEG written, encoded on the CPU, said once', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const inDir = join(tmp, 'in-noenc');
+  mkdirSync(inDir, { recursive: true });
+  for (const f of ['c420.jpg', 'c444.jpg', 'gray.jpg']) copyFileSync(photo(f), join(inDir, f));
+  const out = join(tmp, 'out-noenc');
+  // IMGPU_NO_NATIVE_JPEG=1: as on a platform without imgpu's native JPEG pieces (the GPU decoder's are kept here).
+  const r = cliWith({ IMGPU_NO_NATIVE_JPEG: '1' }, 'equalize', inDir, out, '--device', 'gpu', '--jpeg', 'gpu', '--json');
   assert.equal(r.status, 0, r.stderr);
-  const info = JSON.parse(r.stdout) as { jpeg: { auto: string; gpu: string } };
-  assert.equal(info.jpeg.auto, 'cpu');
-  assert.equal(info.jpeg.gpu, 'available');
+  assert.equal((JSON.parse(r.stdout) as { processed: number }).processed, 3);
+  assert.equal(r.stderr.match(/note: --jpeg gpu: the GPU JPEG encoder's entropy coder is not available \(dist\/native\/imgpu-jpegenc\.node: off\); JPEG outputs encoded on the CPU/g)?.length, 1, r.stderr);
+  for (const f of readdirSync(inDir)) assert.ok(readFileSync(join(out, f)).subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), `${f} written as a JPEG`);
 });

@@ -6,7 +6,12 @@ const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 
 /** Runs the imgpu CLI in a child process (the project's Node), capturing its output. */
 export function cli(...args: string[]) {
-  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 300_000 });
+  return cliWith({}, ...args);
+}
+
+/** The same with variables added to the environment (e.g. a native module turned off). */
+export function cliWith(env: Record<string, string>, ...args: string[]) {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, ...env } });
 }
 
 /** Bad input ends in one line on stderr and a non-zero exit code, never a stack trace. */

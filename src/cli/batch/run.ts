@@ -11,7 +11,7 @@ import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
-import { jpegInputOnGpu, isJpegName } from '../jpeg.js';
+import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
 import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
@@ -194,7 +194,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     let host = resident ? undefined : (input as Image);
     const onHost = async () => (host ??= await (input as GpuImage).toHost());
     try {
-      if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output)) {
+      if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere()) {
         // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
         const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
         if (r.result) return r.result;

@@ -1,3 +1,4 @@
+import { bytesWgsl } from '../../core/gpu/wgsl/bytes.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { defineUniforms } from '../../core/gpu/uniforms.js';
 
@@ -11,6 +12,7 @@ export const ApplyParams = defineUniforms('ApplyParams', { vecs: 'u32' });
  */
 export const applyLutWgsl = /* wgsl */ `
 ${gridWgsl}
+${bytesWgsl()}
 override WG: u32 = 256u;
 ${ApplyParams.wgsl}
 @group(0) @binding(0) var<storage, read> src: array<vec4u>;
@@ -20,7 +22,7 @@ ${ApplyParams.wgsl}
 var<workgroup> wlut: array<u32, 256>;
 
 fn map4(w: u32) -> u32 {
-  return wlut[w & 0xffu] | (wlut[(w >> 8u) & 0xffu] << 8u) | (wlut[(w >> 16u) & 0xffu] << 16u) | (wlut[w >> 24u] << 24u);
+  return pack4(wlut[byte_of(w, 0u)], wlut[byte_of(w, 1u)], wlut[byte_of(w, 2u)], wlut[byte_of(w, 3u)]);
 }
 
 @compute @workgroup_size(WG)
