@@ -11,7 +11,7 @@ export type { GpuJpegTimes } from './jpeg-gpu-decode.js';
 
 /** Where a JPEG's decoding arithmetic runs: 'gpu' (entropy decoding on a CPU thread, the rest in GPU kernels), 'cpu' (libjpeg-turbo whole). */
 export type JpegPath = 'gpu' | 'cpu';
-/** The JPEG path asked for: 'auto' is 'cpu' until the GPU path is measured faster (docs/jpeg.md). */
+/** The JPEG path asked for: 'auto' is 'cpu', the faster in a batch on the H100 (docs/jpeg.md, Measured). */
 export type JpegPathOption = JpegPath | 'auto';
 export const JPEG_PATHS: readonly JpegPathOption[] = ['gpu', 'cpu', 'auto'];
 
@@ -30,7 +30,7 @@ export interface JpegOnGpu {
   fallback?: string;
 }
 
-/** The path 'auto' takes: the CPU's until the lead's H100 measurement says otherwise (bench/jpeg-decode.ts). */
+/** The path 'auto' takes: the CPU's — on the H100 a batch ran 2.3–3.5× faster with it (docs/jpeg.md, Measured). */
 export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
   return opt === 'auto' ? 'cpu' : opt;
 }
