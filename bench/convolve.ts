@@ -119,6 +119,9 @@ async function search(gpu: GpuContext, img: Image, spec: string, impl: ConvImpl,
     const outs: GpuImage[] = [];
     const ms = await timeBatched(gpu, 5, async (rec) => { outs.push(await record(rec, dev)); });
     for (const o of outs) o.release();
+    // The same, each output released as soon as it is recorded: the pool hands the next call the same buffer
+    // (does back to back pay for touching several large outputs, or for the kernels?).
+    const reused = await timeBatched(gpu, 5, async (rec) => { (await record(rec, dev)).release(); });
     const isolated = await repeat(5, async () => {
       const r = await filter(dev, spec, { impl, schedule, profile: false });
       r.output.release();
@@ -127,8 +130,8 @@ async function search(gpu: GpuContext, img: Image, spec: string, impl: ConvImpl,
     const profiled = await filter(dev, spec, { impl, schedule, profile: true });
     profiled.output.release();
     const passes = profiled.timings.kernels.map((k) => `${k.name} ${k.ms.toFixed(3)}`);
-    rows.push({ input: img.shape.join('x'), spec, impl, schedule, ms, isolated: isolated.median, passes });
-    console.error(`  search ${spec} ${impl} ${JSON.stringify(v)}: ${ms.toFixed(3)} ms b2b, ${isolated.median.toFixed(3)} isolated (${passes.join(', ')})`);
+    rows.push({ input: img.shape.join('x'), spec, impl, schedule, ms, reused, isolated: isolated.median, passes });
+    console.error(`  search ${spec} ${impl} ${JSON.stringify(v)}: ${ms.toFixed(3)} ms b2b (${reused.toFixed(3)} one output), ${isolated.median.toFixed(3)} isolated (${passes.join(', ')})`);
   }
   dev.release();
   return rows;
@@ -143,13 +146,14 @@ async function schedules(gpu: GpuContext): Promise<unknown[]> {
   const plane = (tw: number, th: number, cx: number, cy: number, zc: number): Partial<ConvSchedule> => ({ plane: { tw, th, cx, cy, zc } });
   const planes = [plane(32, 32, 8, 4, 8), plane(32, 32, 8, 4, 4), plane(32, 32, 8, 4, 16), plane(32, 32, 4, 4, 8), plane(32, 32, 8, 8, 8),
     plane(64, 16, 8, 4, 8), plane(32, 16, 8, 2, 8), plane(32, 64, 8, 8, 8), plane(64, 32, 8, 8, 8), plane(64, 32, 16, 8, 8)];
-  // The z pass's and the dense tile's shapes (tx, ty, cx, zc): the first search's best (32×8, two columns) and around it.
-  const tiles = [[32, 8, 2, 32], [32, 8, 1, 32], [32, 8, 2, 64], [32, 8, 2, 16], [32, 4, 2, 32], [64, 4, 2, 32], [16, 8, 2, 32], [32, 8, 3, 32], [16, 16, 2, 32]];
-  const zs: Partial<ConvSchedule>[] = tiles.map(([tx, ty, cx, zc]) => ({ tx, ty, cx, zc }));
-  const dense = zs;
+  // The z pass's shapes (tx, ty, cx, zc, planes loaded ahead) and the dense tile's (tx, ty, cx, zc): the earlier
+  // searches' best (32×8, two columns) and around it.
+  const zs: Partial<ConvSchedule>[] = [[32, 8, 2, 32, 1], [32, 8, 2, 32, 2], [32, 8, 2, 32, 3], [32, 8, 2, 32, 4], [32, 8, 1, 32, 2], [32, 8, 1, 32, 4],
+    [32, 8, 1, 64, 4], [32, 4, 2, 32, 2], [32, 8, 2, 64, 2], [32, 8, 2, 64, 4], [64, 4, 2, 32, 4]].map(([tx, ty, cx, zc, zdepth]) => ({ tx, ty, cx, zc, zdepth }));
+  const dense: Partial<ConvSchedule>[] = [[32, 8, 2, 32], [32, 4, 2, 32], [64, 4, 2, 32], [32, 4, 2, 64], [64, 2, 2, 32]].map(([tx, ty, cx, zc]) => ({ tx, ty, cx, zc }));
   return [
     ...(await search(gpu, vol, 'gauss:3', 'fused', [{}])),
-    ...(await search(gpu, vol, 'gauss:3', 'separable', [{ plane: null }, ...(process.argv.includes('--planes') ? planes : []), ...zs])),
+    ...(await search(gpu, vol, 'gauss:3', 'separable', [{ plane: null }, ...(process.argv.includes('--planes') ? planes : [plane(32, 32, 8, 4, 16)]), ...zs])),
     ...(await search(gpu, vol, 'sobel-x', 'tiled', dense)),
     ...(await search(gpu, vol, 'sobel-x', 'separable', [{}, { plane: null }])),
     ...(await search(gpu, photo, 'gauss:3', 'fused', [{}])),

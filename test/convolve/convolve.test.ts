@@ -119,10 +119,10 @@ test('GPU == CPU on odd sizes, u8/u16/f32 inputs, every implementation and borde
   up.release();
 });
 
-test('separable: the x-y pass in workgroup memory (tile shapes with partial tiles, several rounds and z chunks) and the per-axis passes equal the CPU on odd sizes, 2D and 3D, every border', async (t) => {
+test('separable: the x-y pass in workgroup memory (tile shapes with partial tiles, several rounds and z chunks), the per-axis passes and the z pass loading 1–4 planes ahead equal the CPU on odd sizes, 2D and 3D, every border', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  const planes: ConvSchedule['plane'][] = [null, DEFAULT_CONV_SCHEDULE.plane, { tw: 16, th: 8, cx: 4, cy: 2, zc: 2 }, { tw: 8, th: 4, cx: 1, cy: 4, zc: 3 }, { tw: 64, th: 16, cx: 2, cy: 2, zc: 4 }];
+  const planes: [ConvSchedule['plane'], number][] = [[null, 1], [null, 3], [DEFAULT_CONV_SCHEDULE.plane, 2], [{ tw: 16, th: 8, cx: 4, cy: 2, zc: 2 }, 3], [{ tw: 8, th: 4, cx: 1, cy: 4, zc: 3 }, 4], [{ tw: 64, th: 16, cx: 2, cy: 2, zc: 4 }, 1]];
   // An even x kernel with its anchor and a zero y weight, as in the test above.
   const k3 = separableKernel([[1, -2, 0.5], [0.25, 1, 0, 2, 1], [3, 1, -1, 2]], [1, 2, 1]);
   const k2 = separableKernel([[0.25, 1, 0, 2, 1], [3, 1, -1, 2]], [2, 1]);
@@ -133,9 +133,9 @@ test('separable: the x-y pass in workgroup memory (tile shapes with partial tile
       const img: Image = { data, shape: [...shape], channels: 1, dtype: data instanceof Float32Array ? 'float32' : 'uint8' };
       for (const border of [...MODES, 'valid'] as const) {
         const want = (await correlate(img, k, { border, cval: 7 })).output;
-        for (const plane of planes) {
-          const got = (await correlate(img, k, { border, cval: 7, gpu, impl: 'separable', schedule: { ...DEFAULT_CONV_SCHEDULE, plane } })).output;
-          assertClose(got, want, `${shape.join('x')} ${img.dtype} ${border} ${JSON.stringify(plane)}`);
+        for (const [plane, zdepth] of planes) {
+          const got = (await correlate(img, k, { border, cval: 7, gpu, impl: 'separable', schedule: { ...DEFAULT_CONV_SCHEDULE, plane, zdepth } })).output;
+          assertClose(got, want, `${shape.join('x')} ${img.dtype} ${border} ${JSON.stringify(plane)} zdepth ${zdepth}`);
         }
       }
     }

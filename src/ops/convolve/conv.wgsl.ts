@@ -108,6 +108,8 @@ export interface TiledSpec {
   cx: number;
   /** output planes per workgroup (the march along z) */
   zc: number;
+  /** a pure z pass: planes loaded ahead (1: the next one) */
+  zdepth?: number;
   /**
    * float32 input: also set flag[0] when a value read is NaN or ±inf (nonfinite.wgsl.ts's scan, done on the
    * loads the kernel makes anyway: the tiles cover every input value)
@@ -151,9 +153,13 @@ export function tiledWgsl(s: TiledSpec): string {
   const rowsStage = stage.kind === 'separable' && kx > 1 && ky > 1;
   // The plane value at column c: v_c (separable, or a pure z pass), v{t}_c per z tap (dense).
   const at = (c: number, dy: number | string, dx: number) => `tile[(lid.y + ${dy}u) * ${iw}u + lid.x + ${c * tx + dx}u]`;
-  if (stream) {
+  // A pure z pass: each column's value (register `${reg}${c}`) into its z accumulators.
+  const streamLines = (reg: string) => {
     const w = stage.kind === 'dense' ? stage.weights : Float32Array.from(stage.wz, (v) => v * stage.wx[0] * stage.wy[0]);
-    for (const c of cols) for (const [wt, t] of taps(w)) lines.push(`${acc(t, c)} += ${bits(wt)} * r${c};`);
+    return cols.flatMap((c) => taps(w).map(([wt, t]) => `${acc(t, c)} += ${bits(wt)} * ${reg}${c};`));
+  };
+  if (stream) {
+    lines.push(...streamLines('r'));
   } else if (stage.kind === 'separable') {
     const xs = taps(stage.wx), ys = taps(stage.wy);
     if (rowsStage) {
@@ -201,6 +207,33 @@ export function tiledWgsl(s: TiledSpec): string {
     ? `${reg}${e} = select(g.cval, load(select(0u, base + u32(o${e}), ok && o${e} >= 0i)), ok && o${e} >= 0i);`
     : `${reg}${e} = load(base + u32(o${e}));`) + scanned(reg, e))).join('\n    ');
   const loadStep = loadInto('r');
+  const storeOut = (step: string) => `let zo = i32(z0 + ${step}) - ${kz - 1}i;
+    if (zo >= i32(z0) && oy < u32(g.nOut.y)) {
+      let row = outItem + (u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x);
+      ${cols.map((c) => `if (ox + ${c * tx}u < u32(g.nOut.x)) { dst[row + ox + ${c * tx}u] = ${acc(kz - 1, c)}; }`).join('\n      ')}
+    }`;
+  // A pure z pass `depth` planes ahead: the loop unrolled by depth, plane s + k in registers p{k}_*, reloaded
+  // with plane s + k + depth once used — depth · cx loads in flight per invocation, no register moves between.
+  const depth = Math.max(1, s.zdepth ?? 1);
+  const planeLoad = (k: string) => `let zn = i32(z0 + ${k}) + g.off.z;
+      let ok = zn >= g.lo.z && zn < g.hi.z;
+      let base = inItem + u32(max(bmap(zn, g.nIn.z), 0i)) * planeSize;`;
+  const deepStream = () => `${Array.from({ length: depth }, (_, k) => elems.map((e) => `var p${k}_${e} = 0.0;`).join(' ')).join('\n  ')}
+  ${Array.from({ length: depth }, (_, k) => `if (${k}u < steps) {
+    ${planeLoad(`${k}u`)}
+    ${loadInto(`p${k}_`)}
+  }`).join('\n  ')}
+  for (var s = 0u; s < steps; s += ${depth}u) {
+    ${Array.from({ length: depth }, (_, k) => `if (s + ${k}u < steps) {
+      ${streamLines(`p${k}_`).join('\n      ')}
+      if (s + ${k + depth}u < steps) {
+        ${planeLoad(`s + ${k + depth}u`)}
+        ${loadInto(`p${k}_`)}
+      }
+      ${storeOut(`s + ${k}u`)}
+      ${shift}
+    }`).join('\n    ')}
+  }`;
   const accs = cols.flatMap((c) => Array.from({ length: kz }, (_, t) => acc(t, c)));
   const shift = cols.map((c) => {
     const chain = Array.from({ length: kz - 1 }, (_, i) => kz - 1 - i).map((t) => `${acc(t, c)} = ${acc(t - 1, c)};`).join(' ');
@@ -247,7 +280,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   ${accs.map((a) => `var ${a} = 0.0;`).join(' ')}
   ${s.scan ? 'var found = false;' : ''}
   let steps = z1 - z0 + ${kz - 1}u;
-  {
+  ${stream && depth > 1 ? deepStream() : `{
     let zi = i32(z0) + g.off.z;
     let ok = zi >= g.lo.z && zi < g.hi.z;
     let base = inItem + u32(max(bmap(zi, g.nIn.z), 0i)) * planeSize;
@@ -272,7 +305,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       ${cols.map((c) => `if (ox + ${c * tx}u < u32(g.nOut.x)) { dst[row + ox + ${c * tx}u] = ${acc(kz - 1, c)}; }`).join('\n      ')}
     }
     ${shift}
-  }
+  }`}
   ${s.scan ? 'if (found) { atomicOr(&flag[0], 1u); }' : ''}
 }`;
 }

@@ -34,6 +34,8 @@ export interface ConvSchedule {
   /** 2D images (one row of invocations marching down the image): invocations, columns per invocation */
   rowTile: number;
   rowCx: number;
+  /** a pure z pass (no x/y taps): planes loaded ahead by each invocation */
+  zdepth: number;
   /** separable kernels: the x-y pass's tile (planeWgsl); null: one pass per axis */
   plane: PlaneTile | null;
 }
@@ -42,7 +44,7 @@ export interface ConvSchedule {
 // h100-convolve-k2-schedules.json, clock held: two columns per invocation, 3D sobel-x tiled 0.402 → 0.324 ms and
 // the Gaussian's z pass 0.895 → 0.652 ms; the x-y pass's 32×32 tile with runs of 8 × 4, 0.72 ms against 0.75–1.18
 // for the other shapes).
-export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, cx: 2, zc: 32, rowTile: 64, rowCx: 2, plane: { tw: 32, th: 32, cx: 8, cy: 4, zc: 8 } };
+export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, cx: 2, zc: 32, zdepth: 1, rowTile: 64, rowCx: 2, plane: { tw: 32, th: 32, cx: 8, cy: 4, zc: 8 } };
 
 /** A device buffer holding a volume in some dtype, with its [z, y, x] shape. */
 export interface Volume {
@@ -227,7 +229,7 @@ export class ConvGpu {
     // Workgroups along z are chunks × batch items: stay within the per-dimension limit.
     while (Math.ceil(geo[0].nOut / zc) * (how.batch ?? 1) > this.ctx.limits.maxComputeWorkgroupsPerDimension && zc < geo[0].nOut) zc *= 2;
     const scan = how.scan && src.dtype === 'float32' ? how.scan : undefined;
-    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc, scan: scan !== undefined }), 'tiled');
+    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc, zdepth: this.schedule.zdepth, scan: scan !== undefined }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
     const chunks = Math.ceil(geo[0].nOut / zc);
     const common = { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry') };
