@@ -41,10 +41,10 @@ export interface ConvSchedule {
 }
 // From the H100 searches (bench/convolve.ts --search; bench/results/h100-convolve-schedules.json, clock free: 3D
 // sobel-x tiled 0.54 ms with 32×8×1 against 0.74–1.7 ms for wider tiles, 8K sobel-x 0.14 ms with rows of 64×2;
-// h100-convolve-k2-schedules.json, clock held: two columns per invocation, 3D sobel-x tiled 0.402 → 0.324 ms and
-// the Gaussian's z pass 0.895 → 0.652 ms; the x-y pass's 32×32 tile with runs of 8 × 4, 0.72 ms against 0.75–1.18
-// for the other shapes).
-export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, cx: 2, zc: 32, zdepth: 1, rowTile: 64, rowCx: 2, plane: { tw: 32, th: 32, cx: 8, cy: 4, zc: 8 } };
+// h100-convolve-k2-schedules.json and -k2c, clock held: two columns per invocation, 3D sobel-x tiled 0.402 → 0.324
+// ms, 32×4 and 64 planes 0.342 ms; the Gaussian's z pass 0.895 → 0.652 ms with two columns, 0.48 ms loading two planes
+// ahead; the x-y pass's 32×32 tile with runs of 8 × 4, 0.72 ms against 0.75–1.18 for the other shapes).
+export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 4, cx: 2, zc: 64, zdepth: 2, rowTile: 64, rowCx: 2, plane: { tw: 32, th: 32, cx: 8, cy: 4, zc: 8 } };
 
 /** A device buffer holding a volume in some dtype, with its [z, y, x] shape. */
 export interface Volume {
