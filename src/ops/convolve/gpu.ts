@@ -15,8 +15,8 @@ import type { AxisGeo, Geo3 } from './plan.js';
 /**
  * naive: dense taps from global memory, one output per invocation (any kernel).
  * tiled: dense kernel, input tile + halo staged in workgroup memory, marching along z.
- * separable: one 1-D pass per axis (x, y, z), each a tiled pass, float32 intermediates (the thesis's
- *   separable form, scipy's sequential correlate1d).
+ * separable: scipy's sequential correlate1d passes (x, y, z), float32 intermediates: x and y in one kernel over
+ *   each plane (planeWgsl) where its tile fits, else one tiled 1-D pass per axis; then a streaming z pass.
  * fused: separable kernel in one tiled pass — x and y within the staged plane, z across planes in registers —
  *   one read and one write of the volume.
  * auto: fused for rank-1 kernels, else tiled, falling back to naive where the tile does not fit workgroup memory.
