@@ -8,6 +8,8 @@
  * host→host on the GPU with the thesis's split (host, upload, kernels, download; profiled run) and unprofiled;
  * the CPU path on all cores; and bench/conv_anchors.py (scipy.ndimage, OpenCV, CuPy) in the same run.
  * Border 'reflect' everywhere (= scipy's default = cv2.BORDER_REFLECT). Writes bench/results/<out>.json + plot.
+ * `--search [--hold-clocks] [--planes]`: the tile-shape search instead (bench/results/<out>-schedules.json; --planes:
+ * the x-y pass's tile shapes too).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +24,7 @@ import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { CONV_IMPLS, DEFAULT_CONV_SCHEDULE, filter, parseFilter, prepareFilter, type ConvImpl, type ConvSchedule } from '../src/ops/convolve/index.js';
 import { timeBatched } from './batched.js';
-import { photoAt, repeat, stat, warmUp, type Stat } from './common.js';
+import { holdClocks, photoAt, repeat, stat, warmUp, type Stat } from './common.js';
 import { plotLinesSvg } from './plot.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -104,7 +106,10 @@ async function endToEnd(gpu: GpuContext, img: Image, spec: string, row: Row, vox
   row.gpuEndToEnd = { phases: profiled.timings, total, slabs: profiled.timings.slabs ?? 1, view };
 }
 
-/** Back-to-back time of `spec` with `impl` under each schedule variant (the tile-shape search). */
+/**
+ * Back-to-back time of `spec` with `impl` under each schedule variant (the tile-shape search), beside the
+ * isolated kernel time and each pass's time (profiled) of one call.
+ */
 async function search(gpu: GpuContext, img: Image, spec: string, impl: ConvImpl, variants: Partial<ConvSchedule>[]): Promise<unknown[]> {
   const dev = await GpuImage.upload(gpu, img);
   const rows = [];
@@ -114,39 +119,58 @@ async function search(gpu: GpuContext, img: Image, spec: string, impl: ConvImpl,
     const outs: GpuImage[] = [];
     const ms = await timeBatched(gpu, 5, async (rec) => { outs.push(await record(rec, dev)); });
     for (const o of outs) o.release();
-    rows.push({ input: img.shape.join('x'), spec, impl, schedule, ms });
-    console.error(`  search ${spec} ${impl} ${JSON.stringify(v)}: ${ms.toFixed(3)} ms`);
+    // The same, each output released as soon as it is recorded: the pool hands the next call the same buffer
+    // (does back to back pay for touching several large outputs, or for the kernels?).
+    const reused = await timeBatched(gpu, 5, async (rec) => { (await record(rec, dev)).release(); });
+    const isolated = await repeat(5, async () => {
+      const r = await filter(dev, spec, { impl, schedule, profile: false });
+      r.output.release();
+      return kernelTotal(r.timings);
+    });
+    const profiled = await filter(dev, spec, { impl, schedule, profile: true });
+    profiled.output.release();
+    const passes = profiled.timings.kernels.map((k) => `${k.name} ${k.ms.toFixed(3)}`);
+    rows.push({ input: img.shape.join('x'), spec, impl, schedule, ms, reused, isolated: isolated.median, passes });
+    console.error(`  search ${spec} ${impl} ${JSON.stringify(v)}: ${ms.toFixed(3)} ms b2b (${reused.toFixed(3)} one output), ${isolated.median.toFixed(3)} isolated (${passes.join(', ')})`);
   }
   dev.release();
   return rows;
 }
 
+/** Per filter and input, the variants searched: tile shapes of the x-y pass, of the z pass, of the dense tile. */
 async function schedules(gpu: GpuContext): Promise<unknown[]> {
-  const vol = await input('512x512x361');
-  const photo = await input('8k');
-  const volume: Partial<ConvSchedule>[] = [];
-  for (const [tx, ty, cx] of [[32, 8, 1], [32, 8, 2], [32, 8, 4], [32, 4, 4], [64, 4, 2], [32, 16, 2]]) for (const zc of [32, 64]) volume.push({ tx, ty, cx, zc });
-  const rows: Partial<ConvSchedule>[] = [];
-  for (const [rowTile, rowCx] of [[64, 2], [128, 1], [128, 2], [128, 4], [256, 1], [256, 2]]) for (const zc of [16, 32, 64]) rows.push({ rowTile, rowCx, zc });
+  // --small: the same search on small inputs (a check of the script on a software adapter).
+  const small = process.argv.includes('--small');
+  const vol = await input(small ? '64x64x45' : '512x512x361');
+  const photo = await input(small ? '640x360' : '8k');
+  const plane = (tw: number, th: number, cx: number, cy: number, zc: number): Partial<ConvSchedule> => ({ plane: { tw, th, cx, cy, zc } });
+  const planes = [plane(32, 32, 8, 4, 8), plane(32, 32, 8, 4, 4), plane(32, 32, 8, 4, 16), plane(32, 32, 4, 4, 8), plane(32, 32, 8, 8, 8),
+    plane(64, 16, 8, 4, 8), plane(32, 16, 8, 2, 8), plane(32, 64, 8, 8, 8), plane(64, 32, 8, 8, 8), plane(64, 32, 16, 8, 8)];
+  // The z pass's shapes (tx, ty, cx, zc, planes loaded ahead) and the dense tile's (tx, ty, cx, zc): the earlier
+  // searches' best (32×8, two columns) and around it.
+  const zs: Partial<ConvSchedule>[] = [[32, 8, 2, 32, 1], [32, 8, 2, 32, 2], [32, 8, 2, 32, 3], [32, 8, 2, 32, 4], [32, 8, 1, 32, 2], [32, 8, 1, 32, 4],
+    [32, 8, 1, 64, 4], [32, 4, 2, 32, 2], [32, 8, 2, 64, 2], [32, 8, 2, 64, 4], [64, 4, 2, 32, 4]].map(([tx, ty, cx, zc, zdepth]) => ({ tx, ty, cx, zc, zdepth }));
+  const dense: Partial<ConvSchedule>[] = [[32, 8, 2, 32], [32, 4, 2, 32], [64, 4, 2, 32], [32, 4, 2, 64], [64, 2, 2, 32]].map(([tx, ty, cx, zc]) => ({ tx, ty, cx, zc }));
   return [
-    ...(await search(gpu, vol, 'sobel-x', 'tiled', volume)),
-    ...(await search(gpu, vol, 'sobel-x', 'fused', volume)),
-    ...(await search(gpu, vol, 'gauss:3', 'separable', volume)),
-    ...(await search(gpu, vol, 'gauss:3', 'fused', volume)),
-    ...(await search(gpu, photo, 'sobel-x', 'tiled', rows)),
-    ...(await search(gpu, photo, 'gauss:3', 'separable', rows)),
-    ...(await search(gpu, photo, 'gauss:3', 'fused', rows)),
+    ...(await search(gpu, vol, 'gauss:3', 'fused', [{}])),
+    ...(await search(gpu, vol, 'gauss:3', 'separable', [{ plane: null }, ...(process.argv.includes('--planes') ? planes : [plane(32, 32, 8, 4, 16)]), ...zs])),
+    ...(await search(gpu, vol, 'sobel-x', 'tiled', dense)),
+    ...(await search(gpu, vol, 'sobel-x', 'separable', [{}, { plane: null }])),
+    ...(await search(gpu, photo, 'gauss:3', 'fused', [{}])),
+    ...(await search(gpu, photo, 'gauss:3', 'separable', [{ plane: null }, ...planes.slice(0, 1), plane(64, 16, 8, 4, 1), plane(64, 32, 8, 8, 1)])),
   ];
 }
 
 async function main(): Promise<void> {
   if (process.argv.includes('--search')) {
+    const clocks = process.argv.includes('--hold-clocks') ? await holdClocks() : undefined;
     const gpu = await createNodeGpuContext();
     await warmUp(gpu, await photoAt(1920, 1080));
     const rows = await schedules(gpu);
     mkdirSync('bench/results', { recursive: true });
-    writeFileSync(`bench/results/${outName}-schedules.json`, JSON.stringify({ date: new Date().toISOString(), adapter: gpu.adapter, rows }, null, 1));
+    writeFileSync(`bench/results/${outName}-schedules.json`, JSON.stringify({ date: new Date().toISOString(), adapter: gpu.adapter, clocksHeld: clocks?.held ?? false, rows }, null, 1));
     gpu.destroy();
+    clocks?.release();
     return;
   }
   const pool = new NodeWorkerPool();

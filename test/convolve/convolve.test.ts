@@ -11,7 +11,7 @@ import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
-import { convolve, correlate, denseKernel, filter, separableKernel, type ConvImpl, type FilterOptions } from '../../src/ops/convolve/index.js';
+import { convolve, correlate, DEFAULT_CONV_SCHEDULE, denseKernel, filter, separableKernel, type ConvImpl, type ConvSchedule, type FilterOptions } from '../../src/ops/convolve/index.js';
 import { ALL_OPERATIONS } from '../../src/ops/registry.js';
 import { fixture, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -117,6 +117,29 @@ test('GPU == CPU on odd sizes, u8/u16/f32 inputs, every implementation and borde
   assertClose(await res.output.toHost(), (await filter(img, 'sobel')).output, 'resident');
   res.output.release();
   up.release();
+});
+
+test('separable: the x-y pass in workgroup memory (tile shapes with partial tiles, several rounds and z chunks), the per-axis passes and the z pass loading 1–4 planes ahead equal the CPU on odd sizes, 2D and 3D, every border', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const planes: [ConvSchedule['plane'], number][] = [[null, 1], [null, 3], [DEFAULT_CONV_SCHEDULE.plane, 2], [{ tw: 16, th: 8, cx: 4, cy: 2, zc: 2 }, 3], [{ tw: 8, th: 4, cx: 1, cy: 4, zc: 3 }, 4], [{ tw: 64, th: 16, cx: 2, cy: 2, zc: 4 }, 1]];
+  // An even x kernel with its anchor and a zero y weight, as in the test above.
+  const k3 = separableKernel([[1, -2, 0.5], [0.25, 1, 0, 2, 1], [3, 1, -1, 2]], [1, 2, 1]);
+  const k2 = separableKernel([[0.25, 1, 0, 2, 1], [3, 1, -1, 2]], [2, 1]);
+  for (const [shape, k] of [[[5, 23, 37], k3], [[29, 41], k2]] as const) {
+    const f32 = new Float32Array(shape.reduce((a: number, b: number) => a * b, 1)).map((_, i) => Math.sin(i * 0.37) * 40 + (i % 11));
+    const u8 = Uint8Array.from(f32, (v) => Math.abs(v) * 3);
+    for (const data of [f32, u8]) {
+      const img: Image = { data, shape: [...shape], channels: 1, dtype: data instanceof Float32Array ? 'float32' : 'uint8' };
+      for (const border of [...MODES, 'valid'] as const) {
+        const want = (await correlate(img, k, { border, cval: 7 })).output;
+        for (const [plane, zdepth] of planes) {
+          const got = (await correlate(img, k, { border, cval: 7, gpu, impl: 'separable', schedule: { ...DEFAULT_CONV_SCHEDULE, plane, zdepth } })).output;
+          assertClose(got, want, `${shape.join('x')} ${img.dtype} ${border} ${JSON.stringify(plane)} zdepth ${zdepth}`);
+        }
+      }
+    }
+  }
 });
 
 test('slabs: a volume split along z (forced small limit) and a 2D image split along y equal the whole run bit for bit', async (t) => {

@@ -108,6 +108,13 @@ export interface TiledSpec {
   cx: number;
   /** output planes per workgroup (the march along z) */
   zc: number;
+  /** a pure z pass: planes loaded ahead (1: the next one) */
+  zdepth?: number;
+  /**
+   * float32 input: also set flag[0] when a value read is NaN or ±inf (nonfinite.wgsl.ts's scan, done on the
+   * loads the kernel makes anyway: the tiles cover every input value)
+   */
+  scan?: boolean;
 }
 
 function kernelExtent(stage: PlaneStage): [number, number, number] {
@@ -146,9 +153,13 @@ export function tiledWgsl(s: TiledSpec): string {
   const rowsStage = stage.kind === 'separable' && kx > 1 && ky > 1;
   // The plane value at column c: v_c (separable, or a pure z pass), v{t}_c per z tap (dense).
   const at = (c: number, dy: number | string, dx: number) => `tile[(lid.y + ${dy}u) * ${iw}u + lid.x + ${c * tx + dx}u]`;
-  if (stream) {
+  // A pure z pass: each column's value (register `${reg}${c}`) into its z accumulators.
+  const streamLines = (reg: string) => {
     const w = stage.kind === 'dense' ? stage.weights : Float32Array.from(stage.wz, (v) => v * stage.wx[0] * stage.wy[0]);
-    for (const c of cols) for (const [wt, t] of taps(w)) lines.push(`${acc(t, c)} += ${bits(wt)} * r${c};`);
+    return cols.flatMap((c) => taps(w).map(([wt, t]) => `${acc(t, c)} += ${bits(wt)} * ${reg}${c};`));
+  };
+  if (stream) {
+    lines.push(...streamLines('r'));
   } else if (stage.kind === 'separable') {
     const xs = taps(stage.wx), ys = taps(stage.wy);
     if (rowsStage) {
@@ -188,10 +199,41 @@ export function tiledWgsl(s: TiledSpec): string {
   const cellXY = (e: number) => stream
     ? `let x = gx0 + i32(lid.x + ${e * tx}u);\n    let y = gy0 + i32(lid.y);`
     : `let c = li + ${e * nt}u;\n    let x = gx0 + i32(c % ${iw}u);\n    let y = gy0 + i32(c / ${iw}u);`;
-  const loadInto = (reg: string) => elems.map((e) => guard(e, constant
+  // The scan tests bits, as nonfinite.wgsl.ts does, of real input values only (not cval).
+  const scanned = (reg: string, e: number) => (!s.scan ? '' : constant
+    ? ` found = found || (ok && o${e} >= 0i && non_finite(bitcast<u32>(${reg}${e})));`
+    : ` found = found || non_finite(bitcast<u32>(${reg}${e}));`);
+  const loadInto = (reg: string) => elems.map((e) => guard(e, (constant
     ? `${reg}${e} = select(g.cval, load(select(0u, base + u32(o${e}), ok && o${e} >= 0i)), ok && o${e} >= 0i);`
-    : `${reg}${e} = load(base + u32(o${e}));`)).join('\n    ');
+    : `${reg}${e} = load(base + u32(o${e}));`) + scanned(reg, e))).join('\n    ');
   const loadStep = loadInto('r');
+  const storeOut = (step: string) => `let zo = i32(z0 + ${step}) - ${kz - 1}i;
+    if (zo >= i32(z0) && oy < u32(g.nOut.y)) {
+      let row = outItem + (u32(zo) * u32(g.nOut.y) + oy) * u32(g.nOut.x);
+      ${cols.map((c) => `if (ox + ${c * tx}u < u32(g.nOut.x)) { dst[row + ox + ${c * tx}u] = ${acc(kz - 1, c)}; }`).join('\n      ')}
+    }`;
+  // A pure z pass `depth` planes ahead: the loop unrolled by depth, plane s + k in registers p{k}_*, reloaded
+  // with plane s + k + depth once used — depth · cx loads in flight per invocation, no register moves between.
+  const depth = Math.max(1, s.zdepth ?? 1);
+  const planeLoad = (k: string) => `let zn = i32(z0 + ${k}) + g.off.z;
+      let ok = zn >= g.lo.z && zn < g.hi.z;
+      let base = inItem + u32(max(bmap(zn, g.nIn.z), 0i)) * planeSize;`;
+  const deepStream = () => `${Array.from({ length: depth }, (_, k) => elems.map((e) => `var p${k}_${e} = 0.0;`).join(' ')).join('\n  ')}
+  ${Array.from({ length: depth }, (_, k) => `if (${k}u < steps) {
+    ${planeLoad(`${k}u`)}
+    ${loadInto(`p${k}_`)}
+  }`).join('\n  ')}
+  for (var s = 0u; s < steps; s += ${depth}u) {
+    ${Array.from({ length: depth }, (_, k) => `if (s + ${k}u < steps) {
+      ${streamLines(`p${k}_`).join('\n      ')}
+      if (s + ${k + depth}u < steps) {
+        ${planeLoad(`s + ${k + depth}u`)}
+        ${loadInto(`p${k}_`)}
+      }
+      ${storeOut(`s + ${k}u`)}
+      ${shift}
+    }`).join('\n    ')}
+  }`;
   const accs = cols.flatMap((c) => Array.from({ length: kz }, (_, t) => acc(t, c)));
   const shift = cols.map((c) => {
     const chain = Array.from({ length: kz - 1 }, (_, i) => kz - 1 - i).map((t) => `${acc(t, c)} = ${acc(t - 1, c)};`).join(' ');
@@ -202,6 +244,8 @@ ${Geo.wgsl}
 ${sourceWgsl(s.dtype)}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<uniform> g: Geo;
+${s.scan ? `@group(0) @binding(3) var<storage, read_write> flag: array<atomic<u32>>;
+fn non_finite(b: u32) -> bool { return (b & 0x7f800000u) == 0x7f800000u; }` : ''}
 ${borderMapWgsl(mode)}
 
 ${stream ? '' : `var<workgroup> tile: array<f32, ${cells}>;`}
@@ -234,8 +278,9 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     ${constant ? `if (x < g.lo.x || x >= g.hi.x || y < g.lo.y || y >= g.hi.y) { o${e} = -1i; }` : ''}
   }`)).join('\n  ')}
   ${accs.map((a) => `var ${a} = 0.0;`).join(' ')}
+  ${s.scan ? 'var found = false;' : ''}
   let steps = z1 - z0 + ${kz - 1}u;
-  {
+  ${stream && depth > 1 ? deepStream() : `{
     let zi = i32(z0) + g.off.z;
     let ok = zi >= g.lo.z && zi < g.hi.z;
     let base = inItem + u32(max(bmap(zi, g.nIn.z), 0i)) * planeSize;
@@ -260,6 +305,150 @@ fn tiled(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       ${cols.map((c) => `if (ox + ${c * tx}u < u32(g.nOut.x)) { dst[row + ox + ${c * tx}u] = ${acc(kz - 1, c)}; }`).join('\n      ')}
     }
     ${shift}
+  }`}
+  ${s.scan ? 'if (found) { atomicOr(&flag[0], 1u); }' : ''}
+}`;
+}
+
+/** The x-y pass's tile: tw × th outputs of a plane per workgroup (256 invocations), runs of cx along x and cy along y per invocation, zc planes per workgroup. */
+export interface PlaneTile {
+  tw: number;
+  th: number;
+  cx: number;
+  cy: number;
+  zc: number;
+}
+
+export interface PlaneSpec extends PlaneTile {
+  dtype: ConvDtype;
+  mode: BorderMode;
+  wx: Float32Array;
+  wy: Float32Array;
+}
+
+/** Invocations of the x-y pass's workgroup. */
+export const PLANE_THREADS = 256;
+
+/**
+ * Row pitches of the plane pass's two workgroup arrays: odd, so that 32 invocations walking down 32 rows (the x
+ * run of each row, the y run of each column) hit 32 different banks.
+ */
+function planePitches(t: PlaneTile, kx: number, ky: number): { iw: number; ih: number; tp: number; rp: number } {
+  const iw = t.tw + kx - 1, ih = t.th + ky - 1;
+  return { iw, ih, tp: iw | 1, rp: t.tw | 1 };
+}
+
+/** Bytes of workgroup memory the x-y pass needs: the input tile and the x-filtered rows. */
+export function planeSharedBytes(t: PlaneTile, kx: number, ky: number): number {
+  const { ih, tp, rp } = planePitches(t, kx, ky);
+  return ih * (tp + rp) * 4;
+}
+
+/**
+ * One run of `n` outputs of a 1-D filter from n + k − 1 consecutive values in registers: each value is read once
+ * and added to every output whose window holds it, in tap order (the same sums, in the same order, as one output
+ * at a time).
+ */
+function slidingRun(w: Float32Array, n: number, read: (j: number) => string, acc: (q: number) => string): string {
+  const lines: string[] = [];
+  for (let q = 0; q < n; q++) lines.push(`var ${acc(q)} = 0.0;`);
+  for (let j = 0; j < n + w.length - 1; j++) {
+    const terms: string[] = [];
+    for (let q = Math.max(0, j - w.length + 1); q <= Math.min(n - 1, j); q++) if (w[j - q] !== 0) terms.push(`${acc(q)} += ${bits(w[j - q])} * v;`);
+    if (terms.length) lines.push(`{ let v = ${read(j)}; ${terms.join(' ')} }`);
+  }
+  return lines.join('\n      ');
+}
+
+/**
+ * The x-y pass of the separable implementation: scipy's x then y 1-D passes over each plane in one kernel, the
+ * intermediate in workgroup memory instead of a float32 volume in global memory. A workgroup stages a tw × th tile
+ * of a plane with its halo, filters it along x into `rows` (each invocation a run of cx outputs of one row, sliding
+ * in registers: cx + kx − 1 reads for cx outputs instead of cx · kx), then along y (runs of cy outputs of one
+ * column), and writes the plane's outputs; it steps through zc planes, the next plane's loads issued before the
+ * current one is filtered. The z pass (if any) follows as its own streaming pass.
+ */
+export function planeWgsl(s: PlaneSpec): string {
+  const { tw, th, cx, cy, zc, mode } = s;
+  const kx = s.wx.length, ky = s.wy.length;
+  const { iw, ih, tp, rp } = planePitches(s, kx, ky);
+  const constant = mode === 'constant';
+  const nt = PLANE_THREADS, cells = iw * ih, per = Math.ceil(cells / nt);
+  const elems = Array.from({ length: per }, (_, e) => e);
+  const guard = (n: number, e: number, body: string) => ((e + 1) * nt > n ? `if (li + ${e * nt}u < ${n}u) { ${body} }` : body);
+  const xItems = ih * (tw / cx), yItems = tw * (th / cy);
+  const rounds = (n: number) => Array.from({ length: Math.ceil(n / nt) }, (_, e) => e);
+  const load = (e: number) => guard(cells, e, constant
+    ? `r${e} = select(g.cval, load(base + u32(max(o${e}, 0i))), o${e} >= 0i);`
+    : `r${e} = load(base + u32(o${e}));`);
+  const xRun = (e: number) => guard(xItems, e, `{
+      let i = li + ${e * nt}u;
+      let row = i % ${ih}u;
+      let c0 = (i / ${ih}u) * ${cx}u;
+      ${slidingRun(s.wx, cx, (j) => `tile[row * ${tp}u + c0 + ${j}u]`, (q) => `x${q}`)}
+      ${constant ? `let yr = gy0 + i32(row);
+      let yout = yr < g.lo.y || yr >= g.hi.y;\n      ${Array.from({ length: cx }, (_, q) => `if (yout) { x${q} = g.cval; }`).join(' ')}` : ''}
+      ${Array.from({ length: cx }, (_, q) => `rows[row * ${rp}u + c0 + ${q}u] = x${q};`).join(' ')}
+    }`);
+  const yRun = (e: number) => guard(yItems, e, `{
+      let i = li + ${e * nt}u;
+      let col = i % ${tw}u;
+      let r0 = (i / ${tw}u) * ${cy}u;
+      ${slidingRun(s.wy, cy, (j) => `rows[(r0 + ${j}u) * ${rp}u + col]`, (q) => `y${q}`)}
+      let ox = bx * ${tw}u + col;
+      let oy = by * ${th}u + r0;
+      if (ox < u32(g.nOut.x)) {
+        ${Array.from({ length: cy }, (_, q) => `if (oy + ${q}u < u32(g.nOut.y)) { dst[outPlane + (oy + ${q}u) * u32(g.nOut.x) + ox] = y${q}; }`).join('\n        ')}
+      }
+    }`);
+  return /* wgsl */ `
+${Geo.wgsl}
+${sourceWgsl(s.dtype)}
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<uniform> g: Geo;
+${borderMapWgsl(mode)}
+
+var<workgroup> tile: array<f32, ${ih * tp}>;
+var<workgroup> rows: array<f32, ${ih * rp}>;
+
+@compute @workgroup_size(${nt})
+fn plane(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let tilesX = (u32(g.nOut.x) + ${tw - 1}u) / ${tw}u;
+  let tilesY = (u32(g.nOut.y) + ${th - 1}u) / ${th}u;
+  let tid = wid.x + wid.y * nwg.x;
+  if (tid >= tilesX * tilesY) { return; }
+  let bx = tid % tilesX;
+  let by = tid / tilesX;
+  let gx0 = i32(bx * ${tw}u) + g.off.x;
+  let gy0 = i32(by * ${th}u) + g.off.y;
+  let z0 = wid.z * ${zc}u;
+  let z1 = min(z0 + ${zc}u, u32(g.nOut.z));
+  let planeIn = u32(g.nIn.x) * u32(g.nIn.y);
+  // In-plane offsets of the cells this invocation stages, border applied once; −1: the constant value.
+  ${elems.map((e) => `var o${e} = 0i;\n  var r${e} = 0.0;\n  var s${e} = 0u;`).join('\n  ')}
+  ${elems.map((e) => guard(cells, e, `{
+    let c = li + ${e * nt}u;
+    let x = gx0 + i32(c % ${iw}u);
+    let y = gy0 + i32(c / ${iw}u);
+    s${e} = (c / ${iw}u) * ${tp}u + c % ${iw}u;
+    o${e} = bmap(y, g.nIn.y) * g.nIn.x + bmap(x, g.nIn.x);
+    ${constant ? `if (x < g.lo.x || x >= g.hi.x || y < g.lo.y || y >= g.hi.y) { o${e} = -1i; }` : ''}
+  }`)).join('\n  ')}
+  {
+    let base = z0 * planeIn;
+    ${elems.map(load).join('\n    ')}
+  }
+  for (var z = z0; z < z1; z++) {
+    ${elems.map((e) => guard(cells, e, `tile[s${e}] = r${e};`)).join('\n    ')}
+    workgroupBarrier();
+    if (z + 1u < z1) {
+      let base = (z + 1u) * planeIn;
+      ${elems.map(load).join('\n      ')}
+    }
+    ${rounds(xItems).map(xRun).join('\n    ')}
+    workgroupBarrier();
+    let outPlane = z * u32(g.nOut.x) * u32(g.nOut.y);
+    ${rounds(yItems).map(yRun).join('\n    ')}
   }
 }`;
 }

@@ -66,9 +66,11 @@ export async function recordFilter(
   const single = plan.combine === 'single' && outDtype === 'float32';
   const parts: Volume[] = [];
   // NaN and ±inf as scipy spreads them, patched into each component (float32 input only; nonfinite.ts).
-  const nonFinite = plan.nonFinite && src.dtype === 'float32' ? await NonFiniteGpu.scan(conv.ctx, rec, src, across) : undefined;
+  // The tiled kernels (tiled, fused) read every input value: the first one scans for them (no pass of its own).
+  const byKernel = impls[0] === 'tiled' || impls[0] === 'fused';
+  const nonFinite = plan.nonFinite && src.dtype === 'float32' ? await NonFiniteGpu.scan(conv.ctx, rec, src, across, byKernel) : undefined;
   for (let c = 0; c < plan.components.length; c++) {
-    parts.push(await conv.apply(rec, src, plan.components[c], geos[c], p.border, p.cval, impls[c], single));
+    parts.push(await conv.apply(rec, src, plan.components[c], geos[c], p.border, p.cval, impls[c], single, c === 0 && byKernel ? nonFinite?.flag : undefined));
     await nonFinite?.patch(rec, src, parts[c], plan.components[c], geos[c], p.border, plan.nonFinite!);
   }
   let out = plan.combine === 'magnitude' ? await conv.magnitude(rec, parts, outDtype === 'float32') : parts[0];

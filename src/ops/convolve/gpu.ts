@@ -1,12 +1,13 @@
 import type { BorderMode } from '../../core/border.js';
 import { InvalidArgumentError, optionRef } from '../../core/errors.js';
+import type { Bindings } from '../../core/gpu/bindings.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { f32ToBits, type Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
 import type { UniformValues } from '../../core/gpu/uniforms.js';
-import { CastParams, castWgsl, CountParams, Geo, MAGNITUDE_PARTS, magnitudeWgsl, naiveWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage } from './conv.wgsl.js';
+import { CastParams, castWgsl, CountParams, Geo, MAGNITUDE_PARTS, magnitudeWgsl, naiveWgsl, planeSharedBytes, planeWgsl, tiledSharedBytes, tiledWgsl, type ConvDtype, type PlaneStage, type PlaneTile } from './conv.wgsl.js';
 import type { BoxRounding } from './box.js';
 import { isIdentity, type ConvKernel } from './kernel.js';
 import type { AxisGeo, Geo3 } from './plan.js';
@@ -14,8 +15,8 @@ import type { AxisGeo, Geo3 } from './plan.js';
 /**
  * naive: dense taps from global memory, one output per invocation (any kernel).
  * tiled: dense kernel, input tile + halo staged in workgroup memory, marching along z.
- * separable: one 1-D pass per axis (x, y, z), each a tiled pass, float32 intermediates (the thesis's
- *   separable form, scipy's sequential correlate1d).
+ * separable: scipy's sequential correlate1d passes (x, y, z), float32 intermediates: x and y in one kernel over
+ *   each plane (planeWgsl) where its tile fits, else one tiled 1-D pass per axis; then a streaming z pass.
  * fused: separable kernel in one tiled pass — x and y within the staged plane, z across planes in registers —
  *   one read and one write of the volume.
  * auto: fused for rank-1 kernels, else tiled, falling back to naive where the tile does not fit workgroup memory.
@@ -33,10 +34,17 @@ export interface ConvSchedule {
   /** 2D images (one row of invocations marching down the image): invocations, columns per invocation */
   rowTile: number;
   rowCx: number;
+  /** a pure z pass (no x/y taps): planes loaded ahead by each invocation */
+  zdepth: number;
+  /** separable kernels: the x-y pass's tile (planeWgsl); null: one pass per axis */
+  plane: PlaneTile | null;
 }
-// From the H100 search (bench/convolve.ts --search, bench/results/h100-convolve-schedules.json): 3D sobel-x
-// tiled 0.54 ms with 32×8×1 against 0.74–1.7 ms for wider tiles; 8K sobel-x 0.14 ms with rows of 64×2.
-export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 8, cx: 1, zc: 32, rowTile: 64, rowCx: 2 };
+// From the H100 searches (bench/convolve.ts --search; bench/results/h100-convolve-schedules.json, clock free: 3D
+// sobel-x tiled 0.54 ms with 32×8×1 against 0.74–1.7 ms for wider tiles, 8K sobel-x 0.14 ms with rows of 64×2;
+// h100-convolve-k2-schedules.json and -k2c, clock held: two columns per invocation, 3D sobel-x tiled 0.402 → 0.324
+// ms, 32×4 and 64 planes 0.342 ms; the Gaussian's z pass 0.895 → 0.652 ms with two columns, 0.48 ms loading two planes
+// ahead; the x-y pass's 32×32 tile with runs of 8 × 4, 0.72 ms against 0.75–1.18 for the other shapes).
+export const DEFAULT_CONV_SCHEDULE: ConvSchedule = { tx: 32, ty: 4, cx: 2, zc: 64, zdepth: 2, rowTile: 64, rowCx: 2, plane: { tw: 32, th: 32, cx: 8, cy: 4, zc: 8 } };
 
 /** A device buffer holding a volume in some dtype, with its [z, y, x] shape. */
 export interface Volume {
@@ -83,10 +91,12 @@ export class ConvGpu {
     const dense: PlaneStage = { kind: 'dense', size: k.size, weights: k.weights };
     if (impl === 'auto') {
       // Small kernels: the dense tile (one shared-memory stage per plane) was fastest on the H100 (3D sobel-x
-      // 0.54 ms tiled, 1.8 ms fused); large separable ones (Gaussians): fused, else the 1-D passes.
+      // 0.54 ms tiled, 1.8 ms fused); large separable ones (Gaussians): the x-y pass in workgroup memory and a z
+      // pass (σ3 on 512×512×361 1.6–1.9 ms against 4.0 fused, 8K 0.40 against 0.44: h100-convolve-k2-schedules.json),
+      // else fused, else the 1-D passes.
       const nonzero = k.weights.reduce((n, w) => n + (w !== 0 ? 1 : 0), 0);
       if (nonzero <= 125 && fits(dense)) return 'tiled';
-      if (k.factors) return fits(this.stageOf(k)) ? 'fused' : 'separable';
+      if (k.factors) return this.planeTile(k) || !fits(this.stageOf(k)) ? 'separable' : 'fused';
       return fits(dense) ? 'tiled' : 'naive';
     }
     if ((impl === 'separable' || impl === 'fused') && !k.factors) throw new InvalidArgumentError(`${optionRef('impl', impl)} needs a separable (rank-1) kernel; this one is not: use tiled or naive`);
@@ -104,7 +114,9 @@ export class ConvGpu {
    * Records kernel `k` over `src` with the per-axis geometry `geo`; returns a float32 volume (a recording
    * temporary unless `keep`, then a pooled buffer the caller owns).
    */
-  async apply(rec: Recording, src: Volume, k: ConvKernel, geo: Geo3, mode: BorderMode, cval: number, impl: Exclude<ConvImpl, 'auto'>, keep: boolean): Promise<Volume> {
+  async apply(rec: Recording, src: Volume, k: ConvKernel, geo: Geo3, mode: BorderMode, cval: number, impl: Exclude<ConvImpl, 'auto'>, keep: boolean, scan?: GPUBuffer): Promise<Volume> {
+    // `scan` (tiled, fused; float32 input): a flag the kernel sets where it reads NaN or ±inf (NonFiniteGpu.scan).
+    if (scan && impl !== 'tiled' && impl !== 'fused') throw new Error(`convolve: a ${impl} pass cannot scan its input`);
     const out: [number, number, number] = [geo[0].nOut, geo[1].nOut, geo[2].nOut];
     const alloc = (last: boolean, shape = out) => {
       const bytes = shape[0] * shape[1] * shape[2] * 4;
@@ -118,7 +130,7 @@ export class ConvGpu {
     if (impl === 'tiled' || impl === 'fused') {
       const dst = alloc(true);
       const stage: PlaneStage = impl === 'tiled' ? { kind: 'dense', size: k.size, weights: k.weights } : this.stageOf(k);
-      await this.tiled(rec, src, dst, stage, geo, mode, cval, `convolve.${impl}`);
+      await this.tiled(rec, src, dst, stage, geo, mode, cval, `convolve.${impl}`, { scan });
       return { buffer: dst, dtype: 'float32', shape: out };
     }
     // separable: x → y → z, each axis a tiled 1-D pass; identity factors are skipped.
@@ -127,6 +139,17 @@ export class ConvGpu {
     let cur = src;
     const shape = [...src.shape] as [number, number, number];
     const volume = src.shape[0] > 1;
+    const tile = this.planeTile(k);
+    if (tile && axes[0] === 2 && axes[1] === 1) {
+      // x and y in one pass, the intermediate in workgroup memory (planeWgsl); then z, if any.
+      const g: Geo3 = [whole(shape[0]), geo[1], geo[2]];
+      shape[1] = geo[1].nOut;
+      shape[2] = geo[2].nOut;
+      const dst = alloc(axes.length === 2, shape);
+      await this.plane(rec, cur, dst, k, tile, g, mode, cval);
+      cur = { buffer: dst, dtype: 'float32', shape: [...shape] as [number, number, number] };
+      axes.splice(0, 2);
+    }
     for (let i = 0; i < axes.length; i++) {
       const a = axes[i];
       const g = axisOnly(shape, geo, a);
@@ -151,6 +174,23 @@ export class ConvGpu {
     return cur;
   }
 
+  /** The x-y pass's tile for separable kernel `k`, where the schedule has one and it fits workgroup memory. */
+  private planeTile(k: ConvKernel): PlaneTile | null {
+    const t = this.schedule.plane;
+    if (!t || t.tw % t.cx !== 0 || t.th % t.cy !== 0) return null;
+    const [, wy, wx] = k.factors!;
+    return planeSharedBytes(t, wx.length, wy.length) <= this.ctx.limits.maxComputeWorkgroupStorageSize ? t : null;
+  }
+
+  /** The x-y pass of a separable kernel: one dispatch, workgroups of tiles × chunks of t.zc planes. */
+  private async plane(rec: Recording, src: Volume, dst: GPUBuffer, k: ConvKernel, t: PlaneTile, geo: Geo3, mode: BorderMode, cval: number): Promise<void> {
+    const [, wy, wx] = k.factors!;
+    const pipe = await this.ctx.pipeline('convolve-plane', planeWgsl({ ...t, dtype: src.dtype, mode, wx, wy }), 'plane');
+    const tiles = Math.ceil(geo[2].nOut / t.tw) * Math.ceil(geo[1].nOut / t.th);
+    const [x, y] = grid1d(this.ctx, tiles);
+    rec.dispatch('convolve.separable.xy', pipe, { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0), 'convolution geometry') }, x, y, Math.ceil(geo[0].nOut / t.zc));
+  }
+
   private async naive(rec: Recording, src: Volume, dst: GPUBuffer, k: ConvKernel, geo: Geo3, mode: BorderMode, cval: number): Promise<void> {
     const taps: number[] = [];
     const [kz, ky, kx] = k.size;
@@ -171,7 +211,7 @@ export class ConvGpu {
    * One tiled dispatch. `rows`: a row tile (the 2D shape) for a [n, 1, w] geometry; `batch`: that many volumes of
    * the geometry's size one after another in memory (the slices of a volume, for a y pass).
    */
-  private async tiled(rec: Recording, src: Volume, dst: GPUBuffer, stage: PlaneStage, geo: Geo3, mode: BorderMode, cval: number, label: string, how: { rows?: boolean; batch?: number } = {}): Promise<void> {
+  private async tiled(rec: Recording, src: Volume, dst: GPUBuffer, stage: PlaneStage, geo: Geo3, mode: BorderMode, cval: number, label: string, how: { rows?: boolean; batch?: number; scan?: GPUBuffer } = {}): Promise<void> {
     let { tx, ty, cx } = this.schedule;
     if (how.rows) [tx, ty, cx] = [this.schedule.rowTile, 1, this.schedule.rowCx];
     const kz = stage.kind === 'dense' ? stage.size[0] : stage.wz.length;
@@ -188,10 +228,13 @@ export class ConvGpu {
     let zc = Math.max(1, Math.min(this.schedule.zc, Math.max(8, fill), geo[0].nOut));
     // Workgroups along z are chunks × batch items: stay within the per-dimension limit.
     while (Math.ceil(geo[0].nOut / zc) * (how.batch ?? 1) > this.ctx.limits.maxComputeWorkgroupsPerDimension && zc < geo[0].nOut) zc *= 2;
-    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc }), 'tiled');
+    const scan = how.scan && src.dtype === 'float32' ? how.scan : undefined;
+    const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc, zdepth: this.schedule.zdepth, scan: scan !== undefined }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
     const chunks = Math.ceil(geo[0].nOut / zc);
-    rec.dispatch(label, pipe, { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry') }, x, y, chunks * (how.batch ?? 1));
+    const common = { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry') };
+    const bindings: Bindings = scan ? { ...common, flag: scan } : common;
+    rec.dispatch(label, pipe, bindings, x, y, chunks * (how.batch ?? 1));
   }
 
   /** √(Σ cᵢ²) of 2–3 float32 volumes of one shape (a recording temporary unless `keep`). */

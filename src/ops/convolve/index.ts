@@ -36,7 +36,7 @@ export const filterParams = [
   { name: 'filter', kind: 'string', default: 'sobel', file: { prefix: 'kernel:', text: ['.json'], load: filterFromFile }, doc: 'sobel[-x|-y|-z] | prewitt[-x|-y|-z] | roberts | gauss:SIGMA[,SY[,SZ]][mm] | box:N[xM[xK]] | laplace | kernel:FILE (.npy or .json)' },
   borderParam(BORDER_MODES, 'reflect', 'reflect (dcba|abcd, scipy default) | reflect101 = mirror (dcb|abcd, OpenCV default) | replicate = nearest | wrap | constant (--cval) | valid (output shrinks)'),
   { name: 'cval', kind: 'float', default: 0, doc: 'value outside the image for --border constant' },
-  { name: 'impl', kind: 'enum', choices: CONV_IMPLS, default: 'auto', doc: 'GPU implementation: naive (global memory) | tiled (workgroup memory) | separable (1-D pass per axis) | fused (separable, one pass) | auto' },
+  { name: 'impl', kind: 'enum', choices: CONV_IMPLS, default: 'auto', doc: 'GPU implementation: naive (global memory) | tiled (workgroup memory) | separable (1-D passes, x and y in one kernel) | fused (separable, one pass) | auto' },
   { name: 'truncate', kind: 'float', default: 4, min: 0.5, max: 20, doc: 'Gaussian radius in sigmas (scipy truncate)' },
   { name: 'saturate', kind: 'bool', default: false, doc: 'round and saturate the float32 result back to an 8/16-bit input type (cv2 ddepth = -1)' },
 ] as const satisfies readonly ParamSpec[];

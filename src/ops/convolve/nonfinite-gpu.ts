@@ -34,7 +34,7 @@ export interface AcrossSlabs {
  * `scan` once per input, then `patch` per component result. Only float32 inputs can hold them.
  */
 export class NonFiniteGpu {
-  private constructor(private readonly ctx: GpuContext, private readonly flag: GPUBuffer, private readonly across?: AcrossSlabs) {}
+  private constructor(private readonly ctx: GpuContext, readonly flag: GPUBuffer, private readonly across?: AcrossSlabs) {}
 
   /**
    * What the slabs of a box filter (rule 'running') of a float32 image of `shape` share, per slab: undefined for
@@ -54,14 +54,18 @@ export class NonFiniteGpu {
     };
   }
 
-  /** Scans `src` (float32) into a fresh flag, or into the slabs' shared one. */
-  static async scan(ctx: GpuContext, rec: Recording, src: Volume, across?: AcrossSlabs): Promise<NonFiniteGpu> {
+  /**
+   * Scans `src` (float32) into a fresh flag, or into the slabs' shared one; with `byKernel`, no scan is recorded:
+   * the first filter kernel sets `flag` on the loads it makes anyway (tiledWgsl's `scan`), before any patch reads it.
+   */
+  static async scan(ctx: GpuContext, rec: Recording, src: Volume, across?: AcrossSlabs, byKernel = false): Promise<NonFiniteGpu> {
     const n = src.shape[0] * src.shape[1] * src.shape[2];
     let flag = across?.flag;
     if (!flag) {
       flag = rec.storage(16, 'non-finite flag');
       rec.clear(flag);
     }
+    if (byKernel) return new NonFiniteGpu(ctx, flag, across);
     const pipe = await ctx.pipeline('convolve-nonfinite-scan', scanWgsl, 'scan');
     rec.dispatch('convolve.nonfinite.scan', pipe, { src: src.buffer, flag, P: rec.uniform(CountParams, { n }, 'scan params') }, ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
     return new NonFiniteGpu(ctx, flag, across);
