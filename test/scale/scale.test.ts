@@ -69,9 +69,9 @@ async function gpuDevice(): Promise<'gpu' | 'cpu'> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An `imgpu worker` process; its stderr kept for messages. */
-function startWorker(t: TestContext, url: string, ...args: string[]): { proc: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+function startWorker(t: TestContext, url: string, args: string[], env: Record<string, string> = {}): { proc: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
   const proc = spawn(process.execPath, [BIN, 'worker', '--redis', url, '--threads', '1', '--stall-ms', '1500', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, IMGPU_CODEC_THREADS: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, IMGPU_CODEC_THREADS: '1', ...env },
   });
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
@@ -103,7 +103,8 @@ async function openQueue(t: TestContext, url: string): Promise<Queue<ScaleJobDat
   const q = new Queue<ScaleJobData, ScaleJobResult>(QUEUE, { connection });
   t.after(async () => {
     await q.close();
-    await connection.quit();
+    // disconnect, not quit: hooks run in the order registered, so the test's redis-server has been stopped already.
+    connection.disconnect();
   });
   return q;
 }
@@ -121,14 +122,15 @@ test('scale-out: 3 workers (one killed with SIGKILL mid-job, one on the GPU), ev
   assert.deepEqual({ jobs: s.jobs, images: s.images }, { jobs: 5, images: 25 });
   const q = await openQueue(t, url);
 
-  // Worker A alone, until it holds a job with some of its images written: then SIGKILL.
-  const a = startWorker(t, url, '--device', 'cpu');
+  // Worker A alone, until it holds a job with some of its images written: then SIGKILL. A writes 2 images of its job
+  // and then hangs (IMGPU_TEST_HANG_AFTER, test-only): killed at a known point of the job, never after its end.
+  const a = startWorker(t, url, ['--device', 'cpu'], { IMGPU_TEST_HANG_AFTER: '2' });
   const victim = await (async () => {
     const end = Date.now() + 120_000;
     while (Date.now() < end) {
       for (const j of await q.getActive()) {
         const p = j.progress as ScaleJobProgress | number;
-        if (typeof p === 'object' && p.done.length >= 1 && p.done.length < p.total) return { id: j.id!, done: p.done.length };
+        if (typeof p === 'object' && p.done.length >= 2 && p.done.length < p.total) return { id: j.id!, done: p.done.length };
       }
       await sleep(10);
     }
@@ -138,8 +140,8 @@ test('scale-out: 3 workers (one killed with SIGKILL mid-job, one on the GPU), ev
   assert.equal(await a.exit, null, 'killed');
 
   // Workers B (CPU) and C (the GPU: lavapipe in CI; the CPU where there is no adapter) take over; the killed job comes back after the stall interval.
-  const b = startWorker(t, url, '--device', 'cpu');
-  const c = startWorker(t, url, '--device', device);
+  const b = startWorker(t, url, ['--device', 'cpu']);
+  const c = startWorker(t, url, ['--device', device]);
   // A 4th process watches the batch to its end.
   const status = spawnSync(process.execPath, [BIN, 'status', s.batch, '--redis', url, '--watch', '--json', '--interval', '0.5'], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(status.status, 9, `some image failed: exit 9\n${status.stderr}\n${b.stderr()}\n${c.stderr()}`);
@@ -195,7 +197,7 @@ test('scale-out: an output folder that cannot be made fails its job with the rea
   assert.equal(s.jobs, 1);
   rmSync(out, { recursive: true });
   writeFileSync(out, 'a file where the output folder was');
-  const w = startWorker(t, redis.url, '--device', 'cpu');
+  const w = startWorker(t, redis.url, ['--device', 'cpu']);
   const failed = spawnSync(process.execPath, [BIN, 'status', s.batch, '--redis', redis.url, '--watch', '--json', '--interval', '0.3'], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(failed.status, 9, failed.stderr);
   const st = JSON.parse(failed.stdout.trim().split('\n').pop()!);

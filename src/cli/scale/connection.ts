@@ -1,6 +1,6 @@
-import { createBunRedisClient, type IRedisClient } from 'bullmq';
+import { createIORedisClient, type IRedisClient } from 'bullmq';
+import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError, QueueUnavailableError } from '../../core/errors.js';
-import { RedisReplyError, RespClient, type OutageHooks, type RedisTarget } from './resp.js';
 
 // The Redis server of the scale-out commands: its address from --redis, a quick check that it answers (a bad address
 // or a server that is down is a one-line error in seconds, never a hang), and connections for BullMQ.
@@ -10,6 +10,28 @@ export const DEFAULT_QUEUE = 'imgpu';
 
 /** How long a command waits for the server to answer before it says it cannot reach it. */
 const CONNECT_TIMEOUT_MS = 3000;
+
+/** Where a Redis server is: TCP host and port, or a unix socket path; the credentials and database the URL names. */
+export interface RedisTarget {
+  host?: string;
+  port?: number;
+  path?: string;
+  username?: string;
+  password?: string;
+  db?: number;
+}
+
+/** Told when the connection to the server is lost (once per outage) and when it is back. */
+export interface OutageHooks {
+  down?(reason: Error): void;
+  up?(): void;
+}
+
+/**
+ * Reconnection: BullMQ needs commands to wait for the server rather than fail (maxRetriesPerRequest null), and
+ * a worker should be back within about 2 s of the server (ioredis's default back-off, capped here at 2 s).
+ */
+const RECONNECT: RedisOptions = { maxRetriesPerRequest: null, retryStrategy: (times: number) => Math.min(100 * times, 2000) };
 
 /** A Redis server as the scale-out commands reach it. */
 export interface RedisServer {
@@ -60,27 +82,35 @@ export function queueName(name: string | undefined): string {
  * on BullMQ's reconnecting forever. QueueUnavailableError (exit 7) when it does not.
  */
 export async function checkServer(server: RedisServer): Promise<void> {
-  const c = new RespClient(server.target, CONNECT_TIMEOUT_MS);
+  // One try, no offline queue: a server that is down is an answer now, not after reconnecting.
+  const c = new Redis({ ...server.target, lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  // ioredis rejects connect() with 'Connection is closed'; the reason is the error event before it.
+  let reason: Error | undefined;
+  c.on('error', (e: Error) => { reason ??= e; });
   try {
     await c.connect();
-    const pong = await Promise.race([c.send('PING'), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to PING')), CONNECT_TIMEOUT_MS).unref())]);
+    const pong = await c.ping();
     if (pong !== 'PONG') throw new Error(`it answered ${JSON.stringify(pong)} to PING`);
-  } catch (e) {
+  } catch (thrown) {
+    const e = reason ?? thrown;
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'ECONNREFUSED' ? 'connection refused (is redis-server running there?)' : code === 'ENOENT' ? 'no such socket' : code === 'ENOTFOUND' ? 'unknown host' : (e as Error).message;
     // A refused password or database is the server's answer, not a network failure.
-    throw new QueueUnavailableError(e instanceof RedisReplyError ? `the Redis server at ${server.shown} refused the connection: ${why}` : `cannot reach the Redis server at ${server.shown}: ${why}`);
+    throw new QueueUnavailableError(e instanceof ReplyError ? `the Redis server at ${server.shown} refused the connection: ${why}` : `cannot reach the Redis server at ${server.shown}: ${why}`);
   } finally {
-    c.close();
+    c.disconnect();
   }
 }
 
 /**
- * A connection for BullMQ (it and the connections BullMQ makes from it re-open themselves when the server goes away,
- * telling `hooks`). Close it with quit().
+ * A connection for BullMQ (ioredis, through BullMQ's adapter): it and the connections BullMQ makes from it re-open
+ * themselves when the server goes away, telling `hooks`. Close it with quit().
  */
-export function redisConnection(server: RedisServer, hooks?: OutageHooks): IRedisClient {
-  return createBunRedisClient(new RespClient(server.target, CONNECT_TIMEOUT_MS, hooks) as never);
+export function redisConnection(server: RedisServer, hooks: OutageHooks = {}): IRedisClient {
+  const r = new Redis({ ...server.target, connectTimeout: CONNECT_TIMEOUT_MS, ...RECONNECT });
+  r.on('error', (e: Error) => hooks.down?.(e));
+  r.on('ready', () => hooks.up?.());
+  return createIORedisClient(r);
 }
 
 /** Where a batch's description (its jobs, images and pipeline) is kept: beside the queue's own keys. */

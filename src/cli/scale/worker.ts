@@ -13,8 +13,7 @@ import { cliWording } from '../flags.js';
 import { prepareOutputFolder } from '../batch/plan.js';
 import type { ProgressSink } from '../batch/report.js';
 import { runImages } from '../batch/run.js';
-import { checkServer, parseRedisUrl, queueName, redisConnection } from './connection.js';
-import type { OutageHooks } from './resp.js';
+import { checkServer, parseRedisUrl, queueName, redisConnection, type OutageHooks } from './connection.js';
 import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from './jobs.js';
 import type { Job as Image } from '../batch/plan.js';
 
@@ -53,7 +52,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
   await checkServer(server);
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   const codecs = new CodecPool();
-  const connection = redisConnection(server, outageReporter(server.shown));
+  const outage = outageReporter(server.shown);
+  const connection = redisConnection(server, outage);
   const cmd = COMMANDS.pipeline as ImageCommand;
   const me = `${hostname()}:${process.pid}`;
   /** Each pipeline's parameters as run (files it names read once per worker). */
@@ -69,11 +69,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
     const earlier = await writtenBefore(job);
     const skip = new Set(earlier.map((i) => i.key));
     const todo = d.images.filter((i) => !skip.has(i.key));
+    const hangAfter = testHangAfter();
     if (job.attemptsStarted > 1 || job.stalledCounter > 0) await removeStrayTemps(todo);
     const done = [...skip];
     const written: string[] = [];
     const progress = jobProgress(job, done);
-    const r = await runImages({ name: 'pipeline', cmd, params, exec, codecs }, todo, {
+    const r = await runImages({ name: 'pipeline', cmd, params, exec, codecs }, hangAfter ? todo.slice(0, hangAfter) : todo, {
       read: {}, write: d.write, progress, onFailure: 'count',
       written: (img) => {
         done.push(img.key);
@@ -81,6 +82,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       },
       fatal: (e) => e instanceof GpuDeviceLostError,
     });
+    if (hangAfter) await hangMidJob(job, done, r.failed.length);
     const result: ScaleJobResult = { written, earlier: earlier.map((i) => i.input), failed: r.failed, seconds: (now() - t0) / 1000, worker: me };
     const line = `imgpu worker: job ${job.id} (batch ${d.batch}): ${written.length} written${earlier.length ? `, ${earlier.length} written before` : ''}, ${r.failed.length} failed, ${result.seconds.toFixed(1)} s`;
     if (json) console.log(JSON.stringify({ job: job.id, batch: d.batch, ...result }));
@@ -100,7 +102,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       throw e;
     }
   }, { connection, concurrency, lockDuration: stallMs, stalledInterval: stallMs, maxStalledCount: MAX_STALLS, autorun: false });
-  worker.on('error', (e) => console.error(`imgpu worker: ${e.message}`)); // BullMQ's own (connection losses are said once, above)
+  // BullMQ's own errors; a lost connection (BullMQ's blocking connections report it too) is said once per outage.
+  worker.on('error', (e) => (isConnectionError(e) ? outage.down?.(e) : console.error(`imgpu worker: ${e.message}`)));
   worker.on('failed', (job, e) => console.error(`imgpu worker: job ${job?.id} failed: ${e.message}`));
   const stop = () => {
     console.error('imgpu worker: stopping: finishing the jobs it holds, taking no new one');
@@ -165,6 +168,29 @@ async function removeStrayTemps(images: readonly Image[]): Promise<void> {
 function deviceLost(e: GpuDeviceLostError, job: string | undefined): never {
   console.error(`imgpu: error: ${cliWording(e.message)}; the worker ends and job ${job} goes back to the queue`);
   process.exit(e.exitCode);
+}
+
+/**
+ * Test-only (test/scale/scale.test.ts): IMGPU_TEST_HANG_AFTER=n makes the worker write the first n images of the job
+ * it takes, report them, and then hang as a worker stuck mid-job, so that a test kills it at a known point of a job
+ * rather than racing the job's end. 0 (unset) in normal use.
+ */
+function testHangAfter(): number {
+  const n = Number(process.env.IMGPU_TEST_HANG_AFTER ?? 0);
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+/** IMGPU_TEST_HANG_AFTER's hang: the images written so far reported (awaited, unlike the loop's updates), then no end. */
+async function hangMidJob(job: Job<ScaleJobData, ScaleJobResult>, done: string[], failed: number): Promise<never> {
+  const p: ScaleJobProgress = { done: [...done], failed, total: job.data.images.length };
+  await job.updateProgress(p);
+  console.error(`imgpu worker: job ${job.id}: IMGPU_TEST_HANG_AFTER: ${done.length} images reported, hanging`);
+  return new Promise<never>(() => undefined);
+}
+
+/** An error of the connection to Redis (a socket's, or a command failed by the connection closing), not of a command. */
+function isConnectionError(e: Error): boolean {
+  return 'syscall' in e || e.message === 'Connection is closed.';
 }
 
 /** A lost connection is said once per outage (its connections re-open themselves), and when it is back. */
