@@ -12,10 +12,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { makePhotoFolder } from './common.js';
+import { freePort } from '../test/helpers/process.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
 const redisBinary = arg('redis-server', ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(existsSync) ?? 'redis-server');
@@ -36,14 +36,6 @@ function imgpuSync(args: string[]): { wall: number; json: Record<string, unknown
   } catch {
     throw new Error(`imgpu ${args.join(' ')}: exit ${r.status}: ${r.stderr.slice(-800)}`);
   }
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 async function startRedis(): Promise<{ url: string; proc: ChildProcess }> {

@@ -11,7 +11,7 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
-import { chromiumOrSkip, CHROMIUM, lastRun, servePlayground, WEBGPU } from '../helpers/browser.js';
+import { chromiumOrSkip, CHROMIUM, lastRun, runInPage, servePlayground, WEBGPU } from '../helpers/browser.js';
 
 type Page = import('playwright-core').Page;
 
@@ -44,16 +44,6 @@ async function upload(page: Page, path: string): Promise<void> {
   assert.equal(await page.textContent('#upload-error'), '', `${name} is read`);
 }
 
-async function runOp(page: Page, op: string, values: Record<string, string>): Promise<Record<string, unknown>> {
-  await page.selectOption('#op', op);
-  for (const [k, v] of Object.entries(values)) {
-    if ((await page.$eval(`#param-${k}`, (e) => e.tagName)) === 'SELECT') await page.selectOption(`#param-${k}`, v);
-    else await page.fill(`#param-${k}`, v);
-  }
-  await page.click('#run');
-  await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
-  return lastRun(page);
-}
 
 /** Clicks the download link and saves the file under `dir` by the name the page gives it. */
 async function download(page: Page, dir: string): Promise<string> {
@@ -81,7 +71,7 @@ test('playground: 16-bit PNG and TIFF stay 16-bit, run as 16-bit on the GPU and 
     assert.equal(await page.evaluate(() => (window as unknown as { __input: string }).__input), checksum(moon), 'the page reads moon16.png as Node does');
 
     for (const [op, values] of [['equalize', {}], ['clahe', { tiles: '8x8', clip: '2' }], ['threshold', { method: 'otsu' }], ['gamma', { gamma: '0.5' }], ['filter', { filter: 'sobel-x' }]] as const) {
-      const last = await runOp(page, op, values);
+      const last = await runInPage(page, op, values);
       const expected = await nodeResult(moon, op, values);
       const what = `${op} ${JSON.stringify(values)} on moon16.png`;
       assert.equal(last.gpuError, null, `${what}: GPU failed`);
@@ -109,7 +99,7 @@ test('playground: 16-bit PNG and TIFF stay 16-bit, run as 16-bit on the GPU and 
     const chelsea = await readImage(fixture('images', 'chelsea16.png'));
     await upload(page, fixture('images', 'chelsea16.png'));
     assert.equal(await page.evaluate(() => (window as unknown as { __input: string }).__input), checksum(chelsea));
-    const last = await runOp(page, 'gamma', { gamma: '2.2' });
+    const last = await runInPage(page, 'gamma', { gamma: '2.2' });
     const expected = await nodeResult(chelsea, 'gamma', { gamma: '2.2' });
     assert.equal(last.gpu, checksum(expected));
     assert.equal(last.cpu, checksum(expected));

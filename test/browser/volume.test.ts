@@ -10,7 +10,7 @@ import type { Image } from '../../src/core/image.js';
 import { parseParamValue } from '../../src/core/params.js';
 import { affineOf, decodeNifti, encodeNifti, readImage } from '../../src/io/index.js';
 import { ALL_OPERATIONS, OPERATIONS } from '../../src/ops/registry.js';
-import { CHROMIUM, chromiumOrSkip, QUIET, servePlayground, WEBGPU } from '../helpers/browser.js';
+import { CHROMIUM, chromiumOrSkip, QUIET, runInPage, servePlayground, WEBGPU } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const ANATOMICAL = fixture('volumes', 'anatomical.nii');
@@ -18,20 +18,10 @@ const ANATOMICAL = fixture('volumes', 'anatomical.nii');
 interface Last { op: string; identical: boolean | null; gpu: string | null; cpu: string | null; gpuError: string | null; cpuError: string | null; slabs: number | null }
 interface Loaded { name: string; shape: number[]; dtype: string; geometry: Image['geometry'] | null; checksum: string }
 
-const last = (page: Page) => page.evaluate(() => (window as unknown as { __last: Last }).__last);
 const loaded = (page: Page) => page.evaluate(() => (window as unknown as { __volume: Loaded }).__volume);
 
 /** Sets the operation and its form values in the page, runs it, waits for the result. */
-async function runIn(page: Page, op: string, values: Record<string, string>): Promise<Last> {
-  await page.selectOption('#op', op);
-  for (const [k, v] of Object.entries(values)) {
-    if ((await page.$eval(`#param-${k}`, (e) => e.tagName)) === 'SELECT') await page.selectOption(`#param-${k}`, v);
-    else await page.fill(`#param-${k}`, v);
-  }
-  await page.click('#run');
-  await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
-  return last(page);
-}
+const runIn = async (page: Page, op: string, values: Record<string, string>) => (await runInPage(page, op, values)) as unknown as Last;
 
 /** The Node CPU path on the same volume with the same form values (parsed by the declarations, as the page does). */
 async function nodeResult(vol: Image, op: string, values: Record<string, string>): Promise<Image> {

@@ -40,3 +40,15 @@ export async function servePlayground(): Promise<{ server: ChildProcess; url: st
 export function lastRun(page: import('playwright-core').Page): Promise<Record<string, unknown>> {
   return page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
 }
+
+/** Picks the operation and its form values in the playground, runs it, waits for the result: what __last then says. */
+export async function runInPage(page: import('playwright-core').Page, op: string, values: Record<string, string>): Promise<Record<string, unknown>> {
+  await page.selectOption('#op', op);
+  for (const [k, v] of Object.entries(values)) {
+    if ((await page.$eval(`#param-${k}`, (e) => e.tagName)) === 'SELECT') await page.selectOption(`#param-${k}`, v);
+    else await page.fill(`#param-${k}`, v);
+  }
+  await page.click('#run');
+  await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
+  return lastRun(page);
+}

@@ -2,6 +2,7 @@
 // until the test says (Linux: /proc and mkfifo).
 import { spawnSync } from 'node:child_process';
 import { constants, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { createServer } from 'node:net';
 
 /** Pids of `pid`'s children (Linux /proc). */
 export function childrenOf(pid: number): number[] {
@@ -71,4 +72,13 @@ export function readerGone(fd: number, failure: string): Promise<true> {
       throw e;
     }
   }, failure);
+}
+
+/** A TCP port free on loopback now (a server of the test's own, e.g. redis-server, is then started on it). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }

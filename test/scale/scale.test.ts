@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -13,6 +12,7 @@ import { checkServer, parseRedisUrl, redisConnection } from '../../src/cli/scale
 import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from '../../src/cli/scale/jobs.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
+import { freePort } from '../helpers/process.js';
 
 // Scale-out with a real Redis server started by the test (redis-server, installed by scripts/install-system-deps.sh):
 // skipped with the reason where it is not installed, unless IMGPU_REQUIRE_REDIS=1 (.ci/run), which fails instead.
@@ -27,14 +27,6 @@ function redisServerOrSkip(t: TestContext): string | undefined {
   if (process.env.IMGPU_REQUIRE_REDIS === '1') throw new Error('IMGPU_REQUIRE_REDIS=1 but redis-server is not installed (scripts/install-system-deps.sh installs it)');
   t.skip('redis-server is not installed (scripts/install-system-deps.sh installs it; IMGPU_REQUIRE_REDIS=1 fails instead)');
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** A redis-server of the test's own on a free loopback port, nothing saved; stopped when the test ends. */
