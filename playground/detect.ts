@@ -13,11 +13,12 @@
 import { createBrowserGpuContext } from '../src/browser.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import type { Image } from '../src/core/image.js';
-import { parseParamValue, type ParamSpec } from '../src/core/params.js';
+import type { ParamSpec } from '../src/core/params.js';
 import { formatTimings, type Timings } from '../src/core/timings.js';
 import { parseClassifierXml } from '../src/ops/detect/classifier-xml.js';
 import { Detector, detectorParams, type Classifier, type DetectOptions, type Detection } from '../src/ops/detect/index.js';
 import type { DetectRequest } from './detect-worker.js';
+import { paramRow, paramValue } from './form.js';
 import { FrameUploader, readPixels, type FrameSource } from './frame-upload.js';
 
 const BUNDLED = 'lbpcascade_frontalface.xml';
@@ -117,38 +118,20 @@ function action(f: () => Promise<void>): () => void {
 
 // ---- classifier and options ------------------------------------------------------------------------------
 
-function fieldText(p: ParamSpec): string {
-  const d = p.default;
-  if (d === undefined) return '';
-  if (Array.isArray(d)) return d.join(',');
-  return typeof d === 'object' ? `${(d as { width: number }).width}x${(d as { height: number }).height}` : String(d);
-}
-
 /** A field per detector option, from its declaration (the CLI's --scale, --min-neighbors, … with the same checks). */
 function optionForm(): void {
-  const form = $('options');
   for (const p of detectorParams as readonly ParamSpec[]) {
-    const label = document.createElement('label');
-    label.append(`${p.name} `);
-    let field: HTMLInputElement | HTMLSelectElement;
-    if (p.kind === 'enum') {
-      field = document.createElement('select');
-      for (const c of p.choices) field.append(new Option(c, c, c === p.default, c === p.default));
-    } else {
-      field = Object.assign(document.createElement('input'), { value: fieldText(p), placeholder: p.kind === 'size' ? 'WxH' : '(not set)', size: 10 });
-    }
-    field.id = `opt-${p.name}`;
-    field.onchange = action(() => configure(classifier));
-    label.append(field, Object.assign(document.createElement('span'), { className: 'doc', textContent: ` ${p.doc}` }));
-    form.append(label);
+    const row = paramRow(p, [], 'opt-');
+    row.querySelector<HTMLInputElement | HTMLSelectElement>(`#opt-${p.name}`)!.onchange = action(() => configure(classifier));
+    $('options').append(row);
   }
 }
 
 function readOptions(): DetectOptions {
   const o: Record<string, unknown> = {};
   for (const p of detectorParams as readonly ParamSpec[]) {
-    const v = $<HTMLInputElement>(`opt-${p.name}`).value.trim();
-    if (v !== '') o[p.name] = parseParamValue(p, v);
+    const { value } = paramValue(p, 'opt-');
+    if (value !== undefined) o[p.name] = value;
   }
   return o as DetectOptions;
 }
