@@ -8,9 +8,15 @@
  */
 export class BufferPool {
   private readonly free = new Map<string, GPUBuffer[]>();
+  /** The free buffers, least recently released first. */
+  private readonly byAge = new Set<GPUBuffer>();
   private bytesFree = 0;
   created = 0;
-  /** Free buffers beyond this many bytes are destroyed instead of kept. */
+  /**
+   * Free buffers beyond this many bytes are destroyed, the least recently released first: the buffer just released
+   * is the likeliest to be asked for again (the next photo of a folder growing in size; a JPEG batch's readback
+   * buffers, which were destroyed on release and created again per photo while older sizes filled the pool).
+   */
   maxFreeBytes = 1 << 30;
 
   private key(size: number, usage: number): string {
@@ -22,6 +28,7 @@ export class BufferPool {
     const buf = list?.pop();
     if (buf) {
       this.bytesFree -= buf.size;
+      this.byAge.delete(buf);
       return buf;
     }
     this.created++;
@@ -43,20 +50,35 @@ export class BufferPool {
 
   release(buf: GPUBuffer | undefined): void {
     if (!buf) return;
-    if (this.bytesFree + buf.size > this.maxFreeBytes) {
+    if (buf.size > this.maxFreeBytes) {
       buf.destroy();
       return;
+    }
+    for (const old of this.byAge) {
+      if (this.bytesFree + buf.size <= this.maxFreeBytes) break;
+      this.evict(old);
     }
     const k = this.key(buf.size, buf.usage);
     let list = this.free.get(k);
     if (!list) this.free.set(k, (list = []));
     list.push(buf);
+    this.byAge.add(buf);
     this.bytesFree += buf.size;
+  }
+
+  /** Destroys a free buffer. */
+  private evict(buf: GPUBuffer): void {
+    const list = this.free.get(this.key(buf.size, buf.usage))!;
+    list.splice(list.indexOf(buf), 1);
+    this.byAge.delete(buf);
+    this.bytesFree -= buf.size;
+    buf.destroy();
   }
 
   clear(): void {
     for (const list of this.free.values()) for (const b of list) b.destroy();
     this.free.clear();
+    this.byAge.clear();
     this.bytesFree = 0;
   }
 }
