@@ -32,7 +32,7 @@ export interface JpegOnGpu {
   fallback?: string;
 }
 
-/** The path 'auto' takes: the CPU's — on the H100 a batch ran 2.3–3.5× faster with it (docs/jpeg.md, Measured). */
+/** The path 'auto' takes: the CPU's — on the H100 a batch ran 1.1–2.1× faster with it (docs/jpeg.md, Measured). */
 export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
   return opt === 'auto' ? 'cpu' : opt;
 }

@@ -35,3 +35,16 @@ test('BufferPool destroys a released buffer larger than its whole budget, keepin
   assert.equal(small.destroyed, false);
   assert.equal(pool.acquire(40, 1, () => fakeBuffer(40)), small);
 });
+
+test('BufferPool beyond its budget destroys device-memory buffers before host-mapped (readback) ones', () => {
+  const pool = new BufferPool();
+  pool.maxFreeBytes = 100;
+  const MAP_READ = 0x1, STORAGE = 0x80;
+  const [staging, device, next] = [fakeBuffer(40, MAP_READ | 0x8), fakeBuffer(40, STORAGE), fakeBuffer(40, STORAGE)];
+  pool.release(staging);
+  pool.release(device);
+  pool.release(next); // 120 > 100: the device buffer goes, though the staging buffer is older
+  assert.equal(device.destroyed, true);
+  assert.equal(staging.destroyed, false);
+  assert.equal(pool.acquire(40, MAP_READ | 0x8, () => fakeBuffer(40)), staging);
+});
