@@ -17,6 +17,8 @@ export interface RunOn {
   profile?: boolean;
   /** GPU: return the output as a view of mapped readback memory, with a release() (batch mode). */
   view?: boolean;
+  /** GPU, a resident input: submit the kernels and return without waiting for them (the output stays resident). */
+  wait?: boolean;
 }
 
 /**

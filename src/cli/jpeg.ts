@@ -9,7 +9,7 @@ import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
 import { nativeCoefEncoder, nativeCoefEncoderProblem } from '../node/jpeg-encode-gpu.js';
-import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
+import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
 
 export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
                                   on a CPU thread, IDCT, upsampling and colour in GPU kernels), cpu (libjpeg-turbo whole),
@@ -49,9 +49,10 @@ export function gpuJpegEncoderHere(): boolean {
 /**
  * A JPEG input decoded straight to the GPU on the --jpeg path (resolved), or undefined where the input is not a JPEG
  * or the path is the CPU's (the input is then read and uploaded as before). Commands that take colour (`colour`:
- * clahe) take it on the host, so their input is decoded on the CPU. A fallback to the CPU is said once.
+ * clahe) take it on the host, so their input is decoded on the CPU. A fallback to the CPU is said once. `host`: a
+ * batch's recycled memory for the coefficients (node/jpeg-gpu-decode.ts HostBuffers).
  */
-export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, command: string): Promise<JpegOnGpu | undefined> {
+export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, command: string, host?: HostBuffers): Promise<JpegOnGpu | undefined> {
   if (resolveJpegPath(opt) !== 'gpu' || !isJpegName(path)) return undefined;
   if (colour) {
     noteOnce(`${command} takes colour images on the host`);
@@ -59,7 +60,7 @@ export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: bool
   }
   const buf = await readFile(path);
   if (!isJpeg(buf)) return undefined;
-  const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true });
+  const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true, host });
   if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
   else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
   return r;

@@ -12,6 +12,7 @@ import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.js';
 import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
 import { JpegEncodeParams, jpegEncodeWgsl } from './jpeg-encode.wgsl.js';
+import type { HostBuffers } from './jpeg-gpu-decode.js';
 
 /** Which JPEG encoder runs for a resident image (encodeJpegFromGpu): see JpegFromGpuOptions.jpeg. */
 export type JpegEncodePath = 'gpu' | 'cpu' | 'auto';
@@ -178,6 +179,12 @@ export interface JpegGpuEncodeOptions {
   async?: boolean;
   /** Filled with the time of each phase, in milliseconds (bench/jpeg-encode.ts). */
   phases?: JpegEncodePhases;
+  /**
+   * The coefficients are copied out of the mapped readback memory into this host memory, which the entropy coder
+   * then reads, so the readback buffer goes back at once (a batch: jpeg-gpu-decode.ts HostBuffers says why).
+   * Without it the coder reads the mapped memory itself, no copy.
+   */
+  host?: HostBuffers;
 }
 
 /**
@@ -205,6 +212,19 @@ function checkEncodable(img: GpuImage, quality: number, subsampling: JpegSubsamp
     throw new UnsupportedFormatError(`the GPU JPEG encoder needs imgpu's native entropy coder (${nativeCoefEncoderProblem()}); use the CPU JPEG path (jpeg: 'cpu')`);
   }
   return native;
+}
+
+/** The coefficients read back: the mapped readback memory itself, or (with `host`) a copy of it in host memory. */
+async function coefficientsOnHost(ctx: GpuContext, coefs: GPUBuffer, bytes: number, host?: HostBuffers): Promise<{ data: Int16Array; release(): void }> {
+  const view = await downloadView(ctx, coefs, bytes);
+  if (!host) return { data: new Int16Array(view.bytes, 0, bytes / 2), release: view.release };
+  const mem = host.alloc(bytes);
+  try {
+    ctx.hostCopy(new Uint8Array(mem, 0, bytes), new Uint8Array(view.bytes, 0, bytes));
+  } finally {
+    view.release();
+  }
+  return { data: new Int16Array(mem, 0, bytes / 2), release: () => host.give(mem) };
 }
 
 /**
@@ -242,18 +262,18 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
       }
     });
     const t1 = performance.now();
-    const view = await downloadView(ctx, coefs, coefBytes);
+    const coefsOnHost = await coefficientsOnHost(ctx, coefs, coefBytes, opts.host);
     const t2 = performance.now();
     try {
-      const data = new Int16Array(view.bytes, 0, coefBytes / 2);
+      const data = coefsOnHost.data;
       const jpeg = opts.async
         ? await native.encodeAsync(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp)
         : native.encode(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp);
       if (opts.phases) Object.assign(opts.phases, { gpu: t1 - t0, kernels, download: t2 - t1, entropy: performance.now() - t2 });
       return jpeg;
     } finally {
-      // The coder read the mapped view; it is unmapped only once it is done.
-      view.release();
+      // The coder read the coefficients' memory; it is given back only once it is done.
+      coefsOnHost.release();
     }
   } finally {
     ctx.buffers.release(coefs);

@@ -9,7 +9,7 @@ import { GpuImage } from '../core/gpu/gpu-image.js';
 import { checkBinding, maxBinding } from '../core/gpu/limits.js';
 import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
-import { acquireStorage, deviceBytes, stagingView } from '../core/gpu/transfer.js';
+import { acquireStorage, deviceBytes, stagingView, upload } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
 import { ColourParams, IdctParams, colourWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
 
@@ -40,6 +40,46 @@ export interface GpuJpegTimes {
   bands?: number;
 }
 
+/**
+ * Host memory handed out again once read (node/codec-pool.ts RecycledBuffers). Where a caller gives one, the entropy
+ * stage writes into it and the coefficients are then copied into upload memory (transfer.ts upload) instead of being
+ * written into mapped upload memory directly: a batch holds many photos' coefficients at once (read ahead while
+ * their entropy stages run), and each one holding a mapped upload buffer meant a new one, allocated and zero-filled on
+ * the JavaScript thread, nearly every photo (measured: 41 mapped buffers for 40 photos of a growing size).
+ */
+export interface HostBuffers {
+  alloc(bytes: number): SharedArrayBuffer;
+  give(buffer: ArrayBufferLike): void;
+}
+
+/** Where the entropy stage writes `bytes`, and how they then reach a device buffer (or are dropped, on a failure). */
+interface CoefMemory {
+  bytes: Uint8Array;
+  submit(): Promise<GPUBuffer>;
+  discard(): void;
+}
+
+/** Mapped upload memory (no copy at all: a single photo), or host memory from `host` copied once filled (a batch). */
+async function coefMemory(ctx: GpuContext, bytes: number, host?: HostBuffers): Promise<CoefMemory> {
+  if (!host) {
+    const staged = await stagingView(ctx, bytes);
+    return { bytes: new Uint8Array(staged.bytes, 0, bytes), submit: async () => staged.submit('jpeg coefficients'), discard: () => staged.discard() };
+  }
+  const mem = host.alloc(bytes);
+  const view = new Uint8Array(mem, 0, bytes);
+  return {
+    bytes: view,
+    async submit() {
+      try {
+        return await upload(ctx, view, 'jpeg coefficients');
+      } finally {
+        host.give(mem);
+      }
+    },
+    discard: () => host.give(mem),
+  };
+}
+
 /** The GPU kernels' pipelines, made once per context. */
 class JpegDecodePlan {
   private constructor(
@@ -64,9 +104,11 @@ class JpegDecodePlan {
  * Decodes a JPEG on the GPU into a resident 8-bit image: gray (one channel) when `gray` or the file is gray, else
  * RGB interleaved. Returns the reason instead where the GPU decoder does not cover the file (its entropy stage not
  * built; CMYK, 4:1:1, 4:4:0, 12-bit…), for the caller to decode it on the CPU. EXIF `orientation` (1–8) is applied
- * as cv2.imread applies it. A damaged file is an UnsupportedFormatError, as on the CPU path.
+ * as cv2.imread applies it. A damaged file is an UnsupportedFormatError, as on the CPU path. `host`: see HostBuffers.
  */
-export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1): Promise<GpuImage | GpuJpegFallback> {
+export async function decodeJpegOnGpu(
+  ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1, host?: HostBuffers,
+): Promise<GpuImage | GpuJpegFallback> {
   const coef = jpegCoefDecoder();
   if (!coef) return { fallback: `the GPU decoder's entropy stage is not available (${jpegCoefProblem()})` };
   let layout;
@@ -81,18 +123,18 @@ export async function decodeJpegOnGpu(ctx: GpuContext, buf: Uint8Array, path: st
   if (orientation !== 1 && bands < mcuRowsOf(layout)) return { fallback: `EXIF orientation ${orientation} on an image larger than one binding` };
   const plan = await JpegDecodePlan.prepare(ctx);
   const t0 = performance.now();
-  const staged = await stagingView(ctx, layout.bytes);
+  const mem = await coefMemory(ctx, layout.bytes, host);
   try {
-    await coef.coefDecodeAsync(buf, new Uint8Array(staged.bytes, 0, layout.bytes), gray);
+    await coef.coefDecodeAsync(buf, mem.bytes, gray);
   } catch (e) {
-    staged.discard();
+    mem.discard();
     if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return { fallback: (e as Error).message };
     throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
   }
   const t1 = performance.now();
   let t2 = t1;
   const image = await ctx.scoped('jpeg decode', async () => {
-    const coefs = staged.submit('jpeg coefficients');
+    const coefs = await mem.submit();
     if (times?.profile) await ctx.finish();
     const timer = new KernelTimer(ctx, false);
     try {

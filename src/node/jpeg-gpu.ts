@@ -4,10 +4,10 @@ import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type NativePlan } from '../io/jpeg.js';
 import { encodeJpegGpu, type JpegEncodePath } from './jpeg-encode-gpu.js';
-import { decodeJpegOnGpu, type GpuJpegTimes } from './jpeg-gpu-decode.js';
+import { decodeJpegOnGpu, type GpuJpegTimes, type HostBuffers } from './jpeg-gpu-decode.js';
 
 export type { CodecThreadOptions } from '../io/jpeg.js';
-export type { GpuJpegTimes } from './jpeg-gpu-decode.js';
+export type { GpuJpegTimes, HostBuffers } from './jpeg-gpu-decode.js';
 
 /** Where a JPEG's decoding arithmetic runs: 'gpu' (entropy decoding on a CPU thread, the rest in GPU kernels), 'cpu' (libjpeg-turbo whole). */
 export type JpegPath = 'gpu' | 'cpu';
@@ -20,6 +20,8 @@ export interface JpegToGpuOptions extends CodecThreadOptions {
   jpeg?: JpegPathOption;
   /** Adds the GPU path's phase times here (bench/jpeg-decode.ts). */
   times?: GpuJpegTimes;
+  /** The GPU path's coefficients go through this host memory (a batch: jpeg-gpu-decode.ts HostBuffers). */
+  host?: HostBuffers;
 }
 
 /** A decoded JPEG resident on the GPU, and the path that decoded it. */
@@ -30,7 +32,7 @@ export interface JpegOnGpu {
   fallback?: string;
 }
 
-/** The path 'auto' takes: the CPU's — on the H100 a batch ran 2.3–3.5× faster with it (docs/jpeg.md, Measured). */
+/** The path 'auto' takes: the CPU's — on the H100 a batch ran 1.1–2.1× faster with it (docs/jpeg.md, Measured). */
 export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
   return opt === 'auto' ? 'cpu' : opt;
 }
@@ -45,7 +47,7 @@ export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: stri
   if (!plan) return undefined;
   let fallback: string | undefined;
   if (resolveJpegPath(opts.jpeg) === 'gpu') {
-    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation);
+    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation, opts.host);
     if (r instanceof GpuImage) return { image: r, jpeg: 'gpu' };
     fallback = r.fallback;
   }

@@ -110,6 +110,9 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // GPU outputs land in shared buffers reused once written: a fresh one per image cost page faults, zero-filling
   // and garbage collection on the main thread (a profile of a batch showed them beside the copy itself).
   const outputs = new RecycledBuffers(32); // enough for the images being written behind
+  // --jpeg gpu: the coefficients of the photos being decoded ahead and encoded behind, in recycled host memory
+  // rather than one mapped GPU buffer each (node/jpeg-gpu-decode.ts HostBuffers).
+  const coefficients = new RecycledBuffers(32);
   // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
   const made = new Set<string>();
   const ensureDir = async (d: string) => {
@@ -150,7 +153,9 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     phases.upload += now() - tu;
     let r: OpResult<Image>;
     try {
-      r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false }, {});
+      // Not waited for: the output stays resident, and its encode's readback waits for the kernels anyway (a wait
+      // here held the JavaScript thread for every photo decoded ahead, whose work the queue runs first).
+      r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false }, {});
     } catch (e) {
       if (dev !== input) dev.release();
       throw e;
@@ -169,7 +174,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     }
     return async () => {
       try {
-        await writeAtomically(job.output, await encodeJpegGpu(out, { quality: o.write.quality, async: true }));
+        await writeAtomically(job.output, await encodeJpegGpu(out, { quality: o.write.quality, async: true, host: coefficients }));
       } finally {
         out.release();
       }
@@ -236,7 +241,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const reader = async (j: Job): Promise<Image | GpuImage> => {
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name, coefficients) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     return onGpu?.image ?? codecs.read(j.input, read);
   };

@@ -1,0 +1,50 @@
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+import { BufferPool } from '../../src/core/gpu/buffer-pool.js';
+
+/** A stand-in for a GPUBuffer: what the pool reads of one, and whether it was destroyed. */
+function fakeBuffer(size: number, usage = 1): GPUBuffer & { destroyed: boolean } {
+  const b = { size, usage, destroyed: false, destroy: () => { b.destroyed = true; } };
+  return b as unknown as GPUBuffer & { destroyed: boolean };
+}
+
+test('BufferPool beyond its budget destroys the least recently released free buffers, and keeps the one released', () => {
+  const pool = new BufferPool();
+  pool.maxFreeBytes = 100;
+  const [a, b, c] = [fakeBuffer(40), fakeBuffer(40), fakeBuffer(50)];
+  pool.release(a);
+  pool.release(b);
+  pool.release(c); // 130 > 100: the oldest (a) goes, c stays
+  assert.equal(a.destroyed, true);
+  assert.equal(b.destroyed, false);
+  assert.equal(c.destroyed, false);
+  let made = 0;
+  const create = (s: number) => (made++, fakeBuffer(s));
+  assert.equal(pool.acquire(50, 1, create), c);
+  assert.equal(pool.acquire(40, 1, create), b);
+  assert.equal(made, 0);
+});
+
+test('BufferPool destroys a released buffer larger than its whole budget, keeping the others', () => {
+  const pool = new BufferPool();
+  pool.maxFreeBytes = 100;
+  const [small, huge] = [fakeBuffer(40), fakeBuffer(200)];
+  pool.release(small);
+  pool.release(huge);
+  assert.equal(huge.destroyed, true);
+  assert.equal(small.destroyed, false);
+  assert.equal(pool.acquire(40, 1, () => fakeBuffer(40)), small);
+});
+
+test('BufferPool beyond its budget destroys device-memory buffers before host-mapped (readback) ones', () => {
+  const pool = new BufferPool();
+  pool.maxFreeBytes = 100;
+  const MAP_READ = 0x1, STORAGE = 0x80;
+  const [staging, device, next] = [fakeBuffer(40, MAP_READ | 0x8), fakeBuffer(40, STORAGE), fakeBuffer(40, STORAGE)];
+  pool.release(staging);
+  pool.release(device);
+  pool.release(next); // 120 > 100: the device buffer goes, though the staging buffer is older
+  assert.equal(device.destroyed, true);
+  assert.equal(staging.destroyed, false);
+  assert.equal(pool.acquire(40, MAP_READ | 0x8, () => fakeBuffer(40)), staging);
+});
