@@ -1,6 +1,7 @@
 import { defineUniforms } from '../core/gpu/uniforms.js';
 import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
 import { gridWgsl } from '../core/gpu/wgsl/grid.js';
+import { islowWgsl } from './jpeg-islow.wgsl.js';
 
 /**
  * One band of MCU rows: the image rows [y0, …) bound from a byte offset (`inDelta` bytes before row y0's first
@@ -67,20 +68,7 @@ fn downsampled(c: u32, hexp: u32, vexp: u32, cy: u32, cx: u32) -> i32 {
   return (s + 1 + odd) >> 2u;
 }
 
-const FIX_0_298631336 = 2446;
-const FIX_0_390180644 = 3196;
-const FIX_0_541196100 = 4433;
-const FIX_0_765366865 = 6270;
-const FIX_0_899976223 = 7373;
-const FIX_1_175875602 = 9633;
-const FIX_1_501321110 = 12299;
-const FIX_1_847759065 = 15137;
-const FIX_1_961570560 = 16069;
-const FIX_2_053119869 = 16819;
-const FIX_2_562915447 = 20995;
-const FIX_3_072711026 = 25172;
-
-fn descale(x: i32, n: u32) -> i32 { return (x + (1 << (n - 1u))) >> n; }
+${islowWgsl}
 
 var<private> d: array<i32, 64>;
 
@@ -101,13 +89,13 @@ fn fdct8(o: u32, s: u32, cols: u32) {
   let tmp11 = tmp1 + tmp2;
   let tmp12 = tmp1 - tmp2;
   // CONST_BITS - PASS1_BITS for rows, CONST_BITS + PASS1_BITS for columns.
-  let sh = select(15u, 11u, cols == 0u);
+  let sh = select(CONST_BITS + PASS1_BITS, CONST_BITS - PASS1_BITS, cols == 0u);
   if (cols == 0u) {
-    d[o] = (tmp10 + tmp11) << 2u;
-    d[o + 4u * s] = (tmp10 - tmp11) << 2u;
+    d[o] = (tmp10 + tmp11) << PASS1_BITS;
+    d[o + 4u * s] = (tmp10 - tmp11) << PASS1_BITS;
   } else {
-    d[o] = descale(tmp10 + tmp11, 2u);
-    d[o + 4u * s] = descale(tmp10 - tmp11, 2u);
+    d[o] = descale(tmp10 + tmp11, PASS1_BITS);
+    d[o + 4u * s] = descale(tmp10 - tmp11, PASS1_BITS);
   }
   let z1 = (tmp12 + tmp13) * FIX_0_541196100;
   d[o + 2u * s] = descale(z1 + tmp13 * FIX_0_765366865, sh);

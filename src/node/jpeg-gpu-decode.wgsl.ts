@@ -1,6 +1,7 @@
 import { defineUniforms } from '../core/gpu/uniforms.js';
 import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
 import { gridWgsl } from '../core/gpu/wgsl/grid.js';
+import { islowWgsl } from './jpeg-islow.wgsl.js';
 
 /**
  * The GPU half of the JPEG decoder (jpeg-gpu-decode.ts), each step computed exactly as libjpeg-turbo 2.1 does it on
@@ -48,12 +49,7 @@ ${IdctParams.wgsl}
 @group(0) @binding(2) var<storage, read_write> plane: array<u32>;
 @group(0) @binding(3) var<uniform> P: IdctParams;
 
-const CONST_BITS = 13u;
-const PASS1_BITS = 2u;
-
-// DESCALE(x, n) of jdct.h: round half up, arithmetic shift.
-fn descale(x: i32, n: u32) -> i32 { return (x + (1i << (n - 1u))) >> n; }
-
+${islowWgsl}
 // The post-IDCT range-limit table (jdmaster.c prepare_range_limit_table) indexed by x & RANGE_MASK (1023): x + 128
 // for x in [-128, 127], 255 above up to 511, 0 below down to -512, and wrapping beyond, as the table does.
 fn range_limit(x: i32) -> u32 {
@@ -70,9 +66,9 @@ fn idct8(x: array<i32, 8>) -> array<i32, 8> {
   // Even part.
   var z2 = x[2];
   var z3 = x[6];
-  var z1 = (z2 + z3) * 4433;                // FIX_0_541196100
-  var tmp2 = z1 + z3 * -15137;              // FIX_1_847759065
-  var tmp3 = z1 + z2 * 6270;                // FIX_0_765366865
+  var z1 = (z2 + z3) * FIX_0_541196100;
+  var tmp2 = z1 + z3 * -FIX_1_847759065;
+  var tmp3 = z1 + z2 * FIX_0_765366865;
   var tmp0 = (x[0] + x[4]) << CONST_BITS;
   var tmp1 = (x[0] - x[4]) << CONST_BITS;
   let tmp10 = tmp0 + tmp3;
@@ -88,15 +84,15 @@ fn idct8(x: array<i32, 8>) -> array<i32, 8> {
   z3 = tmp0 + tmp2;
   z2 = tmp1 + tmp2;
   z1 = tmp0 + tmp3;
-  let z5 = (z3 + z4) * 9633;                // FIX_1_175875602
-  tmp3 = tmp3 * 12299;                      // FIX_1_501321110
-  tmp2 = tmp2 * 25172;                      // FIX_3_072711026
-  tmp1 = tmp1 * 16819;                      // FIX_2_053119869
-  tmp0 = tmp0 * 2446;                       // FIX_0_298631336
-  z4 = z4 * -3196 + z5;                     // FIX_0_390180644
-  z3 = z3 * -16069 + z5;                    // FIX_1_961570560
-  z1 = z1 * -7373;                          // FIX_0_899976223
-  z2 = z2 * -20995;                         // FIX_2_562915447
+  let z5 = (z3 + z4) * FIX_1_175875602;
+  tmp3 = tmp3 * FIX_1_501321110;
+  tmp2 = tmp2 * FIX_3_072711026;
+  tmp1 = tmp1 * FIX_2_053119869;
+  tmp0 = tmp0 * FIX_0_298631336;
+  z4 = z4 * -FIX_0_390180644 + z5;
+  z3 = z3 * -FIX_1_961570560 + z5;
+  z1 = z1 * -FIX_0_899976223;
+  z2 = z2 * -FIX_2_562915447;
   tmp3 += z1 + z4;
   tmp2 += z2 + z3;
   tmp1 += z2 + z4;
