@@ -10,7 +10,6 @@
  * For tests, `window.__detect.next()` resolves with the next processed frame: its RGBA pixels (those the detector
  * read: on the GPU, read back from the GPU buffer), the boxes, the options and the path that took it there.
  */
-import { createBrowserGpuContext } from '../src/browser.js';
 import type { GpuContext } from '../src/core/gpu/context.js';
 import type { Image } from '../src/core/image.js';
 import type { ParamSpec } from '../src/core/params.js';
@@ -20,6 +19,7 @@ import { Detector, detectorParams, type Classifier, type DetectOptions, type Det
 import type { DetectRequest } from './detect-worker.js';
 import { paramRow, paramValue } from './form.js';
 import { FrameUploader, readPixels, type FrameSource } from './frame-upload.js';
+import { pageGpu } from './page-gpu.js';
 
 const BUNDLED = 'lbpcascade_frontalface.xml';
 const SAMPLE = 'astronaut.png';
@@ -367,12 +367,12 @@ async function fetchText(url: string): Promise<string> {
 
 async function main(): Promise<void> {
   optionForm();
-  try {
-    gpu = await createBrowserGpuContext();
+  const opened = await pageGpu();
+  status(opened.line, opened.warn);
+  if (opened.gpu) {
+    gpu = opened.gpu;
     uploader = new FrameUploader(gpu);
-    status(`WebGPU: ${gpu.adapter.description || gpu.adapter.vendor || 'adapter'}${gpu.adapter.software ? ' (software)' : ''}; CPU path in a Web Worker`);
-  } catch (e) {
-    status(`WebGPU is not available in this browser (${(e as Error).message.split('.')[0]}): detecting on the CPU only`, true);
+  } else {
     $<HTMLInputElement>('backend-gpu').disabled = true;
     $<HTMLInputElement>('backend-cpu').checked = true;
   }

@@ -45,7 +45,7 @@ export interface BothRun {
   identical: boolean | null;
   /** The timings block: one line per path, or why it did not run. */
   lines: string[];
-  verdict: { text: string; className: '' | 'same' | 'differ' };
+  verdict: Omit<Verdict, 'identical'>;
 }
 
 /**
