@@ -2,7 +2,9 @@
 export * from './index.js';
 export { createNodeGpuContext, type NodeGpuOptions } from './node/gpu.js';
 export { NodeWorkerPool } from './node/worker-pool.js';
-export { readImage, writeImage, decodeNpy, encodeNpy, type ReadOptions, type WriteOptions } from './io/index.js';
+export { decodeNpy, encodeNpy, type ReadOptions, type WriteOptions } from './io/index.js';
+// io's readImage/writeImage, which also read into and write from a resident GpuImage (the GPU JPEG codec is node's).
+export { readImage, writeImage, type ReadToGpuOptions, type WriteFromGpuOptions } from './node/gpu-io.js';
 export { readClassifier } from './io/classifier.js';
 export {
   decodeJpegToGpu, encodeJpegFromGpu, readJpegToGpu,

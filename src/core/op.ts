@@ -1,7 +1,7 @@
 import { rgbToYCrCb, yCrCbToRgb } from './colour.js';
 import { compareImages, type Comparison } from './compare.js';
 import { inlinePool, type CpuPool } from './cpu/pool.js';
-import { UnsupportedDtypeError } from './errors.js';
+import { InvalidArgumentError, optionRef, UnsupportedDtypeError } from './errors.js';
 import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
 import type { Recording } from './gpu/recording.js';
@@ -223,6 +223,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     // `out` is an image to write into: an operation whose output is not an image (counts) ignores it.
     const out = imageOut ? opts.out : undefined;
     if (src instanceof GpuImage) {
+      // A resident input runs on its own context: a `gpu` option naming another one is a mistake, not a choice.
+      if (opts.gpu && opts.gpu !== src.ctx) throw new InvalidArgumentError(`${name}: the GpuImage belongs to another GPU context than ${optionRef('gpu')}`);
       residentInput(src, name, decl.input);
       decl.check?.(p, src, src.ctx);
       return onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false);

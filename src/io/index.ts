@@ -57,7 +57,8 @@ export interface ReadOptions {
   maxPixels?: number;
 }
 
-async function readBytes(path: string): Promise<Buffer> {
+/** The bytes of an image file, or a typed error (FileAccessError) naming why it cannot be read. */
+export async function readImageBytes(path: string): Promise<Buffer> {
   try {
     return await readFile(path);
   } catch (e) {
@@ -80,7 +81,11 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
     validateImage(vol, path);
     return vol;
   }
-  const buf = await readBytes(path);
+  return decodeImageFile(await readImageBytes(path), path, opts);
+}
+
+/** readImage of a file whose bytes were read already (readImageBytes): decoded by its extension and content. */
+export async function decodeImageFile(buf: Buffer, path: string, opts: ReadOptions = {}): Promise<Image> {
   let img: Image;
   const fmt = formatOf(path);
   if (fmt === '.npy') {
@@ -195,21 +200,35 @@ export function checkWriteOptions(o: WriteOptions): void {
   if (o.quality !== undefined && (!Number.isInteger(o.quality) || o.quality < 1 || o.quality > 100)) throw new InvalidArgumentError(`${optionRef('quality')} must be an integer 1–100, got ${o.quality}`);
 }
 
+/** Whether a writer format (formatOf) is JPEG's. */
+export const isJpegFormat = (ext: string): boolean => ext === '.jpg' || ext === '.jpeg';
+
+/**
+ * The format `path` is written in, checked to hold an image of this shape and dtype (a typed error otherwise, before
+ * any work: a volume or float32 as PNG/JPEG/TIFF, 16-bit as JPEG). Used by writeImage and, for a resident image
+ * before its download or encode, by node's.
+ */
+export function checkFormatHolds(path: string, img: Pick<Image, 'shape' | 'dtype'>): string {
+  const ext = writerFormat(path);
+  if (ext === '.npy' || ext === '.nii' || ext === '.nii.gz') return ext;
+  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
+  if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or filter with ${optionRef('saturate')} for 8/16-bit input`);
+  if (img.dtype === 'uint16' && isJpegFormat(ext)) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
+  return ext;
+}
+
 /** Writes PNG/TIFF (8/16-bit), JPEG (8-bit; gray and RGB natively, as cv2.imwrite), .npy or NIfTI .nii/.nii.gz (any dtype, 2D or 3D, geometry kept), by extension, atomically. */
 export async function writeImage(path: string, img: Image, opts: WriteOptions = {}): Promise<void> {
   checkWriteOptions(opts);
   validateImage(img);
-  const ext = writerFormat(path);
+  const ext = checkFormatHolds(path, img);
   let bytes: Uint8Array;
   if (ext === '.npy') {
     bytes = encodeNpy(img);
   } else if (ext === '.nii' || ext === '.nii.gz') {
     bytes = encodeNifti(img, ext === '.nii.gz');
   } else {
-    if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
-    if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or filter with ${optionRef('saturate')} for 8/16-bit input`);
-    const jpeg = ext === '.jpg' || ext === '.jpeg';
-    if (img.dtype === 'uint16' && jpeg) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
+    const jpeg = isJpegFormat(ext);
     const native = jpeg ? encodeJpeg(img, opts.quality ?? 95) : undefined;
     if (native) return writeAtomically(path, native);
     const [h, w] = planeSize(img.shape);

@@ -22,6 +22,8 @@ export interface JpegToGpuOptions extends CodecThreadOptions {
   times?: GpuJpegTimes;
   /** The GPU path's coefficients go through this host memory (a batch: jpeg-gpu-decode.ts HostBuffers). */
   host?: HostBuffers;
+  /** The most pixels the file may declare, checked from its header (io ReadOptions.maxPixels). */
+  maxPixels?: number;
 }
 
 /** A decoded JPEG resident on the GPU, and the path that decoded it. */
@@ -43,7 +45,7 @@ export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
  * an EXIF orientation on the CPU path): read it with readImage and upload that instead.
  */
 export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: JpegToGpuOptions = {}): Promise<JpegOnGpu | undefined> {
-  const plan = isJpeg(buf) ? nativePlan(buf, path, gray) : undefined;
+  const plan = isJpeg(buf) ? nativePlan(buf, path, gray, opts.maxPixels) : undefined;
   if (!plan) return undefined;
   let fallback: string | undefined;
   if (resolveJpegPath(opts.jpeg) === 'gpu') {
