@@ -58,7 +58,7 @@ export interface ReadOptions {
 }
 
 /** The bytes of an image file, or a typed error (FileAccessError) naming why it cannot be read. */
-export async function readImageBytes(path: string): Promise<Buffer> {
+export async function readImageBytes(path: string): Promise<Uint8Array> {
   try {
     return await readFile(path);
   } catch (e) {
@@ -85,7 +85,9 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
 }
 
 /** readImage of a file whose bytes were read already (readImageBytes): decoded by its extension and content. */
-export async function decodeImageFile(buf: Buffer, path: string, opts: ReadOptions = {}): Promise<Image> {
+export async function decodeImageFile(bytes: Uint8Array, path: string, opts: ReadOptions = {}): Promise<Image> {
+  // A Uint8Array in the signature: the package's declarations must compile without Node's types (test/package).
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let img: Image;
   const fmt = formatOf(path);
   if (fmt === '.npy') {

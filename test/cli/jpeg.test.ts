@@ -98,3 +98,25 @@ test('batch --jpeg gpu without the GPU encoder\'s entropy coder: every JPEG writ
   assert.equal(r.stderr.match(/note: --jpeg gpu: the GPU JPEG encoder's entropy coder is not available \(dist\/native\/imgpu-jpegenc\.node: off\); JPEG outputs encoded on the CPU/g)?.length, 1, r.stderr);
   for (const f of readdirSync(inDir)) assert.ok(readFileSync(join(out, f)).subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), `${f} written as a JPEG`);
 });
+
+test('--jpeg gpu without the GPU decoder\'s entropy stage (IMGPU_NO_GPU_JPEG=1): single image and batch decode on the CPU, the same bytes, said once per process', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const inDir = join(tmp, 'in-nodec');
+  mkdirSync(inDir, { recursive: true });
+  for (const f of ['c420.jpg', 'c444.jpg', 'gray.jpg']) copyFileSync(photo(f), join(inDir, f));
+  const NOTE = /note: --jpeg gpu: [^\n]*the GPU decoder's entropy stage is not available \(dist\/native\/imgpu-jpegcoef\.node: off\); decoded on the CPU/g;
+  const off = { IMGPU_NO_GPU_JPEG: '1' };
+  const batch = cliWith(off, 'equalize', inDir, join(tmp, 'out-nodec'), '--format', 'png', '--device', 'gpu', '--jpeg', 'gpu', '--json');
+  assert.equal(batch.status, 0, batch.stderr);
+  assert.deepEqual((JSON.parse(batch.stdout) as { jpeg: Record<string, number> }).jpeg, { cpu: 3 });
+  assert.equal(batch.stderr.match(NOTE)?.length, 1, batch.stderr);
+  const ref = cli('equalize', inDir, join(tmp, 'out-nodec-ref'), '--format', 'png', '--device', 'gpu', '--jpeg', 'cpu');
+  assert.equal(ref.status, 0, ref.stderr);
+  for (const f of readdirSync(join(tmp, 'out-nodec-ref')).filter((f) => f.endsWith('.png'))) {
+    assert.ok(readFileSync(join(tmp, 'out-nodec', f)).equals(readFileSync(join(tmp, 'out-nodec-ref', f))), f);
+  }
+  const single = cliWith(off, 'equalize', photo('c420.jpg'), join(tmp, 'nodec.png'), '--device', 'gpu', '--jpeg', 'gpu', '--json');
+  assert.equal(single.status, 0, single.stderr);
+  assert.equal((JSON.parse(single.stdout) as { jpeg: string }).jpeg, 'cpu');
+  assert.equal(single.stderr.match(NOTE)?.length, 1, single.stderr);
+});

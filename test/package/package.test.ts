@@ -166,7 +166,7 @@ process.exit(0);
 // ---- 2. Types: a user's strict compile needs nothing but the package.
 
 const USER_TS = `
-import { createNodeGpuContext, filter, GpuImage, parsePipeline, readImage, runPipeline, type GpuContext } from 'imgpu';
+import { createNodeGpuContext, filter, GpuImage, parsePipeline, readImage, runPipeline, writeImage, type GpuContext, type Image } from 'imgpu';
 import { createBrowserGpuContext } from 'imgpu/browser';
 type IsAny<T> = 0 extends 1 & T ? true : false;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -178,6 +178,11 @@ export const bufferIsNotAny: IsAny<GpuImage['buffer']> = false;
 const img = await readImage('photo.png', { gray: true });
 export const edges = (await filter(img, 'sobel', { gpu })).output;
 export const chain = (await runPipeline(img, parsePipeline('equalize | threshold --method otsu'), { gpu })).output;
+export const hostRead: Same<typeof img, Image> = true;
+const resident = await readImage('photo.jpg', { gpu, gray: true, jpeg: 'gpu' });
+export const residentRead: Same<typeof resident, GpuImage> = true;
+await writeImage('out.jpg', resident, { jpeg: 'gpu', quality: 90 });
+await writeImage('out.png', img);
 export const browser = createBrowserGpuContext;
 `;
 
@@ -268,6 +273,17 @@ test('the installed package decodes and encodes JPEG as cv2.imread/imwrite, with
   }
 });
 
+test('the installed package\'s `imgpu info --json` reports the GPU JPEG decode and encode paths available (their modules load from the package)', { skip: nativeSkip }, (t) => {
+  const r = run(process.execPath, [join(project, 'node_modules', '.bin', 'imgpu'), 'info', '--json'], { cwd: project });
+  if (r.status === 4 && process.env.IMGPU_REQUIRE_GPU !== '1') { // exit 4: no GPU adapter
+    t.skip(`no GPU adapter: ${r.stderr.trim()}`);
+    return;
+  }
+  ok(r, 'imgpu info --json');
+  const { jpeg } = JSON.parse(r.stdout) as { jpeg: { gpu: string; gpuEncode: string; cpu: string } };
+  assert.deepEqual({ gpu: jpeg.gpu, gpuEncode: jpeg.gpuEncode, cpu: jpeg.cpu }, { gpu: 'available', gpuEncode: 'available', cpu: 'available (libjpeg-turbo)' });
+});
+
 test('without the native codec, JPEG goes through sharp and says so once per process (main thread and codec workers), naming what differs', { skip: nativeSkip }, () => {
   const codec = join(installed, 'dist', 'native', 'imgpu-turbo.node');
   renameSync(codec, `${codec}.hidden`);
@@ -284,6 +300,9 @@ test('without the native codec, JPEG goes through sharp and says so once per pro
     const b = ok(run(process.execPath, [join(project, 'node_modules', '.bin', 'imgpu'), 'equalize', inDir, join(work, 'jpegs-out'), '--device', 'cpu'], { cwd: project }), 'batch');
     assert.equal(readdirSync(join(work, 'jpegs-out')).filter((f) => !f.startsWith('.')).length, 4, 'four outputs (and the batch record)');
     assert.equal(b.stderr.match(NOTICE)?.length, 1, b.stderr);
+    // A single-image command reading and writing JPEG: said once too.
+    const one = ok(run(process.execPath, [join(project, 'node_modules', '.bin', 'imgpu'), 'equalize', fixture('jpeg', 'chelsea_q90.jpg'), join(work, 'one.jpg'), '--device', 'cpu'], { cwd: project }), 'single image');
+    assert.equal(one.stderr.match(NOTICE)?.length, 1, one.stderr);
   } finally {
     renameSync(`${codec}.hidden`, codec);
   }
