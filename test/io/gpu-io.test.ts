@@ -17,6 +17,7 @@ import { readImage, writeImage } from '../../src/node/gpu-io.js';
 import { nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';
 import type { JpegPathOption } from '../../src/node/jpeg-gpu.js';
 import { equalize } from '../../src/ops/equalize/index.js';
+import { morph } from '../../src/ops/morph/index.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { PYTHON } from '../helpers/parity.js';
@@ -159,6 +160,28 @@ test('a 16-bit PNG stays 16-bit through the GPU: read, equalize (65536 bins) and
   assert.ok(!existsSync(join(dir, 'moon16.jpg')));
   eq.release();
   img.release();
+});
+
+const CLOSE = { op: 'close', se: 'box:3x3x3' } as const;
+
+test('volumes through the GPU keep their geometry: a NIfTI and a DICOM series read resident, an operation, written as NIfTI with their affine', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  for (const src of [fixture('volumes', 'anatomical.nii'), fixture('volumes', 'ct-series')]) {
+    const host = await readHost(src);
+    const vol: GpuImage = await readImage(src, { gpu: ctx });
+    assert.deepEqual(vol.geometry, host.geometry, 'read');
+    const closed = (await morph(vol, CLOSE)).output as GpuImage;
+    const out = join(dir, 'vol.nii.gz');
+    await writeImage(out, closed);
+    const back = await readHost(out);
+    const expected = (await morph(host, CLOSE)).output as Image;
+    assert.equal(differing(back, expected), 0);
+    assert.deepEqual(back.geometry!.spacing.map((v) => +v.toFixed(5)), host.geometry!.spacing.map((v) => +v.toFixed(5)), 'written: spacing');
+    assert.deepEqual(back.geometry!.origin.map((v) => +v.toFixed(4)), host.geometry!.origin.map((v) => +v.toFixed(4)), 'written: origin');
+    closed.release();
+    vol.release();
+  }
 });
 
 test('a GpuImage of another context, or a released one, is refused with a typed error naming why; nothing is written', async (t) => {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { bytesPerElement, createImage, pixelCount, validateImage, type Channels, type Dtype, type Image, type Shape } from '../image.js';
+import { bytesPerElement, createImage, pixelCount, validateImage, type Channels, type Dtype, type Geometry, type Image, type Shape } from '../image.js';
 import type { GpuContext } from './context.js';
 import { download, downloadView, stagingView, upload } from './transfer.js';
 
@@ -9,6 +9,11 @@ import { download, downloadView, stagingView, upload } from './transfer.js';
  */
 export class GpuImage {
   private released = false;
+  /**
+   * Where the voxels lie in the world (a scan: DICOM, NIfTI), as on a host Image: kept by upload, by operations whose
+   * output has the input's shape, and by toHost/toHostView, so that a volume written back keeps its affine.
+   */
+  geometry?: Geometry;
   constructor(
     readonly ctx: GpuContext,
     readonly buffer: GPUBuffer,
@@ -25,7 +30,9 @@ export class GpuImage {
   static async upload(ctx: GpuContext, img: Image): Promise<GpuImage> {
     validateImage(img);
     const buf = await upload(ctx, img.data);
-    return new GpuImage(ctx, buf, [...img.shape] as Shape, img.channels, img.dtype);
+    const g = new GpuImage(ctx, buf, [...img.shape] as Shape, img.channels, img.dtype);
+    if (img.geometry) g.geometry = img.geometry;
+    return g;
   }
 
   /**
@@ -54,6 +61,7 @@ export class GpuImage {
     }
     const out = into ?? createImage(this.shape, this.dtype, this.channels);
     await download(this.ctx, this.buffer, out.data);
+    if (this.geometry && !into) out.geometry = this.geometry;
     return out;
   }
 
@@ -66,7 +74,9 @@ export class GpuImage {
     const n = pixelCount(this.shape) * this.channels;
     const v = await downloadView(this.ctx, this.buffer, this.byteLength);
     const Ctor = { uint8: Uint8Array, uint16: Uint16Array, float32: Float32Array }[this.dtype];
-    return { image: { data: new Ctor(v.bytes, 0, n), shape: [...this.shape] as Shape, channels: this.channels, dtype: this.dtype }, release: v.release };
+    const image: Image = { data: new Ctor(v.bytes, 0, n), shape: [...this.shape] as Shape, channels: this.channels, dtype: this.dtype };
+    if (this.geometry) image.geometry = this.geometry;
+    return { image, release: v.release };
   }
 
   /** Returns the buffer to the context's pool; the GpuImage must not be used afterwards. */
