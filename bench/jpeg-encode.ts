@@ -69,7 +69,7 @@ for (const mp of sizes) {
       phases.push(p);
       return 0;
     });
-    const ph = (k: keyof JpegEncodePhases) => stat(phases.map((p) => p[k])).median;
+    const ph = (k: 'gpu' | 'kernels' | 'download' | 'entropy') => stat(phases.map((p) => p[k])).median;
     const gpuEnd = await median(async () => { const t = performance.now(); await encodeJpegGpu(img, { quality, async: true }); return performance.now() - t; });
     const cpuEnd = await median(async () => { const t = performance.now(); await encodeJpegFromGpu(img, quality, { jpeg: 'cpu', async: true }); return performance.now() - t; });
     // The CPU path apart: the download into mapped memory, then libjpeg-turbo's encode of those pixels.
