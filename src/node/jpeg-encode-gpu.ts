@@ -148,7 +148,7 @@ export interface JpegGpuEncodeOptions {
   /**
    * Where the entropy (Huffman) coding runs: 'gpu' (jpeg-huffman.ts: only the coded bytes are downloaded) or 'cpu'
    * (the coefficients are downloaded and libjpeg codes them on a CPU thread). The same bytes either way; an image
-   * whose coded data would not fit the GPU coder's bindings is coded on the CPU. @default DEFAULT_ENTROPY
+   * whose coded data would not fit the GPU coder's bindings is coded on the CPU. @default defaultEntropy()
    */
   entropy?: JpegEntropyPath;
 }
@@ -157,10 +157,19 @@ export interface JpegGpuEncodeOptions {
 export type JpegEntropyPath = 'gpu' | 'cpu';
 
 /**
- * The default entropy path: 'cpu' until the H100 measures the GPU coder against it (bench/jpeg-encode.ts); on this
- * project's 2-core development machine the GPU is lavapipe, a CPU emulation, which says nothing either way.
+ * The default entropy path: IMGPU_JPEG_ENTROPY ('gpu' or 'cpu': so that a batch's `--jpeg gpu` can be measured with
+ * either), else 'cpu' until the H100 measures the GPU coder against it (bench/jpeg-encode.ts); on this project's
+ * 2-core development machine the GPU is lavapipe, a CPU emulation, which says nothing either way.
  */
-export const DEFAULT_ENTROPY: JpegEntropyPath = 'cpu';
+export function defaultEntropy(): JpegEntropyPath {
+  return checkEntropy(process.env.IMGPU_JPEG_ENTROPY || 'cpu', 'IMGPU_JPEG_ENTROPY');
+}
+
+/** `path` as an entropy path, or an InvalidArgumentError naming `what`. */
+function checkEntropy(path: unknown, what: string): JpegEntropyPath {
+  if (path === 'gpu' || path === 'cpu') return path;
+  throw new InvalidArgumentError(`${what} must be 'gpu' or 'cpu', got ${String(path)}`);
+}
 
 /**
  * Where an encode's time went: the GPU's arithmetic (recording, submission and the wait for it), its kernels alone
@@ -226,7 +235,7 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
   const quality = opts.quality ?? 95;
   const subsampling = opts.subsampling ?? '4:2:0';
   const native = checkEncodable(img, quality, subsampling);
-  if (opts.entropy !== undefined && opts.entropy !== 'gpu' && opts.entropy !== 'cpu') throw new InvalidArgumentError(`JPEG entropy coding must be 'gpu' or 'cpu', got ${String(opts.entropy)}`);
+  const entropy = opts.entropy === undefined ? defaultEntropy() : checkEntropy(opts.entropy, 'JPEG entropy coding');
   img.assertLive();
   const ctx = img.ctx;
   const [h, w] = img.shape;
@@ -237,7 +246,7 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
     throw new GpuLimitError(`JPEG encode of a ${w}×${h} image needs ${fmtBytes(coefBytes)} of coefficients, more than one buffer of this adapter holds (${fmtBytes(ctx.limits.maxBufferSize)}); use the CPU JPEG path (jpeg: 'cpu')`);
   }
   const job: EncodeJob = { img, layout, quality, native, plan, opts };
-  const gpuEntropy = (opts.entropy ?? DEFAULT_ENTROPY) === 'gpu' && gpuEntropyFits(ctx, layout);
+  const gpuEntropy = entropy === 'gpu' && gpuEntropyFits(ctx, layout);
   const huffman = gpuEntropy ? await JpegHuffmanPlan.prepare(ctx) : undefined;
   const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
   try {
