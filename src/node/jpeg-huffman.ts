@@ -10,11 +10,14 @@ import { PrefixSum } from '../core/gpu/prefix-sum.js';
 import type { Recording } from '../core/gpu/recording.js';
 import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.js';
 import type { CoefLayout } from './jpeg-coef-layout.js';
-import { AC_BASE, AC_TABLE, DC_TABLE, HuffParams, jpegHuffmanWgsl, jpegStuffWgsl, StuffParams } from './jpeg-huffman.wgsl.js';
+import { AC_BASE, AC_TABLE, DC_TABLE, HuffParams, jpegHuffmanWgsl, jpegStuffWgsl, StuffParams, TABLES_LENGTH, ZIGZAG_BASE, zigzagNatural } from './jpeg-huffman.wgsl.js';
 
 /** Huffman tables and which of them each component of the scan uses, read from a file's headers. */
 export interface HuffmanSetup {
-  /** (size << 16 | code) per symbol: DC tables 0 and 1 (DC_TABLE entries each), then AC tables 0 and 1 (AC_TABLE). */
+  /**
+   * (size << 16 | code) per symbol: DC tables 0 and 1 (DC_TABLE entries each), then AC tables 0 and 1 (AC_TABLE);
+   * then the zigzag order (the natural index of each coded coefficient).
+   */
   tables: Uint32Array;
   /** Per component in scan order: its DC table | its AC table << 8. */
   selectors: number[];
@@ -29,7 +32,8 @@ const DHT = 0xc4;
  * length, doubled at each longer length).
  */
 export function huffmanFromHeaders(headers: Uint8Array): HuffmanSetup {
-  const tables = new Uint32Array(AC_BASE + 2 * AC_TABLE);
+  const tables = new Uint32Array(TABLES_LENGTH);
+  tables.set(zigzagNatural(), ZIGZAG_BASE);
   const selectors: number[] = [];
   let p = 2;
   while (p + 4 <= headers.length && headers[p] === 0xff) {

@@ -16,10 +16,16 @@ export const HuffParams = defineUniforms('HuffParams', {
 /** The entropy-coded bytes (`bytes` of them, in `words` big-endian words) for byte stuffing. */
 export const StuffParams = defineUniforms('StuffParams', { bytes: 'u32', words: 'u32' });
 
-/** Offsets of the Huffman tables in the `tables` array: per table, a DC table of 16 symbols, an AC table of 256. */
+/**
+ * Offsets in the `tables` array: DC tables 0 and 1 of 16 symbols, AC tables 0 and 1 of 256, then the zigzag order
+ * (64 natural indices; there rather than a WGSL const array, which compilers may copy into each invocation's memory
+ * to index it at run time).
+ */
 export const DC_TABLE = 16;
 export const AC_TABLE = 256;
 export const AC_BASE = 2 * DC_TABLE;
+export const ZIGZAG_BASE = AC_BASE + 2 * AC_TABLE;
+export const TABLES_LENGTH = ZIGZAG_BASE + 64;
 
 /**
  * jpeg_natural_order: the natural (row-major) index of the k-th coefficient in zigzag order, walked here along
@@ -87,7 +93,7 @@ fn ${name}(s: u32) {
   ${code('tables[dc + dn]', 'diff', 'dn')}
   var r = 0u;
   for (var z = 1u; z < 64u; z++) {
-    let v = coef(L, ZIGZAG[z]);
+    let v = coef(L, tables[${ZIGZAG_BASE}u + z]);
     if (v == 0) { r++; continue; }
     for (; r > 15u; r -= 16u) { ${code('tables[ac + 0xf0u]', '0', '0u')} }
     let nbits = category(v);
@@ -105,7 +111,7 @@ fn ${name}(s: u32) {
  * - `huff_pack`: each block's codes at its bit offset into big-endian u32 `words` (zeroed first): atomicOr where a
  *   word may be shared with the neighbouring blocks (a block's first and last), a store for the words between;
  *   the last block also pads with 1-bits to a byte boundary (jchuff.c flush_bits).
- * Tables: (size << 16 | code) per symbol, from the file's own DHT segments (jpeg-huffman.ts).
+ * Tables: (size << 16 | code) per symbol, from the file's own DHT segments (jpeg-huffman.ts), and the zigzag order.
  */
 export function jpegHuffmanWgsl(): string {
   return /* wgsl */ `
@@ -117,8 +123,6 @@ ${HuffParams.wgsl}
 @group(0) @binding(2) var<storage, read_write> bits: array<u32>;
 @group(0) @binding(3) var<storage, read_write> words: array<atomic<u32>>;
 @group(0) @binding(4) var<uniform> P: HuffParams;
-
-const ZIGZAG = array<u32, 64>(${zigzagNatural().map((i) => `${i}u`).join(', ')});
 
 // The layout's index of block (by, bx) of a component (d: its place in the layout, c: its sampling).
 fn layout_block(d: vec4u, c: vec4u, by: u32, bx: u32) -> u32 {
