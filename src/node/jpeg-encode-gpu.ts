@@ -217,13 +217,15 @@ async function coefficientsOnHost(ctx: GpuContext, coefs: GPUBuffer, bytes: numb
   return { data: new Int16Array(mem, 0, bytes / 2), release: () => host.give(mem) };
 }
 
-/** One encode's fixed parts: the image, its layout and settings, the coder, the context and pipelines. */
+/** One encode's fixed parts: the image, its layout and settings, the native coder, the pipelines. */
 interface EncodeJob {
   img: GpuImage;
   layout: CoefLayout;
   quality: number;
   native: CoefBinding;
   plan: JpegEncodeGpuPlan;
+  /** The GPU entropy coder's, where it codes this image. */
+  huffman?: JpegHuffmanPlan;
   opts: JpegGpuEncodeOptions;
 }
 
@@ -245,36 +247,43 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
   if (coefBytes > ctx.limits.maxBufferSize) {
     throw new GpuLimitError(`JPEG encode of a ${w}×${h} image needs ${fmtBytes(coefBytes)} of coefficients, more than one buffer of this adapter holds (${fmtBytes(ctx.limits.maxBufferSize)}); use the CPU JPEG path (jpeg: 'cpu')`);
   }
-  const job: EncodeJob = { img, layout, quality, native, plan, opts };
-  const gpuEntropy = entropy === 'gpu' && gpuEntropyFits(ctx, layout);
-  const huffman = gpuEntropy ? await JpegHuffmanPlan.prepare(ctx) : undefined;
+  const huffman = entropy === 'gpu' && gpuEntropyFits(ctx, layout) ? await JpegHuffmanPlan.prepare(ctx) : undefined;
   const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
   try {
-    return await ctx.scoped('jpeg encode', async () => {
-      // Timed (timestamps, and waits for the device) only when the phases are asked for.
-      const timer = new KernelTimer(ctx, !!opts.phases);
-      try {
-        const t0 = performance.now();
-        const rec = new Recording(ctx, timer, 'jpeg encode', true);
-        plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
-        if (huffman) {
-          const headers = native.headers(w, h, layout.components, quality, layout.hSamp, layout.vSamp);
-          const coded = await huffman.code(rec, layout, coefs, huffmanFromHeaders(headers), headers, () => new Recording(ctx, timer, 'jpeg entropy', true));
-          if (coded) {
-            if (opts.phases) Object.assign(opts.phases, { gpu: coded.gpu, kernels: await kernelMs(timer), download: 0, entropy: coded.entropy, entropyPath: 'gpu' });
-            return coded.file;
-          }
-        } else {
-          rec.submit();
-        }
-        const kernels = opts.phases ? (await ctx.finish(), await kernelMs(timer)) : 0;
-        return await codeOnCpu(job, coefs, opts.phases && { gpu: performance.now() - t0, kernels });
-      } finally {
-        timer.destroy();
-      }
-    });
+    return await ctx.scoped('jpeg encode', () => encodeInto({ img, layout, quality, native, plan, huffman, opts }, coefs));
   } finally {
     ctx.buffers.release(coefs);
+  }
+}
+
+/**
+ * The coefficients computed into `coefs`, then coded on the GPU (job.huffman) or, where it is not asked for or the
+ * coded bytes would not fit its bindings, on the CPU.
+ */
+async function encodeInto(job: EncodeJob, coefs: GPUBuffer): Promise<Uint8Array> {
+  const { img, layout, quality, native, plan, huffman, opts } = job;
+  const ctx = img.ctx;
+  const [h, w] = img.shape;
+  // Timed (timestamps, and waits for the device) only when the phases are asked for.
+  const timer = new KernelTimer(ctx, !!opts.phases);
+  try {
+    const t0 = performance.now();
+    const rec = new Recording(ctx, timer, 'jpeg encode', true);
+    plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
+    if (huffman) {
+      const headers = native.headers(w, h, layout.components, quality, layout.hSamp, layout.vSamp);
+      const coded = await huffman.code(rec, layout, coefs, huffmanFromHeaders(headers), headers, () => new Recording(ctx, timer, 'jpeg entropy', true));
+      if (coded) {
+        if (opts.phases) Object.assign(opts.phases, { gpu: coded.gpu, kernels: await kernelMs(timer), download: 0, entropy: coded.entropy, entropyPath: 'gpu' });
+        return coded.file;
+      }
+    } else {
+      rec.submit();
+    }
+    const kernels = opts.phases ? (await ctx.finish(), await kernelMs(timer)) : 0;
+    return await codeOnCpu(job, coefs, opts.phases && { gpu: performance.now() - t0, kernels });
+  } finally {
+    timer.destroy();
   }
 }
 
