@@ -1,6 +1,6 @@
 /**
  * Batch throughput: `node dist/bench/batch.js [--images 210] [--mp 1,24] [--fill resize|mirror] [--dir /tmp/imgpu-batch]
- * [--out batch] [--ops equalize,otsu,pipeline] [--rows gpu-jpeg-gpu,gpu-jpeg-cpu,cpu,gpu-sharp,gpu-js-copy,cv2]
+ * [--out batch] [--ops equalize,otsu,pipeline] [--rows gpu-jpeg-gpu,gpu-jpeg-gpu-entropy,gpu-jpeg-cpu,cpu,gpu-sharp,gpu-js-copy,cv2]
  * [--python python3]`.
  *
  * The folder (made once in <dir>/photos-<fill>-<mp>, reused while it holds `images` files): the real photographs of
@@ -17,6 +17,7 @@
  * selected row (--rows) in the same run, images/s of the CLI's own batch mode (`imgpu <op> <folder> <out>`, one
  * process) and of bench/batch_anchors.py:
  * - gpu-jpeg-gpu: `--device gpu --jpeg gpu` (JPEG decode and encode arithmetic on the GPU, entropy coding on threads);
+ * - gpu-jpeg-gpu-entropy: the same with IMGPU_JPEG_ENTROPY=gpu (the encoder's entropy coding on the GPU too);
  * - gpu-jpeg-cpu: `--device gpu --jpeg cpu` (libjpeg-turbo whole on the codec workers, pixels up/downloaded);
  * - cpu: `--device cpu`;
  * - gpu-sharp (equalize only): gpu-jpeg-cpu with JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1);
@@ -52,6 +53,8 @@ const OPS: Record<string, (src: string, out: string) => string[]> = {
 interface ImgpuRow { key: string; flags: string[]; env?: Record<string, string>; equalizeOnly?: boolean }
 const IMGPU_ROWS: Record<string, ImgpuRow> = {
   'gpu-jpeg-gpu': { key: 'gpu_jpeg_gpu', flags: ['--device', 'gpu', '--jpeg', 'gpu'] },
+  // The same with the encoder's entropy coding on the GPU too (jpeg-huffman.ts; the default path's until measured).
+  'gpu-jpeg-gpu-entropy': { key: 'gpu_jpeg_gpu_entropy', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_JPEG_ENTROPY: 'gpu' } },
   'gpu-jpeg-cpu': { key: 'gpu_jpeg_cpu', flags: ['--device', 'gpu', '--jpeg', 'cpu'] },
   cpu: { key: 'cpu', flags: ['--device', 'cpu'] },
   // The GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).

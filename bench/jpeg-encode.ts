@@ -1,13 +1,14 @@
 /**
  * JPEG encode of a resident photo, the GPU path (encodeJpegGpu: colour conversion, downsampling, DCT and
- * quantization on the GPU, coefficients downloaded, libjpeg's entropy coding on a CPU thread) against the CPU path
+ * quantization on the GPU, coefficients downloaded, libjpeg's entropy coding on a CPU thread — the hybrid), the
+ * GPU path with entropy coding on the GPU too (entropy: 'gpu': only the coded bytes downloaded), and the CPU path
  * (encodeJpegFromGpu's 'cpu': the pixels downloaded into mapped memory, libjpeg-turbo's whole encode on a CPU thread):
  * `node dist/bench/jpeg-encode.js [--sizes 1,6,12,24] [--reps 10] [--inflight 16] [--quality 95] [--json FILE]`.
  * Photos: test/fixtures/images/chelsea.png mirror-tiled to each size in megapixels (3:2) — a real photograph's
  * detail in every block (resized up, it would be smooth and cheap to entropy-code) —, colour 4:2:0 and its gray. Per photo: medians of `reps` of each phase of the GPU path (GPU wall and its kernels' timestamps,
- * download, entropy coding), end to end on both paths (unprofiled: no waits between phases), the CPU path's
+ * download, entropy coding; with GPU entropy coding its two halves), end to end on the three paths (unprofiled: no waits between phases), the CPU path's
  * download and encode apart; and images/s with `inflight` encodes of each path in flight at once on libuv's
- * threads (set UV_THREADPOOL_SIZE to the cores). Checks that both paths give the same bytes.
+ * threads (set UV_THREADPOOL_SIZE to the cores). Checks that the three paths give the same bytes.
  */
 import { writeFileSync } from 'node:fs';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
@@ -15,7 +16,7 @@ import type { Image } from '../src/core/image.js';
 import { readImage } from '../src/io/index.js';
 import { jpegEncoder } from '../src/io/jpeg.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
-import { encodeJpegGpu, type JpegEncodePhases } from '../src/node/jpeg-encode-gpu.js';
+import { encodeJpegGpu, type JpegEncodePhases, type JpegGpuEncodeOptions } from '../src/node/jpeg-encode-gpu.js';
 import { encodeJpegFromGpu } from '../src/node/jpeg-gpu.js';
 import { mirrorTiled } from '../test/helpers/fixtures.js';
 import { stat, warmUp } from './common.js';
@@ -58,19 +59,29 @@ for (const mp of sizes) {
     const host = await photo(mp, channels);
     const img = await GpuImage.upload(ctx, host);
     if (rows.length === 0) await warmUp(ctx, host.channels === 1 ? host : await photo(1, 1));
-    const gpuBytes = Buffer.from(await encodeJpegGpu(img, { quality, async: true }));
+    const hybrid = (o: JpegGpuEncodeOptions = {}) => encodeJpegGpu(img, { quality, async: true, entropy: 'cpu', ...o });
+    const gpuEntropy = (o: JpegGpuEncodeOptions = {}) => encodeJpegGpu(img, { quality, entropy: 'gpu', ...o });
+    const gpuBytes = Buffer.from(await hybrid());
+    const gpuEntropyBytes = Buffer.from(await gpuEntropy());
     const cpuBytes = await encodeJpegFromGpu(img, quality, { jpeg: 'cpu', async: true });
-    const same = !!cpuBytes && gpuBytes.equals(cpuBytes);
-    // The GPU path's phases (each waited for), and end to end on both paths.
-    const phases: JpegEncodePhases[] = [];
-    await median(async () => {
-      const p = {} as JpegEncodePhases;
-      await encodeJpegGpu(img, { quality, async: true, phases: p });
-      phases.push(p);
-      return 0;
-    });
-    const ph = (k: keyof JpegEncodePhases) => stat(phases.map((p) => p[k])).median;
-    const gpuEnd = await median(async () => { const t = performance.now(); await encodeJpegGpu(img, { quality, async: true }); return performance.now() - t; });
+    const same = !!cpuBytes && gpuBytes.equals(cpuBytes) && gpuEntropyBytes.equals(cpuBytes);
+    // The GPU paths' phases (each waited for), and end to end on the three paths.
+    const phasesOf = async (encode: (o: JpegGpuEncodeOptions) => Promise<unknown>) => {
+      const phases: JpegEncodePhases[] = [];
+      await median(async () => {
+        const p = {} as JpegEncodePhases;
+        await encode({ phases: p });
+        phases.push(p);
+        return 0;
+      });
+      if (phases.some((p) => p.entropyPath !== phases[0].entropyPath)) throw new Error('the entropy path changed between runs');
+      return { path: phases[0].entropyPath, ph: (k: 'gpu' | 'kernels' | 'download' | 'entropy') => stat(phases.map((p) => p[k])).median };
+    };
+    const { ph } = await phasesOf(hybrid);
+    const ge = await phasesOf(gpuEntropy);
+    const endToEnd = (encode: () => Promise<unknown>) => median(async () => { const t = performance.now(); await encode(); return performance.now() - t; });
+    const gpuEnd = await endToEnd(hybrid);
+    const gpuEntropyEnd = await endToEnd(gpuEntropy);
     const cpuEnd = await median(async () => { const t = performance.now(); await encodeJpegFromGpu(img, quality, { jpeg: 'cpu', async: true }); return performance.now() - t; });
     // The CPU path apart: the download into mapped memory, then libjpeg-turbo's encode of those pixels.
     const enc = jpegEncoder('uint8', channels)!;
@@ -80,10 +91,15 @@ for (const mp of sizes) {
     const row = {
       megapixels: +((w * h) / 1e6).toFixed(2), size: `${w}x${h}`, channels, quality, bytes_identical: same, jpeg_bytes: gpuBytes.length,
       gpu_path_ms: { gpu_wall: ph('gpu'), kernels: ph('kernels'), download_coefs: ph('download'), entropy: ph('entropy'), end_to_end: gpuEnd },
+      // The GPU entropy path's `entropy_path` says where it coded ('cpu' where the coded bytes exceed a binding).
+      gpu_entropy_path_ms: {
+        entropy_path: ge.path, to_bit_total: ge.ph('gpu'), kernels: ge.ph('kernels'), pack_stuff_download: ge.ph('entropy'), end_to_end: gpuEntropyEnd,
+      },
       cpu_path_ms: { download_pixels: cpuDownload, encode: cpuEncode, end_to_end: cpuEnd },
       images_per_s: {
         inflight,
-        gpu: await throughput(() => encodeJpegGpu(img, { quality, async: true })),
+        gpu: await throughput(() => hybrid()),
+        gpu_entropy: await throughput(() => gpuEntropy()),
         cpu: await throughput(() => encodeJpegFromGpu(img, quality, { jpeg: 'cpu', async: true })),
       },
     };

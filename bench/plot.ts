@@ -72,6 +72,7 @@ export function plotBatchSvg(title: string, rows: { op: string; [k: string]: unk
   const rate = (x: unknown) => (x as { images_per_s?: number } | undefined)?.images_per_s;
   const series = ([
     ['imgpu GPU, --jpeg gpu', '#1f77b4', (r) => rate(r.gpu_jpeg_gpu)],
+    ['imgpu GPU, --jpeg gpu, GPU entropy coding', '#2ca02c', (r) => rate(r.gpu_jpeg_gpu_entropy)],
     ['imgpu GPU, --jpeg cpu', '#17becf', (r) => rate(r.gpu_jpeg_cpu)],
     ['imgpu GPU', '#1f77b4', (r) => rate(r.gpu)],
     ['imgpu CPU', '#8c8c8c', (r) => rate(r.cpu)],

@@ -44,6 +44,7 @@ typedef struct {
   const JCOEF *coefs;
   size_t count;             // int16 elements in coefs
   int w, h, components, quality, h_samp, v_samp;  // h_samp/v_samp: the luma's sampling factors (chroma 1x1)
+  int headers_only;         // stop before the first block: the result is the file's headers (SOI .. SOS)
   unsigned char *jpeg;      // malloc'd result
   unsigned long size;
   char err[JMSG_LENGTH_MAX + 64];
@@ -85,18 +86,20 @@ static size_t layout_count(j_compress_ptr c) {
 typedef struct {
   JBLOCKROW *rows[MAX_COMPONENTS];  // per component, every block row of the layout, top to bottom
   int components;
+  jmp_buf *stop;  // where set, the first access (the coding's start, all headers written) jumps there
   JBLOCKARRAY (*access)(j_common_ptr, jvirt_barray_ptr, JDIMENSION, JDIMENSION, boolean);  // libjpeg's own
 } coef_source_t;
 
 static JBLOCKARRAY access_rows(j_common_ptr cinfo, jvirt_barray_ptr ptr, JDIMENSION start_row, JDIMENSION num_rows, boolean writable) {
   coef_source_t *s = cinfo->client_data;
+  if (s->stop) longjmp(*s->stop, 1);
   for (int ci = 0; ci < s->components; ci++)
     if (ptr == (jvirt_barray_ptr)&s->rows[ci]) return s->rows[ci] + start_row;
   return s->access(cinfo, ptr, start_row, num_rows, writable);
 }
 
-// Points each component's block rows into `coefs` (MCU row by MCU row, component by component) and hooks the
-// access method; `arrays` receives the handles to pass to jpeg_write_coefficients.
+// Points each component's block rows into `coefs` (MCU row by MCU row, component by component; NULL: headers only,
+// no block is read) and hooks the access method; `arrays` receives the handles to pass to jpeg_write_coefficients.
 static void point_rows(j_compress_ptr c, coef_source_t *s, const JCOEF *coefs, jvirt_barray_ptr *arrays) {
   size_t at = 0;
   s->components = c->num_components;
@@ -104,7 +107,7 @@ static void point_rows(j_compress_ptr c, coef_source_t *s, const JCOEF *coefs, j
     s->rows[ci] = (*c->mem->alloc_small)((j_common_ptr)c, JPOOL_IMAGE, sizeof(JBLOCKROW) * mcu_rows(c) * (size_t)c->comp_info[ci].v_samp_factor);
     arrays[ci] = (jvirt_barray_ptr)&s->rows[ci];
   }
-  for (JDIMENSION r = 0; r < mcu_rows(c); r++) {
+  for (JDIMENSION r = 0; coefs && r < mcu_rows(c); r++) {
     for (int ci = 0; ci < c->num_components; ci++) {
       int v = c->comp_info[ci].v_samp_factor;
       for (int y = 0; y < v; y++, at += (size_t)row_blocks(c, ci) * DCTSIZE2) s->rows[ci][r * (JDIMENSION)v + (JDIMENSION)y] = (JBLOCKROW)(coefs + at);
@@ -119,7 +122,7 @@ static int run_encode(coef_job_t *j) {
   struct jpeg_compress_struct c;
   jump_error_t err;
   // A quarter of the pixel bytes holds a photo at quality 95; a larger file grows it.
-  dest_mgr_t dest = {{0}, NULL, (size_t)j->w * (size_t)j->h * (size_t)j->components / 4 + 4096};
+  dest_mgr_t dest = {{0}, NULL, j->headers_only ? 4096 : (size_t)j->w * (size_t)j->h * (size_t)j->components / 4 + 4096};
   dest.pub.init_destination = dest_init;
   dest.pub.empty_output_buffer = dest_grow;
   dest.pub.term_destination = dest_term;
@@ -136,7 +139,7 @@ static int run_encode(coef_job_t *j) {
   c.comp_info[0].v_samp_factor = j->v_samp;
   c.max_h_samp_factor = j->h_samp;  // as jcmaster's initial_setup will compute them, for the layout below
   c.max_v_samp_factor = j->v_samp;
-  if (layout_count(&c) != j->count) {
+  if (!j->headers_only && layout_count(&c) != j->count) {
     snprintf(j->err, sizeof j->err, "coefficients: %zu values for a %dx%d image with %d components, which needs %zu", j->count, j->w, j->h,
              j->components, layout_count(&c));
     jpeg_destroy_compress(&c);
@@ -144,11 +147,17 @@ static int run_encode(coef_job_t *j) {
   }
   jvirt_barray_ptr arrays[MAX_COMPONENTS];
   coef_source_t source;
-  point_rows(&c, &source, j->coefs, arrays);
+  jmp_buf stop;
+  point_rows(&c, &source, j->headers_only ? NULL : j->coefs, arrays);
+  source.stop = j->headers_only ? &stop : NULL;
   if (!(dest.buf = malloc(dest.cap))) ERREXIT1(&c, JERR_OUT_OF_MEMORY, 0);
   c.dest = &dest.pub;
-  jpeg_write_coefficients(&c, arrays);  // writes the headers; jpeg_finish_compress codes the blocks
-  jpeg_finish_compress(&c);
+  // jpeg_write_coefficients writes SOI and JFIF; jpeg_finish_compress's first pass writes DQT, SOF0, DHT and SOS,
+  // then codes the blocks (where headers_only stops it, at the first block row's access) and writes EOI.
+  if (!setjmp(stop)) {
+    jpeg_write_coefficients(&c, arrays);
+    jpeg_finish_compress(&c);
+  }
   jpeg_destroy_compress(&c);
   j->size = dest.cap - dest.pub.free_in_buffer;
   // The buffer was sized for a large file; the Buffer handed to JavaScript keeps only the file's bytes.
@@ -160,6 +169,8 @@ static int run_encode(coef_job_t *j) {
 // The encoded bytes as a Buffer, handed to JavaScript without a copy where the runtime allows external buffers.
 static napi_value jpeg_buffer(napi_env env, coef_job_t *j) { return napi_util_owned_buffer(env, j->jpeg, j->size, free); }
 
+static int check_job(napi_env env, const coef_job_t *j, const char *usage);
+
 // Reads (coefs: Int16Array, width, height, components: 1 | 3, quality, hSamp, vSamp) into `j` (the arguments into
 // argv); 0 with a TypeError thrown when they are wrong.
 static int read_job(napi_env env, napi_callback_info info, napi_value *argv, coef_job_t *j) {
@@ -168,13 +179,18 @@ static int read_job(napi_env env, napi_callback_info info, napi_value *argv, coe
   memset(j, 0, sizeof *j);
   if (!napi_util_args(env, info, argv, 7, "hiiiiii", usage, &data, &j->count, &j->w, &j->h, &j->components, &j->quality, &j->h_samp, &j->v_samp))
     return 0;
+  j->coefs = data;
+  return check_job(env, j, usage);
+}
+
+// 1 where the job's image and settings are ones the encoder takes, else 0 with a TypeError (`usage`) thrown.
+static int check_job(napi_env env, const coef_job_t *j, const char *usage) {
   if ((j->components != 1 && j->components != 3) || j->w <= 0 || j->h <= 0 || j->w > JPEG_MAX_DIMENSION || j->h > JPEG_MAX_DIMENSION ||
       j->quality < 1 || j->quality > 100 || j->h_samp < 1 || j->h_samp > 2 || j->v_samp < 1 || j->v_samp > 2 ||
       (j->components == 1 && (j->h_samp != 1 || j->v_samp != 1))) {
     napi_throw_type_error(env, NULL, usage);
     return 0;
   }
-  j->coefs = data;
   return 1;
 }
 
@@ -183,6 +199,24 @@ static napi_value encode(napi_env env, napi_callback_info info) {
   napi_value argv[7];
   coef_job_t j;
   if (!read_job(env, info, argv, &j)) return NULL;
+  if (run_encode(&j) != 0) {
+    napi_throw_error(env, "EJPEG", j.err);
+    return NULL;
+  }
+  return jpeg_buffer(env, &j);
+}
+
+// headers(width, height, components, quality, hSamp, vSamp) -> Buffer: the bytes encode() writes before the first
+// coded block (SOI, JFIF APP0, DQT, SOF0, DHT, SOS), from libjpeg's own marker writer — for the GPU entropy coder,
+// which writes the rest (the coded blocks, then EOI).
+static napi_value headers(napi_env env, napi_callback_info info) {
+  static const char usage[] = "headers(width, height, components: 1 | 3, quality: 1..100, hSamp: 1 | 2, vSamp: 1 | 2)";
+  napi_value argv[6];
+  coef_job_t j;
+  memset(&j, 0, sizeof j);
+  if (!napi_util_args(env, info, argv, 6, "iiiiii", usage, &j.w, &j.h, &j.components, &j.quality, &j.h_samp, &j.v_samp) || !check_job(env, &j, usage))
+    return NULL;
+  j.headers_only = 1;
   if (run_encode(&j) != 0) {
     napi_throw_error(env, "EJPEG", j.err);
     return NULL;
@@ -250,6 +284,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"encode", NULL, encode, NULL, NULL, NULL, napi_default, NULL},
       {"encodeAsync", NULL, encode_async, NULL, NULL, NULL, napi_default, NULL},
       {"quantTables", NULL, quant_tables, NULL, NULL, NULL, napi_default, NULL},
+      {"headers", NULL, headers, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

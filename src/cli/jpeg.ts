@@ -8,7 +8,7 @@ import type { DeviceResult } from '../core/gpu/run.js';
 import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
-import { nativeCoefEncoder, nativeCoefEncoderProblem } from '../node/jpeg-encode-gpu.js';
+import { defaultEntropy, nativeCoefEncoder, nativeCoefEncoderProblem, type JpegEntropyPath } from '../node/jpeg-encode-gpu.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
 
 export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
@@ -82,13 +82,15 @@ export async function downloaded<T>(r: OpResult<T>): Promise<OpResult<T>> {
 
 /**
  * For `imgpu info`: the path --jpeg auto takes, and whether each path's native piece is here (or why not): the GPU
- * decoder's entropy stage (`gpu`), the CPU codec (`cpu`), the GPU encoder's entropy coder (`gpuEncode`).
+ * decoder's entropy stage (`gpu`), the CPU codec (`cpu`), the GPU encoder's entropy coder (`gpuEncode`), and where the
+ * GPU encoder's entropy coding runs (`gpuEncodeEntropy`: IMGPU_JPEG_ENTROPY, else 'cpu').
  */
-export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string } {
+export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string; gpuEncodeEntropy: JpegEntropyPath } {
   return {
     auto: resolveJpegPath('auto'),
     gpu: jpegCoefDecoder() ? 'available' : `unavailable: ${jpegCoefProblem()}`,
     cpu: nativeJpeg() ? 'available (libjpeg-turbo)' : 'unavailable: JPEG goes through sharp',
     gpuEncode: nativeCoefEncoder() ? 'available' : `unavailable: ${nativeCoefEncoderProblem()}`,
+    gpuEncodeEntropy: defaultEntropy(),
   };
 }

@@ -1,6 +1,7 @@
 // JPEG encoding with the arithmetic on the GPU: libjpeg's colour conversion, downsampling, islow forward DCT and
-// quantization run on the device (jpeg-encode.wgsl.ts), the quantized coefficients come back, and libjpeg codes
-// them (native/coef-encode.c, jpeg_write_coefficients) on this thread or libuv's. The file is cv2.imwrite's byte for
+// quantization run on the device (jpeg-encode.wgsl.ts); then either the quantized coefficients come back and libjpeg
+// codes them (native/coef-encode.c, jpeg_write_coefficients) on this thread or libuv's, or the GPU codes them too
+// (jpeg-huffman.ts, entropy: 'gpu') and only the file's coded bytes come back. The file is cv2.imwrite's byte for
 // byte (docs/jpeg-encode.md). Here in node, not io: it joins the native entropy coder to the GPU context.
 import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { fmtBytes, type GpuContext } from '../core/gpu/context.js';
@@ -12,21 +13,20 @@ import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.js';
 import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
 import { JpegEncodeParams, jpegEncodeWgsl } from './jpeg-encode.wgsl.js';
+import { coefLayout, SAMPLING, type CoefLayout, type JpegSubsampling } from './jpeg-coef-layout.js';
 import type { HostBuffers } from './jpeg-gpu-decode.js';
+import { gpuEntropyFits, huffmanFromHeaders, JpegHuffmanPlan } from './jpeg-huffman.js';
+
+export { coefLayout, type CoefLayout, type JpegSubsampling };
 
 /** Which JPEG encoder runs for a resident image (encodeJpegFromGpu): see JpegFromGpuOptions.jpeg. */
 export type JpegEncodePath = 'gpu' | 'cpu' | 'auto';
-
-/** Chroma subsampling of a colour JPEG: cv2.imwrite's (and libjpeg's) default is 4:2:0. */
-export type JpegSubsampling = '4:2:0' | '4:2:2' | '4:4:4';
-
-/** Luma sampling factors (h, v) per subsampling; the chroma components are 1×1. */
-const SAMPLING: Record<JpegSubsampling, [number, number]> = { '4:2:0': [2, 2], '4:2:2': [2, 1], '4:4:4': [1, 1] };
 
 interface CoefBinding {
   encode(coefs: Int16Array, width: number, height: number, components: 1 | 3, quality: number, hSamp: number, vSamp: number): Uint8Array;
   encodeAsync(coefs: Int16Array, width: number, height: number, components: 1 | 3, quality: number, hSamp: number, vSamp: number): Promise<Uint8Array>;
   quantTables(quality: number): Uint16Array;
+  headers(width: number, height: number, components: 1 | 3, quality: number, hSamp: number, vSamp: number): Uint8Array;
 }
 
 const CODER_FILE = 'imgpu-jpegenc.node';
@@ -41,46 +41,6 @@ export function nativeCoefEncoder(): CoefBinding | undefined {
 /** Why nativeCoefEncoder() gives undefined: the module's file and the loader's reason. */
 export function nativeCoefEncoderProblem(): string {
   return `dist/native/${CODER_FILE}: ${nativeModuleProblem(CODER_FILE) ?? 'not loaded'}`;
-}
-
-/** One component of the coefficient layout. */
-interface LayoutComponent {
-  /** Blocks per MCU row (the image's MCUs times the component's horizontal factor). */
-  blocks: number;
-  /** Index of its first block within an MCU row of all components. */
-  offset: number;
-  /** Pixels per sample across and down (2 for subsampled chroma). */
-  hexp: number;
-  vexp: number;
-  /** Block rows per MCU row. */
-  v: number;
-}
-
-/** Where each quantized block lies in the coefficient buffer (the layout native/coef-encode.c reads). */
-export interface CoefLayout {
-  width: number;
-  height: number;
-  components: 1 | 3;
-  hSamp: number;
-  vSamp: number;
-  mcuRows: number;
-  /** Blocks per MCU row, all components. */
-  perRow: number;
-  comps: LayoutComponent[];
-}
-
-/** The coefficient layout of a width × height image of 1 or 3 components at a subsampling. */
-export function coefLayout(width: number, height: number, components: 1 | 3, subsampling: JpegSubsampling): CoefLayout {
-  const [hSamp, vSamp] = components === 1 ? [1, 1] : SAMPLING[subsampling];
-  const mcuCols = Math.ceil(width / (8 * hSamp));
-  const comps: LayoutComponent[] = [];
-  let offset = 0;
-  for (let c = 0; c < components; c++) {
-    const [h, v] = c === 0 ? [hSamp, vSamp] : [1, 1];
-    comps.push({ blocks: mcuCols * h, offset, hexp: hSamp / h, vexp: vSamp / v, v });
-    offset += mcuCols * h * v;
-  }
-  return { width, height, components, hSamp, vSamp, mcuRows: Math.ceil(height / (8 * vSamp)), perRow: offset, comps };
 }
 
 /**
@@ -185,6 +145,30 @@ export interface JpegGpuEncodeOptions {
    * Without it the coder reads the mapped memory itself, no copy.
    */
   host?: HostBuffers;
+  /**
+   * Where the entropy (Huffman) coding runs: 'gpu' (jpeg-huffman.ts: only the coded bytes are downloaded) or 'cpu'
+   * (the coefficients are downloaded and libjpeg codes them on a CPU thread). The same bytes either way; an image
+   * whose coded data would not fit the GPU coder's bindings is coded on the CPU. @default defaultEntropy()
+   */
+  entropy?: JpegEntropyPath;
+}
+
+/** Where encodeJpegGpu's entropy coding runs (JpegGpuEncodeOptions.entropy). */
+export type JpegEntropyPath = 'gpu' | 'cpu';
+
+/**
+ * The default entropy path: IMGPU_JPEG_ENTROPY ('gpu' or 'cpu': so that a batch's `--jpeg gpu` can be measured with
+ * either), else 'cpu' until the H100 measures the GPU coder against it (bench/jpeg-encode.ts); on this project's
+ * 2-core development machine the GPU is lavapipe, a CPU emulation, which says nothing either way.
+ */
+export function defaultEntropy(): JpegEntropyPath {
+  return checkEntropy(process.env.IMGPU_JPEG_ENTROPY || 'cpu', 'IMGPU_JPEG_ENTROPY');
+}
+
+/** `path` as an entropy path, or an InvalidArgumentError naming `what`. */
+function checkEntropy(path: unknown, what: string): JpegEntropyPath {
+  if (path === 'gpu' || path === 'cpu') return path;
+  throw new InvalidArgumentError(`${what} must be 'gpu' or 'cpu', got ${String(path)}`);
 }
 
 /**
@@ -196,6 +180,12 @@ export interface JpegEncodePhases {
   kernels: number;
   download: number;
   entropy: number;
+  /**
+   * Where the entropy coding ran. With 'gpu', `gpu` is the coding's first half (the blocks' bit counts, from the
+   * coefficients' recording to the read of their total: the arithmetic's time is in it), `entropy` the rest (bit
+   * packing, byte stuffing, the coded bytes' download, the file's assembly), `download` 0 (part of `entropy`).
+   */
+  entropyPath?: JpegEntropyPath;
 }
 
 /** The checks before any work: an 8-bit 2D gray or RGB image, a quality and subsampling libjpeg takes, the coder built. */
@@ -227,6 +217,18 @@ async function coefficientsOnHost(ctx: GpuContext, coefs: GPUBuffer, bytes: numb
   return { data: new Int16Array(mem, 0, bytes / 2), release: () => host.give(mem) };
 }
 
+/** One encode's fixed parts: the image, its layout and settings, the native coder, the pipelines. */
+interface EncodeJob {
+  img: GpuImage;
+  layout: CoefLayout;
+  quality: number;
+  native: CoefBinding;
+  plan: JpegEncodeGpuPlan;
+  /** The GPU entropy coder's, where it codes this image. */
+  huffman?: JpegHuffmanPlan;
+  opts: JpegGpuEncodeOptions;
+}
+
 /**
  * Encodes a resident 8-bit gray or RGB image to JPEG with the arithmetic on the GPU: the bytes cv2.imwrite writes
  * for the same pixels at the same quality (and, for colour, subsampling). The image stays resident and usable.
@@ -235,6 +237,7 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
   const quality = opts.quality ?? 95;
   const subsampling = opts.subsampling ?? '4:2:0';
   const native = checkEncodable(img, quality, subsampling);
+  const entropy = opts.entropy === undefined ? defaultEntropy() : checkEntropy(opts.entropy, 'JPEG entropy coding');
   img.assertLive();
   const ctx = img.ctx;
   const [h, w] = img.shape;
@@ -244,38 +247,71 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
   if (coefBytes > ctx.limits.maxBufferSize) {
     throw new GpuLimitError(`JPEG encode of a ${w}×${h} image needs ${fmtBytes(coefBytes)} of coefficients, more than one buffer of this adapter holds (${fmtBytes(ctx.limits.maxBufferSize)}); use the CPU JPEG path (jpeg: 'cpu')`);
   }
-  const t0 = performance.now();
+  const huffman = entropy === 'gpu' && gpuEntropyFits(ctx, layout) ? await JpegHuffmanPlan.prepare(ctx) : undefined;
   const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
   try {
-    const kernels = await ctx.scoped('jpeg encode', async () => {
-      // Timed (timestamps, and a wait for the device) only when the phases are asked for.
-      const timer = new KernelTimer(ctx, !!opts.phases);
-      try {
-        const rec = new Recording(ctx, timer, 'jpeg encode', true);
-        plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
-        rec.submit();
-        if (!opts.phases) return 0;
-        await ctx.finish();
-        return (await timer.read()).reduce((a, k) => a + k.ms, 0);
-      } finally {
-        timer.destroy();
-      }
-    });
-    const t1 = performance.now();
-    const coefsOnHost = await coefficientsOnHost(ctx, coefs, coefBytes, opts.host);
-    const t2 = performance.now();
-    try {
-      const data = coefsOnHost.data;
-      const jpeg = opts.async
-        ? await native.encodeAsync(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp)
-        : native.encode(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp);
-      if (opts.phases) Object.assign(opts.phases, { gpu: t1 - t0, kernels, download: t2 - t1, entropy: performance.now() - t2 });
-      return jpeg;
-    } finally {
-      // The coder read the coefficients' memory; it is given back only once it is done.
-      coefsOnHost.release();
-    }
+    return await ctx.scoped('jpeg encode', () => encodeInto({ img, layout, quality, native, plan, huffman, opts }, coefs));
   } finally {
     ctx.buffers.release(coefs);
+  }
+}
+
+/**
+ * The coefficients computed into `coefs`, then coded on the GPU (job.huffman) or, where it is not asked for or the
+ * coded bytes would not fit its bindings, on the CPU.
+ */
+async function encodeInto(job: EncodeJob, coefs: GPUBuffer): Promise<Uint8Array> {
+  const { img, layout, quality, native, plan, huffman, opts } = job;
+  const ctx = img.ctx;
+  const [h, w] = img.shape;
+  // Timed (timestamps, and waits for the device) only when the phases are asked for.
+  const timer = new KernelTimer(ctx, !!opts.phases);
+  try {
+    const t0 = performance.now();
+    const rec = new Recording(ctx, timer, 'jpeg encode', true);
+    plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
+    if (huffman) {
+      const headers = native.headers(w, h, layout.components, quality, layout.hSamp, layout.vSamp);
+      const coded = await huffman.code(rec, layout, coefs, huffmanFromHeaders(headers), headers, () => new Recording(ctx, timer, 'jpeg entropy', true));
+      if (coded) {
+        if (opts.phases) Object.assign(opts.phases, { gpu: coded.gpu, kernels: await kernelMs(timer), download: 0, entropy: coded.entropy, entropyPath: 'gpu' });
+        return coded.file;
+      }
+    } else {
+      rec.submit();
+    }
+    const kernels = opts.phases ? (await ctx.finish(), await kernelMs(timer)) : 0;
+    return await codeOnCpu(job, coefs, opts.phases && { gpu: performance.now() - t0, kernels });
+  } finally {
+    timer.destroy();
+  }
+}
+
+/** The kernels' total time from their timestamps (0 where the adapter has none). */
+async function kernelMs(timer: KernelTimer): Promise<number> {
+  return (await timer.read()).reduce((a, k) => a + k.ms, 0);
+}
+
+/**
+ * The coefficients downloaded and coded by libjpeg on this thread or (opts.async) libuv's. `timing`: the phases
+ * so far, to complete opts.phases with.
+ */
+async function codeOnCpu(job: EncodeJob, coefs: GPUBuffer, timing?: { gpu: number; kernels: number }): Promise<Uint8Array> {
+  const { img, layout, quality, native, opts } = job;
+  const [h, w] = img.shape;
+  const ctx = img.ctx;
+  const t1 = performance.now();
+  const coefsOnHost = await coefficientsOnHost(ctx, coefs, layout.mcuRows * layout.perRow * 128, opts.host);
+  const t2 = performance.now();
+  try {
+    const data = coefsOnHost.data;
+    const jpeg = opts.async
+      ? await native.encodeAsync(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp)
+      : native.encode(data, w, h, layout.components, quality, layout.hSamp, layout.vSamp);
+    if (opts.phases && timing) Object.assign(opts.phases, { gpu: timing.gpu, kernels: timing.kernels, download: t2 - t1, entropy: performance.now() - t2, entropyPath: 'cpu' });
+    return jpeg;
+  } finally {
+    // The coder read the coefficients' memory; it is given back only once it is done.
+    coefsOnHost.release();
   }
 }

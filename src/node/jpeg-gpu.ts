@@ -3,7 +3,7 @@
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type NativePlan } from '../io/jpeg.js';
-import { encodeJpegGpu, type JpegEncodePath } from './jpeg-encode-gpu.js';
+import { encodeJpegGpu, type JpegEncodePath, type JpegEntropyPath } from './jpeg-encode-gpu.js';
 import { decodeJpegOnGpu, type GpuJpegTimes, type HostBuffers } from './jpeg-gpu-decode.js';
 
 export type { CodecThreadOptions } from '../io/jpeg.js';
@@ -88,6 +88,8 @@ export interface JpegFromGpuOptions extends CodecThreadOptions {
    * faster (docs/jpeg-encode.md). The bytes are the same either way. @default 'auto'
    */
   jpeg?: JpegEncodePath;
+  /** With `jpeg: 'gpu'`: where its entropy coding runs (JpegGpuEncodeOptions.entropy). */
+  entropy?: JpegEntropyPath;
 }
 
 /**
@@ -97,7 +99,7 @@ export interface JpegFromGpuOptions extends CodecThreadOptions {
  * count): download it and use writeImage. With `jpeg: 'gpu'` an image it cannot encode is an error instead.
  */
 export async function encodeJpegFromGpu(img: GpuImage, quality: number, opts: JpegFromGpuOptions = {}): Promise<Uint8Array | undefined> {
-  if (opts.jpeg === 'gpu') return encodeJpegGpu(img, { quality, async: opts.async });
+  if (opts.jpeg === 'gpu') return encodeJpegGpu(img, { quality, async: opts.async, entropy: opts.entropy });
   const enc = jpegEncoder(img.dtype, img.channels);
   if (!enc || img.shape.length !== 2) return undefined;
   const [h, w] = img.shape;

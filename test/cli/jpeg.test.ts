@@ -85,6 +85,33 @@ test('imgpu info says which JPEG path --jpeg auto takes and whether the GPU deco
   assert.match(cliWith({ IMGPU_NO_NATIVE_JPEG: '1' }, 'info').stdout, /jpeg encode \(batch --jpeg gpu\): gpu path unavailable: dist\/native\/imgpu-jpegenc\.node: off/);
 });
 
+test('imgpu info says where the GPU encoder\'s entropy coding runs (IMGPU_JPEG_ENTROPY, else the CPU); a bad value is one line, exit 2', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const entropy = (env: Record<string, string>) => (JSON.parse(cliWith(env, 'info', '--json').stdout) as { jpeg: { gpuEncodeEntropy: string } }).jpeg.gpuEncodeEntropy;
+  assert.equal(entropy({}), 'cpu');
+  assert.equal(entropy({ IMGPU_JPEG_ENTROPY: 'gpu' }), 'gpu');
+  assert.match(cliWith({ IMGPU_JPEG_ENTROPY: 'gpu' }, 'info').stdout, /its entropy coding on the gpu \(IMGPU_JPEG_ENTROPY\)/);
+  const bad = cliWith({ IMGPU_JPEG_ENTROPY: 'fpga' }, 'info');
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+  assert.match(bad.stderr, /IMGPU_JPEG_ENTROPY must be 'gpu' or 'cpu', got fpga/);
+});
+
+test('batch --jpeg gpu with IMGPU_JPEG_ENTROPY=gpu (entropy coding on the GPU): the JPEG files of --jpeg cpu', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const inDir = join(tmp, 'in-entropy');
+  mkdirSync(inDir, { recursive: true });
+  for (const f of ['c420.jpg', 'c444.jpg', 'gray.jpg']) copyFileSync(photo(f), join(inDir, f));
+  const run = (jpeg: string, env: Record<string, string>) => {
+    const r = cliWith(env, 'equalize', inDir, join(tmp, `out-entropy-${jpeg}`), '--device', 'gpu', '--jpeg', jpeg, '--json');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { processed: number }).processed, 3);
+  };
+  run('gpu', { IMGPU_JPEG_ENTROPY: 'gpu' });
+  run('cpu', {});
+  for (const f of readdirSync(inDir)) assert.ok(readFileSync(join(tmp, 'out-entropy-gpu', f)).equals(readFileSync(join(tmp, 'out-entropy-cpu', f))), f);
+});
+
 test('batch --jpeg gpu without the GPU encoder\'s entropy coder: every JPEG written, encoded on the CPU, said once', { skip }, async (t) => {
   if (!(await gpuOrSkip(t))) return;
   const inDir = join(tmp, 'in-noenc');

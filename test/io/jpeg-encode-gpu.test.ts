@@ -13,7 +13,8 @@ import { maxBinding } from '../../src/core/gpu/limits.js';
 import { createImage } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { encodeJpeg } from '../../src/io/jpeg.js';
-import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
+import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
+import { entropyBands, entropyTuning } from '../../src/node/jpeg-huffman.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
 import { fixture, mirrorTiled } from '../helpers/fixtures.js';
@@ -48,14 +49,23 @@ async function resident(ctx: GpuContext, dir: string, name: string): Promise<Gpu
   return GpuImage.upload(ctx, await readImage(join(dir, `${name}.png`)));
 }
 
-/** Names of the cases whose GPU-encoded bytes differ from the reference file `ref(name)`. */
-async function mismatches(ctx: GpuContext, dir: string, names: string[], cases: { opts: JpegGpuEncodeOptions; ref: (name: string) => string }[]): Promise<string[]> {
+/**
+ * Names of the cases whose GPU-encoded bytes differ from the reference file `ref(name)`, with the entropy coding on
+ * each of `entropy` (that path checked to be the one that ran: `coded` is where 'gpu' is expected to code).
+ */
+async function mismatches(ctx: GpuContext, dir: string, names: string[], cases: { opts: JpegGpuEncodeOptions; ref: (name: string) => string }[],
+  entropy: JpegEntropyPath[] = ['cpu', 'gpu'], coded: JpegEntropyPath = 'gpu'): Promise<string[]> {
   const bad: string[] = [];
   for (const name of names) {
     const img = await resident(ctx, dir, name);
     for (const { opts, ref } of cases) {
-      const bytes = Buffer.from(await encodeJpegGpu(img, opts));
-      if (!bytes.equals(readFileSync(join(dir, ref(name))))) bad.push(`${ref(name)} (${bytes.length} bytes)`);
+      for (const path of entropy) {
+        const phases = {} as JpegEncodePhases;
+        const bytes = Buffer.from(await encodeJpegGpu(img, { ...opts, entropy: path, phases }));
+        if (!bytes.equals(readFileSync(join(dir, ref(name))))) bad.push(`${ref(name)}, ${path} entropy (${bytes.length} bytes)`);
+        const ran = path === 'gpu' ? coded : 'cpu';
+        if (phases.entropyPath !== ran) bad.push(`${ref(name)}: entropy coded on ${phases.entropyPath}, not ${ran}`);
+      }
     }
     img.release();
   }
@@ -66,7 +76,7 @@ test('the GPU JPEG encoder\'s entropy coder is built where required', { skip: !r
   assert.ok(nativeCoefEncoder(), 'dist/native/imgpu-jpegenc.node did not load');
 });
 
-test('GPU JPEG encode: files byte-identical to cv2.imwrite, colour (4:2:0) and gray photographs and extremes, qualities 95/75/100/50/10/1, sizes not multiples of the MCU', { skip }, async (t) => {
+test('GPU JPEG encode, entropy coding on the CPU and on the GPU: files byte-identical to cv2.imwrite, colour (4:2:0) and gray photographs and extremes, qualities 95/75/100/50/10/1, sizes not multiples of the MCU down to 1×1', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   const r = ctx && references(t);
   if (!ctx || !r) return;
@@ -75,7 +85,7 @@ test('GPU JPEG encode: files byte-identical to cv2.imwrite, colour (4:2:0) and g
   assert.ok(r.images.some(([, c]) => c === 1) && r.images.some(([, c]) => c === 3), 'gray and colour images');
 });
 
-test('GPU JPEG encode: 4:4:4 and 4:2:2 byte-identical to libjpeg\'s own encoder (Pillow on the library cv2 uses)', { skip }, async (t) => {
+test('GPU JPEG encode, entropy coding on the CPU and on the GPU: 4:4:4 and 4:2:2 byte-identical to libjpeg\'s own encoder (Pillow on the library cv2 uses)', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   const r = ctx && references(t);
   if (!ctx || !r) return;
@@ -95,8 +105,37 @@ test('GPU JPEG encode beyond one storage binding: bands of MCU rows give the sam
     assert.ok(jpegBands(coefLayout(w, h, channels, '4:2:0'), channels, maxBinding(ctx)).length > 3, `${name} is split`);
   }
   const cases = [{ opts: { quality: 95 }, ref: (n: string) => `${n}_q95.jpg` }, { opts: { quality: 75, subsampling: '4:4:4' as const }, ref: (n: string) => `${n}_444_q75.jpg` }];
-  assert.deepEqual(await mismatches(ctx, r.dir, ['coffee_587x397'], cases), []);
-  assert.deepEqual(await mismatches(ctx, r.dir, ['camera_499x509'], cases.slice(0, 1)), []);
+  // Their coded bytes, stuffed, could take more than 64 KiB: the GPU coder leaves them to the CPU's (the same bytes).
+  assert.deepEqual(await mismatches(ctx, r.dir, ['coffee_587x397'], cases, ['cpu', 'gpu'], 'cpu'), []);
+  assert.deepEqual(await mismatches(ctx, r.dir, ['camera_499x509'], cases.slice(0, 1), ['cpu', 'gpu'], 'cpu'), []);
+});
+
+test('GPU JPEG encode with GPU entropy coding beyond one storage binding: bands of MCU rows carry the DC predictions and bit offsets across', { skip }, async (t) => {
+  const ctx = await gpuWithBindingLimit(t, 256 << 10);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  for (const [name, channels, subsampling] of [['coffee_587x397', 3, '4:2:0'], ['coffee_587x397', 3, '4:4:4'], ['camera_499x509', 1, '4:2:0']] as const) {
+    const img = await readImage(join(r.dir, `${name}.png`));
+    const [h, w] = img.shape;
+    assert.ok(entropyBands(coefLayout(w, h, channels, subsampling), maxBinding(ctx)).length > 2, `${name} ${subsampling} is coded in bands`);
+  }
+  const cases = [{ opts: { quality: 95 }, ref: (n: string) => `${n}_q95.jpg` }, { opts: { quality: 75, subsampling: '4:4:4' as const }, ref: (n: string) => `${n}_444_q75.jpg` }];
+  assert.deepEqual(await mismatches(ctx, r.dir, ['coffee_587x397'], cases, ['gpu']), []);
+  assert.deepEqual(await mismatches(ctx, r.dir, ['camera_499x509'], cases.slice(0, 1), ['gpu']), []);
+});
+
+test('GPU JPEG encode with GPU entropy coding: more stuffed bytes than the first download holds are read by a second', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  const saved = entropyTuning.stuffGuess;
+  entropyTuning.stuffGuess = 0;
+  try {
+    const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
+    assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
+  } finally {
+    entropyTuning.stuffGuess = saved;
+  }
 });
 
 test('GPU JPEG encode on libuv\'s threads, and encodeJpegFromGpu with jpeg gpu/cpu/auto: the same bytes; the image stays resident', { skip }, async (t) => {
@@ -126,7 +165,10 @@ test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB bin
   const img = await GpuImage.upload(ctx, host);
   const cpu = encodeJpeg(host, 95);
   assert.ok(cpu, 'the CPU codec is built');
-  assert.ok(Buffer.from(await encodeJpegGpu(img, { async: true })).equals(cpu), `${bands} bands`);
+  assert.ok(Buffer.from(await encodeJpegGpu(img, { async: true, entropy: 'cpu' })).equals(cpu), `${bands} bands`);
+  const phases = {} as JpegEncodePhases;
+  assert.ok(Buffer.from(await encodeJpegGpu(img, { entropy: 'gpu', phases })).equals(cpu), `${bands} bands, GPU entropy coding`);
+  assert.equal(phases.entropyPath, 'gpu');
   img.release();
 });
 
@@ -144,6 +186,7 @@ test('GPU JPEG encode refuses what it cannot encode before any work, with typed 
   await assert.rejects(encodeJpegGpu(gray, { quality: 0 }), InvalidArgumentError);
   await assert.rejects(encodeJpegGpu(gray, { quality: 95.5 }), InvalidArgumentError);
   await assert.rejects(encodeJpegGpu(gray, { subsampling: '4:1:1' as never }), InvalidArgumentError);
+  await assert.rejects(encodeJpegGpu(gray, { entropy: 'fpga' as never }), InvalidArgumentError);
   gray.release();
   // A gray image's coefficients take twice its bytes: past one buffer of the adapter, refused before any work.
   const small = await createNodeGpuContext({ limits: { maxBufferSize: 1 << 20 } });
@@ -161,7 +204,7 @@ test('GPU JPEG encode equals the committed cv2.imwrite fixtures of test/io/jpeg.
   if (!ctx) return;
   for (const [input, ref] of [[fixture('images', 'camera.png'), 'camera_q95_cv2.jpg'], [fixture('jpeg', 'chelsea_q90_rgb.png'), 'chelsea_q95_cv2.jpg']]) {
     const img = await GpuImage.upload(ctx, await readImage(input));
-    assert.ok(Buffer.from(await encodeJpegGpu(img)).equals(readFileSync(fixture('jpeg', ref))), ref);
+    for (const entropy of ['cpu', 'gpu'] as const) assert.ok(Buffer.from(await encodeJpegGpu(img, { entropy })).equals(readFileSync(fixture('jpeg', ref))), `${ref}, ${entropy} entropy`);
     img.release();
   }
 });

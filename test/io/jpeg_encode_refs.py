@@ -22,6 +22,7 @@ colour = {
     'chelsea': chelsea,                                        # 451x300
     'chelsea_33x17': chelsea[100:117, 200:233],
     'chelsea_3x5': chelsea[50:55, 60:63],
+    'chelsea_1x1': chelsea[50:51, 60:61],
     'coffee_587x397': rgb2bgr(skimage.data.coffee())[2:399, 5:592],
     'astronaut': rgb2bgr(skimage.data.astronaut()),             # 512x512, a multiple of the MCU
     # extremes of the arithmetic: noise, and 0/255 checkers (the largest AC coefficients, quality 100's divisor 8)
@@ -34,6 +35,7 @@ gray = {
     'coins': cv2.imread(os.path.join(fixtures, 'coins.png'), cv2.IMREAD_GRAYSCALE),
     'chelsea_gray': cv2.cvtColor(chelsea, cv2.COLOR_BGR2GRAY),
     'chelsea_gray_3x5': cv2.cvtColor(chelsea, cv2.COLOR_BGR2GRAY)[50:55, 60:63],
+    'chelsea_gray_1x1': cv2.cvtColor(chelsea, cv2.COLOR_BGR2GRAY)[50:51, 60:61],
     'checker_gray_53x37': checker,
 }
 for name, img in {**colour, **gray}.items():
