@@ -214,12 +214,23 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
   return out;
 }
 
+const readbacks = new WeakMap<GpuContext, number>();
+
+/**
+ * Readbacks (device → host copies, each a wait for the GPU) made on a context so far: tests check with it that a
+ * path reads nothing back that it does not need (a batch's Otsu threshold), without timing anything.
+ */
+export function readbackCount(ctx: GpuContext): number {
+  return readbacks.get(ctx) ?? 0;
+}
+
 /**
  * The bytes of a device buffer as a view of mapped readback memory — no copy into a host array. The view is
  * valid until `release()`, which unmaps it (the view is then detached) and returns the staging buffer to the pool.
  */
 export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<{ bytes: ArrayBuffer; release: () => void }> {
   ctx.assertAlive();
+  readbacks.set(ctx, readbackCount(ctx) + 1);
   const size = deviceBytes(byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
   const staging = ctx.buffers.acquire(stagingCapacity(ctx, byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
