@@ -253,7 +253,13 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
   const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
   const elu0 = performance.eventLoopUtilization();
-  const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal });
+  let tally: LoopTally;
+  try {
+    tally = await eachImage(source, processOne, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal });
+  } finally {
+    await source.drain((img) => { if (img instanceof GpuImage) img.release(); });
+  }
+  const { processed, failed, keepMs } = tally;
   phases.read = source.readMs;
   phases.write = keepMs;
   // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the
