@@ -1,4 +1,4 @@
-// The Node-API glue shared by imgpu's JPEG modules (turbo.c, coef-decode.c, coef-encode.c; napi-util.c, compiled
+// The Node-API glue shared by imgpu's JPEG modules (turbo.c, coef-decode.c, coef-encode.c) and copy.c (napi-util.c, compiled
 // into each): work queued on libuv's threads behind a promise, results handed to JavaScript as Buffers, errors with
 // a code, arguments read and checked by a format.
 #ifndef IMGPU_NAPI_UTIL_H

@@ -84,5 +84,5 @@ if (!libjpeg) {
   else console.warn('imgpu: GPU JPEG encoder\'s entropy coder failed to compile; JPEG encodes on the CPU');
 }
 
-if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'stderr.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
+if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'stderr.c', 'napi-util.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
 else console.warn('imgpu: native copies and point kernels failed to compile; they run as JavaScript (TypedArray.set, the worker pool)');

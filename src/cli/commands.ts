@@ -19,6 +19,8 @@ export interface RunOn {
   view?: boolean;
   /** GPU, a resident input: submit the kernels and return without waiting for them (the output stays resident). */
   wait?: boolean;
+  /** false: only the output image is wanted; results the GPU would read back besides it (Otsu's threshold) are not (RunOptions.extras). */
+  extras?: boolean;
 }
 
 /**

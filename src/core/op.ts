@@ -36,6 +36,12 @@ export interface RunOptions extends GpuRunOptions {
   gpu?: GpuContext;
   /** Worker pool for the CPU path. @default single-threaded */
   pool?: CpuPool;
+  /**
+   * false: results besides the output image that the GPU path would read back to the host (Otsu's threshold) are
+   * neither read nor returned, so a resident run waits for nothing — for callers that keep only the image (batch
+   * mode, a pipeline's steps). The CPU path computes them anyway. @default true
+   */
+  extras?: boolean;
 }
 
 /** The public options of an operation with parameters `S`: derived, never written by hand. */
@@ -50,6 +56,8 @@ export interface Produced<T, X> {
   extra?: X;
   /** GPU: values to read back once the recording has run (timed as download), e.g. a threshold on the device. */
   read?: () => Promise<X>;
+  /** GPU: called instead of `read` when the caller wants the output only (RunOptions.extras false): frees what `read` would read. */
+  drop?: () => void;
 }
 
 /** The CPU implementation: a host image in, the output (or a Produced) out. `out` is the caller's buffer. */
@@ -270,12 +278,15 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
       return out.output;
     }, { extra: extraImages, alwaysDownload: decl.alwaysDownload });
     let extra: Partial<X> = produced?.extra ?? {};
-    if (produced?.read) {
+    const read = opts.extras === false ? undefined : produced?.read;
+    if (read) {
       const td = now();
-      extra = { ...extra, ...(await produced.read()) };
+      extra = { ...extra, ...(await read()) };
       r.timings.download += now() - td;
+    } else {
+      produced?.drop?.();
     }
-    const timings = host || decl.alwaysDownload || produced?.read ? closeTimings(r.timings, t0) : r.timings;
+    const timings = host || decl.alwaysDownload || read ? closeTimings(r.timings, t0) : r.timings;
     return { ...r, timings, ...extra };
   }
 

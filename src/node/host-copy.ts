@@ -10,6 +10,8 @@ import { loadNativeModule } from '../io/native-module.js';
  */
 interface CopyBinding {
   copy(dst: Uint8Array, src: Uint8Array, threads: number): void;
+  /** One thread of libuv's pool copies; the JavaScript thread goes on meanwhile. */
+  copyAsync(dst: Uint8Array, src: Uint8Array): Promise<void>;
 }
 
 let binding: CopyBinding | null | undefined;
@@ -49,6 +51,10 @@ export function nativeHostCopy(fixedThreads?: number): HostCopy | undefined {
     else b.copy(dst, src, threads);
   };
   copy.parallel = true;
+  copy.async = async (dst, src) => {
+    if (src.byteLength < PARALLEL_FROM) dst.set(src); // below it the trip to another thread costs more than the copy
+    else await b.copyAsync(dst, src);
+  };
   return copy;
 }
 

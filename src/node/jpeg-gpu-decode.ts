@@ -9,7 +9,7 @@ import { GpuImage } from '../core/gpu/gpu-image.js';
 import { checkBinding, maxBinding } from '../core/gpu/limits.js';
 import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
-import { acquireStorage, deviceBytes, stagingView, upload } from '../core/gpu/transfer.js';
+import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
 import { ColourParams, IdctParams, colourWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
 
@@ -29,7 +29,7 @@ export interface GpuJpegFallback {
  * next work, and it does not wait).
  */
 export interface GpuJpegTimes {
-  /** Entropy decoding on a libuv thread, into mapped upload memory. */
+  /** Entropy decoding on a libuv thread, into mapped upload memory (or into host memory then copied there: HostBuffers). */
   entropyMs: number;
   /** From the end of the entropy stage to the kernels' submission (with `profile`: the copy to the device, waited for). */
   submitMs: number;
@@ -42,40 +42,49 @@ export interface GpuJpegTimes {
 
 /**
  * Host memory handed out again once read (node/codec-pool.ts RecycledBuffers). Where a caller gives one, the entropy
- * stage writes into it and the coefficients are then copied into upload memory (transfer.ts upload) instead of being
- * written into mapped upload memory directly: a batch holds many photos' coefficients at once (read ahead while
- * their entropy stages run), and each one holding a mapped upload buffer meant a new one, allocated and zero-filled on
- * the JavaScript thread, nearly every photo (measured: 41 mapped buffers for 40 photos of a growing size).
+ * stage writes into it and the coefficients are then copied into upload memory on a libuv thread (transfer.ts
+ * stageOffThread), instead of being written into mapped upload memory directly: a batch holds many photos'
+ * coefficients at once (read ahead while their entropy stages run), and each one holding a mapped upload buffer meant
+ * a new one, allocated and zero-filled on the JavaScript thread, nearly every photo (measured: 41 mapped buffers for
+ * 40 photos of a growing size). The copy itself was then on the JavaScript thread too (0.65 s of a 210-photo batch's
+ * main thread on the H100); now only its scheduling is.
  */
 export interface HostBuffers {
   alloc(bytes: number): SharedArrayBuffer;
   give(buffer: ArrayBufferLike): void;
 }
 
-/** Where the entropy stage writes `bytes`, and how they then reach a device buffer (or are dropped, on a failure). */
+/**
+ * Where the entropy stage writes `bytes`; `ready()` once they are written (off the JavaScript thread: outside any
+ * error scope), then `submit()` puts them in a device buffer; `discard()` drops them instead (a failed decode).
+ */
 interface CoefMemory {
   bytes: Uint8Array;
-  submit(): Promise<GPUBuffer>;
+  ready(): Promise<void>;
+  submit(): GPUBuffer;
   discard(): void;
 }
 
 /** Mapped upload memory (no copy at all: a single photo), or host memory from `host` copied once filled (a batch). */
 async function coefMemory(ctx: GpuContext, bytes: number, host?: HostBuffers): Promise<CoefMemory> {
+  const label = 'jpeg coefficients';
   if (!host) {
     const staged = await stagingView(ctx, bytes);
-    return { bytes: new Uint8Array(staged.bytes, 0, bytes), submit: async () => staged.submit('jpeg coefficients'), discard: () => staged.discard() };
+    return { bytes: new Uint8Array(staged.bytes, 0, bytes), ready: async () => undefined, submit: () => staged.submit(label), discard: () => staged.discard() };
   }
   const mem = host.alloc(bytes);
   const view = new Uint8Array(mem, 0, bytes);
+  let staged: Awaited<ReturnType<typeof stageOffThread>> | undefined;
   return {
     bytes: view,
-    async submit() {
+    async ready() {
       try {
-        return await upload(ctx, view, 'jpeg coefficients');
+        staged = await stageOffThread(ctx, view);
       } finally {
         host.give(mem);
       }
     },
+    submit: () => staged!.submit(label),
     discard: () => host.give(mem),
   };
 }
@@ -131,10 +140,11 @@ export async function decodeJpegOnGpu(
     if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return { fallback: (e as Error).message };
     throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
   }
+  await mem.ready();
   const t1 = performance.now();
   let t2 = t1;
   const image = await ctx.scoped('jpeg decode', async () => {
-    const coefs = await mem.submit();
+    const coefs = mem.submit();
     if (times?.profile) await ctx.finish();
     const timer = new KernelTimer(ctx, false);
     try {

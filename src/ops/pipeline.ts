@@ -101,7 +101,8 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
       input = await GpuImage.upload(gpu, input);
       moved.upload += now() - tu;
     }
-    const r = await op.run(input, s.params, { pool, wait: false, profile: false });
+    // Only the image goes on: a step's scalar results (Otsu's threshold) are not read back, so no step waits.
+    const r = await op.run(input, s.params, { pool, wait: false, profile: false, extras: false });
     if (input !== start) input.release();
     cur = r.output;
     await stage?.(i, cur, r.timings);
@@ -112,8 +113,8 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
 /**
  * Runs the steps one after another. GPU: one upload, every step on the resident image with `wait: false` (each
  * submits and returns; intermediate buffers go back to the pool as soon as the next step has been recorded —
- * the queue runs in order, so reuse is safe), one download: the chain waits once. Steps that report a scalar
- * (Otsu's threshold) wait for it; a colour image meets the host where a colour step (CLAHE) takes it or a
+ * the queue runs in order, so reuse is safe), one download: the chain waits once. Scalars a step would read back
+ * (Otsu's threshold) are not read (RunOptions.extras false); a colour image meets the host where a colour step (CLAHE) takes it or a
  * gray-only step must convert it (OpenCV's gray, on the host).
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */

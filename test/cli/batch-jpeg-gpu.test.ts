@@ -7,12 +7,17 @@ import { batchFormat, batchRecipe, type BatchOptions } from '../../src/cli/batch
 import { runBatch } from '../../src/cli/batch/run.js';
 import { COMMANDS, type ImageCommand } from '../../src/cli/commands.js';
 import { acquire } from '../../src/cli/context.js';
+import { readbackCount } from '../../src/core/gpu/transfer.js';
 import { resolveParams } from '../../src/core/params.js';
 import { nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';
+import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
 const skip = nativeCoefEncoder() || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'the GPU encoder\'s entropy coder is not built (scripts/build-native.mjs)';
+
+/** GPU readbacks (transfer.ts readbackCount) of the last batch() run. */
+let lastReadbacks = 0;
 
 /** Runs `op` over `inDir` into a fresh folder of JPEGs with the batch option `jpeg`, on the GPU; the folder's outputs. */
 async function batch(op: string, params: object, inDir: string, jpeg: BatchOptions['jpeg']): Promise<Map<string, Buffer>> {
@@ -24,6 +29,7 @@ async function batch(op: string, params: object, inDir: string, jpeg: BatchOptio
   const exec = await acquire('gpu', new Map());
   try {
     assert.equal(await runBatch(op, cmd, [inDir], out, p, exec, o), 0, 'exit code');
+    lastReadbacks = readbackCount(exec.gpu!);
   } finally {
     await exec.close();
   }
@@ -43,5 +49,23 @@ test('batch with jpeg \'gpu\': JPEG outputs encoded on the GPU are the bytes of 
     assert.equal(gpu.size, 4, `${op}: four outputs`);
     assert.deepEqual([...gpu.keys()].sort(), [...dflt.keys()].sort());
     for (const [f, bytes] of gpu) assert.ok(bytes.equals(dflt.get(f)!), `${op} ${f}: the same bytes`);
+  }
+});
+
+test('batch Otsu with jpeg \'gpu\': the threshold is not read back per photo, and the files are the single-image command\'s', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const inDir = mkdtempSync(join(tmpdir(), 'imgpu-batch-jpeg-in-'));
+  const names = ['chelsea_q90.jpg', 'camera_gray.jpg', 'crop_o1.jpg'];
+  for (const f of names) copyFileSync(fixture('jpeg', f), join(inDir, f));
+  const otsu = await batch('threshold', { method: 'otsu' }, inDir, 'gpu');
+  const otsuReadbacks = lastReadbacks;
+  await batch('equalize', {}, inDir, 'gpu');
+  // Each photo's encode reads its coefficients back, in both; Otsu read its threshold besides, a GPU wait per photo.
+  assert.equal(otsuReadbacks, lastReadbacks, 'Otsu reads back no more than equalize (whose GPU path reads nothing besides the encode)');
+  const single = mkdtempSync(join(tmpdir(), 'imgpu-batch-jpeg-single-'));
+  for (const f of names) {
+    const r = cli('threshold', join(inDir, f), join(single, f), '--method', 'otsu', '--device', 'gpu', '--quality', '90');
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(otsu.get(f)!.equals(readFileSync(join(single, f))), `${f}: the batch's bytes are the single-image command's`);
   }
 });

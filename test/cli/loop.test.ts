@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FileAccessError, GpuDeviceLostError } from '../../src/core/errors.js';
 import type { Image } from '../../src/core/image.js';
-import { eachImage, type ImageSource, type LoopJob, type Next } from '../../src/cli/batch/loop.js';
+import { eachImage, FileImages, type ImageSource, type LoopJob, type Next } from '../../src/cli/batch/loop.js';
+import type { CodecPool } from '../../src/node/codec-pool.js';
 import { Progress } from '../../src/cli/batch/report.js';
 
 // The loop shared by batch mode and detection (src/cli/batch/loop.ts), driven by a source of n tiny images whose
@@ -74,4 +75,21 @@ test('a deadline stops the loop before the next image (--timeout), and says so',
   }, { depth: 1, window: 1, progress: quiet(), onFailure: 'say', deadline: -1 });
   assert.equal(stepped, 0);
   assert.equal(t.stopped, true);
+});
+
+test('FileImages.drain waits for the reads still in flight and disposes of their images (a run ended early, before its GPU context is destroyed)', async () => {
+  const jobs: LoopJob[] = ['a', 'b', 'c', 'd', 'e'].map((input) => ({ input, bytes: 1 }));
+  const finished: string[] = [];
+  const reader = async (j: LoopJob) => {
+    await new Promise((r) => setTimeout(r, 20));
+    finished.push(j.input);
+    if (j.input === 'c') throw new FileAccessError('unreadable');
+    return j.input;
+  };
+  const source = new FileImages<LoopJob, string>(undefined as unknown as CodecPool, jobs, {}, 3, reader);
+  assert.equal(((await source.next()) as { img: string }).img, 'a');
+  const disposed: string[] = [];
+  await source.drain((img) => disposed.push(img));
+  assert.deepEqual(disposed, ['b', 'd'], 'the reads in flight (window 3 after the first), the failed one left out');
+  assert.deepEqual(finished.sort(), ['a', 'b', 'c', 'd'], 'nothing is still running, nothing new was started');
 });

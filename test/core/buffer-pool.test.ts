@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { BufferPool } from '../../src/core/gpu/buffer-pool.js';
+import { acquireStorage } from '../../src/core/gpu/transfer.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
 
 /** A stand-in for a GPUBuffer: what the pool reads of one, and whether it was destroyed. */
 function fakeBuffer(size: number, usage = 1): GPUBuffer & { destroyed: boolean } {
@@ -47,4 +49,24 @@ test('BufferPool beyond its budget destroys device-memory buffers before host-ma
   assert.equal(device.destroyed, true);
   assert.equal(staging.destroyed, false);
   assert.equal(pool.acquire(40, MAP_READ | 0x8, () => fakeBuffer(40)), staging);
+});
+
+test('pooled storage for growing sizes (a folder of photos) is created about once per doubling, not per size class', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const before = ctx.buffers.created;
+  let bytes = 3 << 20;
+  const sizes: number[] = [];
+  for (let i = 0; i < 36; i++, bytes = Math.round(bytes * 1.04)) {
+    // Two buffers per photo, as a decode's coefficients and plane; both back to the pool once it is done.
+    const [a, b] = [acquireStorage(ctx, bytes, 'test a'), acquireStorage(ctx, bytes, 'test b')];
+    assert.ok(a.size >= bytes && b.size >= bytes);
+    sizes.push(a.size);
+    ctx.buffers.release(a);
+    ctx.buffers.release(b);
+  }
+  // 3 → 12.3 MB: two buffers at the first size, then two each time the power of two is crossed (4, 8, 16 MiB);
+  // without headroom each new size class (8 per doubling) missed.
+  assert.ok(ctx.buffers.created - before <= 8, `${ctx.buffers.created - before} buffers created for 36 growing photos`);
+  assert.ok(sizes.every((s, i) => s <= 2 * Math.max(3 << 20, Math.round((3 << 20) * 1.04 ** i)) + 16), 'at most twice the bytes');
 });

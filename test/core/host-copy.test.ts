@@ -42,3 +42,23 @@ test('the host copy given to GPU contexts copies exactly, small and large', { sk
     assert.deepEqual(dst, src);
   }
 });
+
+test('the off-thread copy (copyAsync, HostCopy.async) copies exactly and returns a promise; bad arguments are errors', { skip }, async () => {
+  const b = nativeCopyBinding()!;
+  const src = randomBytes((5 << 20) + 3, 7);
+  const dst = new Uint8Array(src.length + 2).fill(0xaa);
+  const pending = b.copyAsync(dst.subarray(1, 1 + src.length), src);
+  assert.ok(pending instanceof Promise, 'a promise: the copy runs on a libuv thread');
+  await pending;
+  assert.deepEqual(dst.subarray(1, 1 + src.length), src);
+  assert.ok(dst[0] === 0xaa && dst[dst.length - 1] === 0xaa, 'nothing written outside dst');
+  assert.throws(() => b.copyAsync(new Uint8Array(10), new Uint8Array(11)), RangeError);
+  assert.throws(() => b.copyAsync(new Uint8Array(10), 'x' as never), TypeError);
+  const copy = nativeHostCopy(4)!;
+  for (const n of [0, 100, (3 << 20) + 5]) {
+    const s = randomBytes(n, n + 1);
+    const d = new Uint8Array(n);
+    await copy.async!(d, s);
+    assert.deepEqual(d, s, `${n} bytes`);
+  }
+});

@@ -3,11 +3,14 @@ import { readFileSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { UnsupportedFormatError } from '../../src/core/errors.js';
-import type { GpuContext } from '../../src/core/gpu/context.js';
+import type { GpuContext, HostCopy } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
+import { RecycledBuffers } from '../../src/node/codec-pool.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
+import { nativeHostCopy } from '../../src/node/host-copy.js';
 import { readJpegToGpu, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { fixture } from '../helpers/fixtures.js';
@@ -141,4 +144,33 @@ test('a truncated JPEG is a typed error on the GPU path too', { skip }, async (t
   const bytes = readFileSync(file('c420.jpg'));
   await assert.rejects(readJpegToGpu(ctx, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', false, { jpeg: 'gpu' }), UnsupportedFormatError);
   await assert.rejects(readJpegToGpu(ctx, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', true, { jpeg: 'gpu' }), UnsupportedFormatError);
+});
+
+test('with host buffers (a batch), the coefficients reach upload memory through the off-thread copy, not the JavaScript thread\'s; same pixels', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const copies = { sync: 0, async: 0 };
+  const native = nativeHostCopy();
+  const sync: HostCopy = (dst, src) => {
+    copies.sync++;
+    dst.set(src);
+  };
+  sync.parallel = true;
+  sync.async = async (dst, src) => {
+    copies.async++;
+    await (native?.async ?? (async (d: Uint8Array, s: Uint8Array) => d.set(s)))(dst, src);
+  };
+  const ctx = await createNodeGpuContext({ hostCopy: sync });
+  try {
+    const host = new RecycledBuffers(2);
+    for (const [name, gray] of [['c420', false], ['c444', true], ['gray', true]] as const) {
+      const before = { ...copies };
+      const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg: 'gpu', host });
+      assert.equal(r?.jpeg, 'gpu', `${name}: decoded on the GPU`);
+      assert.deepEqual(copies, { sync: before.sync, async: before.async + 1 }, `${name}: one off-thread copy, none on the JavaScript thread`);
+      assertIdentical(await r!.image.toHost(), await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), `${name} through host buffers`);
+      r!.image.release();
+    }
+  } finally {
+    ctx.destroy();
+  }
 });

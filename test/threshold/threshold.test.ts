@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import { download } from '../../src/core/gpu/transfer.js';
+import { download, readbackCount } from '../../src/core/gpu/transfer.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { HISTOGRAM_METHODS } from '../../src/ops/histogram/index.js';
@@ -213,6 +213,25 @@ test('a resident GpuImage is thresholded on the device and stays there', async (
     assertSame(await r.output.toHost(), (await threshold(img, { method })).output, method);
     r.output.release();
   }
+  dev.release();
+});
+
+test('extras: false (batch, pipelines): GPU Otsu reads nothing back, the image is the same; by default the threshold is read', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img = await readImage(fixture('images', 'coins.png'));
+  const dev = await GpuImage.upload(gpu, img);
+  const before = readbackCount(gpu);
+  const r = await threshold(dev, { method: 'otsu', extras: false, wait: false, profile: false });
+  assert.equal(readbackCount(gpu), before, 'no readback for the threshold');
+  assert.equal(r.threshold, undefined, 'not read, not returned');
+  assertSame(await r.output.toHost(), (await threshold(img, { method: 'otsu' })).output, 'the image');
+  r.output.release();
+  const counted = readbackCount(gpu);
+  const d = await threshold(dev, { method: 'otsu', wait: false, profile: false });
+  assert.equal(readbackCount(gpu), counted + 1, 'by default the threshold is read back');
+  assert.equal(d.threshold, REF.coins.otsu);
+  d.output.release();
   dev.release();
 });
 

@@ -55,6 +55,18 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
     while (this.reads.length < this.window && this.nextRead < this.jobs.length) this.reads.push(this.read(this.jobs[this.nextRead++]).catch((e: Error) => e));
   }
 
+  /**
+   * Waits for the reads still in flight (a run that ended early: a fatal error) and hands their images to `dispose`:
+   * a read may be copying into mapped GPU memory off the JavaScript thread, which must be done before the caller
+   * destroys the GPU context.
+   */
+  async drain(dispose: (img: I) => void): Promise<void> {
+    for (const r of this.reads.splice(0)) {
+      const got = await r;
+      if (!(got instanceof Error)) dispose(got);
+    }
+  }
+
   private async read(j: J): Promise<I> {
     const t = now();
     const img = this.reader ? await this.reader(j) : ((await this.codecs.read(j.input, this.opts)) as I);

@@ -155,7 +155,8 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     try {
       // Not waited for: the output stays resident, and its encode's readback waits for the kernels anyway (a wait
       // here held the JavaScript thread for every photo decoded ahead, whose work the queue runs first).
-      r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false }, {});
+      // extras false: nothing besides the image is read back (Otsu's threshold was a wait for the GPU per photo).
+      r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false }, {});
     } catch (e) {
       if (dev !== input) dev.release();
       throw e;
@@ -216,7 +217,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
     // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
     if (exec.gpu) {
-      const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true }, {})));
+      const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true, extras: false }, {})));
       const r = await runGpuOrCpu(exec, gpuRun, async () => cmd.run(await onHost(), params, on, {}));
       results[r.on] = r.result;
     }
@@ -252,7 +253,13 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
   const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
   const elu0 = performance.eventLoopUtilization();
-  const { processed, failed, keepMs } = await eachImage(source, processOne, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal });
+  let tally: LoopTally;
+  try {
+    tally = await eachImage(source, processOne, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal });
+  } finally {
+    await source.drain((img) => { if (img instanceof GpuImage) img.release(); });
+  }
+  const { processed, failed, keepMs } = tally;
   phases.read = source.readMs;
   phases.write = keepMs;
   // Busy fraction of each phase: the main thread's event-loop utilisation (it runs the operations and feeds the

@@ -39,6 +39,17 @@ export class BufferPool {
     return create(size);
   }
 
+  /**
+   * Whether requests of `usage` are outgrowing the pool: a free buffer of that usage is a little smaller than `size`
+   * (above 1 MiB, at least half of it) — a folder of photos of growing size, whose every photo otherwise missed and
+   * created its buffers (transfer.ts acquireStorage then creates with headroom).
+   */
+  outgrown(size: number, usage: GPUBufferUsageFlags): boolean {
+    if (size <= 1 << 20) return false;
+    for (const b of this.byAge) if (b.usage === usage && b.size < size && 2 * b.size >= size) return true;
+    return false;
+  }
+
   /** The free list of the smallest buffers of `usage` in (size, 2·size], if any. */
   private bestFit(size: number, usage: number): GPUBuffer[] | undefined {
     let best: GPUBuffer[] | undefined, bestSize = Infinity;

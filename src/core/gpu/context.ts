@@ -45,9 +45,10 @@ export interface GpuContextOptions {
 
 /**
  * A byte copy between two equal-length views, one of them possibly mapped GPU memory; `parallel` when it uses
- * several threads (uploads then go in one piece instead of overlapped chunks).
+ * several threads (uploads then go in one piece instead of overlapped chunks); `async`, where there is one, the same
+ * copy off the JavaScript thread (neither view may be touched, nor a mapped one unmapped, until it resolves).
  */
-export type HostCopy = ((dst: Uint8Array, src: Uint8Array) => void) & { parallel?: boolean };
+export type HostCopy = ((dst: Uint8Array, src: Uint8Array) => void) & { parallel?: boolean; async?: (dst: Uint8Array, src: Uint8Array) => Promise<void> };
 
 const typedArraySet: HostCopy = (dst, src) => dst.set(src);
 

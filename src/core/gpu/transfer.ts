@@ -41,10 +41,22 @@ export function stagingCapacity(ctx: GpuContext, n: number): number {
   return Math.max(b, Math.min(2 ** Math.ceil(Math.log2(b)), Math.floor(ctx.limits.maxBufferSize / 16) * 16));
 }
 
+/**
+ * The capacity a new pooled storage buffer gets where requests outgrow the free ones (BufferPool.outgrown): the next
+ * power of two (at most 2× the bytes, within the device's limits), so that the next, slightly larger requests of a
+ * folder of growing photos find it. Measured on 40 photos of 2–12 MP, growing (`--jpeg gpu` equalize): 36 of them
+ * created their coefficient buffer and 28 their plane buffers.
+ */
+function grownCapacity(ctx: GpuContext, size: number): number {
+  const cap = Math.floor(Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize) / 16) * 16;
+  return Math.max(size, Math.min(2 ** Math.ceil(Math.log2(size)), cap));
+}
+
 /** A storage buffer from the pool, big enough for `bytes` bytes (padded). */
 export function acquireStorage(ctx: GpuContext, bytes: number, label: string): GPUBuffer {
   const size = capacityFor(ctx, bytes);
-  return ctx.buffers.acquire(size, STORAGE(), (s) => ctx.createBuffer(s, STORAGE(), label));
+  const pool = ctx.buffers;
+  return pool.acquire(size, STORAGE(), (s) => ctx.createBuffer(pool.outgrown(s, STORAGE()) ? grownCapacity(ctx, s) : s, STORAGE(), label));
 }
 
 interface Staging {
@@ -190,6 +202,26 @@ export async function stagingView(ctx: GpuContext, byteLength: number): Promise<
 }
 
 /**
+ * `data` copied into mapped upload memory, off the JavaScript thread where the context's host copy has an
+ * asynchronous form (HostCopy.async: a native copy on libuv's pool), else on it; then `submit()` copies it to a
+ * pooled device buffer, as stagingView's does (nothing GPU-side happens before submit, so a caller may await this
+ * outside its error scope). For large sources nothing else writes meanwhile: a batch's JPEG coefficients, whose
+ * synchronous copy was 0.65 s of a 210-photo batch's main thread on the H100. `data` must not change until it resolves.
+ */
+export async function stageOffThread(ctx: GpuContext, data: Uint8Array): Promise<{ submit(label?: string): GPUBuffer; discard(): void }> {
+  const staged = await stagingView(ctx, data.byteLength);
+  const dst = new Uint8Array(staged.bytes, 0, data.byteLength);
+  try {
+    if (ctx.hostCopy.async) await ctx.hostCopy.async(dst, data);
+    else ctx.hostCopy(dst, data);
+  } catch (e) {
+    staged.discard();
+    throw e;
+  }
+  return staged;
+}
+
+/**
  * Bytes per upload chunk (a multiple of 16) with a one-thread host copy: 8 MiB measured best on the H100
  * (bench/results/h100-transfer-sweep.json), within noise of the others.
  */
@@ -214,12 +246,23 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
   return out;
 }
 
+const readbacks = new WeakMap<GpuContext, number>();
+
+/**
+ * Readbacks (device → host copies, each a wait for the GPU) made on a context so far: tests check with it that a
+ * path reads nothing back that it does not need (a batch's Otsu threshold), without timing anything.
+ */
+export function readbackCount(ctx: GpuContext): number {
+  return readbacks.get(ctx) ?? 0;
+}
+
 /**
  * The bytes of a device buffer as a view of mapped readback memory — no copy into a host array. The view is
  * valid until `release()`, which unmaps it (the view is then detached) and returns the staging buffer to the pool.
  */
 export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<{ bytes: ArrayBuffer; release: () => void }> {
   ctx.assertAlive();
+  readbacks.set(ctx, readbackCount(ctx) + 1);
   const size = deviceBytes(byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
   const staging = ctx.buffers.acquire(stagingCapacity(ctx, byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));

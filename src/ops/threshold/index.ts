@@ -113,7 +113,8 @@ async function thresholdCpu(img: Image, p: Params, pool: CpuPool, out?: Image): 
 
 /**
  * GPU, one recording: the local mean/gaussian methods (in row slabs), or 8-bit Otsu, whose threshold is found
- * on the device in OpenCV's double arithmetic (otsu.wgsl.ts) and read back after the run (4 bytes).
+ * on the device in OpenCV's double arithmetic (otsu.wgsl.ts) and read back after the run (4 bytes) unless the caller
+ * keeps only the image (RunOptions.extras false: batch mode, pipelines), which then waits for nothing.
  */
 async function thresholdGpu(input: GpuImage, rec: Recording, p: Params): Promise<GpuImage | Produced<GpuImage, ThresholdExtra>> {
   const method = p.method;
@@ -122,12 +123,13 @@ async function thresholdGpu(input: GpuImage, rec: Recording, p: Params): Promise
     return recordInSlabs(rec, input, slabs, (slab) => localThresholdGpu(slab, rec, planeSize(slab.shape), method, p.window, p.offset));
   }
   const r = await otsuGpu(input, rec, p.impl);
+  const drop = () => input.ctx.buffers.release(r.threshold); // after the submission: the queue runs in order
   const read = async (): Promise<ThresholdExtra> => {
     const t = (await download(input.ctx, r.threshold, new Uint32Array(1)))[0];
-    input.ctx.buffers.release(r.threshold);
+    drop();
     return { threshold: t };
   };
-  return { output: r.image, read };
+  return { output: r.image, read, drop };
 }
 
 /**
