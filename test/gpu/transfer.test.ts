@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import { capacityFor, idleStagingStats, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
+import { capacityFor, idleStagingStats, readbackCount, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
 import type { Image } from '../../src/core/image.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
@@ -24,6 +24,26 @@ test('uploads in chunks (over 2 chunks, a tail not a multiple of the chunk) and 
     }
   } finally {
     transferTuning.uploadChunk = undefined;
+  }
+});
+
+test('downloads in chunks (a tail not a multiple of the chunk) equal one piece; readbacks counted once; staging reused', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  try {
+    for (const n of [1001, 4096 + 13, (1 << 20) + 3]) {
+      const img: Image = { data: randomBytes(n, n + 7), shape: [1, n], channels: 1, dtype: 'uint8' };
+      const dev = await GpuImage.upload(gpu, img);
+      for (const chunk of [256, 4096, 0]) {
+        transferTuning.downloadChunk = chunk;
+        const before = readbackCount(gpu);
+        assert.ok(compareImages(await dev.toHost(), img).identical, `${n} bytes, chunk ${chunk}`);
+        assert.equal(readbackCount(gpu), before + 1);
+      }
+      dev.release();
+    }
+  } finally {
+    transferTuning.downloadChunk = undefined;
   }
 });
 

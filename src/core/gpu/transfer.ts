@@ -227,13 +227,16 @@ export async function stageOffThread(ctx: GpuContext, data: Uint8Array): Promise
  */
 export const UPLOAD_CHUNK = 8 << 20;
 /**
- * Transfer settings benchmarks may change (bench/transfer.ts): uploadChunk 0 = one piece, undefined = chosen by
- * the context's host copy (one piece when it is multi-threaded, else UPLOAD_CHUNK).
+ * Transfer settings benchmarks may change (bench/transfer.ts, bench/hosthost.ts): uploadChunk 0 = one piece,
+ * undefined = chosen by the context's host copy (one piece when it is multi-threaded, else UPLOAD_CHUNK);
+ * downloadChunk 0 or undefined = one piece, else the bytes per readback chunk (a multiple of 16).
  */
-export const transferTuning: { uploadChunk?: number } = {};
+export const transferTuning: { uploadChunk?: number; downloadChunk?: number } = {};
 
 /** Reads a device buffer back into `out`: the mapped view (downloadView) copied out, then released. */
 export async function download<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
+  const chunk = transferTuning.downloadChunk ?? 0;
+  if (chunk > 0 && chunk % 16 === 0 && out.byteLength > 2 * chunk) return downloadInChunks(ctx, src, out, chunk, phases);
   const t0 = performance.now();
   const view = await downloadView(ctx, src, out.byteLength);
   const t1 = performance.now();
@@ -243,6 +246,38 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
     phases.memcpy += performance.now() - t1;
   }
   view.release();
+  return out;
+}
+
+/**
+ * download() in chunks, each copied to its own staging buffer in its own submission, so that the host copies
+ * chunk i out of mapped memory while the GPU still copies chunk i + 1 (one readback for readbackCount).
+ */
+async function downloadInChunks<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, chunk: number, phases?: TransferPhases): Promise<A> {
+  ctx.assertAlive();
+  readbacks.set(ctx, readbackCount(ctx) + 1);
+  const dst = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  const parts: { offset: number; n: number; view: Promise<MappedReadback> }[] = [];
+  for (let offset = 0; offset < dst.byteLength; offset += chunk) {
+    const n = Math.min(chunk, dst.byteLength - offset);
+    parts.push({ offset, n, view: startReadback(ctx, src, offset, n) });
+  }
+  // Every chunk's view is released, also when one fails, so no staging buffer stays mapped.
+  const settled = parts.map((p) => p.view.then((v) => v, () => undefined));
+  try {
+    for (const p of parts) {
+      const t0 = performance.now();
+      const v = await p.view;
+      const t1 = performance.now();
+      ctx.hostCopy(dst.subarray(p.offset, p.offset + p.n), new Uint8Array(v.bytes, 0, p.n));
+      if (phases) {
+        phases.wait += t1 - t0;
+        phases.memcpy += performance.now() - t1;
+      }
+    }
+  } finally {
+    for (const v of await Promise.all(settled)) v?.release();
+  }
   return out;
 }
 
@@ -256,22 +291,31 @@ export function readbackCount(ctx: GpuContext): number {
   return readbacks.get(ctx) ?? 0;
 }
 
+/** A view of mapped readback memory, valid until release() (which unmaps it and pools the staging buffer). */
+interface MappedReadback { bytes: ArrayBuffer; release: () => void }
+
 /**
  * The bytes of a device buffer as a view of mapped readback memory — no copy into a host array. The view is
  * valid until `release()`, which unmaps it (the view is then detached) and returns the staging buffer to the pool.
  */
-export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<{ bytes: ArrayBuffer; release: () => void }> {
+export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<MappedReadback> {
   ctx.assertAlive();
   readbacks.set(ctx, readbackCount(ctx) + 1);
+  return startReadback(ctx, src, 0, byteLength);
+}
+
+/** Submits the copy of `byteLength` bytes of `src` from `offset` (a multiple of 16) to pooled readback memory and maps it. */
+async function startReadback(ctx: GpuContext, src: GPUBuffer, offset: number, byteLength: number): Promise<MappedReadback> {
   const size = deviceBytes(byteLength);
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
   const staging = ctx.buffers.acquire(stagingCapacity(ctx, byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
   const enc = ctx.device.createCommandEncoder({ label: 'download' });
-  enc.copyBufferToBuffer(src, 0, staging, 0, size);
+  enc.copyBufferToBuffer(src, offset, staging, 0, size);
   ctx.device.queue.submit([enc.finish()]);
   try {
     await staging.mapAsync(GPUMapMode.READ, 0, size);
   } catch (e) {
+    ctx.buffers.release(staging);
     ctx.assertAlive();
     throw e;
   }
