@@ -1,3 +1,4 @@
+import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
 import { lanes, lineHeader, type LineKernel } from './morph.wgsl.js';
 
 /**
@@ -58,14 +59,12 @@ export function slidingCode(ld: (t: string) => string, k: number, count: number,
 
 /**
  * Position p (−n ≤ p < 2n: windows are at most n long where these kernels run) reflected into the line (dcba|abcd)
- * without branches or modulo: every call is inlined at each of the unrolled loads, and the border path's code
- * size, not its speed, is what matters (a branchy version took lavapipe tens of seconds to compile).
+ * by core's one-reflection border map, without branches or modulo: every call is inlined at each of the unrolled
+ * loads (dozens per kernel), so the border path's code size matters more than its speed.
  */
 const mirrorWgsl = /* wgsl */ `
-fn mirror(p: i32) -> u32 {
-  let n = i32(P.n);
-  return u32(clamp(select(select(p, 2i * n - 1i - p, p >= n), -1i - p, p < 0i), 0i, n - 1i));
-}`;
+${borderMapWgsl('reflect')}
+fn mirror(p: i32) -> u32 { return u32(bmap(p, i32(P.n))); }`;
 
 /** Loads a segment reads beyond its outputs: `count` outputs of a window of k read count + k − 1 inputs. */
 const reads = (count: number, k: number) => count + k - 1;
