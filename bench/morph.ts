@@ -1,6 +1,6 @@
 /**
  * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
- * [--no-search] [--hold-clocks]`.
+ * [--no-search] [--hold-clocks] [--variants NAME]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
@@ -57,21 +57,63 @@ async function backToBack(gpu: GpuContext, dev: GpuImage, se: string, method: 'a
  */
 async function searchSchedules(gpu: GpuContext, img: Image) {
   const dev = await GpuImage.upload(gpu, img);
-  const search: Record<string, number>[] = [];
+  const search: Record<string, number | boolean>[] = [];
   const run = async (k: number, schedule: MorphSchedule) => {
     const ms = await backToBack(gpu, dev, `rect:${k}x${k}`, 'auto', schedule);
     search.push({ k, ...schedule, ms });
     console.log(JSON.stringify({ search: `8k rect:${k}x${k}`, ...schedule, ms }));
   };
+  const vhgw = { ...DEFAULT_MORPH_SCHEDULE, segX: 0, segY: 0 };
   for (const k of [3, 51, 101]) {
-    for (const segLines of [16, 32, 64, 128]) for (const segRows of [16, 32, 64]) await run(k, { ...DEFAULT_MORPH_SCHEDULE, segLines, segRows });
+    for (const segLines of [16, 32, 64, 128]) for (const segRows of [16, 32, 64]) await run(k, { ...vhgw, segLines, segRows });
   }
-  for (const k of [3, 5, 7, 9, 11, 15]) for (const directX of [0, k]) await run(k, { ...DEFAULT_MORPH_SCHEDULE, directX });
+  for (const k of [3, 5, 7, 9, 11, 15]) for (const directX of [0, k]) await run(k, { ...vhgw, directX });
   dev.release();
   return search;
 }
 
+/**
+ * `--variants NAME`: per pass (rect:Kx1 is the x pass alone, rect:1xK the y pass alone) and whole, on the last of
+ * --sizes (8K), back to
+ * back: the vHGW kernels against the register-segment kernels and packed-byte min/max (bench/results/NAME.jsonl).
+ */
+async function searchVariants(gpu: GpuContext, img: Image, name: string): Promise<void> {
+  const dev = await GpuImage.upload(gpu, img);
+  const base = DEFAULT_MORPH_SCHEDULE;
+  // vHGW and the current defaults, then the register-segment kernels' shapes around them.
+  const off = { segX: 0, segY: 0, swar: false };
+  const xs: Partial<MorphSchedule>[] = [off, {}, { swar: false }, ...[4, 8, 12].map((segX) => ({ segX }))];
+  const ys: Partial<MorphSchedule>[] = [off, {}, { swar: false }, ...[16, 64].flatMap((segY) => [64, 32, 16].map((segYCols) => ({ segY, segYCols })))];
+  const both: Partial<MorphSchedule>[] = [off, {}];
+  const lines: string[] = [];
+  for (const k of ks) {
+    for (const [se, list] of [[`rect:${k}x1`, xs], [`rect:1x${k}`, ys], [`rect:${k}x${k}`, both]] as const) {
+      for (const v of list) {
+        const schedule = { ...base, ...v };
+        const ms = await backToBack(gpu, dev, se, 'auto', schedule);
+        const line = JSON.stringify({ search: `${img.shape[1]}x${img.shape[0]} ${se}`, ...schedule, ms });
+        console.log(line);
+        lines.push(line);
+      }
+    }
+  }
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/${name}.jsonl`, lines.join('\n') + '\n');
+  dev.release();
+}
+
 async function main(): Promise<void> {
+  const variants = arg('variants', '');
+  if (variants) {
+    const gpu = await createNodeGpuContext();
+    const img = await photoAt(...SIZES[sizes[sizes.length - 1]]);
+    const hold = process.argv.includes('--hold-clocks') ? await holdClocks() : undefined;
+    await warmUp(gpu, img);
+    await searchVariants(gpu, img, variants);
+    hold?.release();
+    gpu.destroy();
+    return;
+  }
   const pool = new NodeWorkerPool();
   const single = new NodeWorkerPool(1);
   let gpu: GpuContext | undefined;

@@ -113,7 +113,7 @@ test('the direct x kernel (short windows, one word per invocation) equals the CP
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   const direct: MorphSchedule = { ...DEFAULT_MORPH_SCHEDULE, directX: 1000 };
-  const vhgw: MorphSchedule = { ...DEFAULT_MORPH_SCHEDULE, directX: 0 };
+  const vhgw: MorphSchedule = { ...DEFAULT_MORPH_SCHEDULE, directX: 0, segX: 0, segY: 0 };
   const images = [
     imageFrom(randomBytes(29 * 43, 41), [29, 43]),
     imageFrom(randomU16(17 * 21, 42), [17, 21]),
@@ -129,6 +129,41 @@ test('the direct x kernel (short windows, one word per invocation) equals the CP
           const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border}`;
           assertSame(await primitiveWith(gpu, img, op, se, border, direct), cpu, `direct ${what}`);
           assertSame(await primitiveWith(gpu, img, op, se, border, vhgw), cpu, `vHGW ${what}`);
+        }
+      }
+    }
+  }
+});
+
+test('the register-segment kernels (segX / segY, packed-byte min/max) equal the CPU: all dtypes, odd sizes, 2D and 3D, both borders, chunked and long windows', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const schedules: MorphSchedule[] = [
+    DEFAULT_MORPH_SCHEDULE,
+    { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0 },
+  ];
+  const images = [
+    imageFrom(randomBytes(61 * 157, 51), [61, 157]),
+    // Rows long enough for workgroups of the rows kernel clear of the border (64 segments of 4 words and the halo).
+    imageFrom(randomBytes(3 * 2203, 55), [3, 2203]),
+    imageFrom(randomU16(37 * 45, 52), [37, 45]),
+    imageFrom(Float32Array.from(randomU16(23 * 31, 53), (v) => v / 7 - 3000), [23, 31]),
+    imageFrom(randomBytes(6 * 11 * 21, 54), [6, 11, 21]),
+  ];
+  for (const img of images) {
+    // u8 61×157: the rows kernel at windows of 8 … 101 (two chunks at 8, one long middle at 101) and the lines
+    // kernel up to 51 (101 rows exceed the image: vHGW); u16, f32 and the depth axis once each.
+    const ses = img.dtype === 'uint8'
+      ? (img.shape.length === 3 ? ['box:9x3x5'] : img.shape[1] > 1000 ? ['rect:51x3', 'rect:16x1'] : ['rect:8x9', 'rect:40x1', 'rect:51x51', 'rect:101x101'])
+      : img.dtype === 'uint16' ? ['rect:13x2', 'rect:1x30'] : ['rect:9x9'];
+    for (const se of ses) {
+      for (const border of ['opencv', 'scipy'] as const) {
+        for (const op of ['erode', 'dilate'] as const) {
+          const cpu = (await morph(img, { op, se, border })).output;
+          for (const s of schedules) {
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar}`;
+            assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
+          }
         }
       }
     }

@@ -6,6 +6,7 @@ import { acquireStorage } from '../../core/gpu/transfer.js';
 import { asShape3D } from '../../core/image.js';
 import { DirectParams, directRowsWgsl, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
+import { segLinesWgsl, segRowsWgsl } from './segments.wgsl.js';
 import type { StructuringElement } from './se.js';
 
 export const MORPH_METHODS = ['auto', 'vhgw', 'naive'] as const;
@@ -20,16 +21,27 @@ export interface MorphSchedule {
   segRows: number;
   /** Windows along x up to this long run without vHGW, one output word per invocation (directRowsWgsl); 0: never. */
   directX: number;
+  /** Vertical / depth pass: rows per invocation of the register-segment kernel (segLinesWgsl); 0: vHGW (segLines). */
+  segY: number;
+  /** Word columns per workgroup of the register-segment vertical kernel (a power of 2 ≤ 64; the rest of the 64 stacked segments). */
+  segYCols: number;
+  /** Horizontal pass beyond directX: words per invocation of the register-segment kernel (segRowsWgsl); 0: vHGW. */
+  segX: number;
+  /** u8: packed-byte min/max in the word kernels (laneOps). */
+  swar: boolean;
 }
-// From the H100 search at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back,
-// bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32 pixels in the
-// horizontal one were best or within 3 % of the best for rect 3×3, 51×51 and 101×101 (0.171, 0.297, 0.372 ms;
-// 64 and 32, the earlier choice, 0.176, 0.325, 0.381 ms). Earlier searches ran at whatever clock the load left
-// (345–1980 MHz) and could not tell schedules apart. directX: the direct x kernel beat the vHGW walk for windows
-// of 3, 5 and 7 (0.104 / 0.133 / 0.161 ms against 0.171 / 0.183 / 0.190 for the whole erosion) and lost from 11 on
-// (0.232 against 0.201); the same kernel along y lost at every length (0.175 against 0.171 at 3), so y keeps vHGW
-// (bench/results/h100-morph-search-direct-held.jsonl).
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7 };
+// From the H100 searches at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back).
+// vHGW segments (bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32
+// pixels in the horizontal one were best or within 3 % of the best for rect 3×3, 51×51 and 101×101. directX: the
+// direct x kernel beat the vHGW walk for windows of 3, 5 and 7 (h100-morph-search-direct-held.jsonl). The
+// register-segment kernels and packed-byte min/max (h100-morphbig-variants*.jsonl, each pass alone as rect:Kx1 /
+// rect:1xK): vertical pass at k = 3 / 51 / 101 0.029 / 0.045 / 0.057 ms (segments of 8 rows for short windows, else 32
+// rows, 32 columns a workgroup) against vHGW's 0.046 / 0.098 / 0.130; horizontal pass at k = 51 / 101 0.080 / 0.088 ms
+// (6 words per invocation) against 0.190 / 0.235; packed bytes took the direct x kernel at k = 3 from 0.051 to 0.046 ms.
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true };
+
+/** Windows up to this many rows run the register-segment vertical kernel with segments of this many rows at most. */
+const SHORT_Y = 8;
 
 /** A volume in the aligned layout (rows padded to whole words) on the device, owned by a recording or the caller. */
 export interface Aligned {
@@ -101,27 +113,44 @@ export class MorphGpu {
   private async linePass(rec: Recording, src: Aligned, dst: Aligned, axis: 'x' | 'y' | 'z', win: AxisWindow, op: MorphPrimitive, border: MorphBorder): Promise<void> {
     const isMin = op === 'erode';
     const reflect = border === 'scipy' ? 1 : 0;
+    const { swar, segX, segY } = this.schedule;
     if (axis === 'x' && win.k <= this.schedule.directX) {
-      const pipe = await this.pipe('morph-direct-rows', directRowsWgsl({ dtype: this.dtype, isMin, k: win.k }), 'direct_rows');
+      const pipe = await this.pipe('morph-direct-rows', directRowsWgsl({ dtype: this.dtype, isMin, k: win.k, swar }), 'direct_rows');
       const [x, y] = grid1d(this.ctx, Math.ceil(this.words(src) / 256));
       const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs: 0, lines: src.d * src.h, width: src.w }, 'direct rows params');
       rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
       return;
     }
+    if (axis === 'x' && segX > 0 && win.k >= 2 * lanes(this.dtype).epw && win.k <= src.w) {
+      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar }), 'seg_rows');
+      // One workgroup per 64 segments of a row.
+      const segs = Math.ceil(src.rw / (64 * segX)), lines = src.d * src.h;
+      const [x, y] = grid1d(this.ctx, segs * lines);
+      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w }, 'seg params');
+      rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
+      return;
+    }
     if (axis === 'x') {
       const seg = this.schedule.segRows;
-      const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_rows');
+      const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_rows');
       const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, Math.ceil((segs * lines) / 64));
       const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w }, 'vhgw params');
       rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
       return;
     }
-    const seg = this.schedule.segLines;
-    const pipe = await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg }), 'vhgw_lines');
     const [n, inner, outer] = axis === 'y' ? [src.h, src.rw, src.d] : [src.d, src.h * src.rw, 1];
+    // The register-segment kernel reflects once (windows no longer than the line).
+    const useSeg = segY > 0 && win.k <= n;
+    // Short windows gain nothing from long segments, which only cost registers (H100, k = 3: 8 rows 0.029 ms, 32 rows 0.040).
+    const seg = useSeg ? (win.k <= SHORT_Y ? Math.min(segY, SHORT_Y) : segY) : this.schedule.segLines;
+    const cols = this.schedule.segYCols;
+    const pipe = useSeg
+      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols }), 'seg_lines')
+      : await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_lines');
     const segs = Math.ceil(n / seg);
-    const [x, y] = grid1d(this.ctx, Math.ceil((inner * outer * segs) / 64));
+    const groups = useSeg ? Math.ceil(inner / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);
+    const [x, y] = grid1d(this.ctx, groups);
     const params = rec.uniform(LineParams, { n, inner, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
     rec.dispatch(`morph.${op}.${axis}`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
   }

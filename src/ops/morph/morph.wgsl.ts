@@ -40,8 +40,13 @@ export function lanes(dtype: MorphDtype): LaneType {
   return dtype === 'uint8' ? { epw: 4, bits: 8, mask: '0xffu' } : dtype === 'uint16' ? { epw: 2, bits: 16, mask: '0xffffu' } : { epw: 1, bits: 32, mask: '0xffffffffu' };
 }
 
-/** WGSL for combining two words lane by lane (min or max), and for one scalar element. */
-function laneOps(dtype: MorphDtype, isMin: boolean): string {
+/**
+ * WGSL for combining two words lane by lane (min or max), and for one scalar element. `swar` (u8): the four
+ * bytes compared in place with integer arithmetic (SIMD within a register: a per-byte borrow-free subtraction
+ * gives each byte's a < b in its top bit, widened to a byte mask that selects a or b) instead of unpacked to
+ * four lanes and packed again.
+ */
+function laneOps(dtype: MorphDtype, isMin: boolean, swar = false): string {
   const f = isMin ? 'min' : 'max';
   if (dtype === 'float32') {
     return `
@@ -53,6 +58,16 @@ fn opw(a: u32, b: u32) -> u32 { return op1(a, b); }`;
 fn op1(a: u32, b: u32) -> u32 { return ${f}(a, b); }
 fn opw(a: u32, b: u32) -> u32 {
   return ${f}(a & 0xffffu, b & 0xffffu) | (${f}(a >> 16u, b >> 16u) << 16u);
+}`;
+  }
+  if (swar) {
+    return `
+fn op1(a: u32, b: u32) -> u32 { return ${f}(a, b); }
+fn opw(a: u32, b: u32) -> u32 {
+  let d = (a | 0x80808080u) - (b & 0x7f7f7f7fu); // top bit of each byte: low 7 bits of a ≥ those of b
+  let lt = ((~a & b) | (~(a ^ b) & ~d)) & 0x80808080u; // top bit of each byte: a < b
+  let m = (lt - (lt >> 7u)) | lt; // 0xff where a < b
+  return ${isMin ? '(a & m) | (b & ~m)' : '(b & m) | (a & ~m)'};
 }`;
   }
   return `
@@ -72,6 +87,8 @@ export interface LineKernel {
   k: number;
   /** Outputs per invocation. */
   seg: number;
+  /** u8: packed-byte min/max (laneOps). */
+  swar?: boolean;
 }
 
 /** The line kernels' parameters (fill: the neutral value's bits, per lane or per word). */
@@ -79,8 +96,8 @@ export const LineParams = defineUniforms('Params', {
   n: 'u32', inner: 'u32', outer: 'u32', a: 'i32', reflect: 'u32', fill: 'u32', segs: 'u32', lines: 'u32', width: 'u32',
 });
 
-/** What both line kernels declare: helpers, parameters, window constants, bindings and the min/max ops. */
-function lineHeader(kn: LineKernel): string {
+/** What the line kernels declare: helpers, parameters, window constants, bindings and the min/max ops. */
+export function lineHeader(kn: LineKernel): string {
   const { epw, bits, mask } = lanes(kn.dtype);
   return /* wgsl */ `
 ${gridWgsl}
@@ -96,7 +113,7 @@ const MASK: u32 = ${mask};
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
-${laneOps(kn.dtype, kn.isMin)}`;
+${laneOps(kn.dtype, kn.isMin, kn.swar)}`;
 }
 
 /**

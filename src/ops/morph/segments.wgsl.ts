@@ -1,0 +1,209 @@
+import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
+import { lanes, lineHeader, type LineKernel } from './morph.wgsl.js';
+
+/**
+ * Register-segment line kernels: one invocation computes a segment of outputs whose window sums are generated as
+ * straight-line WGSL (constant indices, so every intermediate stays in a register; the vHGW kernels keep theirs in
+ * a private array the compiler places in local memory), loads before stores, and an unchecked path for segments
+ * clear of the border.
+ *
+ * - seg_lines: along y (or z) on whole words, the lanes of a word side by side, as vhgw_lines (coalesced).
+ * - seg_rows: along x on whole words. A window of K pixels is cut into M = ⌊K/E⌋ whole words (E pixels a word)
+ *   and e = K − E·M pixels: the sliding minimum Z of M words (lane l of Z[q] holds the minimum of pixels
+ *   E·(q + m) + l, m < M), then log2 E doublings Z ← min(Z, Z funnel-shifted by 1, 2, … lanes) make lane l of
+ *   Z[q] the minimum of the E·M consecutive pixels from E·q + l; an output word is then the minimum of two such
+ *   words funnel-shifted to its window's start and to e pixels later. Byte selection (the funnel shift) commutes
+ *   with a lane-wise minimum, which is what lets whole words stand for pixels.
+ */
+
+/** Loads per iteration of the loop over a long window's middle. */
+const UNROLL = 8;
+
+/** op over the expressions as a balanced tree (independent loads, short dependency chains). */
+function tree(xs: string[], op: string): string {
+  if (xs.length === 1) return xs[0];
+  const h = xs.length >> 1;
+  return `${op}(${tree(xs.slice(0, h), op)}, ${tree(xs.slice(h), op)})`;
+}
+
+/** Code computing `count` sliding minima of `k` consecutive loads: outputs[i] = op(ld(i), …, ld(i + k − 1)). */
+export function slidingCode(ld: (t: string) => string, k: number, count: number, op: string, v: string): { code: string; outs: string[] } {
+  const lines: string[] = [];
+  const outs: string[] = [];
+  // Chunks of q ≤ k outputs share the middle [q − 1, k − 1] of their windows: per chunk a suffix over [0, q − 2],
+  // the middle, and a prefix over [k, k + q − 2] — about k + 3q operations for q outputs.
+  for (let c0 = 0, ch = 0; c0 < count; ch++) {
+    const q = Math.min(k, count - c0);
+    const p = `${v}${ch}`;
+    const at = (t: number) => ld(`${c0 + t}u`);
+    for (let i = q - 2; i >= 0; i--) lines.push(`let ${p}l${i} = ${i === q - 2 ? at(i) : `${op}(${at(i)}, ${p}l${i + 1})`};`);
+    lines.push(`var ${p}m = ${at(q - 1)};`);
+    // The middle 8 loads at a time: a loop of one load per iteration waits for each load in turn (on the H100 the
+    // vertical pass at k = 101 took 0.072 ms so, against 0.028 ms at k = 3).
+    const body = k - q > 16 ? Math.floor((k - q) / UNROLL) * UNROLL : 0;
+    if (body > 0) {
+      const vs = Array.from({ length: UNROLL }, (_, j) => ld(`t + ${j}u`));
+      lines.push(`for (var t = ${c0 + q}u; t < ${c0 + q + body}u; t += ${UNROLL}u) { ${p}m = ${op}(${p}m, ${tree(vs, op)}); }`);
+    }
+    for (let t = q + body; t < k; t++) lines.push(`${p}m = ${op}(${p}m, ${at(t)});`);
+    for (let i = 0; i < q; i++) {
+      if (i >= 1) lines.push(`let ${p}g${i} = ${i === 1 ? at(k) : `${op}(${p}g${i - 1}, ${at(k + i - 1)})`};`);
+      const left = i <= q - 2 ? `${op}(${p}l${i}, ${p}m)` : `${p}m`;
+      lines.push(`let ${p}y${i} = ${i === 0 ? left : `${op}(${left}, ${p}g${i})`};`);
+      outs.push(`${p}y${i}`);
+    }
+    c0 += q;
+  }
+  return { code: lines.join('\n    '), outs };
+}
+
+/**
+ * Position p (−n ≤ p < 2n: windows are at most n long where these kernels run) reflected into the line (dcba|abcd)
+ * by core's one-reflection border map, without branches or modulo: every call is inlined at each of the unrolled
+ * loads (dozens per kernel), so the border path's code size matters more than its speed.
+ */
+const mirrorWgsl = /* wgsl */ `
+${borderMapWgsl('reflect')}
+fn mirror(p: i32) -> u32 { return u32(bmap(p, i32(P.n))); }`;
+
+/** Loads a segment reads beyond its outputs: `count` outputs of a window of k read count + k − 1 inputs. */
+const reads = (count: number, k: number) => count + k - 1;
+
+/** Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as vhgw_lines. */
+export function segLinesWgsl(kn: LineKernel & { cols: number }): string {
+  const body = (ld: string) => {
+    const { code, outs } = slidingCode((t) => `${ld}(base, p0, ${t})`, kn.k, kn.seg, 'opw', 'v');
+    const stores = outs.map((o, i) => `if (${i}u < tn) { dst[base + (s0 + ${i}u) * P.inner] = ${o}; }`);
+    return `${code}\n    ${stores.join('\n    ')}`;
+  };
+  return /* wgsl */ `
+${lineHeader(kn)}
+${mirrorWgsl}
+const COLS: u32 = ${kn.cols}u;
+fn ldf(base: u32, p0: i32, t: u32) -> u32 { return src[base + u32(p0 + i32(t)) * P.inner]; }
+fn ldc(base: u32, p0: i32, t: u32) -> u32 {
+  let p = p0 + i32(t);
+  let v = src[base + mirror(p) * P.inner];
+  return select(v, P.fill, P.reflect == 0u && (p < 0i || p >= i32(P.n)));
+}
+
+@compute @workgroup_size(64)
+fn seg_lines(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  // A workgroup: COLS word columns side by side (coalesced), 64 / COLS segments of them one below the other, which
+  // read overlapping rows: fewer columns, more of those reads served by the workgroup's own cache.
+  let g = linear_group_id(wid, nwg);
+  let blocks = (P.inner + COLS - 1u) / COLS;
+  let c = (g % blocks) * COLS + li % COLS;
+  let rest = g / blocks;
+  let o = rest % P.outer;
+  let s = (rest / P.outer) * (64u / COLS) + li / COLS;
+  if (s >= P.segs || c >= P.inner) { return; }
+  let base = o * P.n * P.inner + c;
+  let s0 = s * SEG;
+  let p0 = i32(s0) - P.a;
+  let tn = min(SEG, P.n - s0);
+  if (p0 >= 0i && p0 + ${reads(kn.seg, kn.k)}i <= i32(P.n)) {
+    ${body('ldf')}
+  } else {
+    ${body('ldc')}
+  }
+}
+`;
+}
+
+/** The x kernel's window cut into words (see the file's comment); `a` is the anchor, baked in. */
+export function rowsPlan(epw: number, k: number, a: number) {
+  const m = Math.floor(k / epw), e = k - epw * m;
+  const levels = Math.log2(epw);
+  // Output word w starts its window at pixel E·w − a = E·(w + d) + r.
+  const d = Math.floor(-a / epw), r = -a - epw * d;
+  // The two shifted reads of the doubled Z per output word: word offset from w + d, lane shift.
+  const shifts = [...new Set([r, r + e])].map((x) => ({ dq: Math.floor(x / epw), lane: x % epw }));
+  return { m, e, levels, d, r, shifts };
+}
+
+/** Workgroup-memory index of tile word i: one pad word every 32, so invocations SEG words apart hit distinct banks. */
+const skewWgsl = 'fn sk(i: u32) -> u32 { return i + (i >> 5u); }';
+const skewed = (n: number) => n + (n >> 5) + 1;
+
+/**
+ * Along x in the aligned layout: `seg` output words per invocation, 64 invocations a workgroup on one row. The
+ * workgroup loads its words and their halo into workgroup memory with coalesced loads (the border applied there,
+ * once per word), each invocation computes its segment from there, and the outputs go back through workgroup
+ * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
+ * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
+ */
+export function segRowsWgsl(kn: LineKernel & { a: number }): string {
+  const { epw, bits } = lanes(kn.dtype);
+  const { m, levels, d, shifts } = rowsPlan(epw, kn.k, kn.a);
+  const seg = kn.seg;
+  // Doubled Z words needed from w0 + d: outputs i read i + dq and, for a lane shift, i + dq + 1.
+  const need = Math.max(...shifts.map((s) => seg - 1 + s.dq + (s.lane ? 1 : 0))) + 1;
+  const zCount = need + levels;
+  const span = reads(zCount, m); // words one invocation reads from its first
+  const tileWords = 64 * seg + span - seg; // the workgroup's words and halo
+  const funnel = (x: string, y: string, lane: number) => (lane === 0 ? x : `((${x} >> ${lane * bits}u) | (${y} << ${32 - lane * bits}u))`);
+  const perInvocation = Math.ceil(tileWords / 64);
+  const idx = (j: number) => `li + ${64 * j}u`;
+  const partial = (j: number) => 64 * (j + 1) > tileWords;
+  // An invocation's share of the tile: all its loads issued before the first store to workgroup memory (a loop
+  // waited for each load in turn: x at k = 101 took 0.115 ms so, 0.089 without).
+  const tileLoads = (load: string) => [
+    ...Array.from({ length: perInvocation }, (_, j) => `let a${j} = ${partial(j) ? `select(0u, ${load.replace('J', `min(${idx(j)}, TILE - 1u)`)}, ${idx(j)} < TILE)` : load.replace('J', idx(j))};`),
+    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { tile[sk(${idx(j)})] = a${j}; }` : `tile[sk(${idx(j)})] = a${j};`)),
+  ].join('\n    ');
+  const { code, outs } = slidingCode((t) => `tile[sk(lb + ${t})]`, m, zCount, 'opw', 'v');
+  const lines = [code];
+  let z = outs;
+  for (let lv = 0; lv < levels; lv++) {
+    const lane = 1 << lv;
+    const next = z.slice(0, z.length - 1).map((_, i) => `z${lv}_${i}`);
+    next.forEach((n, i) => lines.push(`let ${n} = opw(${z[i]}, ${funnel(z[i], z[i + 1], lane)});`));
+    z = next;
+  }
+  for (let i = 0; i < seg; i++) {
+    const parts = shifts.map((s) => funnel(z[i + s.dq], z[i + s.dq + 1] ?? '0u', s.lane));
+    lines.push(`otile[sk(li * SEG + ${i}u)] = ${parts.length === 1 ? parts[0] : `opw(${parts[0]}, ${parts[1]})`};`);
+  }
+  return /* wgsl */ `
+${lineHeader(kn)}
+${mirrorWgsl}
+${skewWgsl}
+const TILE: u32 = ${tileWords}u;
+var<workgroup> tile: array<u32, ${skewed(tileWords)}>;
+var<workgroup> otile: array<u32, ${skewed(64 * seg)}>;
+
+// Word q of the row at word rb, assembled pixel by pixel with the border rule where it is not wholly inside.
+fn ldc(rb: u32, q: i32) -> u32 {
+  if (q >= 0i && (q + 1i) * i32(EPW) <= i32(P.n)) { return src[rb + u32(q)]; }
+  var word = 0u;
+  for (var l = 0u; l < EPW; l++) {
+    let x = q * i32(EPW) + i32(l);
+    let y = mirror(x);
+    let v = select((src[rb + y / EPW] >> ((y % EPW) * BITS)) & MASK, P.fill, P.reflect == 0u && (x < 0i || x >= i32(P.n)));
+    word |= ${epw === 1 ? 'v' : 'v << (l * BITS)'};
+  }
+  return word;
+}
+
+@compute @workgroup_size(64)
+fn seg_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let g = linear_group_id(wid, nwg);
+  let row = g / P.segs;
+  if (row >= P.lines) { return; }
+  let rb = row * P.inner;
+  let w0 = (g % P.segs) * 64u * SEG;
+  let q0 = i32(w0) + ${d}i;
+  if (q0 >= 0i && (q0 + i32(TILE)) * i32(EPW) <= i32(P.n)) {
+    ${tileLoads('src[rb + u32(q0) + J]')}
+  } else {
+    ${tileLoads('ldc(rb, q0 + i32(J))')}
+  }
+  workgroupBarrier();
+  let lb = li * SEG;
+  ${lines.join('\n  ')}
+  workgroupBarrier();
+  for (var j = li; j < 64u * SEG && w0 + j < P.inner; j += 64u) { dst[rb + w0 + j] = otile[sk(j)]; }
+}
+`;
+}
