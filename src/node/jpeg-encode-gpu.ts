@@ -142,7 +142,9 @@ export interface JpegGpuEncodeOptions {
   /**
    * The coefficients are copied out of the mapped readback memory into this host memory, which the entropy coder
    * then reads, so the readback buffer goes back at once (a batch: jpeg-gpu-decode.ts HostBuffers says why).
-   * Without it the coder reads the mapped memory itself, no copy.
+   * Without it the coder reads the mapped memory itself, no copy. With GPU entropy coding the file itself is assembled
+   * in this memory (its coded bytes copied there off the JavaScript thread): give `file.buffer` back with
+   * `host.give` once the file is written (a file from the CPU coder is not host memory; give ignores it).
    */
   host?: HostBuffers;
   /**
@@ -272,7 +274,7 @@ async function encodeInto(job: EncodeJob, coefs: GPUBuffer): Promise<Uint8Array>
     plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
     if (huffman) {
       const headers = native.headers(w, h, layout.components, quality, layout.hSamp, layout.vSamp);
-      const coded = await huffman.code(rec, layout, coefs, huffmanFromHeaders(headers), headers, () => new Recording(ctx, timer, 'jpeg entropy', true));
+      const coded = await huffman.code(rec, layout, coefs, huffmanFromHeaders(headers), headers, () => new Recording(ctx, timer, 'jpeg entropy', true), opts.host);
       if (coded) {
         if (opts.phases) Object.assign(opts.phases, { gpu: coded.gpu, kernels: await kernelMs(timer), download: 0, entropy: coded.entropy, entropyPath: 'gpu' });
         return coded.file;
