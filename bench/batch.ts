@@ -1,6 +1,6 @@
 /**
  * Batch throughput: `node dist/bench/batch.js [--images 210] [--mp 1,24] [--fill resize|mirror] [--dir /tmp/imgpu-batch]
- * [--out batch] [--ops equalize,otsu,pipeline] [--rows gpu-jpeg-gpu,gpu-jpeg-gpu-entropy,gpu-jpeg-cpu,cpu,gpu-sharp,gpu-js-copy,cv2]
+ * [--out batch] [--ops equalize,otsu,pipeline] [--rows gpu-jpeg-gpu,gpu-jpeg-gpu-entropy,gpu-jpeg-hybrid,gpu-jpeg-gpu-depth2,gpu-jpeg-cpu,cpu,gpu-sharp,gpu-js-copy,cv2]
  * [--python python3]`.
  *
  * The folder (made once in <dir>/photos-<fill>-<mp>, reused while it holds `images` files): the real photographs of
@@ -16,8 +16,12 @@
  * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu` (--ops), each
  * selected row (--rows) in the same run, images/s of the CLI's own batch mode (`imgpu <op> <folder> <out>`, one
  * process) and of bench/batch_anchors.py:
- * - gpu-jpeg-gpu: `--device gpu --jpeg gpu` (JPEG decode and encode arithmetic on the GPU, entropy coding on threads);
- * - gpu-jpeg-gpu-entropy: the same with IMGPU_JPEG_ENTROPY=gpu (the encoder's entropy coding on the GPU too);
+ * - gpu-jpeg-gpu: `--device gpu --jpeg gpu` (JPEG decode and encode arithmetic on the GPU, the decoder's entropy
+ *   stage on threads, the encoder's entropy coding on the GPU by default — IMGPU_JPEG_ENTROPY from the environment);
+ * - gpu-jpeg-gpu-entropy: the same with IMGPU_JPEG_ENTROPY=gpu (the encoder's entropy coding on the GPU, whatever
+ *   the default);
+ * - gpu-jpeg-hybrid: the same with IMGPU_JPEG_ENTROPY=cpu (the encoder's entropy coding on libuv's threads);
+ * - gpu-jpeg-gpu-depth2: gpu-jpeg-gpu with two photos processed at once (IMGPU_BATCH_DEPTH=2; run.ts IMAGES_IN_FLIGHT);
  * - gpu-jpeg-cpu: `--device gpu --jpeg cpu` (libjpeg-turbo whole on the codec workers, pixels up/downloaded);
  * - cpu: `--device cpu`;
  * - gpu-sharp (equalize only): gpu-jpeg-cpu with JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1);
@@ -53,8 +57,12 @@ const OPS: Record<string, (src: string, out: string) => string[]> = {
 interface ImgpuRow { key: string; flags: string[]; env?: Record<string, string>; equalizeOnly?: boolean }
 const IMGPU_ROWS: Record<string, ImgpuRow> = {
   'gpu-jpeg-gpu': { key: 'gpu_jpeg_gpu', flags: ['--device', 'gpu', '--jpeg', 'gpu'] },
-  // The same with the encoder's entropy coding on the GPU too (jpeg-huffman.ts; the default path's until measured).
+  // The same with the encoder's entropy coding on the GPU whatever the environment says (jpeg-huffman.ts; the default).
   'gpu-jpeg-gpu-entropy': { key: 'gpu_jpeg_gpu_entropy', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_JPEG_ENTROPY: 'gpu' } },
+  // And with the hybrid: the coefficients downloaded and entropy-coded by libjpeg on libuv's threads.
+  'gpu-jpeg-hybrid': { key: 'gpu_jpeg_hybrid', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_JPEG_ENTROPY: 'cpu' } },
+  // gpu-jpeg-gpu with two photos in flight: whether one photo's GPU waits now leave the main thread room for the next.
+  'gpu-jpeg-gpu-depth2': { key: 'gpu_jpeg_gpu_depth2', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_BATCH_DEPTH: '2' } },
   'gpu-jpeg-cpu': { key: 'gpu_jpeg_cpu', flags: ['--device', 'gpu', '--jpeg', 'cpu'] },
   cpu: { key: 'cpu', flags: ['--device', 'cpu'] },
   // The GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).

@@ -73,6 +73,8 @@ export function plotBatchSvg(title: string, rows: { op: string; [k: string]: unk
   const series = ([
     ['imgpu GPU, --jpeg gpu', '#1f77b4', (r) => rate(r.gpu_jpeg_gpu)],
     ['imgpu GPU, --jpeg gpu, GPU entropy coding', '#2ca02c', (r) => rate(r.gpu_jpeg_gpu_entropy)],
+    ['imgpu GPU, --jpeg gpu, CPU entropy coding (hybrid)', '#9467bd', (r) => rate(r.gpu_jpeg_hybrid)],
+    ['imgpu GPU, --jpeg gpu, 2 photos in flight', '#98df8a', (r) => rate(r.gpu_jpeg_gpu_depth2)],
     ['imgpu GPU, --jpeg cpu', '#17becf', (r) => rate(r.gpu_jpeg_cpu)],
     ['imgpu GPU', '#1f77b4', (r) => rate(r.gpu)],
     ['imgpu CPU', '#8c8c8c', (r) => rate(r.cpu)],

@@ -8,6 +8,7 @@ import type { DeviceResult } from '../core/gpu/run.js';
 import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
+import { readFileInto } from '../node/codec-pool.js';
 import { defaultEntropy, nativeCoefEncoder, nativeCoefEncoderProblem, type JpegEntropyPath } from '../node/jpeg-encode-gpu.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
 
@@ -58,12 +59,17 @@ export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: bool
     noteOnce(`${command} takes colour images on the host`);
     return undefined;
   }
-  const buf = await readFile(path);
-  if (!isJpeg(buf)) return undefined;
-  const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true, host });
-  if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
-  else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
-  return r;
+  // The file in the batch's recycled memory too (readFileInto says why), given back once decoded.
+  const buf = host ? await readFileInto(path, host) : await readFile(path);
+  try {
+    if (!isJpeg(buf)) return undefined;
+    const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true, host });
+    if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
+    else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
+    return r;
+  } finally {
+    host?.give(buf.buffer);
+  }
 }
 
 /** The JPEG path that decoded an input for the reports: undefined for an input that is not a JPEG. */
@@ -83,7 +89,7 @@ export async function downloaded<T>(r: OpResult<T>): Promise<OpResult<T>> {
 /**
  * For `imgpu info`: the path --jpeg auto takes, and whether each path's native piece is here (or why not): the GPU
  * decoder's entropy stage (`gpu`), the CPU codec (`cpu`), the GPU encoder's entropy coder (`gpuEncode`), and where the
- * GPU encoder's entropy coding runs (`gpuEncodeEntropy`: IMGPU_JPEG_ENTROPY, else 'cpu').
+ * GPU encoder's entropy coding runs (`gpuEncodeEntropy`: IMGPU_JPEG_ENTROPY, else 'gpu').
  */
 export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string; gpuEncodeEntropy: JpegEntropyPath } {
   return {

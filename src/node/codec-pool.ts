@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as errors from '../core/errors.js';
@@ -34,6 +35,24 @@ export class RecycledBuffers {
     const list = this.free.get(buffer.byteLength) ?? [];
     if (list.length < this.keep) list.push(buffer);
     this.free.set(buffer.byteLength, list);
+  }
+}
+
+/**
+ * The bytes of the file at `path`, read into memory from `host` (a RecycledBuffers), for the caller to give back once
+ * read: a batch's input files, whose fresh Buffer per photo (fs.readFile) added external memory that V8 answers with
+ * full collections on the main thread (0.5–0.9 s of a 210-photo batch's on the H100, with the files written).
+ */
+export async function readFileInto(path: string, host: { alloc(bytes: number): SharedArrayBuffer }): Promise<Uint8Array> {
+  const fh = await open(path, 'r');
+  try {
+    const { size } = await fh.stat();
+    const bytes = new Uint8Array(host.alloc(size), 0, size);
+    let at = 0;
+    for (let n = -1; at < size && n !== 0; at += n) n = (await fh.read(bytes, at, size - at, at)).bytesRead;
+    return bytes.subarray(0, at);
+  } finally {
+    await fh.close();
   }
 }
 

@@ -29,8 +29,8 @@ export interface ReadToGpuOptions extends Omit<ReadOptions, 'alloc'> {
 /** writeImage options: a host write's, and for a resident image the JPEG path (and, to check, its context). */
 export interface WriteFromGpuOptions extends WriteOptions {
   /**
-   * For a resident (GpuImage) JPEG output, as the CLI's `--jpeg`: 'gpu' (colour conversion, DCT and quantization
-   * on the GPU, entropy coding on a CPU thread), 'cpu' (libjpeg-turbo from mapped readback memory), 'auto' ('cpu').
+   * For a resident (GpuImage) JPEG output, as the CLI's `--jpeg`: 'gpu' (colour conversion, DCT, quantization
+   * and, by default, entropy coding on the GPU: encodeJpegGpu), 'cpu' (libjpeg-turbo from mapped readback memory), 'auto' ('cpu').
    * The file is cv2.imwrite's byte for byte either way. Other formats: one download, then the host writer.
    * @default 'auto'
    */

@@ -83,7 +83,7 @@ async function decodeOnCpu(ctx: GpuContext, plan: NativePlan, buf: Uint8Array, p
 /** Options of encodeJpegFromGpu: where the codec thread runs, and which encoder. */
 export interface JpegFromGpuOptions extends CodecThreadOptions {
   /**
-   * 'gpu': colour conversion, DCT and quantization on the GPU, entropy coding on a CPU thread (encodeJpegGpu);
+   * 'gpu': colour conversion, DCT, quantization and (JpegGpuEncodeOptions.entropy) entropy coding on the GPU (encodeJpegGpu);
    * 'cpu': libjpeg-turbo on a CPU thread from mapped readback memory; 'auto': 'cpu' until the GPU path is measured
    * faster (docs/jpeg-encode.md). The bytes are the same either way. @default 'auto'
    */

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { jpegInputOnGpu } from '../../src/cli/jpeg.js';
+import { compareImages } from '../../src/core/compare.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { nativeJpeg } from '../../src/io/jpeg.js';
+import { RecycledBuffers } from '../../src/node/codec-pool.js';
 import { assertOneLineError, cli, cliWith } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -85,10 +88,11 @@ test('imgpu info says which JPEG path --jpeg auto takes and whether the GPU deco
   assert.match(cliWith({ IMGPU_NO_NATIVE_JPEG: '1' }, 'info').stdout, /jpeg encode \(batch --jpeg gpu\): gpu path unavailable: dist\/native\/imgpu-jpegenc\.node: off/);
 });
 
-test('imgpu info says where the GPU encoder\'s entropy coding runs (IMGPU_JPEG_ENTROPY, else the CPU); a bad value is one line, exit 2', { skip }, async (t) => {
+test('imgpu info says where the GPU encoder\'s entropy coding runs (IMGPU_JPEG_ENTROPY, else the GPU); a bad value is one line, exit 2', { skip }, async (t) => {
   if (!(await gpuOrSkip(t))) return;
   const entropy = (env: Record<string, string>) => (JSON.parse(cliWith(env, 'info', '--json').stdout) as { jpeg: { gpuEncodeEntropy: string } }).jpeg.gpuEncodeEntropy;
-  assert.equal(entropy({}), 'cpu');
+  assert.equal(entropy({}), 'gpu');
+  assert.equal(entropy({ IMGPU_JPEG_ENTROPY: 'cpu' }), 'cpu');
   assert.equal(entropy({ IMGPU_JPEG_ENTROPY: 'gpu' }), 'gpu');
   assert.match(cliWith({ IMGPU_JPEG_ENTROPY: 'gpu' }, 'info').stdout, /its entropy coding on the gpu \(IMGPU_JPEG_ENTROPY\)/);
   const bad = cliWith({ IMGPU_JPEG_ENTROPY: 'fpga' }, 'info');
@@ -146,4 +150,22 @@ test('--jpeg gpu without the GPU decoder\'s entropy stage (IMGPU_NO_GPU_JPEG=1):
   assert.equal(single.status, 0, single.stderr);
   assert.equal((JSON.parse(single.stdout) as { jpeg: string }).jpeg, 'cpu');
   assert.equal(single.stderr.match(NOTE)?.length, 1, single.stderr);
+});
+
+test('a batch\'s JPEG input on the GPU path: the file read into the batch\'s recycled memory and given back once decoded, every buffer; the same pixels', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const path = photo('c420.jpg');
+  const recycled = new RecycledBuffers(4);
+  const allocs: number[] = [];
+  let given = 0;
+  const host = { alloc: (n: number) => (allocs.push(n), recycled.alloc(n)), give: (b: ArrayBufferLike) => (given++, recycled.give(b)) };
+  const batch = await jpegInputOnGpu(ctx, path, false, 'gpu', 'equalize', host);
+  const single = await jpegInputOnGpu(ctx, path, false, 'gpu', 'equalize');
+  assert.ok(batch && single, 'decoded on the GPU');
+  assert.equal(allocs.filter((n) => n === statSync(path).size).length, 1, `the file in host memory (allocations: ${allocs})`);
+  assert.equal(given, allocs.length, 'every buffer given back');
+  assert.ok(compareImages(await batch.image.toHost(), await single.image.toHost()).identical);
+  batch.image.release();
+  single.image.release();
 });

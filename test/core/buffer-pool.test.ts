@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { BufferPool } from '../../src/core/gpu/buffer-pool.js';
-import { acquireStorage } from '../../src/core/gpu/transfer.js';
+import { acquireStorage, downloadView } from '../../src/core/gpu/transfer.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
 /** A stand-in for a GPUBuffer: what the pool reads of one, and whether it was destroyed. */
@@ -69,4 +69,37 @@ test('pooled storage for growing sizes (a folder of photos) is created about onc
   // without headroom each new size class (8 per doubling) missed.
   assert.ok(ctx.buffers.created - before <= 8, `${ctx.buffers.created - before} buffers created for 36 growing photos`);
   assert.ok(sizes.every((s, i) => s <= 2 * Math.max(3 << 20, Math.round((3 << 20) * 1.04 ** i)) + 16), 'at most twice the bytes');
+});
+
+test('BufferPool takes the smallest free buffer of the same usage up to twice as large, and drops a kind once its last buffer is taken', () => {
+  const pool = new BufferPool();
+  const MiB = 1 << 20;
+  const free = [5, 3.5, 9, 4.5, 2.5].map((m) => fakeBuffer(m * MiB, 0x80));
+  const otherUsage = fakeBuffer(3.2 * MiB, 0x8);
+  for (const b of [...free, otherUsage]) pool.release(b);
+  assert.equal(pool.freeKinds, 6);
+  const none = () => assert.fail('no buffer should be created');
+  assert.equal(pool.acquire(3 * MiB, 0x80, none), free[1]); // 3.5 MiB: not the other usage's 3.2
+  assert.equal(pool.acquire(3 * MiB, 0x80, none), free[3]); // then 4.5
+  assert.equal(pool.acquire(3 * MiB, 0x80, none), free[0]); // then 5; 9 is more than twice 3
+  assert.equal(pool.freeKinds, 3);
+  let made = 0;
+  pool.acquire(3 * MiB, 0x80, (s) => (made++, fakeBuffer(s, 0x80)));
+  assert.equal(made, 1);
+  assert.equal(pool.outgrown(4 * MiB, 0x80), true); // 2.5 MiB free, at least half of 4
+  assert.equal(pool.outgrown(6 * MiB, 0x80), false);
+});
+
+test('pooled storage and readback staging under 1 MiB of many sizes (a folder\'s per-photo tables, coded bytes) reuse one buffer per doubling', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const before = ctx.buffers.created;
+  const src = acquireStorage(ctx, 1 << 20, 'test source');
+  for (let bytes = 100_000; bytes < 400_000; bytes += 9_973) {
+    ctx.buffers.release(acquireStorage(ctx, bytes, 'test small'));
+    (await downloadView(ctx, src, bytes)).release();
+  }
+  ctx.buffers.release(src);
+  // 100 → 400 kB crosses two powers of two (128 and 256 KiB): 3 classes each of storage and staging, and the source.
+  assert.ok(ctx.buffers.created - before <= 7, `${ctx.buffers.created - before} buffers created for 31 sizes`);
 });

@@ -172,6 +172,28 @@ test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB bin
   img.release();
 });
 
+test('GPU JPEG encode with GPU entropy coding and host memory (a batch): the file assembled in that memory, its coded bytes copied off the JavaScript thread; the same bytes', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx?.hostCopy.async) return void t.skip('no asynchronous host copy (native module)');
+  const img = await GpuImage.upload(ctx, mirrorTiled(await readImage(fixture('images', 'chelsea.png')), 600, 900));
+  const plain = Buffer.from(await encodeJpegGpu(img, { entropy: 'gpu' }));
+  const copies = { sync: 0, async: 0 };
+  const saved = ctx.hostCopy;
+  const counted = Object.assign((d: Uint8Array, s: Uint8Array) => (copies.sync++, saved(d, s)), saved, { async: (d: Uint8Array, s: Uint8Array) => (copies.async++, saved.async!(d, s)) });
+  Object.defineProperty(ctx, 'hostCopy', { value: counted, configurable: true });
+  const allocated: SharedArrayBuffer[] = [];
+  try {
+    const file = await encodeJpegGpu(img, { entropy: 'gpu', host: { alloc: (n) => (allocated.push(new SharedArrayBuffer(n)), allocated.at(-1)!), give: () => undefined } });
+    assert.ok(Buffer.from(file).equals(plain), 'the same bytes');
+    assert.equal(allocated.length, 1);
+    assert.equal(file.buffer, allocated[0], 'the file lies in the host memory');
+    assert.deepEqual(copies, { sync: 0, async: 1 });
+  } finally {
+    Object.defineProperty(ctx, 'hostCopy', { value: saved, configurable: true });
+    img.release();
+  }
+});
+
 test('GPU JPEG encode refuses what it cannot encode before any work, with typed errors', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   if (!ctx) return;

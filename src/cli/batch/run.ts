@@ -175,7 +175,12 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     }
     return async () => {
       try {
-        await writeAtomically(job.output, await encodeJpegGpu(out, { quality: o.write.quality, async: true, host: coefficients }));
+        const file = await encodeJpegGpu(out, { quality: o.write.quality, async: true, host: coefficients });
+        try {
+          await writeAtomically(job.output, file);
+        } finally {
+          coefficients.give(file.buffer); // GPU entropy coding assembles the file in this recycled memory
+        }
       } finally {
         out.release();
       }
