@@ -22,13 +22,9 @@ function similar(a: Detection, b: Detection, eps: number): boolean {
 }
 
 /**
- * Connected components of the similarity graph, labelled in order of first member (cv::partition): the same
- * components as OpenCV's all-pairs loop, without its n². Similar boxes have |x1 − x2| ≤ δ and |w1 − w2| ≤ 2δ
- * (both edges within δ), where δ = eps·(min widths + min heights)/2 depends only on the two sizes. So the boxes
- * are taken by size (a pyramid level's windows share one), and each pair of sizes close enough is swept in x
- * order with its own δ: only boxes within δ in x are compared. (Sorting all boxes by x and comparing each with
- * the next ones within its own reach compared windows of every level there; at 1080p that was most of the host
- * time of a frame.)
+ * Connected components of the similarity graph, labelled in order of first member (cv::partition). Similar boxes
+ * have |x1 − x2| ≤ δ ≤ eps·(w + h)/2 of either box, so after sorting by x each box is compared only with the
+ * boxes that follow it within that reach — the same components as OpenCV's all-pairs loop, without its n².
  */
 function partition(rects: Detection[], eps: number): number[] {
   const n = rects.length;
@@ -37,33 +33,14 @@ function partition(rects: Detection[], eps: number): number[] {
     while (parent[i] !== i) i = parent[i] = parent[parent[i]];
     return i;
   };
-  const union = (i: number, j: number) => { parent[find(i)] = find(j); };
-  const sizes = new Map<string, number[]>();
-  rects.forEach((r, i) => {
-    const key = `${r.width}x${r.height}`;
-    const list = sizes.get(key);
-    if (list) list.push(i);
-    else sizes.set(key, [i]);
-  });
-  const bySize = [...sizes.values()].map((ix) => ix.sort((a, b) => rects[a].x - rects[b].x));
-  for (let p = 0; p < bySize.length; p++) {
-    for (let q = p; q < bySize.length; q++) {
-      const A = bySize[p], B = bySize[q], ra = rects[A[0]], rb = rects[B[0]];
-      const delta = eps * (Math.min(ra.width, rb.width) + Math.min(ra.height, rb.height)) * 0.5;
-      if (Math.abs(ra.width - rb.width) > 2 * delta || Math.abs(ra.height - rb.height) > 2 * delta) continue;
-      let lo = 0;
-      for (let a = 0; a < A.length; a++) {
-        const i = A[a], ri = rects[i];
-        // Within one size, each pair once (the ones after a); across sizes, B's boxes from x − δ on.
-        let b = p === q ? a + 1 : lo;
-        if (p !== q) {
-          while (lo < B.length && rects[B[lo]].x < ri.x - delta) lo++;
-          b = lo;
-        }
-        for (; b < B.length && rects[B[b]].x - ri.x <= delta; b++) {
-          if (similar(ri, rects[B[b]], eps)) union(i, B[b]);
-        }
-      }
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => rects[a].x - rects[b].x);
+  for (let a = 0; a < n; a++) {
+    const i = order[a], ri = rects[i];
+    const reach = eps * (ri.width + ri.height) * 0.5;
+    for (let b = a + 1; b < n; b++) {
+      const j = order[b];
+      if (rects[j].x - ri.x > reach) break;
+      if (similar(ri, rects[j], eps)) parent[find(i)] = find(j);
     }
   }
   const label = new Map<number, number>();
