@@ -191,6 +191,37 @@ test('GPU: lists too small for the survivors are counted and the frame is redone
   assert.deepEqual(hitKey(g.output), hitKey(cpu.output));
 });
 
+test('Detector.submitGpu: ten frames in flight give each frame the hits and boxes it gets alone, completed in order', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const mosaic = await readImage(fixture('detect', 'lfw_mosaic.png'));
+  const [mh, mw] = mosaic.shape;
+  const W = 160, H = 96;
+  // Ten different frames of one size: crops of the face mosaic moving right and down (faces in each).
+  const frames: Image[] = Array.from({ length: 10 }, (_, k) => {
+    const data = new Uint8Array(W * H), x0 = Math.min(mw - W, 41 * k), y0 = Math.min(mh - H, 9 * k);
+    for (let y = 0; y < H; y++) data.set((mosaic.data as Uint8Array).subarray((y0 + y) * mw + x0, (y0 + y) * mw + x0 + W), y * W);
+    return { data, shape: [H, W], channels: 1, dtype: 'uint8' };
+  });
+  const c = await cascade('lbpcascade_frontalface.xml');
+  const d = new Detector(c, { gpu, minNeighbors: 1, profile: false });
+  try {
+    const alone = [];
+    for (const f of frames) alone.push((await d.runGpu(f, gpu)).output);
+    assert.ok(alone.some((o) => o.detections.length > 0) && new Set(alone.map((o) => hitKey(o).join(';'))).size > 5, 'frames differ and have faces');
+    // More frames in flight than the plan keeps upload buffers (8): the last ones wait for a re-mapped one.
+    const pending = [];
+    for (const f of frames) pending.push(await d.submitGpu(f, gpu));
+    for (let k = 0; k < frames.length; k++) {
+      const r: DetectOutput = (await pending[k]()).output;
+      assert.deepEqual(hitKey(r), hitKey(alone[k]), `frame ${k}: hits`);
+      assert.deepEqual(r.detections, alone[k].detections, `frame ${k}: boxes`);
+    }
+  } finally {
+    d.close();
+  }
+});
+
 test('hand-made WaldBoost classifier: per-weak-classifier rejection and early acceptance (posT) = an independent numpy evaluation', async (t) => {
   const c = await readClassifier(fixture('detect', 'handmade_waldboost.xml'));
   assert.equal(c.staged, false);

@@ -258,10 +258,7 @@ export class GpuContext {
    * typed error (Dawn does not throw on validation errors: results would silently be zeros).
    */
   async scoped<T>(what: string, body: () => Promise<T>): Promise<T> {
-    this.assertAlive();
-    this.uncaptured.length = 0; // errors raised before this operation are not its errors
-    this.device.pushErrorScope('out-of-memory');
-    this.device.pushErrorScope('validation');
+    const scope = this.openScope(what);
     let result: T | undefined;
     let thrown: unknown;
     try {
@@ -269,17 +266,36 @@ export class GpuContext {
     } catch (e) {
       thrown = e;
     }
-    // Both pops issued before either is awaited: one wait for the device instead of two (each resolves only
-    // when Dawn next processes events — a polling round that cost ~1 ms of a host→host call on the H100).
-    const [validation, oom] = await Promise.all([this.device.popErrorScope().catch(() => null), this.device.popErrorScope().catch(() => null)]);
-    if (thrown instanceof ImgpuError) throw thrown;
-    this.assertAlive();
-    if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or ${CPU_PATH}.`);
-    if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation.message}`);
-    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the work threw, unchanged
-    if (thrown) throw thrown;
-    if (this.uncaptured.length) throw new GpuValidationError(`${what}: ${this.uncaptured.splice(0).join('; ')}`);
+    await scope.close(thrown);
     return result as T;
+  }
+
+  /**
+   * Opens the validation and out-of-memory error scopes of scoped() around the work recorded from now on.
+   * `close(thrown)` pops them at once (before anything else is recorded) and resolves once Dawn has answered,
+   * throwing the typed error there is (or `thrown`, what the work threw). A frame pipeline closes the scope of a
+   * frame when it has submitted it and awaits the answer with the frame's readback, instead of a polling round
+   * before the next frame can be submitted.
+   */
+  openScope(what: string): { close(thrown?: unknown): Promise<void> } {
+    this.assertAlive();
+    this.uncaptured.length = 0; // errors raised before this operation are not its errors
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    return {
+      close: async (thrown?: unknown) => {
+        // Both pops issued before either is awaited: one wait for the device instead of two (each resolves only
+        // when Dawn next processes events — a polling round that cost ~1 ms of a host→host call on the H100).
+        const [validation, oom] = await Promise.all([this.device.popErrorScope().catch(() => null), this.device.popErrorScope().catch(() => null)]);
+        if (thrown instanceof ImgpuError) throw thrown;
+        this.assertAlive();
+        if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or ${CPU_PATH}.`);
+        if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation.message}`);
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the work threw, unchanged
+        if (thrown) throw thrown;
+        if (this.uncaptured.length) throw new GpuValidationError(`${what}: ${this.uncaptured.splice(0).join('; ')}`);
+      },
+    };
   }
 
   /** Waits until all submitted work has finished (and surfaces device loss). */

@@ -106,11 +106,7 @@ export class Recording {
 
   /** The bind group of `buffers` for @group(0) of `pipeline` (callers that dispatch the same one each frame keep it). */
   bindGroup(name: string, pipeline: GPUComputePipeline, buffers: Bindings): GPUBindGroup {
-    return this.ctx.device.createBindGroup({
-      label: name,
-      layout: pipeline.getBindGroupLayout(0),
-      entries: bindGroupEntries(pipeline, name, buffers),
-    });
+    return createBindGroup(this.ctx, name, pipeline, buffers);
   }
 
   private pass(name: string, pipeline: GPUComputePipeline, buffers: Bindings | GPUBindGroup): GPUComputePassEncoder {
@@ -129,6 +125,15 @@ export class Recording {
     this.ctx.device.queue.submit([this.encoder.finish()]);
     for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);
   }
+}
+
+/** The bind group of `buffers` for @group(0) of `pipeline`, outside any recording (plans that keep theirs). */
+export function createBindGroup(ctx: GpuContext, name: string, pipeline: GPUComputePipeline, buffers: Bindings): GPUBindGroup {
+  return ctx.device.createBindGroup({
+    label: name,
+    layout: pipeline.getBindGroupLayout(0),
+    entries: bindGroupEntries(pipeline, name, buffers),
+  });
 }
 
 /** A made bind group rather than the buffers to make one of (a name → buffer record, whose values are objects). */

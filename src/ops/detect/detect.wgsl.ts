@@ -27,7 +27,7 @@ export const LEVEL_FIELDS = {
 export const WEAK_WORDS = 8;
 /** Counter slots. */
 export const COUNTERS = { DROPPED: 8, DETS: 16, HIST: 32 } as const;
-/** The most reduction kernels (lists) a plan may have; counter and dispatch-size slot LIVE_LIST holds stage 0's survivors. */
+/** The most reduction kernels (lists) a plan may have; counter slot LIVE_LIST holds the length of stage 0's survivors. */
 export const MAX_LISTS = 7;
 export const LIVE_LIST = 7;
 
@@ -58,7 +58,6 @@ override SRC_W: u32 = 1u;
 override SRC_H: u32 = 1u;
 override CALIBRATE: bool = false;
 override CHANNELS: u32 = 1u;  // input channels: 1 gray, 3 RGB, 4 RGBA
-override PER_GROUP: u32 = 64u; // threads per candidate-list workgroup (args kernel)
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<uniform> levels: array<vec4u, ${4 * levels}>;
@@ -71,7 +70,6 @@ override PER_GROUP: u32 = 64u; // threads per candidate-list workgroup (args ker
 @group(0) @binding(8) var<storage, read_write> list_out: array<vec4u>;
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> dets: array<vec4u>;
-@group(0) @binding(11) var<storage, read_write> args: array<u32>;
 @group(0) @binding(12) var<storage, read_write> live: array<u32>;
 
 fn lv(l: u32, f: u32) -> u32 { return levels[l * 4u + (f >> 2u)][f & 3u]; }
@@ -313,6 +311,20 @@ fn stage0(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
   if (passed) { live[i] = g; }
 }
 
+var<workgroup> wg_n: u32;
+
+// The length of list \`slot\` (at most \`cap\`), read once by the workgroup (a uniform value).
+fn list_length(t: u32, slot: u32, cap: u32) -> u32 {
+  if (t == 0u) { wg_n = min(atomicLoad(&counters[slot]), cap); }
+  return workgroupUniformLoad(&wg_n);
+}
+
+// The kernels below that read a list are dispatched for the list's capacity (the final one at most
+// FINAL_GROUPS workgroups, looping), the list's length read on the GPU: no indirect dispatch, whose validation
+// in Dawn cost ~0.2 ms of host time per dispatch, and no kernels to turn list lengths into dispatch sizes.
+// The per-thread kernels read the length without a barrier before their work: on lavapipe, code after a
+// barrier (or a whole workgroup leaving after one) ran many times slower.
+
 // A thread per window OpenCV's scan evaluates — for a staged cascade, per stage-0 survivor (the live list)
 // that the scan reaches; for plain WaldBoost, every window: weak classifiers [FROM, TO); survivors go to list
 // LIST_OUT, or are detections when TO is the end.
@@ -366,17 +378,22 @@ fn candidates(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: v
 }
 
 var<workgroup> resp: array<vec2u, 64>;
-var<workgroup> wg_n: u32;
 var<workgroup> verdict: u32;
 var<workgroup> carry: vec2u;
 
-// A workgroup per candidate of list LIST_IN: its 64 threads compute 64 responses at once, one thread applies
-// them in order (exact sums: the order of additions is free, the order of decisions is kept).
+// A workgroup per candidate of list LIST_IN (each workgroup takes every nwg-th): its 64 threads compute 64
+// responses at once, one thread applies them in order (exact sums: the order of additions is free, the order of
+// decisions is kept).
 @compute @workgroup_size(64)
 fn final_pass(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
-  let i = linear_group_id(wid, nwg);
-  if (t == 0u) { wg_n = min(atomicLoad(&counters[LIST_IN]), CAP_IN); }
-  if (i >= workgroupUniformLoad(&wg_n)) { return; } // the whole workgroup leaves
+  let n = list_length(t, LIST_IN, CAP_IN);
+  for (var i = linear_group_id(wid, nwg); i < n; i += nwg.x * nwg.y) {
+    final_one(i, t);
+    workgroupBarrier(); // thread 0 is done with this candidate's verdict and sum before the next one's
+  }
+}
+
+fn final_one(i: u32, t: u32) {
   let c = list_in[i];
   let ws = candidate_window(c);
   if (t == 0u) { verdict = 0u; carry = c.zw; }
@@ -400,18 +417,6 @@ fn final_pass(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: v
     if (v != 0u) { break; }
   }
   if (t == 0u && verdict == 2u) { emit(c.x, c.y, carry); }
-}
-
-// Indirect dispatch sizes for the kernel reading list LIST_IN: PER_GROUP candidates per workgroup, folded
-// into 2D past 65535 workgroups.
-@compute @workgroup_size(1)
-fn dispatch_args() {
-  let n = min(atomicLoad(&counters[LIST_IN]), CAP_IN);
-  let groups = (n + PER_GROUP - 1u) / PER_GROUP;
-  let gx = min(groups, 65535u);
-  args[LIST_IN * 3u] = gx;
-  args[LIST_IN * 3u + 1u] = select(1u, (groups + gx - 1u) / max(gx, 1u), gx > 0u);
-  args[LIST_IN * 3u + 2u] = 1u;
 }
 `;
 }

@@ -1,9 +1,10 @@
-import { InvalidArgumentError, optionRef } from '../../core/errors.js';
+import { GpuDeviceLostError, InvalidArgumentError, optionRef } from '../../core/errors.js';
+import { deviceBytes } from '../../core/gpu/transfer.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
-import type { Bindings, Recording } from '../../core/gpu/recording.js';
+import { createBindGroup, type Bindings, type Recording } from '../../core/gpu/recording.js';
 import { fixedWords, type CompiledClassifier } from './compiled.js';
-import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, LIVE_LIST, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
+import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
 import { linearCoefficients, windowGrid, type Level } from './pyramid.js';
 import type { RawHit } from './cpu.js';
 
@@ -94,21 +95,41 @@ interface PlanBuffers {
   lists: GPUBuffer[];
   counters: GPUBuffer;
   dets: GPUBuffer;
-  args: GPUBuffer;
   /** Bound as the unused candidate list of single-kernel passes (naive, calibration). */
   spare: GPUBuffer;
   /** Indices of the windows that pass stage 0 (staged cascades). */
   live: GPUBuffer;
 }
 
-const ids = new WeakMap<GPUBuffer, number>();
-let nextId = 0;
-/** A stable number per buffer, for bind group cache keys. */
-function bufferId(b: GPUBuffer): number {
-  let id = ids.get(b);
-  if (id === undefined) ids.set(b, (id = nextId++));
-  return id;
+
+/**
+ * Workgroups of the final kernel, which loops over its list (H100: 132 SMs × 32 resident workgroups of 64 is
+ * 4224): enough to keep the GPU full.
+ */
+const FINAL_GROUPS = 4096;
+
+/** One dispatch of a frame, resolved: what recording it takes is a few encoder calls. */
+interface Dispatch {
+  name: string;
+  pipeline: GPUComputePipeline;
+  group: GPUBindGroup;
+  size: [number, number];
 }
+
+/** Records dispatches in order. */
+function record(rec: Recording, dispatches: Dispatch[]): void {
+  for (const d of dispatches) rec.dispatch(d.name, d.pipeline, d.group, ...d.size);
+}
+
+/** A mapped upload buffer of a frame source and whether its background re-map has finished. */
+interface Upload {
+  buf: GPUBuffer;
+  mapped: boolean;
+  ready: Promise<unknown>;
+}
+
+/** Upload buffers a plan keeps at most: frames in flight plus those whose re-map Dawn has not reported yet. */
+const MAX_UPLOADS = 8;
 
 /** A readback buffer's contents, copied out of the mapping (the buffer is unmapped for its next use). */
 async function mappedWords(b: GPUBuffer): Promise<Uint32Array> {
@@ -158,8 +179,8 @@ function classifierWords(cc: CompiledClassifier): { weak: Uint32Array; tables: U
 
 /**
  * One detector on one device for one frame size and classifier: buffers and pipelines made once, then each
- * frame is recorded as pyramid (rows, columns) → stage 0 mask → reduction kernels with compaction, their sizes
- * passed on the GPU by indirect dispatch → final kernel (a workgroup per candidate) → one readback.
+ * frame is recorded as pyramid (rows, columns) → stage 0 mask → reduction kernels with compaction, their lengths
+ * read on the GPU by kernels that loop over their list → final kernel (a workgroup per candidate) → one readback.
  */
 export class DetectGpu {
   private constructor(
@@ -176,8 +197,17 @@ export class DetectGpu {
     private capDets: number,
   ) {}
 
-  private readonly bindGroups = new Map<string, GPUBindGroup>();
   private readonly pipes = new Map<string, Promise<{ pipeline: GPUComputePipeline; extra: Bindings<GPUBuffer> }>>();
+  /**
+   * A frame's dispatches resolved once (pipelines, bind groups, sizes), so that recording a frame is a few dozen
+   * encoder calls: the pyramid's per input buffer (inputs come from a small pool and recur), the detection's per
+   * schedule. Making them per frame (module keys, bind groups) was most of the host time of a video frame.
+   */
+  private readonly pyramids = new Map<GPUBuffer, Promise<Dispatch[]>>();
+  private readonly detections = new Map<string, Promise<Dispatch[]>>();
+  /** The frame's packed bytes (uploadFrame), and the mapped upload buffers they come through. */
+  private input?: GPUBuffer;
+  private readonly uploads: Upload[] = [];
 
   /** Makes room for at least `n` detections (after a pass that had more than the buffer held). */
   growDetections(n: number): void {
@@ -185,6 +215,7 @@ export class DetectGpu {
     this.capDets = Math.min(this.windows, Math.max(n, 2 * this.capDets));
     this.buf.dets.destroy();
     this.buf.dets = this.ctx.createBuffer(16 * this.capDets, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC, 'detect detections');
+    this.detections.clear(); // their bind groups hold the old buffer
   }
 
   static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number): DetectGpu {
@@ -215,7 +246,6 @@ export class DetectGpu {
       lists: [],
       counters: make(4 * COUNTER_WORDS, 'counters'),
       dets: make(16 * capDets, 'detections'),
-      args: make(4 * 3 * (MAX_LISTS + 1), 'dispatch sizes', GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST),
       spare: make(16, 'spare list'),
       live: make(cc.staged ? 4 * L.windows : 16, 'stage-0 survivors'),
     };
@@ -229,6 +259,7 @@ export class DetectGpu {
       if (!have || have.size < 16 * cap) {
         have?.destroy();
         this.buf.lists[j] = this.ctx.createBuffer(16 * cap, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, `detect list ${j}`);
+        this.detections.clear(); // their bind groups hold the old list
       }
     });
     return this.buf.lists;
@@ -259,21 +290,10 @@ export class DetectGpu {
     return { pipeline, extra: ev.usesWeak ? { weak: this.buf.weak } : {} };
   }
 
-  /** Records a dispatch of `entry` (sized by `groups`, or indirectly by `args` at `offset`). */
-  private async run(rec: Recording, name: string, entry: string, constants: Record<string, number>, range: [number, number] | undefined, buffers: Bindings<GPUBuffer>, groups: [number, number] | { args: GPUBuffer; offset: number }): Promise<void> {
+  /** A dispatch of `entry` over `buffers`, of `size` workgroups. */
+  private async dispatch(name: string, entry: string, constants: Record<string, number>, range: [number, number] | undefined, buffers: Bindings<GPUBuffer>, size: [number, number]): Promise<Dispatch> {
     const { pipeline, extra } = await this.pipe(entry, constants, range);
-    const all: Bindings<GPUBuffer> = { ...buffers, ...extra };
-    // Bind groups are kept per (pipeline, buffers): the same every frame but for the input, and creating them
-    // cost ~0.15 ms each on the H100 machine's Dawn.
-    const key = `${entry}|${range}|${JSON.stringify(constants)}|${Object.entries(all).map(([k, b]) => `${k}:${bufferId(b)}`).join(',')}`;
-    let group = this.bindGroups.get(key);
-    if (!group) {
-      if (this.bindGroups.size > 256) this.bindGroups.clear(); // inputs change between frames: keep the cache bounded
-      group = rec.bindGroup(name, pipeline, all);
-      this.bindGroups.set(key, group);
-    }
-    if (Array.isArray(groups)) rec.dispatch(name, pipeline, group, ...groups);
-    else rec.dispatchIndirect(name, pipeline, group, groups.args, groups.offset);
+    return { name, pipeline, group: createBindGroup(this.ctx, name, pipeline, { ...buffers, ...extra }), size };
   }
 
   private groups(n: number, per: number): [number, number] {
@@ -289,26 +309,83 @@ export class DetectGpu {
     return c.staged && c.firstStage < c.count ? c.firstStage : 0;
   }
 
-  /** Records the integral pyramid of `src` (the input's packed bytes). */
-  async recordPyramid(rec: Recording, src: GPUBuffer): Promise<void> {
-    const b = this.buf;
-    await this.run(rec, 'detect.pyramid rows (resize + row sums)', 'integral_rows', { TOTAL: this.rows }, undefined, { src, levels: b.levels, coefs: b.coefs, ii: b.ii }, this.groups(this.rows, 1));
-    await this.run(rec, 'detect.pyramid columns', 'integral_cols', { TOTAL: this.blocks }, undefined, { levels: b.levels, ii: b.ii }, this.groups(this.blocks, 1));
+  /** The integral pyramid's dispatches for input `src` (the input's packed bytes), made once per input buffer. */
+  private pyramidDispatches(src: GPUBuffer): Promise<Dispatch[]> {
+    let d = this.pyramids.get(src);
+    if (!d) {
+      if (this.pyramids.size >= 16) this.pyramids.clear(); // inputs come from a pool; keep the cache bounded
+      const b = this.buf;
+      d = Promise.all([
+        this.dispatch('detect.pyramid rows (resize + row sums)', 'integral_rows', { TOTAL: this.rows }, undefined, { src, levels: b.levels, coefs: b.coefs, ii: b.ii }, this.groups(this.rows, 1)),
+        this.dispatch('detect.pyramid columns', 'integral_cols', { TOTAL: this.blocks }, undefined, { levels: b.levels, ii: b.ii }, this.groups(this.blocks, 1)),
+      ]);
+      d.catch(() => this.pyramids.delete(src));
+      this.pyramids.set(src, d);
+    }
+    return d;
   }
 
-  private async recordStage0(rec: Recording, calibrate: boolean): Promise<void> {
+  private stage0(calibrate: boolean): Promise<Dispatch> {
     const b = this.buf;
-    rec.clear(b.mask);
-    await this.run(rec, `detect.stage 0 (weak 1–${this.cc.firstStage})`, 'stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }, [0, this.cc.firstStage],
+    return this.dispatch(`detect.stage 0 (weak 1–${this.cc.firstStage})`, 'stage0', { TOTAL: this.windows, CALIBRATE: calibrate ? 1 : 0 }, [0, this.cc.firstStage],
       { levels: b.levels, ii: b.ii, tables: b.tables, mask: b.mask, counters: b.counters, live: b.live }, this.groups(this.windows, 64));
   }
 
-  /** How the window kernel is sized: by the stage-0 survivors (indirect) for a staged cascade, else every window. */
-  private async windowGroups(rec: Recording): Promise<[number, number] | { args: GPUBuffer; offset: number }> {
-    if (!this.cc.staged) return this.groups(this.windows, 64);
-    const b = this.buf;
-    await this.run(rec, 'detect.sizes 0', 'dispatch_args', { LIST_IN: LIVE_LIST, CAP_IN: this.windows, PER_GROUP: 64 }, undefined, { counters: b.counters, args: b.args }, [1, 1]);
-    return { args: b.args, offset: 12 * LIVE_LIST };
+  /** How the window kernel is sized: a thread per window (for a staged cascade, those past the stage-0 survivors' count idle). */
+  private windowSize(): [number, number] {
+    return this.groups(this.windows, 64);
+  }
+
+  /** The detection's dispatches for a schedule (none: the naive single kernel), made once per schedule. */
+  private detectDispatches(schedule: ReductionSchedule | undefined): Promise<Dispatch[]> {
+    const key = schedule ? `${schedule.bounds}|${schedule.capacities}` : 'naive';
+    if (schedule) this.listsFor(schedule); // may replace lists (and drop the dispatches made with them)
+    let d = this.detections.get(key);
+    if (!d) {
+      d = this.makeDetectDispatches(schedule);
+      d.catch(() => this.detections.delete(key));
+      this.detections.set(key, d);
+    }
+    return d;
+  }
+
+  private async makeDetectDispatches(schedule: ReductionSchedule | undefined): Promise<Dispatch[]> {
+    const b = this.buf, cc = this.cc;
+    // The buffers as they are now (before any await): a later listsFor or growDetections replaces them and drops
+    // this entry of the cache.
+    const bounds = schedule?.bounds ?? [cc.count];
+    const caps = schedule?.capacities ?? [1];
+    const lists = schedule ? [...b.lists] : [b.spare];
+    const common = { levels: b.levels, ii: b.ii, tables: b.tables, counters: b.counters, dets: b.dets };
+    const base = { COUNT: cc.count, CAP_DETS: this.capDets };
+    const out: Dispatch[] = [];
+    const first = this.firstKernelStart();
+    if (cc.staged) out.push(await this.stage0(false));
+    out.push(await this.dispatch(schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
+      'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
+      { ...common, mask: b.mask, list_out: lists[0], live: b.live }, this.windowSize()));
+    for (let j = 1; j <= bounds.length; j++) {
+      const from = bounds[j - 1];
+      if (from >= cc.count) break;
+      const last = j === bounds.length;
+      out.push(await (last
+        ? this.dispatch(`detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`, 'final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }, undefined,
+          { ...common, weak: b.weak, list_in: lists[j - 1] }, this.groups(Math.min(caps[j - 1], FINAL_GROUPS), 1))
+        : this.dispatch(`detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }, [from, bounds[j]],
+          { ...common, list_in: lists[j - 1], list_out: lists[j] }, this.groups(caps[j - 1], 64))));
+    }
+    return out;
+  }
+
+  /** Zeroes what a detection pass accumulates into (counters, and the stage-0 mask of a staged cascade). */
+  private recordClears(rec: Recording): void {
+    rec.clear(this.buf.counters);
+    if (this.cc.staged) rec.clear(this.buf.mask);
+  }
+
+  /** Records the integral pyramid of `src` (the input's packed bytes). */
+  async recordPyramid(rec: Recording, src: GPUBuffer): Promise<void> {
+    record(rec, await this.pyramidDispatches(src));
   }
 
   /**
@@ -316,32 +393,26 @@ export class DetectGpu {
    * the naive single kernel), then copies counters and the first detections into `staging`.
    */
   async recordDetect(rec: Recording, schedule: ReductionSchedule | undefined, staging: GPUBuffer): Promise<void> {
-    const b = this.buf, cc = this.cc;
-    rec.clear(b.counters);
-    const first = this.firstKernelStart();
-    if (cc.staged) await this.recordStage0(rec, false);
-    const bounds = schedule?.bounds ?? [cc.count];
-    const caps = schedule?.capacities ?? [1];
-    const lists = schedule ? this.listsFor(schedule) : [b.spare];
-    const common = { levels: b.levels, ii: b.ii, tables: b.tables, counters: b.counters, dets: b.dets };
-    const base = { COUNT: cc.count, CAP_DETS: this.capDets };
-    await this.run(rec, schedule ? `detect.reduce 1 (weak ${first + 1}–${bounds[0]})` : `detect.naive (weak ${first + 1}–${cc.count}, a thread per window)`,
-      'windows', { ...base, TOTAL: this.windows, FROM: first, TO: bounds[0], LIST_OUT: 0, CAP_OUT: caps[0] }, [first, bounds[0]],
-      { ...common, mask: b.mask, list_out: lists[0], live: b.live }, await this.windowGroups(rec));
-    for (let j = 1; j <= bounds.length; j++) {
-      const from = bounds[j - 1];
-      if (from >= cc.count) break;
-      const last = j === bounds.length;
-      await this.run(rec, `detect.sizes ${j}`, 'dispatch_args', { LIST_IN: j - 1, CAP_IN: caps[j - 1], PER_GROUP: last ? 1 : 64 }, undefined, { counters: b.counters, args: b.args }, [1, 1]);
-      const indirect = { args: b.args, offset: 12 * (j - 1) };
-      if (last) {
-        await this.run(rec, `detect.final (weak ${from + 1}–${cc.count}, a workgroup per candidate)`, 'final_pass', { ...base, FROM: from, LIST_IN: j - 1, CAP_IN: caps[j - 1] }, undefined,
-          { ...common, weak: b.weak, list_in: lists[j - 1] }, indirect);
-      } else {
-        await this.run(rec, `detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }, [from, bounds[j]],
-          { ...common, list_in: lists[j - 1], list_out: lists[j] }, indirect);
-      }
-    }
+    const d = await this.detectDispatches(schedule);
+    this.recordClears(rec);
+    record(rec, d);
+    this.recordReadback(rec, staging);
+  }
+
+  /**
+   * Records a whole frame: clears first, then pyramid and detection with nothing between them (one compute pass
+   * when the recording fuses), then the copy of the results into `staging`.
+   */
+  async recordFrame(rec: Recording, src: GPUBuffer, schedule: ReductionSchedule | undefined, staging: GPUBuffer): Promise<void> {
+    const [pyramid, detect] = await Promise.all([this.pyramidDispatches(src), this.detectDispatches(schedule)]);
+    this.recordClears(rec);
+    record(rec, pyramid);
+    record(rec, detect);
+    this.recordReadback(rec, staging);
+  }
+
+  private recordReadback(rec: Recording, staging: GPUBuffer): void {
+    const b = this.buf;
     rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
     rec.copyRange(b.dets, 0, staging, 4 * COUNTERS.HIST, 16 * Math.min(DETS_PREVIEW, this.capDets));
   }
@@ -349,12 +420,47 @@ export class DetectGpu {
   /** Records a calibration pass: every window through the whole classifier, rejections counted per weak classifier. */
   async recordCalibration(rec: Recording, staging: GPUBuffer): Promise<void> {
     const b = this.buf, cc = this.cc;
-    rec.clear(b.counters);
     const first = this.firstKernelStart();
-    if (cc.staged) await this.recordStage0(rec, true);
-    await this.run(rec, 'detect.calibrate', 'windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }, [first, cc.count],
-      { levels: b.levels, ii: b.ii, tables: b.tables, mask: b.mask, list_out: b.spare, counters: b.counters, dets: b.dets, live: b.live }, await this.windowGroups(rec));
+    const d: Dispatch[] = cc.staged ? [await this.stage0(true)] : [];
+    d.push(await this.dispatch('detect.calibrate', 'windows', { TOTAL: this.windows, FROM: first, TO: cc.count, CAP_DETS: this.capDets, CALIBRATE: 1 }, [first, cc.count],
+      { levels: b.levels, ii: b.ii, tables: b.tables, mask: b.mask, list_out: b.spare, counters: b.counters, dets: b.dets, live: b.live }, this.windowSize()));
+    this.recordClears(rec);
+    record(rec, d);
     rec.copyRange(b.counters, 0, staging, 0, 4 * (COUNTERS.HIST + cc.count));
+  }
+
+  /**
+   * Copies a host frame's bytes into one of the plan's mapped upload buffers and records their copy into the
+   * plan's input buffer (returned: what recordFrame reads). The copy travels in the frame's own command buffer,
+   * and the upload buffer is re-mapped in the background once it is submitted (`submitted`). With several frames
+   * in flight, Dawn reports a re-map milliseconds after the GPU has done the copy: the plan keeps up to
+   * MAX_UPLOADS buffers, so that a frame waits for one only when that many are pending.
+   */
+  async uploadFrame(rec: Recording, data: Uint8Array): Promise<{ input: GPUBuffer; submitted: () => void }> {
+    const size = deviceBytes(data.byteLength);
+    this.input ??= this.ctx.createBuffer(size, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, 'detect input');
+    let u = this.uploads.find((x) => x.mapped);
+    if (u) this.uploads.splice(this.uploads.indexOf(u), 1);
+    else if (this.uploads.length >= MAX_UPLOADS) {
+      u = this.uploads.shift()!;
+      await u.ready;
+      if (!u.mapped) throw new GpuDeviceLostError('detect: an upload buffer could not be mapped again (device lost?)');
+    } else {
+      const buf = this.ctx.createBuffer(size, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, 'detect upload', true);
+      u = { buf, mapped: true, ready: Promise.resolve() };
+    }
+    this.ctx.hostCopy(new Uint8Array(u.buf.getMappedRange(0, size), 0, data.byteLength), data);
+    u.buf.unmap();
+    u.mapped = false;
+    rec.copy(u.buf, this.input, size);
+    const up = u;
+    return {
+      input: this.input,
+      submitted: () => {
+        up.ready = up.buf.mapAsync(GPUMapMode.WRITE).then(() => { up.mapped = true; }, () => undefined);
+        this.uploads.push(up);
+      },
+    };
   }
 
   /** A mappable buffer for one pass's counters and detections. */
@@ -404,5 +510,7 @@ export class DetectGpu {
 
   destroy(): void {
     for (const b of Object.values(this.buf).flat() as GPUBuffer[]) b.destroy();
+    this.input?.destroy();
+    for (const u of this.uploads.splice(0)) u.buf.destroy();
   }
 }

@@ -116,9 +116,10 @@ const DETECT_INPUT = { dtypes: ['uint8'], colour: 'channels' } as const satisfie
 interface Plan {
   gpu: DetectGpu;
   staging: GPUBuffer;
-  /** Readback buffers of pipelined frames, used in turn (two frames in flight). */
-  ring: GPUBuffer[];
-  next: number;
+  /** Idle readback buffers of pipelined frames: one per frame in flight, made when none is idle. */
+  idle: GPUBuffer[];
+  /** Set by Detector.close(): a frame completed after it destroys its readback buffer instead of keeping it. */
+  closed?: boolean;
   schedule?: ReductionSchedule;
 }
 
@@ -181,7 +182,7 @@ export class Detector {
     if (!p) {
       if (this.plans.size >= 4) this.close(); // a folder of many sizes: keep memory bounded
       const gpu = DetectGpu.create(ctx, this.compiled, levels, W, H, channels);
-      p = { gpu, staging: gpu.staging(), ring: [gpu.staging(), gpu.staging()], next: 0 };
+      p = { gpu, staging: gpu.staging(), idle: [] };
       this.plans.set(key, p);
     }
     return p;
@@ -240,8 +241,7 @@ export class Detector {
   /** One pass of a resident frame through the plan (pyramid, detection, readback), timed by runGpu. */
   private async gpuPass(ctx: GpuContext, input: GpuImage, p: Plan, schedule: ReductionSchedule | undefined, name: string, profile: boolean): Promise<OpResult<Pass>> {
     const r = await runGpu<Pass, DeviceResult<Pass>>(ctx, input, name, { profile }, async (x, rec) => {
-      await p.gpu.recordPyramid(rec, x.buffer);
-      await p.gpu.recordDetect(rec, schedule, p.staging);
+      await p.gpu.recordFrame(rec, x.buffer, schedule, p.staging);
       return { toHost: () => p.gpu.readDetect(p.staging, schedule), release: () => undefined };
     }, { alwaysDownload: true });
     return { output: await hostPass(r.output), timings: r.timings };
@@ -249,9 +249,11 @@ export class Detector {
 
   /**
    * Starts a frame on the GPU (upload, record, submit) and returns the function that completes it (readback,
-   * grouping). A video loop submits frame k+1 before completing frame k, so the GPU works on one frame while the
-   * host waits for, groups and writes the other; two frames may be in flight (each has its own readback buffer,
-   * and the queue runs their kernels in order). A frame whose lists overflowed is redone whole when completed.
+   * grouping). A video loop submits the next frames before completing this one, so the GPU works on them while
+   * the host waits for, groups and writes this one. Any number of frames may be in flight: each has a readback
+   * buffer of its own (taken from the plan's idle ones, or made), the queue runs their kernels in order, and they
+   * must be completed in the order they were submitted. A frame whose lists overflowed is redone whole when
+   * completed. The frame's error scope is closed when it is submitted and checked when it is completed.
    */
   async submitGpu(img: Image, ctx: GpuContext): Promise<PendingDetection> {
     const t0 = now();
@@ -265,25 +267,39 @@ export class Detector {
     const p = await this.plan(ctx, W, H, img.channels, levels);
     if (!p.schedule) return this.submitAfterCalibration(img, ctx);
     const schedule = p.schedule;
-    const staging = p.ring[p.next++ % p.ring.length];
+    const staging = p.idle.pop() ?? p.gpu.staging();
     const timer = new KernelTimer(ctx, true);
-    const tu = now();
-    const input = await GpuImage.upload(ctx, img);
-    const upload = now() - tu;
-    await ctx.scoped('detect', async () => {
+    const scope = ctx.openScope('detect');
+    let thrown: unknown;
+    let upload = 0;
+    try {
+      // One command buffer: the frame's bytes from mapped upload memory into the plan's input, the kernels, the
+      // copy of the results into this frame's readback buffer.
       const rec = new Recording(ctx, timer, 'detect', true);
-      await p.gpu.recordPyramid(rec, input.buffer);
-      await p.gpu.recordDetect(rec, schedule, staging);
+      const tu = now();
+      const { input, submitted } = await p.gpu.uploadFrame(rec, new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength));
+      upload = now() - tu;
+      await p.gpu.recordFrame(rec, input, schedule, staging);
       rec.submit();
-    });
+      submitted();
+    } catch (e) {
+      thrown = e;
+    }
+    const checked = scope.close(thrown);
+    checked.catch(() => undefined); // awaited on completion
     return async () => {
       const tw = now();
       let pass: Pass;
       try {
+        await checked;
         pass = await p.gpu.readDetect(staging, schedule);
-      } finally {
-        input.release();
+      } catch (e) {
+        staging.destroy();
+        timer.destroy();
+        throw e;
       }
+      if (p.closed) staging.destroy();
+      else p.idle.push(staging);
       const download = now() - tw;
       const kernels = await timer.read();
       timer.destroy();
@@ -331,8 +347,9 @@ export class Detector {
   /** Frees the GPU plans (buffers); the detector stays usable. */
   close(): void {
     for (const p of this.plans.values()) {
+      p.closed = true;
       p.gpu.destroy();
-      for (const b of [p.staging, ...p.ring]) b.destroy();
+      for (const b of [p.staging, ...p.idle]) b.destroy();
     }
     this.plans.clear();
   }
