@@ -10,6 +10,7 @@ import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
 import { readFileInto } from '../node/codec-pool.js';
 import { defaultEntropy, nativeCoefEncoder, nativeCoefEncoderProblem, type JpegEntropyPath } from '../node/jpeg-encode-gpu.js';
+import { noteToParent } from './batch/shard.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
 
 export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
@@ -29,11 +30,12 @@ export const isJpegName = (path: string): boolean => ['.jpg', '.jpeg'].includes(
 /** Fallback reasons already said in this process (once each, not once per image of a batch). */
 const said = new Set<string>();
 
-/** Says why work of --jpeg gpu ran on the CPU, once per reason (`key`) in a process (a note on stderr). */
+/** Says why work of --jpeg gpu ran on the CPU, once per reason (`key`) in a process, or in a --jobs batch (a note on stderr). */
 function noteOnce(key: string, why = key, outcome = 'decoded on the CPU (the same pixels)'): void {
   if (said.has(key)) return;
   said.add(key);
-  console.error(`note: --jpeg gpu: ${why}; ${outcome}`);
+  const line = `note: --jpeg gpu: ${why}; ${outcome}`;
+  if (!noteToParent(key, line)) console.error(line);
 }
 
 /**

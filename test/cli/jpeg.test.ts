@@ -130,7 +130,7 @@ test('batch --jpeg gpu without the GPU encoder\'s entropy coder: every JPEG writ
   for (const f of readdirSync(inDir)) assert.ok(readFileSync(join(out, f)).subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), `${f} written as a JPEG`);
 });
 
-test('--jpeg gpu without the GPU decoder\'s entropy stage (IMGPU_NO_GPU_JPEG=1): single image and batch decode on the CPU, the same bytes, said once per process', { skip }, async (t) => {
+test('--jpeg gpu without the GPU decoder\'s entropy stage (IMGPU_NO_GPU_JPEG=1): single image and batch (also --jobs 2) decode on the CPU, the same bytes, said once', { skip }, async (t) => {
   if (!(await gpuOrSkip(t))) return;
   const inDir = join(tmp, 'in-nodec');
   mkdirSync(inDir, { recursive: true });
@@ -141,6 +141,10 @@ test('--jpeg gpu without the GPU decoder\'s entropy stage (IMGPU_NO_GPU_JPEG=1):
   assert.equal(batch.status, 0, batch.stderr);
   assert.deepEqual((JSON.parse(batch.stdout) as { jpeg: Record<string, number> }).jpeg, { cpu: 3 });
   assert.equal(batch.stderr.match(NOTE)?.length, 1, batch.stderr);
+  // With --jobs 2 each shard process notes it; the batch says it once, as in one process.
+  const jobs = cliWith(off, 'equalize', inDir, join(tmp, 'out-nodec-jobs'), '--format', 'png', '--device', 'gpu', '--jpeg', 'gpu', '--jobs', '2', '--json');
+  assert.equal(jobs.status, 0, jobs.stderr);
+  assert.equal(jobs.stderr.match(NOTE)?.length, 1, jobs.stderr);
   const ref = cli('equalize', inDir, join(tmp, 'out-nodec-ref'), '--format', 'png', '--device', 'gpu', '--jpeg', 'cpu');
   assert.equal(ref.status, 0, ref.stderr);
   for (const f of readdirSync(join(tmp, 'out-nodec-ref')).filter((f) => f.endsWith('.png'))) {

@@ -19,6 +19,16 @@ export function shardOf(): { k: number; n: number } | undefined {
 }
 
 /**
+ * A note a process says once (a path not available, say), from a shard: sent to the parent, which says each key
+ * once for the whole batch, as a batch in one process does. False outside a shard (the caller says it itself).
+ */
+export function noteToParent(key: string, text: string): boolean {
+  if (!shardOf()) return false;
+  process.stdout.write(`${JSON.stringify({ note: { key, text } })}\n`);
+  return true;
+}
+
+/**
  * `--jobs N`: the batch split over N processes, each with its own GPU device, main thread, CPU pool and codec
  * threads (the cores divided between them), image i going to process i mod N. One process's main thread sets the
  * pace of a GPU batch (copies through mapped memory and Dawn's polling run there); several share the codec work
@@ -39,6 +49,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const progress = new Progress(total, { quiet: o.quiet || o.json });
   const done = new Array<number>(jobs).fill(0), failed = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
   const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
+  const notesSaid = new Set<string>();
   const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
     const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
       // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
@@ -48,8 +59,11 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
     let summary: BatchSummary | undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { progress?: number; failed?: number; bytes?: number; record?: OutputRecord & { key: string } } & Partial<BatchSummary>;
-        if (msg.record) {
+        const msg = JSON.parse(line) as { progress?: number; failed?: number; bytes?: number; record?: OutputRecord & { key: string }; note?: { key: string; text: string } } & Partial<BatchSummary>;
+        if (msg.note) {
+          if (!notesSaid.has(msg.note.key)) process.stderr.write(`${msg.note.text}\n`);
+          notesSaid.add(msg.note.key);
+        } else if (msg.record) {
           const { key, ...record } = msg.record;
           records.add(key, record);
         } else if (msg.progress !== undefined) {
