@@ -195,22 +195,20 @@ function residentInput(src: GpuImage, name: string, rule: InputRule): void {
   requireDtype(src, rule.dtypes, name);
 }
 
-/** keepGeometry for a resident input: a resident output of its shape with no geometry of its own gets the input's. */
-function keepResidentGeometry<R extends { output: unknown }>(src: GpuImage, r: R): R {
-  const out = r.output;
-  if (src.geometry && out instanceof GpuImage && !out.geometry && out.shape.join() === src.shape.join()) out.geometry = src.geometry;
-  return r;
-}
-
 /**
  * The result with the input's voxel geometry where the output is an image of the input's shape that has none of its
  * own (an operation that changes the grid, e.g. a 'valid' filter, sets its own): a volume read from NIfTI/DICOM and
- * processed is written back with its affine, not an identity one.
+ * processed is written back with its affine, not an identity one. A resident output (GpuImage) gets it in place, a
+ * host one in a copy of the result.
  */
-function keepGeometry<R extends { output: unknown }>(img: Image, r: R): R {
-  const out = r.output as Partial<Image> | undefined;
-  if (!img.geometry || !out || typeof out !== 'object' || !('data' in out) || out.geometry || out.shape?.join() !== img.shape.join()) return r;
-  return { ...r, output: { ...out, geometry: img.geometry } };
+function keepGeometry<R extends { output: unknown }>(input: Image | GpuImage, r: R): R {
+  const out = r.output as Partial<Image> | GpuImage | undefined;
+  if (!input.geometry || !out || typeof out !== 'object' || out.geometry || out.shape?.join() !== input.shape.join()) return r;
+  if (out instanceof GpuImage) {
+    out.geometry = input.geometry;
+    return r;
+  }
+  return 'data' in out ? { ...r, output: { ...out, geometry: input.geometry } } : r;
 }
 
 /**
@@ -242,7 +240,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
       if (opts.gpu && opts.gpu !== src.ctx) throw new InvalidArgumentError(`${name}: the GpuImage belongs to another GPU context than ${optionRef('gpu')}`);
       residentInput(src, name, decl.input);
       decl.check?.(p, src, src.ctx);
-      return keepResidentGeometry(src, await onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false));
+      return keepGeometry(src, await onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false));
     }
     const { img, luma } = hostInput(src, name, decl.input);
     decl.check?.(p, img, opts.gpu);

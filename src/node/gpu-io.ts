@@ -11,7 +11,7 @@ import {
   readImageBytes, writeAtomically, writeImage as writeHostImage, type ReadOptions, type WriteOptions,
 } from '../io/index.js';
 import { isJpeg } from '../io/jpeg.js';
-import { encodeJpegGpu, nativeCoefEncoder, nativeCoefEncoderProblem } from './jpeg-encode-gpu.js';
+import { encodeJpegGpu, gpuJpegEncodable, nativeCoefEncoder, nativeCoefEncoderProblem } from './jpeg-encode-gpu.js';
 import { encodeJpegFromGpu, JPEG_PATHS, readJpegToGpu, resolveJpegPath, type JpegPathOption } from './jpeg-gpu.js';
 
 /** readImage into a resident image: the options of a host read, the context, and the JPEG path. */
@@ -81,12 +81,9 @@ export async function readImage(path: string, opts: ReadOptions & { gpu?: GpuCon
   return GpuImage.upload(gpu, await decodeImageFile(buf, path, host));
 }
 
-/** What the GPU JPEG encoder takes: 8-bit gray or RGB, one plane. */
-const gpuEncodable = (img: GpuImage): boolean => img.dtype === 'uint8' && (img.channels === 1 || img.channels === 3) && img.shape.length === 2;
-
 /** A resident image's JPEG on the `jpeg` path, or undefined where the host writer must encode it (RGBA, no codec). */
 async function encodeResidentJpeg(img: GpuImage, quality: number, jpeg: JpegPathOption | undefined): Promise<Uint8Array | undefined> {
-  const gpu = resolveJpegPath(jpeg) === 'gpu' && gpuEncodable(img);
+  const gpu = resolveJpegPath(jpeg) === 'gpu' && gpuJpegEncodable(img);
   if (gpu && nativeCoefEncoder()) return encodeJpegGpu(img, { quality, async: true });
   if (gpu) warnFallback(`the GPU JPEG encoder's entropy coder is not available (${nativeCoefEncoderProblem()})`, 'encoded on the CPU (the same bytes)');
   return encodeJpegFromGpu(img, quality, { async: true });

@@ -191,9 +191,14 @@ export interface JpegEncodePhases {
   entropyPath?: JpegEntropyPath;
 }
 
+/** Whether encodeJpegGpu takes this image: 8-bit gray or RGB, 2D. */
+export function gpuJpegEncodable(img: GpuImage): boolean {
+  return img.dtype === 'uint8' && (img.channels === 1 || img.channels === 3) && img.shape.length === 2;
+}
+
 /** The checks before any work: an 8-bit 2D gray or RGB image, a quality and subsampling libjpeg takes, the coder built. */
 function checkEncodable(img: GpuImage, quality: number, subsampling: JpegSubsampling): CoefBinding {
-  if (img.dtype !== 'uint8' || (img.channels !== 1 && img.channels !== 3) || img.shape.length !== 2) {
+  if (!gpuJpegEncodable(img)) {
     throw new UnsupportedFormatError(`JPEG on the GPU encodes 8-bit gray or RGB 2D images; this one is ${img.shape.join('×')}×${img.channels} ${img.dtype}`);
   }
   if (!Number.isInteger(quality) || quality < 1 || quality > 100) throw new InvalidArgumentError(`JPEG quality must be an integer in 1..100, got ${quality}`);

@@ -15,6 +15,12 @@ export function deviceBytes(n: number): number {
   return alignUp(Math.max(n, 16), 16);
 }
 
+/** The smallest power of two at least `b`. */
+const nextPow2 = (b: number): number => 2 ** Math.ceil(Math.log2(b));
+
+/** `limit` rounded down to a multiple of 16 (a buffer's size must be one). */
+const within = (limit: number): number => Math.floor(limit / 16) * 16;
+
 /**
  * The capacity of a buffer of `b` (padded) bytes up to 1 MiB: up to 256 bytes as asked, then the next power of two.
  * Exact sizes made a new buffer for nearly every photo of a folder (the GPU entropy coder's per-block bit counts and
@@ -22,7 +28,12 @@ export function deviceBytes(n: number): number {
  * the pool under its own size; the extra memory is under 1 MiB a buffer.
  */
 function smallClass(b: number): number {
-  return b <= 256 ? b : 2 ** Math.ceil(Math.log2(b));
+  return b <= 256 ? b : nextPow2(b);
+}
+
+/** `b` bytes (padded) rounded up to a power of two, at most `limit` (but never below `b`). */
+function pow2Capacity(b: number, limit: number): number {
+  return Math.max(b, Math.min(nextPow2(b), within(limit)));
 }
 
 /**
@@ -36,7 +47,7 @@ export function capacityFor(ctx: GpuContext, n: number): number {
   if (b <= 1 << 20) return smallClass(b);
   const step = 2 ** (Math.floor(Math.log2(b)) - 3);
   const cap = Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize);
-  return Math.max(b, Math.min(Math.ceil(b / step) * step, Math.floor(cap / 16) * 16));
+  return Math.max(b, Math.min(Math.ceil(b / step) * step, within(cap)));
 }
 
 /**
@@ -48,7 +59,7 @@ export function capacityFor(ctx: GpuContext, n: number): number {
 export function stagingCapacity(ctx: GpuContext, n: number): number {
   const b = deviceBytes(n);
   if (b <= 1 << 20) return smallClass(b);
-  return Math.max(b, Math.min(2 ** Math.ceil(Math.log2(b)), Math.floor(ctx.limits.maxBufferSize / 16) * 16));
+  return pow2Capacity(b, ctx.limits.maxBufferSize);
 }
 
 /**
@@ -58,8 +69,7 @@ export function stagingCapacity(ctx: GpuContext, n: number): number {
  * created their coefficient buffer and 28 their plane buffers.
  */
 function grownCapacity(ctx: GpuContext, size: number): number {
-  const cap = Math.floor(Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize) / 16) * 16;
-  return Math.max(size, Math.min(2 ** Math.ceil(Math.log2(size)), cap));
+  return pow2Capacity(size, Math.min(ctx.limits.maxStorageBufferBindingSize, ctx.limits.maxBufferSize));
 }
 
 /** A storage buffer from the pool, big enough for `bytes` bytes (padded). */
@@ -264,8 +274,7 @@ export async function download<A extends PixelArray | Uint32Array>(ctx: GpuConte
  * chunk i out of mapped memory while the GPU still copies chunk i + 1 (one readback for readbackCount).
  */
 async function downloadInChunks<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, chunk: number, phases?: TransferPhases): Promise<A> {
-  ctx.assertAlive();
-  readbacks.set(ctx, readbackCount(ctx) + 1);
+  beginReadback(ctx);
   const dst = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
   const parts: { offset: number; n: number; view: Promise<MappedReadback> }[] = [];
   for (let offset = 0; offset < dst.byteLength; offset += chunk) {
@@ -301,6 +310,12 @@ export function readbackCount(ctx: GpuContext): number {
   return readbacks.get(ctx) ?? 0;
 }
 
+/** The start of one readback (however many copies it takes): the context checked alive, the readback counted. */
+function beginReadback(ctx: GpuContext): void {
+  ctx.assertAlive();
+  readbacks.set(ctx, readbackCount(ctx) + 1);
+}
+
 /** A view of mapped readback memory, valid until release() (which unmaps it and pools the staging buffer). */
 interface MappedReadback { bytes: ArrayBuffer; release: () => void }
 
@@ -309,8 +324,7 @@ interface MappedReadback { bytes: ArrayBuffer; release: () => void }
  * valid until `release()`, which unmaps it (the view is then detached) and returns the staging buffer to the pool.
  */
 export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<MappedReadback> {
-  ctx.assertAlive();
-  readbacks.set(ctx, readbackCount(ctx) + 1);
+  beginReadback(ctx);
   return startReadback(ctx, src, 0, byteLength);
 }
 
