@@ -27,6 +27,40 @@ test('BufferPool beyond its budget destroys the least recently released free buf
   assert.equal(made, 0);
 });
 
+test('BufferPool keeps what calls in flight held together beyond its budget: the next round creates nothing', () => {
+  // Ten calls on a large volume in flight at once return ten outputs; destroying most of them made every call of the
+  // next round create (and Dawn zero-fill) its output again.
+  const pool = new BufferPool();
+  pool.maxFreeBytes = 100;
+  let made = 0;
+  const create = (s: number) => (made++, fakeBuffer(s));
+  for (let round = 0; round < 3; round++) {
+    const held = Array.from({ length: 5 }, () => pool.acquire(60, 1, create));
+    for (const b of held) pool.release(b);
+    assert.ok(held.every((b) => !(b as ReturnType<typeof fakeBuffer>).destroyed));
+  }
+  assert.equal(made, 5);
+});
+
+test('BufferPool never holds more than the peak the work held at once, or what is lent plus its budget', () => {
+  const pool = new BufferPool();
+  pool.maxFreeBytes = 100;
+  const lent = Array.from({ length: 5 }, () => pool.acquire(60, 1, (s) => fakeBuffer(s))); // peak 300
+  for (const b of lent) pool.release(b);
+  const again = pool.acquire(60, 1, () => assert.fail('a free one fits')); // 60 lent, 240 free
+  const foreign = fakeBuffer(60); // not from the pool: lent 60 + free 300 would pass the peak
+  pool.release(foreign);
+  assert.equal(lent.filter((b) => (b as ReturnType<typeof fakeBuffer>).destroyed).length, 1, 'the oldest free one goes');
+  assert.equal(foreign.destroyed, false);
+  pool.release(again);
+  pool.clear(); // forgets the peak: the budget is back to maxFreeBytes
+  const big = pool.acquire(150, 1, (s) => fakeBuffer(s));
+  pool.release(big);
+  assert.equal((big as ReturnType<typeof fakeBuffer>).destroyed, false, 'held at once (150) after the clear');
+  pool.release(fakeBuffer(60));
+  assert.equal((big as ReturnType<typeof fakeBuffer>).destroyed, true, 'lent 0 + free 210 > max(100, 150)');
+});
+
 test('BufferPool destroys a released buffer larger than its whole budget, keeping the others', () => {
   const pool = new BufferPool();
   pool.maxFreeBytes = 100;
