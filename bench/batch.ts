@@ -23,6 +23,7 @@
  * - gpu-jpeg-hybrid: the same with IMGPU_JPEG_ENTROPY=cpu (the encoder's entropy coding on libuv's threads);
  * - gpu-jpeg-gpu-depth2: gpu-jpeg-gpu with two photos processed at once (IMGPU_BATCH_DEPTH=2; run.ts IMAGES_IN_FLIGHT);
  * - gpu-jpeg-cpu: `--device gpu --jpeg cpu` (libjpeg-turbo whole on the codec workers, pixels up/downloaded);
+ * - gpu-jpeg-gpu-jobsN, gpu-jpeg-cpu-jobsN (N = 2, 3, 4, 6): the same split over N processes (`--jobs N`);
  * - cpu: `--device cpu`;
  * - gpu-sharp (equalize only): gpu-jpeg-cpu with JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1);
  * - gpu-js-copy (equalize only): gpu-jpeg-cpu with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1);
@@ -64,6 +65,12 @@ const IMGPU_ROWS: Record<string, ImgpuRow> = {
   // gpu-jpeg-gpu with two photos in flight: whether one photo's GPU waits now leave the main thread room for the next.
   'gpu-jpeg-gpu-depth2': { key: 'gpu_jpeg_gpu_depth2', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_BATCH_DEPTH: '2' } },
   'gpu-jpeg-cpu': { key: 'gpu_jpeg_cpu', flags: ['--device', 'gpu', '--jpeg', 'cpu'] },
+  // The batch split over N processes (`--jobs N`), each with its own device, main thread and codec threads: whether
+  // one process's main thread is what bounds the GPU path.
+  ...Object.fromEntries([2, 3, 4, 6].flatMap((n) => [
+    [`gpu-jpeg-gpu-jobs${n}`, { key: `gpu_jpeg_gpu_jobs${n}`, flags: ['--device', 'gpu', '--jpeg', 'gpu', '--jobs', String(n)] }],
+    [`gpu-jpeg-cpu-jobs${n}`, { key: `gpu_jpeg_cpu_jobs${n}`, flags: ['--device', 'gpu', '--jpeg', 'cpu', '--jobs', String(n)] }],
+  ])),
   cpu: { key: 'cpu', flags: ['--device', 'cpu'] },
   // The GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).
   'gpu-sharp': { key: 'gpu_sharp_codecs', flags: ['--device', 'gpu', '--jpeg', 'cpu'], env: { IMGPU_NO_NATIVE_JPEG: '1' }, equalizeOnly: true },
