@@ -13,7 +13,7 @@ await build({
   entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts', 'playground/volume.ts', 'playground/detect.ts', 'playground/detect-worker.ts'], bundle: true, format: 'esm', platform: 'browser',
   target: 'es2022', outdir: out, logLevel: 'warning', sourcemap: true,
 });
-for (const page of ['index.html', 'volume.html', 'detect.html']) copyFileSync(join('playground', page), join(out, page));
+for (const page of ['index.html', 'volume.html', 'detect.html', 'playground.css']) copyFileSync(join('playground', page), join(out, page));
 for (const [src, name] of [['samples/camera.png', 'camera.png'], ['test/fixtures/images/coins.png', 'coins.png'], ['test/fixtures/images/chelsea.png', 'chelsea.png'], ['test/fixtures/volumes/anatomical.nii', 'anatomical.nii'],
   // The detection page's sample and its bundled classifier (OpenCV's, from opencv-data).
   ['test/fixtures/detect/astronaut.png', 'astronaut.png'], ['test/fixtures/detect/lbpcascade_frontalface.xml', 'lbpcascade_frontalface.xml']]) {

@@ -108,6 +108,16 @@ test('playground without WebGPU: one line says so and the CPU path still runs', 
     const img = await readImage(fixture('images', 'coins.png'));
     assert.equal(last.gpu, null);
     assert.equal(last.cpu, checksum((await OPERATIONS.equalize.run(img, {}, {})).output));
+    // Every page takes the rules the pages share from playground.css (served, and applied before the page's own).
+    for (const name of ['index.html', 'volume.html', 'detect.html']) {
+      const missing: string[] = [];
+      page.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
+      await page.goto(`${url}${name}`);
+      const style = await page.evaluate(() => [getComputedStyle(document.body).margin, getComputedStyle(document.querySelector('h1')!).fontSize]);
+      assert.deepEqual(style, ['16px', '18px'], `${name} has the shared style`);
+      assert.deepEqual(missing, [], `${name} loads everything it names`);
+      page.removeAllListeners('response');
+    }
   } finally {
     await browser.close();
     server.kill();
