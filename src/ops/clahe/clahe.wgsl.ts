@@ -395,16 +395,37 @@ fn cell_luts(@builtin(local_invocation_index) b: u32, @builtin(workgroup_id) wid
  * contracted into an FMA with the addition that follows, nor factored with its neighbour (the H100's driver did
  * both, by 1 LSB in a few pixels, with plainer guards).
  */
-const blendWgsl = (max: number): string => /* wgsl */ `
+const blendWgsl = (conversions: string): string => /* wgsl */ `
 fn rounded(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ P.zero); }
+${conversions}
 fn blend(c: vec4f, xa: f32, xa1: f32, ya: f32, ya1: f32) -> u32 {
   let top = rounded(c.x * xa1) + rounded(c.y * xa);
   let bottom = rounded(c.z * xa1) + rounded(c.w * xa);
-  let res = rounded(top * ya1) + rounded(bottom * ya);
-  return u32(clamp(round(res), 0.0, ${max}.0));
+  return to_int(rounded(top * ya1) + rounded(bottom * ya));
 }
-// The four bytes of an interleaved cell word (tile_cells, cell_luts) as the LUT values to blend.
+`;
+
+/** The blend's result as an integer of at most `max`, and (8-bit) the four bytes of an interleaved cell word as floats. */
+const cvtWgsl = (max: number): string => /* wgsl */ `
+fn to_int(r: f32) -> u32 { return u32(clamp(round(r), 0.0, ${max}.0)); }
 fn unpack_cell(w: u32) -> vec4f { return vec4f(f32(w & 0xffu), f32((w >> 8u) & 0xffu), f32((w >> 16u) & 0xffu), f32(w >> 24u)); }
+`;
+
+/**
+ * cvtWgsl for 8-bit without conversion instructions, which NVIDIA GPUs run at a quarter of the FP32 rate (five a
+ * pixel: four LUT bytes in, the result out). Both exact: a byte b is the float 2^23 + b (its bits: b below the
+ * exponent of 2^23) minus 2^23; a float r of |r| < 2^22 plus 1.5·2^23 lands where the float spacing is 1, so
+ * the addition rounds r to an integer half to even, as round() (OpenCV's cvRound) does, and the integer is the
+ * low bits of the sum — provided the addition is not reassociated with the one that made r (lavapipe's LLVM did
+ * that, off by one in some pixels, until r passed through rounded()).
+ */
+const magicWgsl = /* wgsl */ `
+fn byte_f32(b: u32) -> f32 { return bitcast<f32>(b | 0x4b000000u) - 8388608.0; }
+fn unpack_cell(w: u32) -> vec4f {
+  return vec4f(byte_f32(w & 0xffu), byte_f32((w >> 8u) & 0xffu), byte_f32((w >> 16u) & 0xffu), byte_f32(w >> 24u));
+}
+// rounded(r): r opaque, so that no compiler reassociates the sum that made it with the addition (lavapipe's did).
+fn to_int(r: f32) -> u32 { return u32(clamp(bitcast<i32>(rounded(r) + 12582912.0) - 0x4b400000i, 0i, 255i)); }
 `;
 
 export function interpolateWgsl(dtype: ClaheDtype): string {
@@ -437,7 +458,7 @@ ${InterpolateParams.wgsl}
 @group(0) @binding(3) var<storage, read> xtab: array<vec4u>;
 @group(0) @binding(4) var<storage, read> ytab: array<vec4u>;
 @group(0) @binding(5) var<uniform> P: Params;
-${blendWgsl(bins - 1)}
+${blendWgsl(cvtWgsl(bins - 1))}
 ${corners}
 
 fn interp(xv: vec4u, yv: vec4u, v: u32) -> u32 {
@@ -478,9 +499,9 @@ export const StripParams = defineUniforms('Params', { strips: 'u32', height: 'u3
  * are loaded once into registers and reused on every row (the word kernel loaded a 16-byte table entry per
  * pixel, 4× the image bytes through L1); per row one y entry (the same for the whole row), one load, px
  * gathers of interleaved cell words, one store. The per-pixel code is generated unrolled so that the weights
- * stay in registers.
+ * stay in registers. `bytes`: 'magic' converts bytes and floats with magicWgsl, 'cvt' with f32() / round().
  */
-export function interpolateStripsWgsl(px: 4 | 8 | 16, rows: number): string {
+export function interpolateStripsWgsl(px: 4 | 8 | 16, rows: number, bytes: 'cvt' | 'magic' = 'cvt'): string {
   const words = px / 4;
   const vt = words === 1 ? 'u32' : `vec${words}u`;
   const word = (k: number) => (words === 1 ? 'v' : `v.${'xyzw'[k]}`);
@@ -500,7 +521,7 @@ ${StripParams.wgsl}
 @group(0) @binding(3) var<storage, read> xtab: array<vec4u>;
 @group(0) @binding(4) var<storage, read> ytab: array<vec4u>;
 @group(0) @binding(5) var<uniform> P: Params;
-${blendWgsl(255)}
+${blendWgsl(bytes === 'magic' ? magicWgsl : cvtWgsl(255))}
 
 @compute @workgroup_size(256)
 fn interpolate_strips(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

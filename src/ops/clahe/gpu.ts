@@ -34,7 +34,8 @@ export function tileSlices(g: TiledGeometry, most = Infinity, groups = 1024): { 
  *   dispatch fewer; about `groups` workgroups (row slices of the tiles, at most 64 a tile). 'partials' needs
  *   the image in one binding; beyond, the bands of 'tiles' run.
  * - `interp`: 'words' — an invocation per output word; 'strips' — an invocation per `px` pixels of a row over
- *   `rows` rows, its column weights loaded once (needs a width that `px`, 8 or 4 divides; else 'words').
+ *   `rows` rows, its column weights loaded once (needs a width that `px`, 8 or 4 divides; else 'words');
+ *   `bytes`: 'cvt' (conversion instructions) or 'magic' (exact float bit tricks, full FP32 rate: clahe.wgsl.ts).
  * Every variant gives the same bytes (tests run each); IMGPU_CLAHE_TILED names one (bench/clahe-kernels.ts).
  */
 export interface ClaheTiledVariant {
@@ -44,10 +45,12 @@ export interface ClaheTiledVariant {
   interp: 'words' | 'strips';
   px: 4 | 8 | 16;
   rows: number;
+  bytes: 'cvt' | 'magic';
 }
 
-const variant = (luts: ClaheTiledVariant['luts'], interp: ClaheTiledVariant['interp'], px: 4 | 8 | 16 = 16, rows = 4, copies = 4, groups = 1024): ClaheTiledVariant =>
-  ({ luts, copies, groups, interp, px, rows });
+const variant = (luts: ClaheTiledVariant['luts'], interp: ClaheTiledVariant['interp'], px: 4 | 8 | 16 = 16, rows = 4, copies = 4, groups = 1024, bytes: ClaheTiledVariant['bytes'] = 'cvt'): ClaheTiledVariant =>
+  ({ luts, copies, groups, interp, px, rows, bytes });
+const magic = (px: 4 | 8 | 16, rows: number, groups = 1024): ClaheTiledVariant => variant('partials', 'strips', px, rows, 4, groups, 'magic');
 
 /** The variants the bench compares, by name. */
 export const CLAHE_TILED_VARIANTS: Readonly<Record<string, ClaheTiledVariant>> = {
@@ -63,6 +66,11 @@ export const CLAHE_TILED_VARIANTS: Readonly<Record<string, ClaheTiledVariant>> =
   'partials-strips8x4': variant('partials', 'strips', 8, 4),
   'partials-strips16x4-g2048': variant('partials', 'strips', 16, 4, 4, 2048),
   'partials-strips16x4-g4096': variant('partials', 'strips', 16, 4, 4, 4096),
+  'partials-strips16x2-magic': magic(16, 2),
+  'partials-strips16x4-magic': magic(16, 4),
+  'partials-strips16x8-magic': magic(16, 8),
+  'partials-strips8x4-magic': magic(8, 4),
+  'partials-strips4x4-magic': magic(4, 4),
 };
 
 /** The default variant (from the H100 measurement, docs/clahe.md). */
@@ -167,7 +175,8 @@ export class ClaheTiledGpuPlan {
   }
 
   private strips(px: 4 | 8 | 16): Promise<GPUComputePipeline> {
-    return this.ctx.pipeline(`clahe-interpolate-strips-${px}x${this.variant.rows}`, interpolateStripsWgsl(px, this.variant.rows), 'interpolate_strips');
+    const { rows, bytes } = this.variant;
+    return this.ctx.pipeline(`clahe-interpolate-strips-${px}x${rows}-${bytes}`, interpolateStripsWgsl(px, rows, bytes), 'interpolate_strips');
   }
 
   async encode(rec: Recording, input: GpuImage, g: TiledGeometry): Promise<GpuImage> {
