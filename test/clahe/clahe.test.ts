@@ -278,6 +278,11 @@ test('images and tile histograms beyond one storage binding: tiled CLAHE in band
     assert.ok((r.timings.slabs ?? 1) > 1, 'split');
     assertSame(r.output, (await clahe(cat, { tiles })).output, `8-bit tiled ${tiles.width}x${tiles.height}`);
   }
+  // A width of 16-pixel strips (interpolate_strips in row slabs); the tiles band by band.
+  const wide = patchy(320, 480, 5);
+  const strips = await clahe(wide, { gpu: small });
+  assert.ok((strips.timings.slabs ?? 1) > 1, 'split');
+  assertSame(strips.output, (await clahe(wide)).output, '8-bit tiled, strips in slabs');
   for (const window of [5, 20]) {
     const r = await clahe(cat, { window, gpu: small });
     assert.ok((r.timings.slabs ?? 1) > 1, 'split');
