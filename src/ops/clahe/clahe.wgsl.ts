@@ -259,13 +259,33 @@ var<workgroup> local: array<atomic<u32>, ${256 * copies}>;
 
 fn px(p: u32) -> u32 { return (src[p >> 4u][(p >> 2u) & 3u] >> ((p & 3u) * 8u)) & 0xffu; }
 fn add(c: u32, v: u32, n: u32) { atomicAdd(&local[v * C + c], n); }
-// Bytes lo ≤ j < hi of word w (a word of one value inside the range: one atomic).
-fn count_word(c: u32, w: u32, lo: u32, hi: u32) {
-  if (lo == 0u && hi == 4u && w == (w & 0xffu) * 0x01010101u) {
-    add(c, w & 0xffu, 4u);
-    return;
-  }
+// Bytes lo ≤ j < hi of word w, one by one (the ends of a tile row).
+fn count_part(c: u32, w: u32, lo: u32, hi: u32) {
   for (var j = lo; j < hi; j++) { add(c, (w >> (j * 8u)) & 0xffu, 1u); }
+}
+// A whole word: one atomic when its 4 bytes are equal (flat image areas), else 4.
+fn count_word(c: u32, w: u32) {
+  let b0 = w & 0xffu;
+  if (w == b0 * 0x01010101u) {
+    add(c, b0, 4u);
+  } else {
+    add(c, b0, 1u);
+    add(c, (w >> 8u) & 0xffu, 1u);
+    add(c, (w >> 16u) & 0xffu, 1u);
+    add(c, w >> 24u, 1u);
+  }
+}
+// A whole quad of 16 bytes: one atomic when all are equal.
+fn count_quad(c: u32, v: vec4u) {
+  let b0 = v.x & 0xffu;
+  if (all(v == vec4u(b0 * 0x01010101u))) {
+    add(c, b0, 16u);
+  } else {
+    count_word(c, v.x);
+    count_word(c, v.y);
+    count_word(c, v.z);
+    count_word(c, v.w);
+  }
 }
 
 @compute @workgroup_size(WG)
@@ -292,10 +312,14 @@ fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
         let v = src[q];
         let lo = max(start, qb) - qb;
         let hi = min(end, qb + 16u) - qb;
-        for (var k = 0u; k < 4u; k++) {
-          let a = clamp(lo, 4u * k, 4u * k + 4u) - 4u * k;
-          let b = clamp(hi, 4u * k, 4u * k + 4u) - 4u * k;
-          if (a < b) { count_word(c, v[k], a, b); }
+        if (lo == 0u && hi == 16u) {
+          count_quad(c, v);
+        } else {
+          for (var k = 0u; k < 4u; k++) {
+            let a = clamp(lo, 4u * k, 4u * k + 4u) - 4u * k;
+            let b = clamp(hi, 4u * k, 4u * k + 4u) - 4u * k;
+            if (a < b) { count_part(c, v[k], a, b); }
+          }
         }
       }
     }
@@ -349,9 +373,24 @@ fn scan(b: u32, v: vec4u) -> vec4u {
   return part[b];
 }
 
-fn count(tile: u32, b: u32) -> u32 {
-  var sum = 0u;
-  for (var k = 0u; k < P.slices; k++) { sum += partial[(tile * P.slices + k) * 256u + b]; }
+// Bin b of the four tiles' histograms: the sums of their slices' partials, four slices of each tile a step so
+// that 16 loads are in flight (one dependent load after another was a chain of 64 L2 round trips).
+fn counts(tiles: vec4u, b: u32) -> vec4u {
+  let at = tiles * (P.slices * 256u) + vec4u(b);
+  var sum = vec4u(0u);
+  var k = 0u;
+  for (; k + 4u <= P.slices; k += 4u) {
+    let o = at + vec4u(k * 256u);
+    let s0 = vec4u(partial[o.x], partial[o.y], partial[o.z], partial[o.w]);
+    let s1 = vec4u(partial[o.x + 256u], partial[o.y + 256u], partial[o.z + 256u], partial[o.w + 256u]);
+    let s2 = vec4u(partial[o.x + 512u], partial[o.y + 512u], partial[o.z + 512u], partial[o.w + 512u]);
+    let s3 = vec4u(partial[o.x + 768u], partial[o.y + 768u], partial[o.z + 768u], partial[o.w + 768u]);
+    sum += (s0 + s1) + (s2 + s3);
+  }
+  for (; k < P.slices; k++) {
+    let o = at + vec4u(k * 256u);
+    sum += vec4u(partial[o.x], partial[o.y], partial[o.z], partial[o.w]);
+  }
   return sum;
 }
 
@@ -369,7 +408,7 @@ fn cell_luts(@builtin(local_invocation_index) b: u32, @builtin(workgroup_id) wid
   let r2 = min(cy, ty - 1u) * tx;
   let c1 = max(cx, 1u) - 1u;
   let c2 = min(cx, tx - 1u);
-  let h = vec4u(count(r1 + c1, b), count(r1 + c2, b), count(r2 + c1, b), count(r2 + c2, b));
+  let h = counts(vec4u(r1 + c1, r1 + c2, r2 + c1, r2 + c2), b);
   var own = h;
   if (P.clip > 0u) {
     let clip = vec4u(P.clip);

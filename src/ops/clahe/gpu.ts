@@ -50,31 +50,27 @@ export interface ClaheTiledVariant {
 
 const variant = (luts: ClaheTiledVariant['luts'], interp: ClaheTiledVariant['interp'], px: 4 | 8 | 16 = 16, rows = 4, copies = 4, groups = 1024, bytes: ClaheTiledVariant['bytes'] = 'cvt'): ClaheTiledVariant =>
   ({ luts, copies, groups, interp, px, rows, bytes });
-const magic = (px: 4 | 8 | 16, rows: number, groups = 1024): ClaheTiledVariant => variant('partials', 'strips', px, rows, 4, groups, 'magic');
+const strips = (luts: ClaheTiledVariant['luts'], px: 4 | 8 | 16, rows: number, bytes: ClaheTiledVariant['bytes'] = 'cvt', groups = 1024): ClaheTiledVariant =>
+  variant(luts, 'strips', px, rows, 4, groups, bytes);
 
 /** The variants the bench compares, by name. */
 export const CLAHE_TILED_VARIANTS: Readonly<Record<string, ClaheTiledVariant>> = {
   'tiles-words': variant('tiles', 'words'),
+  'tiles-strips4x4': strips('tiles', 4, 4),
   'partials-words': variant('partials', 'words'),
-  'partials1-words': variant('partials', 'words', 16, 4, 1),
-  'partials8-words': variant('partials', 'words', 16, 4, 8),
-  'partials-strips16x1': variant('partials', 'strips', 16, 1),
-  'partials-strips16x2': variant('partials', 'strips', 16, 2),
-  'partials-strips16x4': variant('partials', 'strips', 16, 4),
-  'partials-strips16x8': variant('partials', 'strips', 16, 8),
-  'partials-strips4x4': variant('partials', 'strips', 4, 4),
-  'partials-strips8x4': variant('partials', 'strips', 8, 4),
-  'partials-strips16x4-g2048': variant('partials', 'strips', 16, 4, 4, 2048),
-  'partials-strips16x4-g4096': variant('partials', 'strips', 16, 4, 4, 4096),
-  'partials-strips16x2-magic': magic(16, 2),
-  'partials-strips16x4-magic': magic(16, 4),
-  'partials-strips16x8-magic': magic(16, 8),
-  'partials-strips8x4-magic': magic(8, 4),
-  'partials-strips4x4-magic': magic(4, 4),
+  'partials-strips4x4': strips('partials', 4, 4),
+  'partials-strips4x8': strips('partials', 4, 8),
+  'partials-strips4x16': strips('partials', 4, 16),
+  'partials-strips4x4-magic': strips('partials', 4, 4, 'magic'),
+  'partials-strips4x8-magic': strips('partials', 4, 8, 'magic'),
+  'partials-strips4x16-magic': strips('partials', 4, 16, 'magic'),
+  'partials-strips8x8-magic': strips('partials', 8, 8, 'magic'),
+  'partials-strips16x8-magic': strips('partials', 16, 8, 'magic'),
+  'partials-strips4x8-magic-g512': strips('partials', 4, 8, 'magic', 512),
 };
 
 /** The default variant (from the H100 measurement, docs/clahe.md). */
-export const CLAHE_TILED_DEFAULT = 'partials-strips16x4';
+export const CLAHE_TILED_DEFAULT = 'partials-strips4x8-magic';
 
 /** The variant IMGPU_CLAHE_TILED names (a measurement knob), else the default. */
 export function claheTiledVariant(name = globalThis.process?.env?.IMGPU_CLAHE_TILED ?? CLAHE_TILED_DEFAULT): ClaheTiledVariant {
