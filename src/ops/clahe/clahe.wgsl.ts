@@ -22,6 +22,9 @@ export const WindowParams = defineUniforms('Params', { width: 'u32', height: 'u3
  *   between the 4 nearest tiles' LUTs with OpenCV's float32 expression and order. Weights come from the host
  *   tables of plan.ts; every product passes through `rounded()` before its addition, so no compiler can
  *   contract it into an FMA (the H100's driver did, by 1 LSB in a few pixels, with a plainer guard).
+ * 8-bit with the image in one binding (the default: gpu.ts ClaheTiledVariant) replaces them with
+ * tile_hist_private (per-slice histograms stored whole: no clear) → cell_luts (tile_lut and tile_cells in one
+ * dispatch) → interpolate_strips (an invocation per few pixels of a row over several rows).
  *
  * Sliding window (8-bit; a window of radius R centred on every pixel, mirrored borders):
  * - window_naive: one invocation per pixel recounts its (2R+1)² window into a private histogram of packed

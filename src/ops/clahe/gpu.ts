@@ -69,8 +69,12 @@ export const CLAHE_TILED_VARIANTS: Readonly<Record<string, ClaheTiledVariant>> =
   'partials-strips4x8-magic-g512': strips('partials', 4, 8, 'magic', 512),
 };
 
-/** The default variant (from the H100 measurement, docs/clahe.md). */
-export const CLAHE_TILED_DEFAULT = 'partials-strips4x8-magic';
+/**
+ * The default variant, the fastest of the H100 run (bench/results/h100-clahe-variants-2.jsonl, docs/clahe.md):
+ * 8K 8×8 back to back 0.090 ms against 0.143 for tiles-words (the kernels before issue 22). 'magic' measured no
+ * faster (0.092): the conversions were not what bounds interpolate; 16-pixel strips were slower (registers).
+ */
+export const CLAHE_TILED_DEFAULT = 'partials-strips4x8';
 
 /** The variant IMGPU_CLAHE_TILED names (a measurement knob), else the default. */
 export function claheTiledVariant(name = globalThis.process?.env?.IMGPU_CLAHE_TILED ?? CLAHE_TILED_DEFAULT): ClaheTiledVariant {
