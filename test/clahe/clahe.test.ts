@@ -16,6 +16,7 @@ import { clahe, type ClaheOptions } from '../../src/ops/clahe/index.js';
 import { tileLut, windowLutValue } from '../../src/ops/clahe/cpu-kernels.js';
 import { reflect101Index } from '../../src/core/border.js';
 import { mirror, windowGeometry } from '../../src/ops/clahe/plan.js';
+import { CLAHE_TILED_VARIANTS } from '../../src/ops/clahe/gpu.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
@@ -176,6 +177,48 @@ test('GPU equals CPU on odd sizes, 8 and 16-bit, and on a resident GpuImage', as
   for (const g of [dev, tiled.output, window.output]) g.release();
 });
 
+/** Smooth 8-bit test image with flat runs (words of 4 equal bytes: tile_hist_private's one-atomic path) and noise. */
+function patchy(h: number, w: number, seed: number): Image {
+  const noise = randomBytes(w * h, seed, 256);
+  const data = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) data[y * w + x] = (x >> 3) % 3 === 0 ? noise[y * w + x] : ((x >> 5) * 37 + (y >> 2) * 11) & 255;
+  }
+  return imageFrom(data, [h, w]);
+}
+
+test('every 8-bit tiled kernel variant (IMGPU_CLAHE_TILED) equals the CPU on odd sizes', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  // Widths: multiples of 16 (strips of 16), of 8 and of 4 only (narrower strips), odd (word kernel); images
+  // smaller than one strip or tile; tiles whose rows start off a 16-byte boundary; a grid with REFLECT_101 padding.
+  const cases: [number, number, number, number][] = [[1, 1, 1, 1], [3, 16, 2, 2], [9, 20, 3, 2], [37, 24, 8, 8], [97, 131, 8, 8], [64, 64, 2, 2], [256, 336, 16, 5], [300, 480, 8, 8]];
+  const inputs = cases.flatMap(([h, w, tx, ty]) => [imageFrom(randomBytes(w * h, h * w + 3, 256), [h, w]), patchy(h, w, h + w)]
+    .map((img) => ({ img, opts: { tiles: { width: tx, height: ty }, clip: 2 } })));
+  const expected = await Promise.all(inputs.map(async ({ img, opts }) => (await clahe(img, opts)).output));
+  const saved = process.env.IMGPU_CLAHE_TILED;
+  try {
+    for (const name of Object.keys(CLAHE_TILED_VARIANTS)) {
+      process.env.IMGPU_CLAHE_TILED = name;
+      // A context of its own: pooled output buffers cannot hold another variant's (correct) pixels.
+      const gpu = await createNodeGpuContext();
+      try {
+        for (const [i, { img, opts }] of inputs.entries()) {
+          assertSame((await clahe(img, { ...opts, gpu })).output, expected[i], `${name} ${img.shape[1]}×${img.shape[0]} tiles ${opts.tiles.width}x${opts.tiles.height}`);
+        }
+        if (name === 'tiles-words') {
+          process.env.IMGPU_CLAHE_TILED = 'no-such-variant';
+          await assert.rejects(clahe(patchy(8, 8, 1), { gpu }), /IMGPU_CLAHE_TILED: unknown variant/);
+        }
+      } finally {
+        gpu.destroy();
+      }
+    }
+  } finally {
+    if (saved === undefined) delete process.env.IMGPU_CLAHE_TILED;
+    else process.env.IMGPU_CLAHE_TILED = saved;
+  }
+});
+
 test('worker pool gives the same result as the inline path', async () => {
   const pool = new NodeWorkerPool(2);
   try {
@@ -235,6 +278,11 @@ test('images and tile histograms beyond one storage binding: tiled CLAHE in band
     assert.ok((r.timings.slabs ?? 1) > 1, 'split');
     assertSame(r.output, (await clahe(cat, { tiles })).output, `8-bit tiled ${tiles.width}x${tiles.height}`);
   }
+  // A width of 16-pixel strips (interpolate_strips in row slabs); the tiles band by band.
+  const wide = patchy(320, 480, 5);
+  const strips = await clahe(wide, { gpu: small });
+  assert.ok((strips.timings.slabs ?? 1) > 1, 'split');
+  assertSame(strips.output, (await clahe(wide)).output, '8-bit tiled, strips in slabs');
   for (const window of [5, 20]) {
     const r = await clahe(cat, { window, gpu: small });
     assert.ok((r.timings.slabs ?? 1) > 1, 'split');

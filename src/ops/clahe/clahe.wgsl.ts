@@ -22,6 +22,9 @@ export const WindowParams = defineUniforms('Params', { width: 'u32', height: 'u3
  *   between the 4 nearest tiles' LUTs with OpenCV's float32 expression and order. Weights come from the host
  *   tables of plan.ts; every product passes through `rounded()` before its addition, so no compiler can
  *   contract it into an FMA (the H100's driver did, by 1 LSB in a few pixels, with a plainer guard).
+ * 8-bit with the image in one binding (the default: gpu.ts ClaheTiledVariant) replaces them with
+ * tile_hist_private (per-slice histograms stored whole: no clear) → cell_luts (tile_lut and tile_cells in one
+ * dispatch) → interpolate_strips (an invocation per few pixels of a row over several rows).
  *
  * Sliding window (8-bit; a window of radius R centred on every pixel, mirrored borders):
  * - window_naive: one invocation per pixel recounts its (2R+1)² window into a private histogram of packed
@@ -238,15 +241,241 @@ fn tile_cells(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
 `;
 }
 
+/**
+ * tile_hist_private (8-bit; the whole image in one binding): like tile_hist, a workgroup per row slice of a
+ * tile, but it reads 16 bytes per invocation (vec4<u32>), counts a word of 4 equal bytes with one atomic, counts
+ * into `copies` sub-histograms (invocation i into copy i mod copies: equal values within a warp, common in
+ * flat regions, hit different addresses) and stores its histogram whole into its own slot of `partial` —
+ * no atomics in global memory, so no histogram to clear first. cell_luts sums the slices.
+ */
+export function tileHistPrivateWgsl(copies: number): string {
+  return /* wgsl */ `
+${gridWgsl}
+${reflect101Wgsl}
+${TileParams.wgsl}
+const WG: u32 = 256u;
+const C: u32 = ${copies}u;
+@group(0) @binding(0) var<storage, read> src: array<vec4u>;
+@group(0) @binding(1) var<storage, read_write> partial: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+var<workgroup> local: array<atomic<u32>, ${256 * copies}>;
+
+fn px(p: u32) -> u32 { return (src[p >> 4u][(p >> 2u) & 3u] >> ((p & 3u) * 8u)) & 0xffu; }
+fn add(c: u32, v: u32, n: u32) { atomicAdd(&local[v * C + c], n); }
+// Bytes lo ≤ j < hi of word w, one by one (the ends of a tile row).
+fn count_part(c: u32, w: u32, lo: u32, hi: u32) {
+  for (var j = lo; j < hi; j++) { add(c, (w >> (j * 8u)) & 0xffu, 1u); }
+}
+// A whole word: one atomic when its 4 bytes are equal (flat image areas), else 4.
+fn count_word(c: u32, w: u32) {
+  let b0 = w & 0xffu;
+  if (w == b0 * 0x01010101u) {
+    add(c, b0, 4u);
+  } else {
+    add(c, b0, 1u);
+    add(c, (w >> 8u) & 0xffu, 1u);
+    add(c, (w >> 16u) & 0xffu, 1u);
+    add(c, w >> 24u, 1u);
+  }
+}
+// A whole quad of 16 bytes: one atomic when all are equal.
+fn count_quad(c: u32, v: vec4u) {
+  let b0 = v.x & 0xffu;
+  if (all(v == vec4u(b0 * 0x01010101u))) {
+    add(c, b0, 16u);
+  } else {
+    count_word(c, v.x);
+    count_word(c, v.y);
+    count_word(c, v.z);
+    count_word(c, v.w);
+  }
+}
+
+@compute @workgroup_size(WG)
+fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let id = linear_group_id(wid, nwg);
+  if (id >= P.tiles * P.slices) { return; }
+  let t = id / P.slices;
+  let r0 = (id - t * P.slices) * P.slice_rows;
+  let rows = min(P.slice_rows, P.tile_h - min(r0, P.tile_h));
+  let ty = t / P.tiles_x;
+  let x0 = (t - ty * P.tiles_x) * P.tile_w;
+  let y0 = ty * P.tile_h + r0;
+  let c = li % C;
+  if (x0 + P.tile_w <= P.width && y0 + rows <= P.height) {
+    // Row r covers bytes [start, end): quads (16 bytes) start / 16 … at most SPAN of them, flattened with the rows.
+    let span = (P.tile_w + 15u) / 16u + 1u;
+    for (var i = li; i < span * rows; i += WG) {
+      let r = i / span;
+      let start = (y0 + r) * P.width + x0;
+      let end = start + P.tile_w;
+      let q = start / 16u + (i - r * span);
+      let qb = q * 16u;
+      if (qb < end) {
+        let v = src[q];
+        let lo = max(start, qb) - qb;
+        let hi = min(end, qb + 16u) - qb;
+        if (lo == 0u && hi == 16u) {
+          count_quad(c, v);
+        } else {
+          for (var k = 0u; k < 4u; k++) {
+            let a = clamp(lo, 4u * k, 4u * k + 4u) - 4u * k;
+            let b = clamp(hi, 4u * k, 4u * k + 4u) - 4u * k;
+            if (a < b) { count_part(c, v[k], a, b); }
+          }
+        }
+      }
+    }
+  } else {
+    // Touches the REFLECT_101 padding: pixels map back into the image one by one.
+    for (var i = li; i < P.tile_w * rows; i += WG) {
+      let r = i / P.tile_w;
+      let x = reflect101(x0 + i - r * P.tile_w, P.width);
+      let y = reflect101(y0 + r, P.height);
+      add(c, px(y * P.width + x), 1u);
+    }
+  }
+  workgroupBarrier();
+  for (var b = li; b < 256u; b += WG) {
+    var sum = 0u;
+    for (var k = 0u; k < C; k++) { sum += atomicLoad(&local[b * C + k]); }
+    partial[id * 256u + b] = sum;
+  }
+}
+`;
+}
+
+/**
+ * cell_luts (8-bit, after tile_hist_private): one workgroup of 256 invocations (one per bin) per interpolation
+ * cell makes the LUTs of the cell's four tiles from their slices' partial histograms — OpenCV's clip, batch and
+ * residual redistribution and LUT = round(f32(cumsum) · scale), the four tiles at once as vec4 lanes — and writes
+ * the interleaved cell words that tile_cells would: tile_lut and tile_cells in one dispatch. A tile's LUT is made
+ * by each of the (up to 4) cells that blend it: cheap next to a dispatch and its barrier.
+ */
+export function cellLutsWgsl(): string {
+  return /* wgsl */ `
+${gridWgsl}
+${exactFloatWgsl}
+${TileParams.wgsl}
+@group(0) @binding(0) var<storage, read> partial: array<u32>;
+@group(0) @binding(1) var<storage, read_write> cells: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+var<workgroup> part: array<vec4u, 256>;
+
+// Inclusive sum over the 256 bins (Hillis–Steele), four tiles at once.
+fn scan(b: u32, v: vec4u) -> vec4u {
+  part[b] = v;
+  workgroupBarrier();
+  for (var off = 1u; off < 256u; off <<= 1u) {
+    var add = vec4u(0u);
+    if (b >= off) { add = part[b - off]; }
+    workgroupBarrier();
+    part[b] += add;
+    workgroupBarrier();
+  }
+  return part[b];
+}
+
+// Bin b of the four tiles' histograms: the sums of their slices' partials, four slices of each tile a step so
+// that 16 loads are in flight (one dependent load after another was a chain of 64 L2 round trips).
+fn counts(tiles: vec4u, b: u32) -> vec4u {
+  let at = tiles * (P.slices * 256u) + vec4u(b);
+  var sum = vec4u(0u);
+  var k = 0u;
+  for (; k + 4u <= P.slices; k += 4u) {
+    let o = at + vec4u(k * 256u);
+    let s0 = vec4u(partial[o.x], partial[o.y], partial[o.z], partial[o.w]);
+    let s1 = vec4u(partial[o.x + 256u], partial[o.y + 256u], partial[o.z + 256u], partial[o.w + 256u]);
+    let s2 = vec4u(partial[o.x + 512u], partial[o.y + 512u], partial[o.z + 512u], partial[o.w + 512u]);
+    let s3 = vec4u(partial[o.x + 768u], partial[o.y + 768u], partial[o.z + 768u], partial[o.w + 768u]);
+    sum += (s0 + s1) + (s2 + s3);
+  }
+  for (; k < P.slices; k++) {
+    let o = at + vec4u(k * 256u);
+    sum += vec4u(partial[o.x], partial[o.y], partial[o.z], partial[o.w]);
+  }
+  return sum;
+}
+
+fn lut_value(cum: u32) -> u32 { return min(u32(round(u32_to_f32_rn(cum) * P.scale)), 255u); }
+
+@compute @workgroup_size(256)
+fn cell_luts(@builtin(local_invocation_index) b: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let cell = linear_group_id(wid, nwg);
+  let tx = P.tiles_x;
+  let ty = P.tiles / tx;
+  if (cell >= (tx + 1u) * (ty + 1u)) { return; }
+  let cy = cell / (tx + 1u);
+  let cx = cell - cy * (tx + 1u);
+  let r1 = (max(cy, 1u) - 1u) * tx;
+  let r2 = min(cy, ty - 1u) * tx;
+  let c1 = max(cx, 1u) - 1u;
+  let c2 = min(cx, tx - 1u);
+  let h = counts(vec4u(r1 + c1, r1 + c2, r2 + c1, r2 + c2), b);
+  var own = h;
+  if (P.clip > 0u) {
+    let clip = vec4u(P.clip);
+    _ = scan(b, max(h, clip) - clip);
+    let total = part[255u];
+    let batch = total / 256u;
+    let residual = total - batch * 256u;
+    let step = max(vec4u(256u) / max(residual, vec4u(1u)), vec4u(1u));
+    let extra = select(vec4u(0u), vec4u(1u), (residual > vec4u(0u)) & (vec4u(b) % step == vec4u(0u)) & (vec4u(b) / step < residual));
+    own = min(h, clip) + batch + extra;
+    workgroupBarrier();
+  }
+  let cum = scan(b, own);
+  cells[cell * 256u + b] = lut_value(cum.x) | (lut_value(cum.y) << 8u) | (lut_value(cum.z) << 16u) | (lut_value(cum.w) << 24u);
+}
+`;
+}
+
+/**
+ * OpenCV's bilinear blend of the four LUT values c (top-left, top-right, bottom-left, bottom-right) with x weights
+ * xa, xa1 and y weights ya, ya1, in its float32 expression and order. Every product passes through `rounded()`,
+ * the float32 value of x made opaque to the compiler (XOR with the uniform zero `P.zero`): a product cannot be
+ * contracted into an FMA with the addition that follows, nor factored with its neighbour (the H100's driver did
+ * both, by 1 LSB in a few pixels, with plainer guards).
+ */
+const blendWgsl = (conversions: string): string => /* wgsl */ `
+fn rounded(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ P.zero); }
+${conversions}
+fn blend(c: vec4f, xa: f32, xa1: f32, ya: f32, ya1: f32) -> u32 {
+  let top = rounded(c.x * xa1) + rounded(c.y * xa);
+  let bottom = rounded(c.z * xa1) + rounded(c.w * xa);
+  return to_int(rounded(top * ya1) + rounded(bottom * ya));
+}
+`;
+
+/** The blend's result as an integer of at most `max`, and (8-bit) the four bytes of an interleaved cell word as floats. */
+const cvtWgsl = (max: number): string => /* wgsl */ `
+fn to_int(r: f32) -> u32 { return u32(clamp(round(r), 0.0, ${max}.0)); }
+fn unpack_cell(w: u32) -> vec4f { return vec4f(f32(w & 0xffu), f32((w >> 8u) & 0xffu), f32((w >> 16u) & 0xffu), f32(w >> 24u)); }
+`;
+
+/**
+ * cvtWgsl for 8-bit without conversion instructions, which NVIDIA GPUs run at a quarter of the FP32 rate (five a
+ * pixel: four LUT bytes in, the result out). Both exact: a byte b is the float 2^23 + b (its bits: b below the
+ * exponent of 2^23) minus 2^23; a float r of |r| < 2^22 plus 1.5·2^23 lands where the float spacing is 1, so
+ * the addition rounds r to an integer half to even, as round() (OpenCV's cvRound) does, and the integer is the
+ * low bits of the sum — provided the addition is not reassociated with the one that made r (lavapipe's LLVM did
+ * that, off by one in some pixels, until r passed through rounded()).
+ */
+const magicWgsl = /* wgsl */ `
+fn byte_f32(b: u32) -> f32 { return bitcast<f32>(b | 0x4b000000u) - 8388608.0; }
+fn unpack_cell(w: u32) -> vec4f {
+  return vec4f(byte_f32(w & 0xffu), byte_f32((w >> 8u) & 0xffu), byte_f32((w >> 16u) & 0xffu), byte_f32(w >> 24u));
+}
+// rounded(r): r opaque, so that no compiler reassociates the sum that made it with the addition (lavapipe's did).
+fn to_int(r: f32) -> u32 { return u32(clamp(bitcast<i32>(rounded(r) + 12582912.0) - 0x4b400000i, 0i, 255i)); }
+`;
+
 export function interpolateWgsl(dtype: ClaheDtype): string {
   const { bins, epw, bits, mask } = packing(dtype);
   // The four LUT values blended at a pixel (top-left, top-right, bottom-left, bottom-right).
   const corners = dtype === 'uint8'
     ? `// 8-bit: one gather from the interleaved cells (tile_cells); x/y tables hold the cell index in z.
-fn corners(xv: vec4u, yv: vec4u, v: u32) -> vec4f {
-  let w = lut[(yv.z * (P.tiles_x + 1u) + xv.z) * 256u + v];
-  return vec4f(f32(w & 0xffu), f32((w >> 8u) & 0xffu), f32((w >> 16u) & 0xffu), f32(w >> 24u));
-}`
+fn corners(xv: vec4u, yv: vec4u, v: u32) -> vec4f { return unpack_cell(lut[(yv.z * (P.tiles_x + 1u) + xv.z) * 256u + v]); }`
     : `// 16-bit: four gathers from the packed LUTs; x/y tables hold the first and second tile in z and w.
 fn entry(tile: u32, v: u32) -> f32 {
   let i = tile * BINS + v;
@@ -271,21 +500,11 @@ ${InterpolateParams.wgsl}
 @group(0) @binding(3) var<storage, read> xtab: array<vec4u>;
 @group(0) @binding(4) var<storage, read> ytab: array<vec4u>;
 @group(0) @binding(5) var<uniform> P: Params;
-
-// The rounded float32 value of x, opaque to the compiler (XOR with a uniform zero): a product passed through
-// it cannot be contracted into an FMA with the addition that follows, nor factored with its neighbour.
-fn rounded(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ P.zero); }
-
+${blendWgsl(cvtWgsl(bins - 1))}
 ${corners}
 
 fn interp(xv: vec4u, yv: vec4u, v: u32) -> u32 {
-  let xa = bitcast<f32>(xv.x);
-  let xa1 = bitcast<f32>(xv.y);
-  let c = corners(xv, yv, v);
-  let top = rounded(c.x * xa1) + rounded(c.y * xa);
-  let bottom = rounded(c.z * xa1) + rounded(c.w * xa);
-  let res = rounded(top * bitcast<f32>(yv.y)) + rounded(bottom * bitcast<f32>(yv.x));
-  return u32(clamp(round(res), 0.0, f32(BINS - 1u)));
+  return blend(corners(xv, yv, v), bitcast<f32>(xv.x), bitcast<f32>(xv.y), bitcast<f32>(yv.x), bitcast<f32>(yv.y));
 }
 
 @compute @workgroup_size(WG)
@@ -309,6 +528,61 @@ fn interpolate(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) 
     }
   }
   dst[w] = out;
+}
+`;
+}
+
+/** The strip interpolation's parameters: strips per row (width / PX), rows, interpolation cells per row. */
+export const StripParams = defineUniforms('Params', { strips: 'u32', height: 'u32', cells_x: 'u32', zero: 'u32' });
+
+/**
+ * interpolate_strips (8-bit, width a multiple of `px`): one invocation per `px` consecutive pixels of a row
+ * (one u32, vec2<u32> or vec4<u32> load and store) over `rows` rows. Its px columns' weights and cell offsets
+ * are loaded once into registers and reused on every row (the word kernel loaded a 16-byte table entry per
+ * pixel, 4× the image bytes through L1); per row one y entry (the same for the whole row), one load, px
+ * gathers of interleaved cell words, one store. The per-pixel code is generated unrolled so that the weights
+ * stay in registers. `bytes`: 'magic' converts bytes and floats with magicWgsl, 'cvt' with f32() / round().
+ */
+export function interpolateStripsWgsl(px: 4 | 8 | 16, rows: number, bytes: 'cvt' | 'magic' = 'cvt'): string {
+  const words = px / 4;
+  const vt = words === 1 ? 'u32' : `vec${words}u`;
+  const word = (k: number) => (words === 1 ? 'v' : `v.${'xyzw'[k]}`);
+  const cols = Array.from({ length: px }, (_, j) => j);
+  const load = cols.map((j) => `  let xt${j} = xtab[x0 + ${j}u];`).join('\n');
+  const pixel = (j: number) => `(blend(unpack_cell(lut[rowc + xt${j}.z * 256u + ((${word(j >> 2)} >> ${8 * (j & 3)}u) & 0xffu)]), bitcast<f32>(xt${j}.x), bitcast<f32>(xt${j}.y), ya, ya1) << ${8 * (j & 3)}u)`;
+  const outWord = (k: number) => cols.slice(4 * k, 4 * k + 4).map(pixel).join('\n        | ');
+  const store = words === 1 ? `dst[i] = ${outWord(0)};` : `dst[i] = ${vt}(\n        ${Array.from({ length: words }, (_, k) => outWord(k)).join(',\n        ')});`;
+  return /* wgsl */ `
+${gridWgsl}
+const PX: u32 = ${px}u;
+const ROWS: u32 = ${rows}u;
+${StripParams.wgsl}
+@group(0) @binding(0) var<storage, read> src: array<${vt}>;
+@group(0) @binding(1) var<storage, read_write> dst: array<${vt}>;
+@group(0) @binding(2) var<storage, read> lut: array<u32>;
+@group(0) @binding(3) var<storage, read> xtab: array<vec4u>;
+@group(0) @binding(4) var<storage, read> ytab: array<vec4u>;
+@group(0) @binding(5) var<uniform> P: Params;
+${blendWgsl(bytes === 'magic' ? magicWgsl : cvtWgsl(255))}
+
+@compute @workgroup_size(256)
+fn interpolate_strips(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let id = linear_group_id(wid, nwg) * 256u + li;
+  let rb = id / P.strips;
+  let s = id - rb * P.strips;
+  let y0 = rb * ROWS;
+  if (y0 >= P.height) { return; }
+  let x0 = s * PX;
+${load}
+  for (var y = y0; y < min(y0 + ROWS, P.height); y++) {
+    let yv = ytab[y];
+    let ya = bitcast<f32>(yv.x);
+    let ya1 = bitcast<f32>(yv.y);
+    let rowc = yv.z * P.cells_x * 256u;
+    let i = y * P.strips + s;
+    let v = src[i];
+    ${store}
+  }
 }
 `;
 }
