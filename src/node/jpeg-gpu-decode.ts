@@ -12,6 +12,7 @@ import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
 import { ColourParams, IdctParams, colourWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
+import { traced } from './trace.js';
 
 const BLOCK_BYTES = 128;
 const QUANT_BYTES = 256;
@@ -132,18 +133,18 @@ export async function decodeJpegOnGpu(
   if (orientation !== 1 && bands < mcuRowsOf(layout)) return { fallback: `EXIF orientation ${orientation} on an image larger than one binding` };
   const plan = await JpegDecodePlan.prepare(ctx);
   const t0 = performance.now();
-  const mem = await coefMemory(ctx, layout.bytes, host);
+  const mem = await traced('coef-memory', path, () => coefMemory(ctx, layout.bytes, host));
   try {
-    await coef.coefDecodeAsync(buf, mem.bytes, gray);
+    await traced('entropy', path, () => coef.coefDecodeAsync(buf, mem.bytes, gray));
   } catch (e) {
     mem.discard();
     if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return { fallback: (e as Error).message };
     throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
   }
-  await mem.ready();
+  await traced('coef-copy', path, () => mem.ready());
   const t1 = performance.now();
   let t2 = t1;
-  const image = await ctx.scoped('jpeg decode', async () => {
+  const image = await traced('decode-record', path, () => ctx.scoped('jpeg decode', async () => {
     const coefs = mem.submit();
     if (times?.profile) await ctx.finish();
     const timer = new KernelTimer(ctx, false);
@@ -157,7 +158,7 @@ export async function decodeJpegOnGpu(
     } finally {
       timer.destroy();
     }
-  });
+  }));
   if (times) {
     times.entropyMs += t1 - t0;
     times.submitMs += t2 - t1;

@@ -5,6 +5,7 @@ import type { ReadOptions } from '../../io/index.js';
 import type { CodecPool } from '../../node/codec-pool.js';
 import type { VideoReader } from '../../io/video.js';
 import { cliWording } from '../flags.js';
+import { traced } from '../../node/trace.js';
 import type { ProgressSink } from './report.js';
 
 // The loop every run over many images goes through — a batch of an image command (run.ts) and detection over a
@@ -46,7 +47,7 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
     if (this.taken >= this.jobs.length) return undefined;
     this.fill();
     const job = this.jobs[this.taken++];
-    const got = await this.reads.shift()!;
+    const got = await traced('wait', job.input, () => this.reads.shift()!);
     this.fill();
     return got instanceof Error ? { job, error: got } : { job, img: got };
   }
@@ -69,7 +70,7 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
 
   private async read(j: J): Promise<I> {
     const t = now();
-    const img = this.reader ? await this.reader(j) : ((await this.codecs.read(j.input, this.opts)) as I);
+    const img = await traced('read', j.input, async () => (this.reader ? this.reader(j) : ((await this.codecs.read(j.input, this.opts)) as I)));
     this.readMs += now() - t;
     return img;
   }
@@ -171,7 +172,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
   async function keepOne(job: J, keep: () => Promise<void>): Promise<void> {
     const t = now();
     try {
-      await keep();
+      await traced('keep', job.input, keep);
       tally.processed++;
       tally.bytes += job.bytes;
     } catch (e) {
@@ -185,7 +186,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
   let deferred: { job: J; keep: () => Promise<void> } | undefined;
   async function processOne(job: J, img: I): Promise<void> {
     try {
-      const keep = await step(job, img);
+      const keep = await traced('step', job.input, () => step(job, img));
       if (o.pipelined) {
         const previous = deferred;
         deferred = { job, keep };

@@ -13,6 +13,7 @@ import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
+import { traced } from '../../node/trace.js';
 import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import { Progress, report, type BatchSummary, type ProgressSink } from './report.js';
@@ -156,7 +157,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       // Not waited for: the output stays resident, and its encode's readback waits for the kernels anyway (a wait
       // here held the JavaScript thread for every photo decoded ahead, whose work the queue runs first).
       // extras false: nothing besides the image is read back (Otsu's threshold was a wait for the GPU per photo).
-      r = await cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false }, {});
+      r = await traced('op', job.input, () => cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false }, {}));
     } catch (e) {
       if (dev !== input) dev.release();
       throw e;
@@ -175,9 +176,9 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     }
     return async () => {
       try {
-        const file = await encodeJpegGpu(out, { quality: o.write.quality, async: true, host: coefficients });
+        const file = await traced('encode', job.input, () => encodeJpegGpu(out, { quality: o.write.quality, async: true, host: coefficients }));
         try {
-          await writeAtomically(job.output, file);
+          await traced('write-file', job.input, () => writeAtomically(job.output, file));
         } finally {
           coefficients.give(file.buffer); // GPU entropy coding assembles the file in this recycled memory
         }
@@ -242,7 +243,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   }
   // Several images in flight on both sides of the processing: decoding and encoding run on the codec
   // workers, so `window` images are read ahead and `window` written behind.
-  const window = Math.max(2, Math.min(16, exec.pool.size));
+  const window = Number(process.env.IMGPU_BATCH_WINDOW) || Math.max(2, Math.min(16, exec.pool.size));
   const read = { ...o.read, gray: !cmd.colour };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
