@@ -1,6 +1,6 @@
 /**
  * The mean adaptive threshold's GPU variants (issue 22): `node dist/bench/threshold-mean.js [--size 7680x4320]
- * [--windows 3,11,31,63] [--variants all|default] [--batch 20] [--hold-clocks] [--out NAME]`.
+ * [--windows 3,11,31,63] [--variants all|staged|default] [--batch 20] [--hold-clocks] [--out NAME]`.
  * For each window, the separable passes and the fused kernel's tiles (ops/threshold/gpu.ts MeanSchedule) on the
  * bundled photograph at that size, offset 2: back to back (`batch` calls in one compute pass, bench/batched.ts)
  * and isolated (one call per submission), kernel time from timestamps; each variant's output is compared with the
@@ -29,11 +29,20 @@ const OFFSET = 2;
 /** The separable passes, the default, and tiles around it. */
 function variants(which: string): [string, MeanSchedule][] {
   const sep: [string, MeanSchedule] = ['separable', { ...DEFAULT_MEAN_SCHEDULE, fusedMaxWindow: 0 }];
-  const fused = (t: BoxTile): [string, MeanSchedule] => [`fused ${t.words * 4}x${t.rows} seg${t.segRows} run${t.run}`, { fusedMaxWindow: 63, tile: t }];
+  const fused = (t: BoxTile): [string, MeanSchedule] => [`fused ${t.words * 4}x${t.rows} seg${t.segRows} run${t.run}${t.stage ? ' staged' : ''}`, { fusedMaxWindow: 63, tile: t }];
   if (which === 'default') return [sep, ['default', DEFAULT_MEAN_SCHEDULE]];
   const tiles: BoxTile[] = [];
-  for (const words of [32, 64, 128]) for (const rows of [16, 32, 64]) for (const run of [1, 2, 4]) tiles.push({ words, rows, segRows: rows, run });
-  for (const segRows of [4, 8, 16]) tiles.push({ words: 64, rows: 32, segRows, run: 2 });
+  if (which === 'all') {
+    for (const words of [32, 64, 128]) for (const rows of [16, 32, 64]) for (const run of [1, 2, 4]) tiles.push({ words, rows, segRows: rows, run, stage: false });
+    for (const segRows of [4, 8, 16]) tiles.push({ words: 64, rows: 32, segRows, run: 2, stage: false });
+  }
+  // The staged tiles (the input in workgroup memory first): the first search (h100-threshold-mean-variants.jsonl)
+  // found the direct column pass bound by its serial loads, fastest with short segments and 16-row tiles.
+  for (const words of [32, 64, 128]) {
+    for (const rows of [8, 16, 32]) for (const segRows of new Set([4, 8, rows])) tiles.push({ words, rows, segRows, run: 2, stage: true });
+  }
+  for (const run of [1, 4]) tiles.push({ words: 64, rows: 16, segRows: 8, run, stage: true });
+  tiles.push({ words: 64, rows: 16, segRows: 4, run: 2, stage: false }, { words: 64, rows: 16, segRows: 8, run: 2, stage: false });
   return [sep, ...tiles.map(fused)];
 }
 

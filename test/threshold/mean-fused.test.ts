@@ -71,8 +71,9 @@ test('mean, fused kernel: every tile shape and split of the work gives the CPU\'
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   const tiles: BoxTile[] = [
-    { words: 1, rows: 1, segRows: 1, run: 1 }, { words: 2, rows: 3, segRows: 2, run: 1 }, { words: 3, rows: 5, segRows: 1, run: 3 },
-    { words: 4, rows: 8, segRows: 8, run: 4 }, { words: 8, rows: 7, segRows: 3, run: 2 }, DEFAULT_MEAN_SCHEDULE.tile,
+    { words: 1, rows: 1, segRows: 1, run: 1, stage: false }, { words: 2, rows: 3, segRows: 2, run: 1, stage: true }, { words: 3, rows: 5, segRows: 1, run: 3, stage: false },
+    { words: 4, rows: 8, segRows: 8, run: 4, stage: true }, { words: 8, rows: 7, segRows: 3, run: 2, stage: true }, { words: 64, rows: 16, segRows: 16, run: 2, stage: false },
+    { words: 64, rows: 16, segRows: 4, run: 2, stage: true },
   ];
   for (const [h, w] of [[45, 83], [40, 96], [9, 2]] as [number, number][]) {
     const img = imageFrom(randomBytes(h * w, h + w), [h, w]);
@@ -95,6 +96,8 @@ test('mean: the fused tile shrinks to the workgroup memory; windows beyond the f
   for (const window of [11, FUSED_MAX_WINDOW]) {
     const tile = fusedTile(small, window, DEFAULT_MEAN_SCHEDULE);
     assert.ok(tile && tile.rows < DEFAULT_MEAN_SCHEDULE.tile.rows, `window ${window}: rows cut to fit 4096 bytes (${JSON.stringify(tile)})`);
+    // Window 63's input rows do not fit 4 KiB even for one output row: its tile is unstaged.
+    assert.equal(tile.stage, window < FUSED_MAX_WINDOW, `window ${window}: staged`);
     const r = await threshold(img, { method: 'mean', window, offset: 1, gpu: small, profile: true });
     assert.ok(r.timings.kernels.some((k) => k.name === 'threshold.mean.fused'));
     assertSame(r.output, (await threshold(img, { method: 'mean', window, offset: 1 })).output, `window ${window}, 4 KiB workgroup memory`);

@@ -14,13 +14,24 @@ export interface BoxTile {
   segRows: number;
   /** Row pass: output words each invocation slides its row sums along. */
   run: number;
+  /**
+   * Load the tile's input rows (halo included) into workgroup memory first, every invocation issuing its loads at
+   * once, and take the column sums from there; else the column pass reads the input itself as it slides.
+   */
+  stage: boolean;
 }
 
 /** Halo words on each side of a tile row for window radius r (the column sums of whole words). */
 export const haloWords = (r: number) => Math.ceil(r / 4);
 
-/** Workgroup memory of the tile's column sums: two u32 (even and odd bytes) per word column and row. */
-export const fusedBoxSharedBytes = (r: number, t: BoxTile) => t.rows * (t.words + 2 * haloWords(r)) * 8;
+/**
+ * Workgroup memory of a tile: its column sums, two u32 (even and odd bytes) per word column and row, and where
+ * staged, its input words with the halo rows.
+ */
+export function fusedBoxSharedBytes(r: number, t: BoxTile): number {
+  const lw = t.words + 2 * haloWords(r);
+  return t.rows * lw * 8 + (t.stage ? (t.rows + 2 * r) * lw * 4 : 0);
+}
 
 const WG = 256;
 
@@ -47,6 +58,7 @@ export function fusedBoxWgsl(r: number, t: BoxTile): string {
   const k2 = k * k;
   const runsPerRow = t.words / t.run;
   const groups = Math.ceil(t.rows / t.segRows);
+  const staged = (t.rows + 2 * r) * lw;
   return /* wgsl */ `
 ${gridWgsl}
 ${FusedBoxParams.wgsl}
@@ -63,6 +75,7 @@ const K2: u32 = ${k2}u;
 const LANES: u32 = 0x00ff00ffu;
 var<workgroup> ve: array<u32, ${t.rows * lw}>;
 var<workgroup> vo: array<u32, ${t.rows * lw}>;
+${t.stage ? `var<workgroup> tin: array<u32, ${staged}>;` : ''}
 
 fn px(p: u32) -> u32 { return (src[p >> 2u] >> ((p & 3u) * 8u)) & 0xffu; }
 fn row_at(y: i32) -> u32 { return u32(clamp(y, 0i, i32(P.h) - 1i)) * P.w; }
@@ -81,24 +94,25 @@ fn load4(row: u32, x: i32) -> u32 {
   return v;
 }
 
+${t.stage ? stagedWgsl(staged) : directWgsl}
+
 @compute @workgroup_size(${WG})
 fn box_fused(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let tile = linear_group_id(wid, nwg);
   let c0 = (tile % P.tiles_x) * TW;
   let y0 = (tile / P.tiles_x) * TH;
   let rows = min(TH, P.h - min(P.h, y0));
+${t.stage ? '  stage(c0, y0, li);\n  workgroupBarrier();' : ''}
   // 1. Column sums of the tile rows, word columns c0 − HW … c0 + TW + HW − 1.
   for (var task = li; task < LW * ${groups}u; task += ${WG}u) {
     let j = task % LW;
     let ty0 = (task / LW) * SEG;
     let ty1 = min(ty0 + SEG, rows);
     if (ty0 >= ty1) { continue; }
-    let x = i32(c0 + j) * 4i - i32(HW) * 4i;
-    let y = i32(y0 + ty0);
     var se = 0u;
     var so = 0u;
     for (var d = -R; d <= R; d++) {
-      let v = load4(row_at(y + d), x);
+      let v = word_at(c0, y0, i32(ty0) + d, j);
       se += v & LANES;
       so += (v >> 8u) & LANES;
     }
@@ -106,9 +120,8 @@ fn box_fused(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
       ve[ty * LW + j] = se;
       vo[ty * LW + j] = so;
       if (ty + 1u < ty1) {
-        let yy = i32(y0 + ty);
-        let a = load4(row_at(yy + R + 1i), x);
-        let b = load4(row_at(yy - R), x);
+        let a = word_at(c0, y0, i32(ty) + R + 1i, j);
+        let b = word_at(c0, y0, i32(ty) - R, j);
         se += (a & LANES) - (b & LANES);
         so += ((a >> 8u) & LANES) - ((b >> 8u) & LANES);
       }
@@ -149,7 +162,7 @@ function rowPass(r: number, run: number): string {
   for (let d = -r; d <= r; d++) first.push(val(d));
   lines.push(`var s = ${first.join(' + ')};`);
   for (let m = 0; m < run; m++) {
-    lines.push(`if (c + ${m}u < P.rw) {`, `  let v = load4(y * P.w, i32(c + ${m}u) * 4i);`, '  var word = 0u;');
+    lines.push(`if (c + ${m}u < P.rw) {`, `  let v = word_at(c0, y0, i32(ty), first + HW + ${m}u);`, '  var word = 0u;');
     for (let i = 0; i < 4; i++) {
       const d = 4 * m + i;
       if (d > 0) lines.push(`  s = s + ${val(d + r)} - ${val(d - 1 - r)};`);
@@ -159,4 +172,39 @@ function rowPass(r: number, run: number): string {
     lines.push(`  dst[y * P.rw + c + ${m}u] = word;`, '}');
   }
   return lines.map((l) => `    ${l}`).join('\n');
+}
+
+/** The column pass reads the input itself: word column j (tile-relative, halo first) of tile row ty. */
+const directWgsl = /* wgsl */ `
+fn word_at(c0: u32, y0: u32, ty: i32, j: u32) -> u32 { return load4(row_at(i32(y0) + ty), i32(c0 + j) * 4i - i32(HW) * 4i); }`;
+
+/**
+ * The staged tile: n input words (rows ty = −R … TH + R − 1, word columns c0 − HW … c0 + TW + HW − 1) loaded by all
+ * invocations, each issuing its loads before storing any (no load waits for another); aligned rows inside the
+ * image are read as they are, the rest (borders, widths not multiples of 4) through load4.
+ */
+function stagedWgsl(n: number): string {
+  const per = Math.ceil(n / WG);
+  return /* wgsl */ `
+const STAGED: u32 = ${n}u;
+fn word_at(c0: u32, y0: u32, ty: i32, j: u32) -> u32 { return tin[u32(ty + R) * LW + j]; }
+fn stage(c0: u32, y0: u32, li: u32) {
+  var v: array<u32, ${per}>;
+  let interior = P.w % 4u == 0u && c0 >= HW && (c0 + TW + HW) * 4u <= P.w;
+  if (interior) {
+    for (var m = 0u; m < ${per}u; m++) {
+      let i = min(li + m * ${WG}u, STAGED - 1u);
+      v[m] = src[(row_at(i32(y0) - R + i32(i / LW)) >> 2u) + c0 - HW + i % LW];
+    }
+  } else {
+    for (var m = 0u; m < ${per}u; m++) {
+      let i = min(li + m * ${WG}u, STAGED - 1u);
+      v[m] = load4(row_at(i32(y0) - R + i32(i / LW)), i32(c0 + i % LW) * 4i - i32(HW) * 4i);
+    }
+  }
+  for (var m = 0u; m < ${per}u; m++) {
+    let i = li + m * ${WG}u;
+    if (i < STAGED) { tin[i] = v[m]; }
+  }
+}`;
 }

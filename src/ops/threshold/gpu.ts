@@ -48,22 +48,24 @@ export interface MeanSchedule {
 }
 
 // Not yet measured: the H100 search (bench/threshold-mean.ts) decides.
-export const DEFAULT_MEAN_SCHEDULE: MeanSchedule = { fusedMaxWindow: 63, tile: { words: 64, rows: 32, segRows: 8, run: 2 } };
+export const DEFAULT_MEAN_SCHEDULE: MeanSchedule = { fusedMaxWindow: 63, tile: { words: 64, rows: 16, segRows: 8, run: 2, stage: true } };
 
 /** The largest window the fused kernel takes: its column sums are 16-bit lanes (255·k < 2¹⁶). */
 export const FUSED_MAX_WINDOW = 63;
 
 /**
- * The fused kernel's tile for window radius r on this device: the schedule's, with its rows halved until its
- * column sums fit the workgroup memory; undefined (the separable passes) where the window is beyond the schedule's
- * or no tile fits.
+ * The fused kernel's tile for a window on this device: the schedule's, with its rows halved until it fits the
+ * workgroup memory, then the same unstaged (its input rows no longer held); undefined (the separable passes) where
+ * the window is beyond the schedule's or no tile fits.
  */
 export function fusedTile(ctx: GpuContext, window: number, s: MeanSchedule): BoxTile | undefined {
   if (window > Math.min(s.fusedMaxWindow, FUSED_MAX_WINDOW)) return undefined;
   const r = (window - 1) / 2;
-  for (let rows = s.tile.rows; rows >= 1; rows >>= 1) {
-    const t = { ...s.tile, rows, segRows: Math.min(s.tile.segRows, rows) };
-    if (fusedBoxSharedBytes(r, t) <= ctx.limits.maxComputeWorkgroupStorageSize) return t;
+  for (const stage of s.tile.stage ? [true, false] : [false]) {
+    for (let rows = s.tile.rows; rows >= 1; rows >>= 1) {
+      const t = { ...s.tile, rows, segRows: Math.min(s.tile.segRows, rows), stage };
+      if (fusedBoxSharedBytes(r, t) <= ctx.limits.maxComputeWorkgroupStorageSize) return t;
+    }
   }
   return undefined;
 }
