@@ -10,7 +10,7 @@ import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import type { BoxTile } from '../../src/ops/threshold/box-fused.wgsl.js';
-import { DEFAULT_MEAN_SCHEDULE, FUSED_MAX_WINDOW, fusedTile, localThresholdGpu } from '../../src/ops/threshold/gpu.js';
+import { DEFAULT_MEAN_SCHEDULE, FUSED_MAX_WINDOW, fusedBoxPipeline, fusedTile, localThresholdGpu } from '../../src/ops/threshold/gpu.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -23,7 +23,7 @@ function assertSame(a: Image, b: Image, what: string): void {
 
 const OFFSETS = [-3.5, 0, 2.5, 7, -300, 300];
 const WINDOWS = [3, 5, 11, 31, FUSED_MAX_WINDOW];
-// Smaller than a tile; 1 pixel wide or tall; widths ≡ 1, 2, 3 (mod 4); several tiles each way (256 × 32 by default).
+// Smaller than a tile; 1 pixel wide or tall; widths ≡ 1, 2, 3 (mod 4); several tiles each way (128 × 16 by default).
 const SHAPES: [number, number][] = [[1, 1], [1, 13], [13, 1], [2, 3], [5, 7], [4, 8], [33, 257], [70, 1030]];
 
 /** Every (shape, window) with an offset taken in turn: each shape meets every window and most offsets. */
@@ -106,4 +106,13 @@ test('mean: the fused tile shrinks to the workgroup memory; windows beyond the f
   const r = await threshold(img, { method: 'mean', window: FUSED_MAX_WINDOW + 2, offset: 1, gpu: small, profile: true });
   assert.deepEqual(r.timings.kernels.map((k) => k.name), ['threshold.mean.rows', 'threshold.mean.cols', 'threshold.binarize']);
   assertSame(r.output, (await threshold(img, { method: 'mean', window: FUSED_MAX_WINDOW + 2, offset: 1 })).output, `window ${FUSED_MAX_WINDOW + 2}`);
+});
+
+test('mean, fused kernel: a staged and an unstaged tile of the same shape are two kernels (the H100 search timed one for both)', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const tile: BoxTile = { words: 4, rows: 4, segRows: 2, run: 1, stage: true };
+  const staged = await fusedBoxPipeline(gpu, 5, tile);
+  assert.notEqual(await fusedBoxPipeline(gpu, 5, { ...tile, stage: false }), staged);
+  assert.equal(await fusedBoxPipeline(gpu, 5, { ...tile }), staged, 'compiled once');
 });

@@ -47,11 +47,16 @@ export interface MeanSchedule {
   tile: BoxTile;
 }
 
-// Not yet measured: the H100 search (bench/threshold-mean.ts) decides.
-export const DEFAULT_MEAN_SCHEDULE: MeanSchedule = { fusedMaxWindow: 63, tile: { words: 64, rows: 16, segRows: 8, run: 2, stage: true } };
-
 /** The largest window the fused kernel takes: its column sums are 16-bit lanes (255·k < 2¹⁶). */
 export const FUSED_MAX_WINDOW = 63;
+
+// From the H100 searches at 7680×4320, clock held, offset 2, each variant's image checked equal to the CPU's
+// (bench/threshold-mean.ts; bench/results/h100-threshold-mean-variants.jsonl, -staged.jsonl). Back to back, windows
+// 3 / 11 / 31 / 63: separable 1.54 / 1.52 / 1.51 / 1.48 ms; fused, column pass reading the input as it slides, best
+// 0.157 / 0.195 / 0.267 / 0.444 ms (serial loads: shorter segments were faster); staged 128 × 16 tiles with 8-row
+// column segments 0.067 / 0.086 / 0.143 / 0.245 ms: +6 / +4 / +8 / 0 % against the best tile of each window, and the
+// lowest sum over the four. (The unstaged rows of -staged.jsonl ran staged kernels: fusedBoxPipeline's key lacked it.)
+export const DEFAULT_MEAN_SCHEDULE: MeanSchedule = { fusedMaxWindow: FUSED_MAX_WINDOW, tile: { words: 32, rows: 16, segRows: 8, run: 2, stage: true } };
 
 /**
  * The fused kernel's tile for a window on this device: the schedule's, with its rows halved until it fits the
@@ -91,12 +96,18 @@ export async function localThresholdGpu(
  */
 const clampedDelta = (offset: number) => Math.max(-256, Math.min(256, Math.ceil(offset)));
 
+/** The fused kernel for a window and tile, compiled once per context. */
+export function fusedBoxPipeline(ctx: GpuContext, window: number, tile: BoxTile): Promise<GPUComputePipeline> {
+  const r = (window - 1) / 2;
+  // Every field of the tile: a staged and an unstaged tile of the same shape are different kernels.
+  const key = `local:box_fused:${r}:${tile.words}x${tile.rows}:${tile.segRows}:${tile.run}:${tile.stage ? 'staged' : 'direct'}`;
+  return ctx.plan(key, () => ctx.pipeline('threshold.mean.fused', fusedBoxWgsl(r, tile), 'box_fused'));
+}
+
 /** The fused mean threshold (one tile per workgroup); the binary image's buffer. */
 async function fusedMeanGpu(input: GpuImage, rec: Recording, [h, w]: [number, number], window: number, offset: number, tile: BoxTile): Promise<GPUBuffer> {
   const ctx = input.ctx;
-  const r = (window - 1) / 2;
-  const key = `local:box_fused:${r}:${tile.words}x${tile.rows}:${tile.segRows}:${tile.run}`;
-  const pipe = await ctx.plan(key, () => ctx.pipeline('threshold.mean.fused', fusedBoxWgsl(r, tile), 'box_fused'));
+  const pipe = await fusedBoxPipeline(ctx, window, tile);
   const rw = Math.ceil(w / 4);
   const tilesX = Math.ceil(rw / tile.words);
   const n = w * h;
