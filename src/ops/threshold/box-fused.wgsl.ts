@@ -49,7 +49,7 @@ const WG = 256;
  *    src − mean > −ceil(C) ⇔ 2·sum + k² < 2k²·(src + ceil(C)), with src + ceil(C) clamped to [0, 256] (outside it
  *    the answer is the same: never below 1, always above 255), so every product fits a u32.
  * The radius is a constant of the generated code: the row pass's reads and lane extractions are unrolled.
- * Output rows are whole words (rw per row: the aligned layout of morph.wgsl.ts packWgsl), written once each.
+ * Output rows are whole words (rw per row: the aligned layout of core/gpu/wgsl/aligned.ts), written once each.
  */
 export function fusedBoxWgsl(r: number, t: BoxTile): string {
   const hw = haloWords(r);

@@ -10,7 +10,7 @@ import { gaussianKernel } from './local-kernels.js';
 import { LocalParams, localThresholdWgsl, localThresholdWgslNativeFma } from './local.wgsl.js';
 import { AdaptiveParams, adaptiveWgsl } from './adaptive.wgsl.js';
 import { grid1d } from '../../core/gpu/dispatch.js';
-import { PackParams, packWgsl } from '../morph/morph.wgsl.js';
+import { alignedPackWgsl, PackParams } from '../../core/gpu/wgsl/aligned.js';
 import { type BoxTile, FusedBoxParams, fusedBoxSharedBytes, fusedBoxWgsl } from './box-fused.wgsl.js';
 
 /**
@@ -117,7 +117,7 @@ async function fusedMeanGpu(input: GpuImage, rec: Recording, [h, w]: [number, nu
   const params = rec.uniform(FusedBoxParams, { w, h, rw, tiles_x: tilesX, idelta: clampedDelta(offset) }, 'fused box params');
   rec.dispatch('threshold.mean.fused', pipe, { src: input.buffer, P: params, dst: aligned }, ...grid1d(ctx, tilesX * Math.ceil(h / tile.rows)));
   if (aligned !== out) {
-    const pack = await ctx.plan('local:from_aligned', () => ctx.pipeline('morph-pack', packWgsl('uint8'), 'from_aligned'));
+    const pack = await ctx.plan('local:from_aligned', () => ctx.pipeline('aligned-pack', alignedPackWgsl({ epw: 4, bits: 8, mask: '0xffu' }), 'from_aligned'));
     const words = Math.ceil(n / 4);
     rec.dispatch('threshold.mean.unalign', pack, { src: aligned, dst: out, P: rec.uniform(PackParams, { width: w, rw, rows: h, words }, 'pack params') }, ...grid1d(ctx, Math.ceil(words / 256)));
   }
