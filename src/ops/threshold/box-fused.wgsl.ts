@@ -41,8 +41,10 @@ const WG = 256;
  * writes the packed output once):
  * 1. column pass: for each word column of the tile and its halo (4 pixels: bytes as 16-bit lanes of two u32, even
  *    and odd bytes), the sums of the k rows around each tile row, sliding down `segRows` rows (one row in, one
- *    out), read from the packed input with coalesced loads (neighbouring invocations, neighbouring words; rows and
- *    columns clamped: BORDER_REPLICATE) into workgroup memory. A lane holds at most 255·k < 2¹⁶ for k ≤ 257;
+ *    out), into workgroup memory. The input words come with coalesced loads (neighbouring invocations, neighbouring
+ *    words; rows and columns clamped: BORDER_REPLICATE), staged (the tile's rows and halo loaded into workgroup
+ *    memory first: the H100 default) or as the pass slides (less workgroup memory; each invocation then waits on
+ *    its loads one after another, 2.3× slower at 8K). A lane holds at most 255·k < 2¹⁶ for k ≤ 257;
  *    the lanes are added and subtracted as whole words (exact modulo 2³², every lane ends in range);
  * 2. row pass: each invocation slides the k-wide sums of the column sums along `run` output words of one row,
  *    and binarizes as the CPU twin does (local-kernels.ts boxThresholdRows): mean = ⌊(2·sum + k²)/(2k²)⌋ and
