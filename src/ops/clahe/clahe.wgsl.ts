@@ -54,6 +54,44 @@ function packing(dtype: ClaheDtype): { bins: number; epw: number; bits: number; 
 }
 
 /** The tile kernels' parameters (tiles: in this band; tile0, row0: the band's first tile and input row). */
+/**
+ * A tile-histogram kernel's slice (workgroup `id`: rows [r0, r0 + rows) of tile t, whose grid index is `tile`) and
+ * its top-left pixel (x0, y0); returns where the dispatch covers more workgroups than slices.
+ */
+const sliceOfTile = (tile: string): string => `  let id = linear_group_id(wid, nwg);
+  if (id >= P.tiles * P.slices) { return; }
+  let t = id / P.slices;
+  let r0 = (id - t * P.slices) * P.slice_rows;
+  let rows = min(P.slice_rows, P.tile_h - min(r0, P.tile_h));
+  let gt = ${tile};
+  let ty = gt / P.tiles_x;
+  let x0 = (gt - ty * P.tiles_x) * P.tile_w;
+  let y0 = ty * P.tile_h + r0;`;
+
+/** A slice that touches the REFLECT_101 padding: each pixel mapped back into the image (index `at`), then `count`. */
+const paddedPixels = (at: string, count: string): string => `    // Touches the REFLECT_101 padding: pixels map back into the image one by one.
+    for (var i = li; i < P.tile_w * rows; i += WG) {
+      let r = i / P.tile_w;
+      let x = reflect101(x0 + i - r * P.tile_w, P.width);
+      let y = reflect101(y0 + r, P.height);
+      let p = ${at};
+      ${count};
+    }`;
+
+/**
+ * The four tiles an interpolation cell blends (top-left, top-right, bottom-left, bottom-right; edge cells repeat
+ * their row or column of tiles): cell (cx, cy) of the (tx + 1) × (ty + 1) cells.
+ */
+const cellTilesWgsl = `fn cell_tiles(cell: u32, tx: u32, ty: u32) -> vec4u {
+  let cy = cell / (tx + 1u);
+  let cx = cell - cy * (tx + 1u);
+  let r1 = (max(cy, 1u) - 1u) * tx;
+  let r2 = min(cy, ty - 1u) * tx;
+  let c1 = max(cx, 1u) - 1u;
+  let c2 = min(cx, tx - 1u);
+  return vec4u(r1 + c1, r1 + c2, r2 + c1, r2 + c2);
+}`;
+
 export const TileParams = defineUniforms('Params', {
   width: 'u32', height: 'u32', tiles_x: 'u32', tile_w: 'u32', tile_h: 'u32', clip: 'u32', scale: 'f32', tiles: 'u32', slices: 'u32', slice_rows: 'u32', tile0: 'u32', row0: 'u32',
 });
@@ -93,16 +131,8 @@ ${counting}
 
 @compute @workgroup_size(WG)
 fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let id = linear_group_id(wid, nwg);
-  if (id >= P.tiles * P.slices) { return; }
   // t: the tile within this dispatch's band (its histogram); gt: the tile in the grid.
-  let t = id / P.slices;
-  let r0 = (id - t * P.slices) * P.slice_rows;
-  let rows = min(P.slice_rows, P.tile_h - min(r0, P.tile_h));
-  let gt = P.tile0 + t;
-  let ty = gt / P.tiles_x;
-  let x0 = (gt - ty * P.tiles_x) * P.tile_w;
-  let y0 = ty * P.tile_h + r0;
+${sliceOfTile('P.tile0 + t')}
   if (x0 + P.tile_w <= P.width && y0 + rows <= P.height) {
     // Inside the image: whole words, every invocation busy even when a tile row is only a few words long
     // (the (row, word) pairs are flattened; a row spans at most SPAN words whatever its alignment).
@@ -118,13 +148,7 @@ fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
       }
     }
   } else {
-    // Touches the REFLECT_101 padding: pixels map back into the image one by one.
-    for (var i = li; i < P.tile_w * rows; i += WG) {
-      let r = i / P.tile_w;
-      let x = reflect101(x0 + i - r * P.tile_w, P.width);
-      let y = reflect101(y0 + r, P.height) - P.row0;
-      count(t, px(y * P.width + x));
-    }
+${paddedPixels('y * P.width + x - P.row0 * P.width', 'count(t, px(p))')}
   }
   flush(t, li);
 }
@@ -216,6 +240,7 @@ fn tile_lut(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid
 export function tileCellsWgsl(): string {
   return /* wgsl */ `
 ${gridWgsl}
+${cellTilesWgsl}
 ${TileParams.wgsl}
 @group(0) @binding(0) var<storage, read> lut: array<u32>;
 @group(0) @binding(1) var<storage, read_write> cells: array<u32>;
@@ -230,13 +255,8 @@ fn tile_cells(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   let cell = id / 256u;
   let v = id % 256u;
   if (cell >= (tx + 1u) * (ty + 1u)) { return; }
-  let cy = cell / (tx + 1u);
-  let cx = cell - cy * (tx + 1u);
-  let r1 = (max(cy, 1u) - 1u) * tx;
-  let r2 = min(cy, ty - 1u) * tx;
-  let c1 = max(cx, 1u) - 1u;
-  let c2 = min(cx, tx - 1u);
-  cells[id] = at(r1 + c1, v) | (at(r1 + c2, v) << 8u) | (at(r2 + c1, v) << 16u) | (at(r2 + c2, v) << 24u);
+  let q = cell_tiles(cell, tx, ty);
+  cells[id] = at(q.x, v) | (at(q.y, v) << 8u) | (at(q.z, v) << 16u) | (at(q.w, v) << 24u);
 }
 `;
 }
@@ -293,14 +313,7 @@ fn count_quad(c: u32, v: vec4u) {
 
 @compute @workgroup_size(WG)
 fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let id = linear_group_id(wid, nwg);
-  if (id >= P.tiles * P.slices) { return; }
-  let t = id / P.slices;
-  let r0 = (id - t * P.slices) * P.slice_rows;
-  let rows = min(P.slice_rows, P.tile_h - min(r0, P.tile_h));
-  let ty = t / P.tiles_x;
-  let x0 = (t - ty * P.tiles_x) * P.tile_w;
-  let y0 = ty * P.tile_h + r0;
+${sliceOfTile('t')}
   let c = li % C;
   if (x0 + P.tile_w <= P.width && y0 + rows <= P.height) {
     // Row r covers bytes [start, end): quads (16 bytes) start / 16 … at most SPAN of them, flattened with the rows.
@@ -327,13 +340,7 @@ fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
       }
     }
   } else {
-    // Touches the REFLECT_101 padding: pixels map back into the image one by one.
-    for (var i = li; i < P.tile_w * rows; i += WG) {
-      let r = i / P.tile_w;
-      let x = reflect101(x0 + i - r * P.tile_w, P.width);
-      let y = reflect101(y0 + r, P.height);
-      add(c, px(y * P.width + x), 1u);
-    }
+${paddedPixels('y * P.width + x', 'add(c, px(p), 1u)')}
   }
   workgroupBarrier();
   for (var b = li; b < 256u; b += WG) {
@@ -355,6 +362,7 @@ fn tile_hist(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
 export function cellLutsWgsl(): string {
   return /* wgsl */ `
 ${gridWgsl}
+${cellTilesWgsl}
 ${exactFloatWgsl}
 ${TileParams.wgsl}
 @group(0) @binding(0) var<storage, read> partial: array<u32>;
@@ -405,13 +413,7 @@ fn cell_luts(@builtin(local_invocation_index) b: u32, @builtin(workgroup_id) wid
   let tx = P.tiles_x;
   let ty = P.tiles / tx;
   if (cell >= (tx + 1u) * (ty + 1u)) { return; }
-  let cy = cell / (tx + 1u);
-  let cx = cell - cy * (tx + 1u);
-  let r1 = (max(cy, 1u) - 1u) * tx;
-  let r2 = min(cy, ty - 1u) * tx;
-  let c1 = max(cx, 1u) - 1u;
-  let c2 = min(cx, tx - 1u);
-  let h = counts(vec4u(r1 + c1, r1 + c2, r2 + c1, r2 + c2), b);
+  let h = counts(cell_tiles(cell, tx, ty), b);
   var own = h;
   if (P.clip > 0u) {
     let clip = vec4u(P.clip);
