@@ -1,6 +1,6 @@
 /**
  * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
- * [--no-search] [--hold-clocks] [--variants NAME]`.
+ * [--no-search] [--hold-clocks] [--variants NAME [--whole]]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
@@ -22,6 +22,7 @@ import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { DEFAULT_MORPH_SCHEDULE, MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
+import { fusedLayout } from '../src/ops/morph/fused.wgsl.js';
 import { morph, parseElement } from '../src/ops/morph/index.js';
 import { timeBatched } from './batched.js';
 import { holdClocks, photoAt, repeat, warmUp, type Stat } from './common.js';
@@ -82,16 +83,29 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
   const base = DEFAULT_MORPH_SCHEDULE;
   // vHGW and the current defaults, then the register-segment kernels' shapes around them.
   const off = { segX: 0, segY: 0, swar: false };
-  const xs: Partial<MorphSchedule>[] = [off, {}, { swar: false }, ...[4, 8, 12].map((segX) => ({ segX }))];
-  const ys: Partial<MorphSchedule>[] = [off, {}, { swar: false }, ...[16, 64].flatMap((segY) => [64, 32, 16].map((segYCols) => ({ segY, segYCols })))];
-  const both: Partial<MorphSchedule>[] = [off, {}];
+  // --whole: only whole erosions — the two passes against the fused x+y kernel's shapes (fuseYS is cut to what
+  // fits workgroup memory: 48 KiB on the H100).
+  const whole = process.argv.includes('--whole');
+  const xs: Partial<MorphSchedule>[] = whole ? [] : [off, {}, { swar: false }, ...[4, 8, 12].map((segX) => ({ segX }))];
+  const ys: Partial<MorphSchedule>[] = whole ? [] : [off, {}, { swar: false }, ...[16, 64].flatMap((segY) => [64, 32, 16].map((segYCols) => ({ segY, segYCols })))];
+  const twoPass = { fuseTW: 0 };
+  const fused = (fuseTW: number, fuseXS: number, fuseYS: number, fuseThreads: number, more: Partial<MorphSchedule> = {}) => ({ fuseTW, fuseXS, fuseYS, fuseThreads, ...more });
+  const both: Partial<MorphSchedule>[] = whole
+    ? [
+      twoPass, fused(32, 4, 32, 256), fused(32, 4, 16, 256), fused(32, 2, 32, 256), fused(32, 4, 32, 256, { swar: false }), fused(32, 4, 64, 128), fused(32, 4, 32, 512),
+      fused(32, 8, 32, 256), fused(32, 8, 32, 128), fused(32, 16, 64, 128), fused(32, 16, 64, 64), twoPass,
+    ]
+    : [off, twoPass, {}];
   const lines: string[] = [];
   for (const k of ks) {
     for (const [se, list] of [[`rect:${k}x1`, xs], [`rect:1x${k}`, ys], [`rect:${k}x${k}`, both]] as const) {
       for (const v of list) {
         const schedule = { ...base, ...v };
         const ms = await backToBack(gpu, dev, se, 'auto', schedule);
-        const line = JSON.stringify({ search: `${img.shape[1]}x${img.shape[0]} ${se}`, ...schedule, ms });
+        // The fused kernel's rows a tile as it ran (fuseYS cut to workgroup memory), where it ran.
+        const [h, w] = img.shape;
+        const fk = se === `rect:${k}x${k}` ? new MorphGpu(gpu, 'uint8', schedule).fusedKernel({ buffer: dev.buffer, d: 1, h, w, rw: Math.ceil(w / 4) }, { k, a: k >> 1 }, { k, a: k >> 1 }, 'erode') : undefined;
+        const line = JSON.stringify({ search: `${w}x${h} ${se}`, ...schedule, fusedRows: fk ? fusedLayout(fk).r : 0, fusedYS: fk?.ys ?? 0, ms });
         console.log(line);
         lines.push(line);
       }

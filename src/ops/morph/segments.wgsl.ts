@@ -1,5 +1,5 @@
 import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
-import { lanes, lineHeader, type LineKernel } from './morph.wgsl.js';
+import { lanes, lineHeader, type LineKernel, type MorphDtype } from './morph.wgsl.js';
 
 /**
  * Register-segment line kernels: one invocation computes a segment of outputs whose window sums are generated as
@@ -62,12 +62,12 @@ export function slidingCode(ld: (t: string) => string, k: number, count: number,
  * by core's one-reflection border map, without branches or modulo: every call is inlined at each of the unrolled
  * loads (dozens per kernel), so the border path's code size matters more than its speed.
  */
-const mirrorWgsl = /* wgsl */ `
+export const mirrorWgsl = /* wgsl */ `
 ${borderMapWgsl('reflect')}
 fn mirror(p: i32) -> u32 { return u32(bmap(p, i32(P.n))); }`;
 
 /** Loads a segment reads beyond its outputs: `count` outputs of a window of k read count + k − 1 inputs. */
-const reads = (count: number, k: number) => count + k - 1;
+export const reads = (count: number, k: number) => count + k - 1;
 
 /** Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as vhgw_lines. */
 export function segLinesWgsl(kn: LineKernel & { cols: number }): string {
@@ -127,53 +127,36 @@ const skewWgsl = 'fn sk(i: u32) -> u32 { return i + (i >> 5u); }';
 const skewed = (n: number) => n + (n >> 5) + 1;
 
 /**
- * Along x in the aligned layout: `seg` output words per invocation, 64 invocations a workgroup on one row. The
- * workgroup loads its words and their halo into workgroup memory with coalesced loads (the border applied there,
- * once per word), each invocation computes its segment from there, and the outputs go back through workgroup
- * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
- * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
+ * One invocation's share of the x pass on words: `seg` output words from the `span` words ld(0 … span − 1), the
+ * first of which is word w + d of the row for output word w (rowsPlan). Returns the code (`let` declarations) and
+ * the expressions of the outputs. Shared by seg_rows and the fused kernel.
  */
-export function segRowsWgsl(kn: LineKernel & { a: number }): string {
-  const { epw, bits } = lanes(kn.dtype);
-  const { m, levels, d, shifts } = rowsPlan(epw, kn.k, kn.a);
-  const seg = kn.seg;
+export function rowWordsCode(dtype: MorphDtype, k: number, a: number, seg: number, ld: (t: string) => string): { span: number; code: string[]; outs: string[] } {
+  const { epw, bits } = lanes(dtype);
+  const { m, levels, shifts } = rowsPlan(epw, k, a);
   // Doubled Z words needed from w0 + d: outputs i read i + dq and, for a lane shift, i + dq + 1.
   const need = Math.max(...shifts.map((s) => seg - 1 + s.dq + (s.lane ? 1 : 0))) + 1;
   const zCount = need + levels;
-  const span = reads(zCount, m); // words one invocation reads from its first
-  const tileWords = 64 * seg + span - seg; // the workgroup's words and halo
   const funnel = (x: string, y: string, lane: number) => (lane === 0 ? x : `((${x} >> ${lane * bits}u) | (${y} << ${32 - lane * bits}u))`);
-  const perInvocation = Math.ceil(tileWords / 64);
-  const idx = (j: number) => `li + ${64 * j}u`;
-  const partial = (j: number) => 64 * (j + 1) > tileWords;
-  // An invocation's share of the tile: all its loads issued before the first store to workgroup memory (a loop
-  // waited for each load in turn: x at k = 101 took 0.115 ms so, 0.089 without).
-  const tileLoads = (load: string) => [
-    ...Array.from({ length: perInvocation }, (_, j) => `let a${j} = ${partial(j) ? `select(0u, ${load.replace('J', `min(${idx(j)}, TILE - 1u)`)}, ${idx(j)} < TILE)` : load.replace('J', idx(j))};`),
-    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { tile[sk(${idx(j)})] = a${j}; }` : `tile[sk(${idx(j)})] = a${j};`)),
-  ].join('\n    ');
-  const { code, outs } = slidingCode((t) => `tile[sk(lb + ${t})]`, m, zCount, 'opw', 'v');
+  const { code, outs: zs } = slidingCode(ld, m, zCount, 'opw', 'v');
   const lines = [code];
-  let z = outs;
+  let z = zs;
   for (let lv = 0; lv < levels; lv++) {
     const lane = 1 << lv;
     const next = z.slice(0, z.length - 1).map((_, i) => `z${lv}_${i}`);
     next.forEach((n, i) => lines.push(`let ${n} = opw(${z[i]}, ${funnel(z[i], z[i + 1], lane)});`));
     z = next;
   }
-  for (let i = 0; i < seg; i++) {
+  const outs = Array.from({ length: seg }, (_, i) => {
     const parts = shifts.map((s) => funnel(z[i + s.dq], z[i + s.dq + 1] ?? '0u', s.lane));
-    lines.push(`otile[sk(li * SEG + ${i}u)] = ${parts.length === 1 ? parts[0] : `opw(${parts[0]}, ${parts[1]})`};`);
-  }
-  return /* wgsl */ `
-${lineHeader(kn)}
-${mirrorWgsl}
-${skewWgsl}
-const TILE: u32 = ${tileWords}u;
-var<workgroup> tile: array<u32, ${skewed(tileWords)}>;
-var<workgroup> otile: array<u32, ${skewed(64 * seg)}>;
+    return parts.length === 1 ? parts[0] : `opw(${parts[0]}, ${parts[1]})`;
+  });
+  return { span: reads(zCount, m), code: lines, outs };
+}
 
-// Word q of the row at word rb, assembled pixel by pixel with the border rule where it is not wholly inside.
+/** WGSL \`ldc(rb, q)\`: word q of the row at word rb, assembled pixel by pixel with the border rule where it is not wholly inside. */
+export function rowWordWgsl(epw: number): string {
+  return /* wgsl */ `
 fn ldc(rb: u32, q: i32) -> u32 {
   if (q >= 0i && (q + 1i) * i32(EPW) <= i32(P.n)) { return src[rb + u32(q)]; }
   var word = 0u;
@@ -184,7 +167,40 @@ fn ldc(rb: u32, q: i32) -> u32 {
     word |= ${epw === 1 ? 'v' : 'v << (l * BITS)'};
   }
   return word;
+}`;
 }
+
+/**
+ * Along x in the aligned layout: `seg` output words per invocation, 64 invocations a workgroup on one row. The
+ * workgroup loads its words and their halo into workgroup memory with coalesced loads (the border applied there,
+ * once per word), each invocation computes its segment from there, and the outputs go back through workgroup
+ * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
+ * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
+ */
+export function segRowsWgsl(kn: LineKernel & { a: number }): string {
+  const { epw } = lanes(kn.dtype);
+  const { d } = rowsPlan(epw, kn.k, kn.a);
+  const seg = kn.seg;
+  const { span, code, outs } = rowWordsCode(kn.dtype, kn.k, kn.a, seg, (t) => `tile[sk(lb + ${t})]`);
+  const tileWords = 64 * seg + span - seg; // the workgroup's words and halo
+  const perInvocation = Math.ceil(tileWords / 64);
+  const idx = (j: number) => `li + ${64 * j}u`;
+  const partial = (j: number) => 64 * (j + 1) > tileWords;
+  // An invocation's share of the tile: all its loads issued before the first store to workgroup memory (a loop
+  // waited for each load in turn: x at k = 101 took 0.115 ms so, 0.089 without).
+  const tileLoads = (load: string) => [
+    ...Array.from({ length: perInvocation }, (_, j) => `let a${j} = ${partial(j) ? `select(0u, ${load.replace('J', `min(${idx(j)}, TILE - 1u)`)}, ${idx(j)} < TILE)` : load.replace('J', idx(j))};`),
+    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { tile[sk(${idx(j)})] = a${j}; }` : `tile[sk(${idx(j)})] = a${j};`)),
+  ].join('\n    ');
+  const lines = [...code, ...outs.map((o, i) => `otile[sk(li * SEG + ${i}u)] = ${o};`)];
+  return /* wgsl */ `
+${lineHeader(kn)}
+${mirrorWgsl}
+${skewWgsl}
+const TILE: u32 = ${tileWords}u;
+var<workgroup> tile: array<u32, ${skewed(tileWords)}>;
+var<workgroup> otile: array<u32, ${skewed(64 * seg)}>;
+${rowWordWgsl(epw)}
 
 @compute @workgroup_size(64)
 fn seg_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
