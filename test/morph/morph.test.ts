@@ -186,8 +186,9 @@ test('the fused x+y kernel (fuseTW) equals the CPU: all dtypes, odd sizes (small
   if (!gpu) return;
   const fused = (s: Partial<MorphSchedule>): MorphSchedule => ({ ...DEFAULT_MORPH_SCHEDULE, fuseTW: 32, fuseXS: 4, fuseYS: 8, fuseThreads: 256, ...s });
   // Tiles of 32 words × 64 rows (8 rows an invocation, 4 words), and of 64 words × 8 rows (8 words an invocation)
-  // without packed bytes; 150×1101 has tiles clear of every border (the unchecked loads).
-  const schedules = [fused({}), fused({ fuseTW: 64, fuseXS: 8, fuseYS: 2, swar: false })];
+  // without packed bytes, and the x pass on unpacked lanes; 150×1101 has tiles clear of every border (the unchecked
+  // loads).
+  const schedules = [fused({}), fused({ fuseTW: 64, fuseXS: 8, fuseYS: 2, swar: false }), fused({ fuseXS: 8, fuseUnpack: true })];
   const images = [
     ramped([61, 157], 61),
     ramped([150, 1101], 62),
@@ -209,7 +210,7 @@ test('the fused x+y kernel (fuseTW) equals the CPU: all dtypes, odd sizes (small
         for (const op of ['erode', 'dilate'] as const) {
           const cpu = (await morph(img, { op, se, border })).output;
           for (const s of schedules) {
-            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} fused ${s.fuseTW}/${s.fuseXS}/${s.fuseYS} swar ${s.swar}`;
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} fused ${s.fuseTW}/${s.fuseXS}/${s.fuseYS} swar ${s.swar} unpack ${s.fuseUnpack}`;
             assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
           }
         }

@@ -1,7 +1,7 @@
 import { defineUniforms } from '../../core/gpu/uniforms.js';
 import { gridWgsl } from '../../core/gpu/wgsl/grid.js';
 import { lanes, laneOps, type MorphDtype } from './morph.wgsl.js';
-import { mirrorWgsl, rowsPlan, rowWordsCode, rowWordWgsl, slidingCode } from './segments.wgsl.js';
+import { mirrorWgsl, rowsPlan, rowWordsCode, rowWordWgsl, slidingCode, unpackWgsl } from './segments.wgsl.js';
 
 /**
  * Both passes of a rectangle (x then y) in one kernel, so that the x pass's result never goes to memory: a
@@ -30,6 +30,8 @@ export interface FusedShape {
   ys: number;
   /** Invocations a workgroup. */
   threads: number;
+  /** x: lanes unpacked to vectors (rowWordsCode). */
+  unpacked?: boolean;
 }
 
 export interface FusedKernel extends FusedShape {
@@ -64,7 +66,7 @@ export function fusedLayout(kn: FusedKernel) {
 export function fusedWgsl(kn: FusedKernel): string {
   const { epw, bits, mask } = lanes(kn.dtype);
   const L = fusedLayout(kn);
-  const x = rowWordsCode(kn.dtype, kn.kx, kn.ax, kn.xs, (t) => `stage[lb + ${t}]`);
+  const x = rowWordsCode(kn.dtype, kn.kx, kn.ax, kn.xs, (t) => `stage[lb + ${t}]`, kn.unpacked);
   const y = slidingCode((t) => `xres[(y0 + ${t}) * TWP + c]`, kn.ky, kn.ys, 'opw', 'u');
   const slot = (j: number) => `li + ${j * kn.threads}u`;
   const partial = (j: number) => (j + 1) * kn.threads > L.rb * L.iw;
@@ -93,6 +95,7 @@ const AY: i32 = ${kn.ay}i;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> P: Params;
 ${laneOps(kn.dtype, kn.isMin, kn.swar)}
+${kn.unpacked ? unpackWgsl(kn.dtype, kn.isMin) : ''}
 ${mirrorWgsl}
 ${rowWordWgsl(epw)}
 var<workgroup> stage: array<u32, ${L.rb * L.iwp}>;

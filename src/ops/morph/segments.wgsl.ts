@@ -130,28 +130,52 @@ const skewed = (n: number) => n + (n >> 5) + 1;
  * One invocation's share of the x pass on words: `seg` output words from the `span` words ld(0 … span − 1), the
  * first of which is word w + d of the row for output word w (rowsPlan). Returns the code (`let` declarations) and
  * the expressions of the outputs. Shared by seg_rows and the fused kernel.
+ *
+ * `unpacked` (u8, u16): each word read is unpacked once into a vector of its lanes (unpackWgsl) and the minima are
+ * taken lane-wise on vectors (one instruction a lane, where the packed-byte minimum takes eight for four lanes), so
+ * that a funnel shift is a swizzle; outputs are packed again.
  */
-export function rowWordsCode(dtype: MorphDtype, k: number, a: number, seg: number, ld: (t: string) => string): { span: number; code: string[]; outs: string[] } {
+export function rowWordsCode(dtype: MorphDtype, k: number, a: number, seg: number, ld: (t: string) => string, unpacked = false): { span: number; code: string[]; outs: string[] } {
   const { epw, bits } = lanes(dtype);
+  const vec = unpacked && epw > 1;
   const { m, levels, shifts } = rowsPlan(epw, k, a);
   // Doubled Z words needed from w0 + d: outputs i read i + dq and, for a lane shift, i + dq + 1.
   const need = Math.max(...shifts.map((s) => seg - 1 + s.dq + (s.lane ? 1 : 0))) + 1;
   const zCount = need + levels;
-  const funnel = (x: string, y: string, lane: number) => (lane === 0 ? x : `((${x} >> ${lane * bits}u) | (${y} << ${32 - lane * bits}u))`);
-  const { code, outs: zs } = slidingCode(ld, m, zCount, 'opw', 'v');
+  const xyzw = 'xyzw';
+  const funnel = (x: string, y: string, lane: number) => {
+    if (lane === 0) return x;
+    if (!vec) return `((${x} >> ${lane * bits}u) | (${y} << ${32 - lane * bits}u))`;
+    // Lanes lane … epw − 1 of x, then 0 … lane − 1 of y.
+    return `vec${epw}u(${Array.from({ length: epw }, (_, l) => (l + lane < epw ? `${x}.${xyzw[l + lane]}` : `${y}.${xyzw[l + lane - epw]}`)).join(', ')})`;
+  };
+  const op = vec ? 'opv' : 'opw';
+  const { code, outs: zs } = slidingCode(vec ? (t) => `unpackw(${ld(t)})` : ld, m, zCount, op, 'v');
   const lines = [code];
   let z = zs;
   for (let lv = 0; lv < levels; lv++) {
     const lane = 1 << lv;
     const next = z.slice(0, z.length - 1).map((_, i) => `z${lv}_${i}`);
-    next.forEach((n, i) => lines.push(`let ${n} = opw(${z[i]}, ${funnel(z[i], z[i + 1], lane)});`));
+    next.forEach((n, i) => lines.push(`let ${n} = ${op}(${z[i]}, ${funnel(z[i], z[i + 1], lane)});`));
     z = next;
   }
   const outs = Array.from({ length: seg }, (_, i) => {
-    const parts = shifts.map((s) => funnel(z[i + s.dq], z[i + s.dq + 1] ?? '0u', s.lane));
-    return parts.length === 1 ? parts[0] : `opw(${parts[0]}, ${parts[1]})`;
+    const parts = shifts.map((s) => funnel(z[i + s.dq], z[i + s.dq + 1] ?? (vec ? `vec${epw}u()` : '0u'), s.lane));
+    const o = parts.length === 1 ? parts[0] : `${op}(${parts[0]}, ${parts[1]})`;
+    return vec ? `packw(${o})` : o;
   });
   return { span: reads(zCount, m), code: lines, outs };
+}
+
+/** WGSL for rowWordsCode's unpacked lanes: unpackw, packw and the lane-wise opv on vectors of EPW lanes. */
+export function unpackWgsl(dtype: MorphDtype, isMin: boolean): string {
+  const { epw, bits, mask } = lanes(dtype);
+  if (epw === 1) return '';
+  const l = Array.from({ length: epw }, (_, i) => i);
+  return /* wgsl */ `
+fn unpackw(w: u32) -> vec${epw}u { return vec${epw}u(${l.map((i) => (i === epw - 1 ? `w >> ${i * bits}u` : `(w >> ${i * bits}u) & ${mask}`)).join(', ')}); }
+fn packw(v: vec${epw}u) -> u32 { return ${l.map((i) => (i === 0 ? 'v.x' : `(v.${'xyzw'[i]} << ${i * bits}u)`)).join(' | ')}; }
+fn opv(a: vec${epw}u, b: vec${epw}u) -> vec${epw}u { return ${isMin ? 'min' : 'max'}(a, b); }`;
 }
 
 /** WGSL \`ldc(rb, q)\`: word q of the row at word rb, assembled pixel by pixel with the border rule where it is not wholly inside. */
