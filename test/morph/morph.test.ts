@@ -142,6 +142,7 @@ test('the register-segment kernels (segX / segY, packed-byte min/max) equal the 
   const schedules: MorphSchedule[] = [
     { ...DEFAULT_MORPH_SCHEDULE, fuseTW: 0 },
     { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0, fuseTW: 0 },
+    { ...DEFAULT_MORPH_SCHEDULE, segX: 8, unpackX: true, fuseTW: 0 },
   ];
   const images = [
     imageFrom(randomBytes(61 * 157, 51), [61, 157]),
@@ -162,7 +163,7 @@ test('the register-segment kernels (segX / segY, packed-byte min/max) equal the 
         for (const op of ['erode', 'dilate'] as const) {
           const cpu = (await morph(img, { op, se, border })).output;
           for (const s of schedules) {
-            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar}`;
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar} unpackX ${s.unpackX}`;
             assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
           }
         }
@@ -188,7 +189,7 @@ test('the fused x+y kernel (fuseTW) equals the CPU: all dtypes, odd sizes (small
   // Tiles of 32 words × 64 rows (8 rows an invocation, 4 words), and of 64 words × 8 rows (8 words an invocation)
   // without packed bytes, and the x pass on unpacked lanes; 150×1101 has tiles clear of every border (the unchecked
   // loads).
-  const schedules = [fused({}), fused({ fuseTW: 64, fuseXS: 8, fuseYS: 2, swar: false }), fused({ fuseXS: 8, fuseUnpack: true })];
+  const schedules = [fused({}), fused({ fuseTW: 64, fuseXS: 8, fuseYS: 2, swar: false }), fused({ fuseXS: 8, unpackX: true })];
   const images = [
     ramped([61, 157], 61),
     ramped([150, 1101], 62),
@@ -210,7 +211,7 @@ test('the fused x+y kernel (fuseTW) equals the CPU: all dtypes, odd sizes (small
         for (const op of ['erode', 'dilate'] as const) {
           const cpu = (await morph(img, { op, se, border })).output;
           for (const s of schedules) {
-            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} fused ${s.fuseTW}/${s.fuseXS}/${s.fuseYS} swar ${s.swar} unpack ${s.fuseUnpack}`;
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} fused ${s.fuseTW}/${s.fuseXS}/${s.fuseYS} swar ${s.swar} unpack ${s.unpackX}`;
             assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
           }
         }

@@ -41,8 +41,8 @@ export interface MorphSchedule {
   fuseYS: number;
   /** Fused kernel: invocations a workgroup (a multiple of fuseTW and of fuseTW / fuseXS). */
   fuseThreads: number;
-  /** Fused kernel, u8 and u16: the x pass on lanes unpacked to vectors instead of packed words. */
-  fuseUnpack: boolean;
+  /** u8 and u16: the register-segment x pass (segX, fused) on lanes unpacked to vectors instead of packed words. */
+  unpackX: boolean;
 }
 // From the H100 searches at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back).
 // vHGW segments (bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32
@@ -52,7 +52,7 @@ export interface MorphSchedule {
 // rect:1xK): vertical pass at k = 3 / 51 / 101 0.029 / 0.045 / 0.057 ms (segments of 8 rows for short windows, else 32
 // rows, 32 columns a workgroup) against vHGW's 0.046 / 0.098 / 0.130; horizontal pass at k = 51 / 101 0.080 / 0.088 ms
 // (6 words per invocation) against 0.190 / 0.235; packed bytes took the direct x kernel at k = 3 from 0.051 to 0.046 ms.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 32, fuseXS: 4, fuseYS: 32, fuseThreads: 256, fuseUnpack: false };
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: false };
 
 /** Windows up to this many rows run the register-segment vertical kernel with segments of this many rows at most. */
 const SHORT_Y = 8;
@@ -136,7 +136,7 @@ export class MorphGpu {
       return;
     }
     if (axis === 'x' && segX > 0 && win.k >= 2 * lanes(this.dtype).epw && win.k <= src.w) {
-      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar }), 'seg_rows');
+      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar, unpacked: this.schedule.unpackX }), 'seg_rows');
       // One workgroup per 64 segments of a row.
       const segs = Math.ceil(src.rw / (64 * segX)), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, segs * lines);
@@ -175,7 +175,7 @@ export class MorphGpu {
    * longer than the column), and a tile of at least one row an invocation fits workgroup memory.
    */
   fusedKernel(src: Aligned, wx: AxisWindow, wy: AxisWindow, op: MorphPrimitive): FusedKernel | undefined {
-    const { fuseTW: tw, fuseXS: xs, fuseYS, fuseThreads: threads, fuseUnpack: unpacked, swar, segX, directX } = this.schedule;
+    const { fuseTW: tw, fuseXS: xs, fuseYS, fuseThreads: threads, unpackX: unpacked, swar, segX, directX } = this.schedule;
     if (tw === 0 || segX === 0 || wx.k <= directX || wx.k < 2 * lanes(this.dtype).epw || wx.k > src.w || wy.k > src.h) return undefined;
     const limit = this.ctx.limits.maxComputeWorkgroupStorageSize;
     for (let ys = fuseYS; ys >= 1; ys--) {

@@ -201,11 +201,11 @@ fn ldc(rb: u32, q: i32) -> u32 {
  * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
  * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
  */
-export function segRowsWgsl(kn: LineKernel & { a: number }): string {
+export function segRowsWgsl(kn: LineKernel & { a: number; unpacked?: boolean }): string {
   const { epw } = lanes(kn.dtype);
   const { d } = rowsPlan(epw, kn.k, kn.a);
   const seg = kn.seg;
-  const { span, code, outs } = rowWordsCode(kn.dtype, kn.k, kn.a, seg, (t) => `tile[sk(lb + ${t})]`);
+  const { span, code, outs } = rowWordsCode(kn.dtype, kn.k, kn.a, seg, (t) => `tile[sk(lb + ${t})]`, kn.unpacked);
   const tileWords = 64 * seg + span - seg; // the workgroup's words and halo
   const perInvocation = Math.ceil(tileWords / 64);
   const idx = (j: number) => `li + ${64 * j}u`;
@@ -219,6 +219,7 @@ export function segRowsWgsl(kn: LineKernel & { a: number }): string {
   const lines = [...code, ...outs.map((o, i) => `otile[sk(li * SEG + ${i}u)] = ${o};`)];
   return /* wgsl */ `
 ${lineHeader(kn)}
+${kn.unpacked ? unpackWgsl(kn.dtype, kn.isMin) : ''}
 ${mirrorWgsl}
 ${skewWgsl}
 const TILE: u32 = ${tileWords}u;
