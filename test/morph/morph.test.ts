@@ -138,10 +138,11 @@ test('the direct x kernel (short windows, one word per invocation) equals the CP
 test('the register-segment kernels (segX / segY, packed-byte min/max) equal the CPU: all dtypes, odd sizes, 2D and 3D, both borders, chunked and long windows', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  // Two passes (fuseTW 0): the fused kernel's own test is below.
+  // Two passes (fuseTW 0), the x pass on unpacked lanes (the default) and on packed words; the fused kernel's own
+  // test is below.
   const schedules: MorphSchedule[] = [
     { ...DEFAULT_MORPH_SCHEDULE, fuseTW: 0 },
-    { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0, fuseTW: 0 },
+    { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0, fuseTW: 0, unpackX: false },
     { ...DEFAULT_MORPH_SCHEDULE, segX: 8, unpackX: true, fuseTW: 0 },
   ];
   const images = [
@@ -185,7 +186,7 @@ function ramped(shape: [number, number] | [number, number, number], seed: number
 test('the fused x+y kernel (fuseTW) equals the CPU: all dtypes, odd sizes (smaller than a tile, widths not multiples of 4), 2D and 3D, both borders, windows as long as the image', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  const fused = (s: Partial<MorphSchedule>): MorphSchedule => ({ ...DEFAULT_MORPH_SCHEDULE, fuseTW: 32, fuseXS: 4, fuseYS: 8, fuseThreads: 256, ...s });
+  const fused = (s: Partial<MorphSchedule>): MorphSchedule => ({ ...DEFAULT_MORPH_SCHEDULE, fuseTW: 32, fuseXS: 4, fuseYS: 8, fuseThreads: 256, unpackX: false, ...s });
   // Tiles of 32 words × 64 rows (8 rows an invocation, 4 words), and of 64 words × 8 rows (8 words an invocation)
   // without packed bytes, and the x pass on unpacked lanes; 150×1101 has tiles clear of every border (the unchecked
   // loads).

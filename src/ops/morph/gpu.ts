@@ -52,7 +52,10 @@ export interface MorphSchedule {
 // rect:1xK): vertical pass at k = 3 / 51 / 101 0.029 / 0.045 / 0.057 ms (segments of 8 rows for short windows, else 32
 // rows, 32 columns a workgroup) against vHGW's 0.046 / 0.098 / 0.130; horizontal pass at k = 51 / 101 0.080 / 0.088 ms
 // (6 words per invocation) against 0.190 / 0.235; packed bytes took the direct x kernel at k = 3 from 0.051 to 0.046 ms.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: false };
+// unpackX (bench/results/h100-morphfuse-variants2.jsonl): the x pass on unpacked lanes took k = 51 / 101 from 0.080 /
+// 0.088 ms to 0.053 / 0.063 (6 words an invocation; 4: 0.062 / 0.081, 8: 0.056 / 0.064, 12: 0.071 / 0.076). The fused
+// x+y kernel (fuseTW) was slower than the two passes at every shape measured (h100-morphfuse-variants*.jsonl): off.
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true };
 
 /** Windows up to this many rows run the register-segment vertical kernel with segments of this many rows at most. */
 const SHORT_Y = 8;
