@@ -1,6 +1,6 @@
 /**
  * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
- * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack]]`.
+ * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack|unpacky]]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
@@ -85,7 +85,7 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
   // --set passes (the default): vHGW and the current defaults, then the register-segment kernels' shapes around
   // them, per pass and whole. --set fused: whole erosions only, the two passes against the fused x+y kernel's
   // shapes (fuseYS is cut to what fits workgroup memory: 48 KiB on the H100). --set unpack: the x pass on unpacked
-  // lanes (unpackX), alone and whole, against the packed words.
+  // lanes (unpackX), alone and whole, against the packed words. --set unpacky: the same for the y pass (unpackY).
   const set = arg('set', process.argv.includes('--whole') ? 'fused' : 'passes');
   const off = { segX: 0, segY: 0, swar: false };
   const twoPass = { fuseTW: 0 };
@@ -106,6 +106,7 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
       [],
       [twoPass, unpacked(6), unpacked(8), fused(32, 8, 32, 256, { unpackX: true }), fused(32, 4, 32, 512, { unpackX: true }), twoPass],
     ],
+    unpacky: [[], [{}, { unpackY: true }, { unpackY: true, segY: 16 }, { unpackY: true, segYCols: 64 }, {}], [{}, { unpackY: true }, {}]],
   };
   const [xs, ys, both] = sets[set];
   const lines: string[] = [];

@@ -138,12 +138,12 @@ test('the direct x kernel (short windows, one word per invocation) equals the CP
 test('the register-segment kernels (segX / segY, packed-byte min/max) equal the CPU: all dtypes, odd sizes, 2D and 3D, both borders, chunked and long windows', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  // Two passes (fuseTW 0), the x pass on unpacked lanes (the default) and on packed words; the fused kernel's own
-  // test is below.
+  // Two passes (fuseTW 0), the x pass on unpacked lanes (the default) and on packed words, the y pass on unpacked
+  // lanes (unpackY); the fused kernel's own test is below.
   const schedules: MorphSchedule[] = [
     { ...DEFAULT_MORPH_SCHEDULE, fuseTW: 0 },
     { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0, fuseTW: 0, unpackX: false },
-    { ...DEFAULT_MORPH_SCHEDULE, segX: 8, unpackX: true, fuseTW: 0 },
+    { ...DEFAULT_MORPH_SCHEDULE, segX: 8, unpackX: true, unpackY: true, fuseTW: 0 },
   ];
   const images = [
     imageFrom(randomBytes(61 * 157, 51), [61, 157]),
@@ -164,7 +164,7 @@ test('the register-segment kernels (segX / segY, packed-byte min/max) equal the 
         for (const op of ['erode', 'dilate'] as const) {
           const cpu = (await morph(img, { op, se, border })).output;
           for (const s of schedules) {
-            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar} unpackX ${s.unpackX}`;
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar} unpackX ${s.unpackX} unpackY ${s.unpackY}`;
             assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
           }
         }

@@ -43,6 +43,8 @@ export interface MorphSchedule {
   fuseThreads: number;
   /** u8 and u16: the register-segment x pass (segX, fused) on lanes unpacked to vectors instead of packed words. */
   unpackX: boolean;
+  /** u8 and u16: the register-segment y/z pass (segY) on unpacked lanes. Not measured yet (docs/morphology.md). */
+  unpackY: boolean;
 }
 // From the H100 searches at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back).
 // vHGW segments (bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32
@@ -55,7 +57,7 @@ export interface MorphSchedule {
 // unpackX (bench/results/h100-morphfuse-variants2.jsonl): the x pass on unpacked lanes took k = 51 / 101 from 0.080 /
 // 0.088 ms to 0.053 / 0.063 (6 words an invocation; 4: 0.062 / 0.081, 8: 0.056 / 0.064, 12: 0.071 / 0.076). The fused
 // x+y kernel (fuseTW) was slower than the two passes at every shape measured (h100-morphfuse-variants*.jsonl): off.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true };
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: false };
 
 /** Windows up to this many rows run the register-segment vertical kernel with segments of this many rows at most. */
 const SHORT_Y = 8;
@@ -163,7 +165,7 @@ export class MorphGpu {
     const seg = useSeg ? (win.k <= SHORT_Y ? Math.min(segY, SHORT_Y) : segY) : this.schedule.segLines;
     const cols = this.schedule.segYCols;
     const pipe = useSeg
-      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols }), 'seg_lines')
+      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols, unpacked: this.schedule.unpackY }), 'seg_lines')
       : await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_lines');
     const segs = Math.ceil(n / seg);
     const groups = useSeg ? Math.ceil(inner / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);

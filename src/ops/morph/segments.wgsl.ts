@@ -69,15 +69,21 @@ fn mirror(p: i32) -> u32 { return u32(bmap(p, i32(P.n))); }`;
 /** Loads a segment reads beyond its outputs: `count` outputs of a window of k read count + k − 1 inputs. */
 export const reads = (count: number, k: number) => count + k - 1;
 
-/** Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as vhgw_lines. */
-export function segLinesWgsl(kn: LineKernel & { cols: number }): string {
+/**
+ * Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as
+ * vhgw_lines. `unpacked` (u8, u16): the minima on lanes unpacked once per word read, as rowWordsCode's.
+ */
+export function segLinesWgsl(kn: LineKernel & { cols: number; unpacked?: boolean }): string {
+  const vec = kn.unpacked === true && lanes(kn.dtype).epw > 1;
   const body = (ld: string) => {
-    const { code, outs } = slidingCode((t) => `${ld}(base, p0, ${t})`, kn.k, kn.seg, 'opw', 'v');
-    const stores = outs.map((o, i) => `if (${i}u < tn) { dst[base + (s0 + ${i}u) * P.inner] = ${o}; }`);
+    const load = (t: string) => `${ld}(base, p0, ${t})`;
+    const { code, outs } = slidingCode(vec ? (t) => `unpackw(${load(t)})` : load, kn.k, kn.seg, vec ? 'opv' : 'opw', 'v');
+    const stores = outs.map((o, i) => `if (${i}u < tn) { dst[base + (s0 + ${i}u) * P.inner] = ${vec ? `packw(${o})` : o}; }`);
     return `${code}\n    ${stores.join('\n    ')}`;
   };
   return /* wgsl */ `
 ${lineHeader(kn)}
+${vec ? unpackWgsl(kn.dtype, kn.isMin) : ''}
 ${mirrorWgsl}
 const COLS: u32 = ${kn.cols}u;
 fn ldf(base: u32, p0: i32, t: u32) -> u32 { return src[base + u32(p0 + i32(t)) * P.inner]; }
