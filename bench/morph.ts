@@ -1,6 +1,6 @@
 /**
  * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
- * [--no-search] [--hold-clocks] [--variants NAME]`.
+ * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack|unpacky]]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuContext } from '../src/core/gpu/context.js';
+import { grid1d } from '../src/core/gpu/dispatch.js';
 import { GpuImage } from '../src/core/gpu/gpu-image.js';
 import { allocPixels, imageFrom, type Image } from '../src/core/image.js';
 import { kernelTotal } from '../src/core/timings.js';
@@ -22,6 +23,7 @@ import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { DEFAULT_MORPH_SCHEDULE, MorphGpu, type MorphSchedule } from '../src/ops/morph/gpu.js';
+import { fusedLayout } from '../src/ops/morph/fused.wgsl.js';
 import { morph, parseElement } from '../src/ops/morph/index.js';
 import { timeBatched } from './batched.js';
 import { holdClocks, photoAt, repeat, warmUp, type Stat } from './common.js';
@@ -80,26 +82,77 @@ async function searchSchedules(gpu: GpuContext, img: Image) {
 async function searchVariants(gpu: GpuContext, img: Image, name: string): Promise<void> {
   const dev = await GpuImage.upload(gpu, img);
   const base = DEFAULT_MORPH_SCHEDULE;
-  // vHGW and the current defaults, then the register-segment kernels' shapes around them.
+  // --set passes (the default): vHGW and the current defaults, then the register-segment kernels' shapes around
+  // them, per pass and whole. --set fused: whole erosions only, the two passes against the fused x+y kernel's
+  // shapes (fuseYS is cut to what fits workgroup memory: 48 KiB on the H100). --set unpack: the x pass on unpacked
+  // lanes (unpackX), alone and whole, against the packed words. --set unpacky: the same for the y pass (unpackY).
+  const set = arg('set', process.argv.includes('--whole') ? 'fused' : 'passes');
   const off = { segX: 0, segY: 0, swar: false };
-  const xs: Partial<MorphSchedule>[] = [off, {}, { swar: false }, ...[4, 8, 12].map((segX) => ({ segX }))];
-  const ys: Partial<MorphSchedule>[] = [off, {}, { swar: false }, ...[16, 64].flatMap((segY) => [64, 32, 16].map((segYCols) => ({ segY, segYCols })))];
-  const both: Partial<MorphSchedule>[] = [off, {}];
+  const twoPass = { fuseTW: 0 };
+  const fused = (fuseTW: number, fuseXS: number, fuseYS: number, fuseThreads: number, more: Partial<MorphSchedule> = {}) => ({ fuseTW, fuseXS, fuseYS, fuseThreads, ...more });
+  const unpacked = (segX: number) => ({ segX, unpackX: true, fuseTW: 0 });
+  const sets: Record<string, Partial<MorphSchedule>[][]> = {
+    passes: [
+      [off, {}, { swar: false }, ...[4, 8, 12].map((segX) => ({ segX }))],
+      [off, {}, { swar: false }, ...[16, 64].flatMap((segY) => [64, 32, 16].map((segYCols) => ({ segY, segYCols })))],
+      [off, twoPass, {}],
+    ],
+    fused: [[], [], [
+      twoPass, fused(32, 4, 32, 256), fused(32, 4, 16, 256), fused(32, 2, 32, 256), fused(32, 4, 32, 256, { swar: false }), fused(32, 4, 64, 128), fused(32, 4, 32, 512),
+      fused(32, 8, 32, 256), fused(32, 8, 32, 128), fused(32, 16, 64, 128), fused(32, 16, 64, 64), twoPass,
+    ]],
+    unpack: [
+      [twoPass, ...[4, 6, 8, 12].map(unpacked), twoPass],
+      [],
+      [twoPass, unpacked(6), unpacked(8), fused(32, 8, 32, 256, { unpackX: true }), fused(32, 4, 32, 512, { unpackX: true }), twoPass],
+    ],
+    unpacky: [[], [{}, { unpackY: true }, { unpackY: true, segY: 16 }, { unpackY: true, segYCols: 64 }, {}], [{}, { unpackY: true }, {}]],
+  };
+  const [xs, ys, both] = sets[set];
   const lines: string[] = [];
   for (const k of ks) {
     for (const [se, list] of [[`rect:${k}x1`, xs], [`rect:1x${k}`, ys], [`rect:${k}x${k}`, both]] as const) {
       for (const v of list) {
         const schedule = { ...base, ...v };
         const ms = await backToBack(gpu, dev, se, 'auto', schedule);
-        const line = JSON.stringify({ search: `${img.shape[1]}x${img.shape[0]} ${se}`, ...schedule, ms });
+        // The fused kernel's rows a tile as it ran (fuseYS cut to workgroup memory), where it ran.
+        const [h, w] = img.shape;
+        const fk = se === `rect:${k}x${k}` ? new MorphGpu(gpu, 'uint8', schedule).fusedKernel({ buffer: dev.buffer, d: 1, h, w, rw: Math.ceil(w / 4) }, { k, a: k >> 1 }, { k, a: k >> 1 }, 'erode') : undefined;
+        const line = JSON.stringify({ search: `${w}x${h} ${se}`, ...schedule, fusedRows: fk ? fusedLayout(fk).r : 0, fusedYS: fk?.ys ?? 0, ms });
         console.log(line);
         lines.push(line);
       }
     }
   }
+  if (set === 'unpack') lines.push(...(await copyFloor(gpu, dev)));
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(`bench/results/${name}.jsonl`, lines.join('\n') + '\n');
   dev.release();
+}
+
+/**
+ * The floor under a pass: a kernel that only copies the image (one u32 an invocation, as the line kernels load, or
+ * one vec4<u32>), back to back as the variants — what any pass costs before its window.
+ */
+async function copyFloor(gpu: GpuContext, dev: GpuImage): Promise<string[]> {
+  const words = dev.buffer.size / 4;
+  const out: string[] = [];
+  for (const [type, per] of [['u32', 1], ['vec4u', 4]] as const) {
+    const code = `@group(0) @binding(0) var<storage, read> src: array<${type}>;
+@group(0) @binding(1) var<storage, read_write> dst: array<${type}>;
+@compute @workgroup_size(256)
+fn copy(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let i = id.x + id.y * nwg.x * 256u;
+  if (i < ${words / per}u) { dst[i] = src[i]; }
+}`;
+    const pipe = await gpu.pipeline(`copy-${type}`, code, 'copy');
+    const [x, y] = grid1d(gpu, Math.ceil(words / per / 256));
+    const ms = await timeBatched(gpu, 20, (rec) => rec.dispatch(`copy.${type}`, pipe, { src: dev.buffer, dst: rec.storage(words * 4, 'copy') }, x, y));
+    const line = JSON.stringify({ search: `copy ${type}`, bytes: words * 4, ms });
+    console.log(line);
+    out.push(line);
+  }
+  return out;
 }
 
 async function main(): Promise<void> {

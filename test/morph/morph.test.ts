@@ -138,9 +138,12 @@ test('the direct x kernel (short windows, one word per invocation) equals the CP
 test('the register-segment kernels (segX / segY, packed-byte min/max) equal the CPU: all dtypes, odd sizes, 2D and 3D, both borders, chunked and long windows', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
+  // Two passes (fuseTW 0), the x pass on unpacked lanes (the default) and on packed words, the y pass on unpacked
+  // lanes (unpackY); the fused kernel's own test is below.
   const schedules: MorphSchedule[] = [
-    DEFAULT_MORPH_SCHEDULE,
-    { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0 },
+    { ...DEFAULT_MORPH_SCHEDULE, fuseTW: 0 },
+    { ...DEFAULT_MORPH_SCHEDULE, segX: 4, segY: 16, segYCols: 16, swar: false, directX: 0, fuseTW: 0, unpackX: false },
+    { ...DEFAULT_MORPH_SCHEDULE, segX: 8, unpackX: true, unpackY: true, fuseTW: 0 },
   ];
   const images = [
     imageFrom(randomBytes(61 * 157, 51), [61, 157]),
@@ -161,7 +164,55 @@ test('the register-segment kernels (segX / segY, packed-byte min/max) equal the 
         for (const op of ['erode', 'dilate'] as const) {
           const cpu = (await morph(img, { op, se, border })).output;
           for (const s of schedules) {
-            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar}`;
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} swar ${s.swar} unpackX ${s.unpackX} unpackY ${s.unpackY}`;
+            assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
+          }
+        }
+      }
+    }
+  }
+});
+
+/**
+ * u8 noise over a diagonal ramp (x + 2y mod 240): a window's minimum (maximum) is set by where it lies, not by the
+ * noise alone — on plain noise a 101-pixel window's minimum is 0 almost everywhere, hiding misplaced windows.
+ */
+function ramped(shape: [number, number] | [number, number, number], seed: number): Image {
+  const n = shape.reduce((a, b) => a * b);
+  const w = shape[shape.length - 1], noise = randomBytes(n, seed);
+  return imageFrom(Uint8Array.from(noise, (v, i) => ((i % w) + 2 * Math.floor(i / w)) % 240 + (v & 15)), shape);
+}
+
+test('the fused x+y kernel (fuseTW) equals the CPU: all dtypes, odd sizes (smaller than a tile, widths not multiples of 4), 2D and 3D, both borders, windows as long as the image', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const fused = (s: Partial<MorphSchedule>): MorphSchedule => ({ ...DEFAULT_MORPH_SCHEDULE, fuseTW: 32, fuseXS: 4, fuseYS: 8, fuseThreads: 256, unpackX: false, ...s });
+  // Tiles of 32 words × 64 rows (8 rows an invocation, 4 words), and of 64 words × 8 rows (8 words an invocation)
+  // without packed bytes, and the x pass on unpacked lanes; 150×1101 has tiles clear of every border (the unchecked
+  // loads).
+  const schedules = [fused({}), fused({ fuseTW: 64, fuseXS: 8, fuseYS: 2, swar: false }), fused({ fuseXS: 8, unpackX: true })];
+  const images = [
+    ramped([61, 157], 61),
+    ramped([150, 1101], 62),
+    ramped([9, 23], 63),
+    imageFrom(randomU16(37 * 45, 64), [37, 45]),
+    imageFrom(Float32Array.from(randomU16(23 * 31, 65), (v) => v / 7 - 3000), [23, 31]),
+    // +∞ in the top 12 rows: OpenCV's border (FLT_MAX) must beat them there, as the fill rows of the x result.
+    imageFrom(Float32Array.from(randomU16(23 * 31, 67), (v, i) => (i < 12 * 31 ? Infinity : v / 7)), [23, 31]),
+    ramped([4, 11, 21], 66),
+  ];
+  for (const img of images) {
+    const [h, w] = img.shape.slice(-2);
+    // Windows as long as the image (one reflection), longer (the two passes take them), 51 and 101 at a tile's scale.
+    const ses = img.dtype === 'uint8'
+      ? (img.shape.length === 3 ? ['box:9x3x5'] : h === 150 ? ['rect:101x101', 'rect:9x150'] : h === 61 ? ['rect:51x51', 'rect:200x70'] : [`rect:${w}x${h}`])
+      : img.dtype === 'float32' && img.data[0] === Infinity ? ['rect:9x9'] : [`rect:${w}x${h}`];
+    for (const se of ses) {
+      for (const border of ['opencv', 'scipy'] as const) {
+        for (const op of ['erode', 'dilate'] as const) {
+          const cpu = (await morph(img, { op, se, border })).output;
+          for (const s of schedules) {
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} fused ${s.fuseTW}/${s.fuseXS}/${s.fuseYS} swar ${s.swar} unpack ${s.unpackX}`;
             assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
           }
         }

@@ -6,6 +6,7 @@ import { acquireStorage } from '../../core/gpu/transfer.js';
 import { asShape3D } from '../../core/image.js';
 import { DirectParams, directRowsWgsl, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
+import { FusedParams, fusedLayout, fusedWgsl, type FusedKernel } from './fused.wgsl.js';
 import { segLinesWgsl, segRowsWgsl } from './segments.wgsl.js';
 import type { StructuringElement } from './se.js';
 
@@ -29,6 +30,21 @@ export interface MorphSchedule {
   segX: number;
   /** u8: packed-byte min/max in the word kernels (laneOps). */
   swar: boolean;
+  /**
+   * Rectangles whose x window the register-segment x kernel takes: both passes in one kernel (fusedWgsl), tiles of
+   * this many words a row; 0: two passes.
+   */
+  fuseTW: number;
+  /** Fused kernel: x output words per invocation (divides fuseTW). */
+  fuseXS: number;
+  /** Fused kernel: y output rows per invocation, at most (fewer where the tile would not fit workgroup memory). */
+  fuseYS: number;
+  /** Fused kernel: invocations a workgroup (a multiple of fuseTW and of fuseTW / fuseXS). */
+  fuseThreads: number;
+  /** u8 and u16: the register-segment x pass (segX, fused) on lanes unpacked to vectors instead of packed words. */
+  unpackX: boolean;
+  /** u8 and u16: the register-segment y/z pass (segY) on unpacked lanes. Not measured yet (docs/morphology.md). */
+  unpackY: boolean;
 }
 // From the H100 searches at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back).
 // vHGW segments (bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32
@@ -38,7 +54,10 @@ export interface MorphSchedule {
 // rect:1xK): vertical pass at k = 3 / 51 / 101 0.029 / 0.045 / 0.057 ms (segments of 8 rows for short windows, else 32
 // rows, 32 columns a workgroup) against vHGW's 0.046 / 0.098 / 0.130; horizontal pass at k = 51 / 101 0.080 / 0.088 ms
 // (6 words per invocation) against 0.190 / 0.235; packed bytes took the direct x kernel at k = 3 from 0.051 to 0.046 ms.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true };
+// unpackX (bench/results/h100-morphfuse-variants2.jsonl): the x pass on unpacked lanes took k = 51 / 101 from 0.080 /
+// 0.088 ms to 0.053 / 0.063 (6 words an invocation; 4: 0.062 / 0.081, 8: 0.056 / 0.064, 12: 0.071 / 0.076). The fused
+// x+y kernel (fuseTW) was slower than the two passes at every shape measured (h100-morphfuse-variants*.jsonl): off.
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: false };
 
 /** Windows up to this many rows run the register-segment vertical kernel with segments of this many rows at most. */
 const SHORT_Y = 8;
@@ -122,7 +141,7 @@ export class MorphGpu {
       return;
     }
     if (axis === 'x' && segX > 0 && win.k >= 2 * lanes(this.dtype).epw && win.k <= src.w) {
-      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar }), 'seg_rows');
+      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar, unpacked: this.schedule.unpackX }), 'seg_rows');
       // One workgroup per 64 segments of a row.
       const segs = Math.ceil(src.rw / (64 * segX)), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, segs * lines);
@@ -146,13 +165,38 @@ export class MorphGpu {
     const seg = useSeg ? (win.k <= SHORT_Y ? Math.min(segY, SHORT_Y) : segY) : this.schedule.segLines;
     const cols = this.schedule.segYCols;
     const pipe = useSeg
-      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols }), 'seg_lines')
+      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols, unpacked: this.schedule.unpackY }), 'seg_lines')
       : await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_lines');
     const segs = Math.ceil(n / seg);
     const groups = useSeg ? Math.ceil(inner / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);
     const [x, y] = grid1d(this.ctx, groups);
     const params = rec.uniform(LineParams, { n, inner, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
     rec.dispatch(`morph.${op}.${axis}`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
+  }
+
+  /**
+   * The fused x+y kernel for these windows, or undefined where it does not apply: the x window is one the
+   * register-segment x kernel takes (2 words or more, no longer than the row), the y window reflects once (no
+   * longer than the column), and a tile of at least one row an invocation fits workgroup memory.
+   */
+  fusedKernel(src: Aligned, wx: AxisWindow, wy: AxisWindow, op: MorphPrimitive): FusedKernel | undefined {
+    const { fuseTW: tw, fuseXS: xs, fuseYS, fuseThreads: threads, unpackX: unpacked, swar, segX, directX } = this.schedule;
+    if (tw === 0 || segX === 0 || wx.k <= directX || wx.k < 2 * lanes(this.dtype).epw || wx.k > src.w || wy.k > src.h) return undefined;
+    const limit = this.ctx.limits.maxComputeWorkgroupStorageSize;
+    for (let ys = fuseYS; ys >= 1; ys--) {
+      const kn: FusedKernel = { dtype: this.dtype, isMin: op === 'erode', swar, kx: wx.k, ax: wx.a, ky: wy.k, ay: wy.a, tw, xs, ys, threads, unpacked };
+      if (fusedLayout(kn).bytes <= limit) return kn;
+    }
+    return undefined;
+  }
+
+  private async fusedPass(rec: Recording, src: Aligned, dst: Aligned, kn: FusedKernel, op: MorphPrimitive, border: MorphBorder): Promise<void> {
+    const pipe = await this.pipe('morph-fused', fusedWgsl(kn), 'fused');
+    const { r } = fusedLayout(kn);
+    const tilesX = Math.ceil(src.rw / kn.tw), tilesY = Math.ceil(src.h / r);
+    const [x, y] = grid1d(this.ctx, tilesX * tilesY * src.d);
+    const params = rec.uniform(FusedParams, { n: src.w, h: src.h, rw: src.rw, reflect: border === 'scipy' ? 1 : 0, fill: scalarFill(this.dtype, op), fillw: wordFill(this.dtype, op), tilesX, tilesY, planes: src.d }, 'fused params');
+    rec.dispatch(`morph.${op}.xy`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
   }
 
   private async directPass(rec: Recording, src: Aligned, dst: Aligned, offsets: Int32Array, op: MorphPrimitive, border: MorphBorder, label: string): Promise<void> {
@@ -173,10 +217,13 @@ export class MorphGpu {
     const steps: ((from: Aligned, to: Aligned) => Promise<void>)[] = [];
     if (se.kind === 'box' && method !== 'naive') {
       const { axes, repeat } = boxPasses(se, op, border, iterations, [src.d, src.h, src.w]);
+      const [wx, wy] = axes;
+      const fused = wx && wy ? this.fusedKernel(src, wx, wy, op) : undefined;
       for (let it = 0; it < repeat; it++) {
+        if (fused) steps.push((f, t) => this.fusedPass(rec, f, t, fused, op, border));
         (['x', 'y', 'z'] as const).forEach((axis, i) => {
           const win = axes[i];
-          if (win) steps.push((f, t) => this.linePass(rec, f, t, axis, win, op, border));
+          if (win && !(fused && axis !== 'z')) steps.push((f, t) => this.linePass(rec, f, t, axis, win, op, border));
         });
       }
     } else {

@@ -48,7 +48,7 @@ export function lanes(dtype: MorphDtype): LaneType {
  * gives each byte's a < b in its top bit, widened to a byte mask that selects a or b) instead of unpacked to
  * four lanes and packed again.
  */
-function laneOps(dtype: MorphDtype, isMin: boolean, swar = false): string {
+export function laneOps(dtype: MorphDtype, isMin: boolean, swar = false): string {
   const f = isMin ? 'min' : 'max';
   if (dtype === 'float32') {
     return `

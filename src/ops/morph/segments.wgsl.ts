@@ -1,5 +1,5 @@
 import { borderMapWgsl } from '../../core/gpu/wgsl/border.js';
-import { lanes, lineHeader, type LineKernel } from './morph.wgsl.js';
+import { lanes, lineHeader, type LineKernel, type MorphDtype } from './morph.wgsl.js';
 
 /**
  * Register-segment line kernels: one invocation computes a segment of outputs whose window sums are generated as
@@ -62,22 +62,28 @@ export function slidingCode(ld: (t: string) => string, k: number, count: number,
  * by core's one-reflection border map, without branches or modulo: every call is inlined at each of the unrolled
  * loads (dozens per kernel), so the border path's code size matters more than its speed.
  */
-const mirrorWgsl = /* wgsl */ `
+export const mirrorWgsl = /* wgsl */ `
 ${borderMapWgsl('reflect')}
 fn mirror(p: i32) -> u32 { return u32(bmap(p, i32(P.n))); }`;
 
 /** Loads a segment reads beyond its outputs: `count` outputs of a window of k read count + k − 1 inputs. */
-const reads = (count: number, k: number) => count + k - 1;
+export const reads = (count: number, k: number) => count + k - 1;
 
-/** Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as vhgw_lines. */
-export function segLinesWgsl(kn: LineKernel & { cols: number }): string {
+/**
+ * Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as
+ * vhgw_lines. `unpacked` (u8, u16): the minima on lanes unpacked once per word read, as rowWordsCode's.
+ */
+export function segLinesWgsl(kn: LineKernel & { cols: number; unpacked?: boolean }): string {
+  const vec = kn.unpacked === true && lanes(kn.dtype).epw > 1;
   const body = (ld: string) => {
-    const { code, outs } = slidingCode((t) => `${ld}(base, p0, ${t})`, kn.k, kn.seg, 'opw', 'v');
-    const stores = outs.map((o, i) => `if (${i}u < tn) { dst[base + (s0 + ${i}u) * P.inner] = ${o}; }`);
+    const load = (t: string) => `${ld}(base, p0, ${t})`;
+    const { code, outs } = slidingCode(vec ? (t) => `unpackw(${load(t)})` : load, kn.k, kn.seg, vec ? 'opv' : 'opw', 'v');
+    const stores = outs.map((o, i) => `if (${i}u < tn) { dst[base + (s0 + ${i}u) * P.inner] = ${vec ? `packw(${o})` : o}; }`);
     return `${code}\n    ${stores.join('\n    ')}`;
   };
   return /* wgsl */ `
 ${lineHeader(kn)}
+${vec ? unpackWgsl(kn.dtype, kn.isMin) : ''}
 ${mirrorWgsl}
 const COLS: u32 = ${kn.cols}u;
 fn ldf(base: u32, p0: i32, t: u32) -> u32 { return src[base + u32(p0 + i32(t)) * P.inner]; }
@@ -127,53 +133,60 @@ const skewWgsl = 'fn sk(i: u32) -> u32 { return i + (i >> 5u); }';
 const skewed = (n: number) => n + (n >> 5) + 1;
 
 /**
- * Along x in the aligned layout: `seg` output words per invocation, 64 invocations a workgroup on one row. The
- * workgroup loads its words and their halo into workgroup memory with coalesced loads (the border applied there,
- * once per word), each invocation computes its segment from there, and the outputs go back through workgroup
- * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
- * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
+ * One invocation's share of the x pass on words: `seg` output words from the `span` words ld(0 … span − 1), the
+ * first of which is word w + d of the row for output word w (rowsPlan). Returns the code (`let` declarations) and
+ * the expressions of the outputs. Shared by seg_rows and the fused kernel.
+ *
+ * `unpacked` (u8, u16): each word read is unpacked once into a vector of its lanes (unpackWgsl) and the minima are
+ * taken lane-wise on vectors (one instruction a lane, where the packed-byte minimum takes eight for four lanes), so
+ * that a funnel shift is a swizzle; outputs are packed again.
  */
-export function segRowsWgsl(kn: LineKernel & { a: number }): string {
-  const { epw, bits } = lanes(kn.dtype);
-  const { m, levels, d, shifts } = rowsPlan(epw, kn.k, kn.a);
-  const seg = kn.seg;
+export function rowWordsCode(dtype: MorphDtype, k: number, a: number, seg: number, ld: (t: string) => string, unpacked = false): { span: number; code: string[]; outs: string[] } {
+  const { epw, bits } = lanes(dtype);
+  const vec = unpacked && epw > 1;
+  const { m, levels, shifts } = rowsPlan(epw, k, a);
   // Doubled Z words needed from w0 + d: outputs i read i + dq and, for a lane shift, i + dq + 1.
   const need = Math.max(...shifts.map((s) => seg - 1 + s.dq + (s.lane ? 1 : 0))) + 1;
   const zCount = need + levels;
-  const span = reads(zCount, m); // words one invocation reads from its first
-  const tileWords = 64 * seg + span - seg; // the workgroup's words and halo
-  const funnel = (x: string, y: string, lane: number) => (lane === 0 ? x : `((${x} >> ${lane * bits}u) | (${y} << ${32 - lane * bits}u))`);
-  const perInvocation = Math.ceil(tileWords / 64);
-  const idx = (j: number) => `li + ${64 * j}u`;
-  const partial = (j: number) => 64 * (j + 1) > tileWords;
-  // An invocation's share of the tile: all its loads issued before the first store to workgroup memory (a loop
-  // waited for each load in turn: x at k = 101 took 0.115 ms so, 0.089 without).
-  const tileLoads = (load: string) => [
-    ...Array.from({ length: perInvocation }, (_, j) => `let a${j} = ${partial(j) ? `select(0u, ${load.replace('J', `min(${idx(j)}, TILE - 1u)`)}, ${idx(j)} < TILE)` : load.replace('J', idx(j))};`),
-    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { tile[sk(${idx(j)})] = a${j}; }` : `tile[sk(${idx(j)})] = a${j};`)),
-  ].join('\n    ');
-  const { code, outs } = slidingCode((t) => `tile[sk(lb + ${t})]`, m, zCount, 'opw', 'v');
+  const xyzw = 'xyzw';
+  const funnel = (x: string, y: string, lane: number) => {
+    if (lane === 0) return x;
+    if (!vec) return `((${x} >> ${lane * bits}u) | (${y} << ${32 - lane * bits}u))`;
+    // Lanes lane … epw − 1 of x, then 0 … lane − 1 of y.
+    return `vec${epw}u(${Array.from({ length: epw }, (_, l) => (l + lane < epw ? `${x}.${xyzw[l + lane]}` : `${y}.${xyzw[l + lane - epw]}`)).join(', ')})`;
+  };
+  const op = vec ? 'opv' : 'opw';
+  const { code, outs: zs } = slidingCode(vec ? (t) => `unpackw(${ld(t)})` : ld, m, zCount, op, 'v');
   const lines = [code];
-  let z = outs;
+  let z = zs;
   for (let lv = 0; lv < levels; lv++) {
     const lane = 1 << lv;
     const next = z.slice(0, z.length - 1).map((_, i) => `z${lv}_${i}`);
-    next.forEach((n, i) => lines.push(`let ${n} = opw(${z[i]}, ${funnel(z[i], z[i + 1], lane)});`));
+    next.forEach((n, i) => lines.push(`let ${n} = ${op}(${z[i]}, ${funnel(z[i], z[i + 1], lane)});`));
     z = next;
   }
-  for (let i = 0; i < seg; i++) {
-    const parts = shifts.map((s) => funnel(z[i + s.dq], z[i + s.dq + 1] ?? '0u', s.lane));
-    lines.push(`otile[sk(li * SEG + ${i}u)] = ${parts.length === 1 ? parts[0] : `opw(${parts[0]}, ${parts[1]})`};`);
-  }
-  return /* wgsl */ `
-${lineHeader(kn)}
-${mirrorWgsl}
-${skewWgsl}
-const TILE: u32 = ${tileWords}u;
-var<workgroup> tile: array<u32, ${skewed(tileWords)}>;
-var<workgroup> otile: array<u32, ${skewed(64 * seg)}>;
+  const outs = Array.from({ length: seg }, (_, i) => {
+    const parts = shifts.map((s) => funnel(z[i + s.dq], z[i + s.dq + 1] ?? (vec ? `vec${epw}u()` : '0u'), s.lane));
+    const o = parts.length === 1 ? parts[0] : `${op}(${parts[0]}, ${parts[1]})`;
+    return vec ? `packw(${o})` : o;
+  });
+  return { span: reads(zCount, m), code: lines, outs };
+}
 
-// Word q of the row at word rb, assembled pixel by pixel with the border rule where it is not wholly inside.
+/** WGSL for rowWordsCode's unpacked lanes: unpackw, packw and the lane-wise opv on vectors of EPW lanes. */
+export function unpackWgsl(dtype: MorphDtype, isMin: boolean): string {
+  const { epw, bits, mask } = lanes(dtype);
+  if (epw === 1) return '';
+  const l = Array.from({ length: epw }, (_, i) => i);
+  return /* wgsl */ `
+fn unpackw(w: u32) -> vec${epw}u { return vec${epw}u(${l.map((i) => (i === epw - 1 ? `w >> ${i * bits}u` : `(w >> ${i * bits}u) & ${mask}`)).join(', ')}); }
+fn packw(v: vec${epw}u) -> u32 { return ${l.map((i) => (i === 0 ? 'v.x' : `(v.${'xyzw'[i]} << ${i * bits}u)`)).join(' | ')}; }
+fn opv(a: vec${epw}u, b: vec${epw}u) -> vec${epw}u { return ${isMin ? 'min' : 'max'}(a, b); }`;
+}
+
+/** WGSL \`ldc(rb, q)\`: word q of the row at word rb, assembled pixel by pixel with the border rule where it is not wholly inside. */
+export function rowWordWgsl(epw: number): string {
+  return /* wgsl */ `
 fn ldc(rb: u32, q: i32) -> u32 {
   if (q >= 0i && (q + 1i) * i32(EPW) <= i32(P.n)) { return src[rb + u32(q)]; }
   var word = 0u;
@@ -184,7 +197,41 @@ fn ldc(rb: u32, q: i32) -> u32 {
     word |= ${epw === 1 ? 'v' : 'v << (l * BITS)'};
   }
   return word;
+}`;
 }
+
+/**
+ * Along x in the aligned layout: `seg` output words per invocation, 64 invocations a workgroup on one row. The
+ * workgroup loads its words and their halo into workgroup memory with coalesced loads (the border applied there,
+ * once per word), each invocation computes its segment from there, and the outputs go back through workgroup
+ * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
+ * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
+ */
+export function segRowsWgsl(kn: LineKernel & { a: number; unpacked?: boolean }): string {
+  const { epw } = lanes(kn.dtype);
+  const { d } = rowsPlan(epw, kn.k, kn.a);
+  const seg = kn.seg;
+  const { span, code, outs } = rowWordsCode(kn.dtype, kn.k, kn.a, seg, (t) => `tile[sk(lb + ${t})]`, kn.unpacked);
+  const tileWords = 64 * seg + span - seg; // the workgroup's words and halo
+  const perInvocation = Math.ceil(tileWords / 64);
+  const idx = (j: number) => `li + ${64 * j}u`;
+  const partial = (j: number) => 64 * (j + 1) > tileWords;
+  // An invocation's share of the tile: all its loads issued before the first store to workgroup memory (a loop
+  // waited for each load in turn: x at k = 101 took 0.115 ms so, 0.089 without).
+  const tileLoads = (load: string) => [
+    ...Array.from({ length: perInvocation }, (_, j) => `let a${j} = ${partial(j) ? `select(0u, ${load.replace('J', `min(${idx(j)}, TILE - 1u)`)}, ${idx(j)} < TILE)` : load.replace('J', idx(j))};`),
+    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { tile[sk(${idx(j)})] = a${j}; }` : `tile[sk(${idx(j)})] = a${j};`)),
+  ].join('\n    ');
+  const lines = [...code, ...outs.map((o, i) => `otile[sk(li * SEG + ${i}u)] = ${o};`)];
+  return /* wgsl */ `
+${lineHeader(kn)}
+${kn.unpacked ? unpackWgsl(kn.dtype, kn.isMin) : ''}
+${mirrorWgsl}
+${skewWgsl}
+const TILE: u32 = ${tileWords}u;
+var<workgroup> tile: array<u32, ${skewed(tileWords)}>;
+var<workgroup> otile: array<u32, ${skewed(64 * seg)}>;
+${rowWordWgsl(epw)}
 
 @compute @workgroup_size(64)
 fn seg_rows(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
