@@ -244,7 +244,7 @@ async function run(): Promise<void> {
     return;
   }
   const on = gpu;
-  const [g, c] = await onBoth(on && (() => op.run(img, withChosenFiles(name, params, files), { gpu: on })), () => inWorker({ op: name, params, files }, img));
+  const [g, c] = await onBoth(on && (() => op.run(img, withChosenFiles(name, params, files), { gpu: on, profile: true })), () => inWorker({ op: name, params, files }, img));
   const gpuRes = valueOf(g), cpuRes = valueOf(c);
   showTimings(g, c);
   const identical = showVerdict(gpuRes?.output, cpuRes?.output, (a, b) => op.compare(a, b));

@@ -55,7 +55,7 @@ export interface BothRun {
 export async function runBoth(name: string, img: Image, params: Record<string, unknown>, files: Record<string, ChosenFile>, gpu: GpuContext | undefined, cpu: ReturnType<typeof cpuRunner>): Promise<BothRun> {
   const op = OPERATIONS[name];
   const [g, c] = await Promise.all([
-    gpu ? settle(op.run(img, withChosenFiles(name, params, files), { gpu })) : Promise.resolve(undefined),
+    gpu ? settle(op.run(img, withChosenFiles(name, params, files), { gpu, profile: true })) : Promise.resolve(undefined),
     settle(cpu(name, params, files, img)),
   ]);
   const gpuRes = valueOf(g), cpuRes = valueOf(c);

@@ -152,7 +152,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     for (let r = 0; r < repeat; r++) {
       if (exec.cpu) results.cpu = await cmd.run(img, prepared, { pool: exec.pool }, images);
       if (exec.gpu) {
-        const { on, result } = await runGpuOrCpu(exec, async () => downloaded(await cmd.run(gpuInput, prepared, { gpu: exec.gpu, pool: exec.pool }, images)), () => cmd.run(img, prepared, { pool: exec.pool }, images));
+        const { on, result } = await runGpuOrCpu(exec, async () => downloaded(await cmd.run(gpuInput, prepared, { gpu: exec.gpu, pool: exec.pool, profile: true }, images)), () => cmd.run(img, prepared, { pool: exec.pool }, images));
         results[on] = result;
       }
     }

@@ -316,7 +316,7 @@ export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImag
   } else {
     const tu = now();
     dev = await GpuImage.upload(gpu, img);
-    if (opts.profile ?? true) await gpu.finish();
+    if (opts.profile ?? false) await gpu.finish();
     upload = now() - tu;
   }
   try {

@@ -134,7 +134,7 @@ for (const border of ['reflect101', 'reflect'] as const) {
       assertSame(cpu, ref, `cpu r=${r}`);
       if (!gpu) continue;
       for (const scheme of ['naive', 'columns'] as const) {
-        const res = await clahe(img, { window: r, clip, border, scheme, gpu });
+        const res = await clahe(img, { window: r, clip, border, scheme, gpu, profile: true });
         assert.ok(res.timings.kernels.some((k) => k.name === `clahe.window.${scheme}`), `the ${scheme} kernel ran`);
         assertSame(res.output, cpu, `gpu ${scheme} r=${r}`);
       }
@@ -148,7 +148,7 @@ test('the column kernel without subgroups (its other reduction) equals the CPU',
   try {
     const photo = await readImage(fixture('images', 'coins.png'));
     for (const r of [4, 15]) {
-      const res = await clahe(photo, { window: r, clip: 3, gpu });
+      const res = await clahe(photo, { window: r, clip: 3, gpu, profile: true });
       assert.ok(res.timings.kernels.some((k) => k.name === 'clahe.window.columns'));
       assertSame(res.output, (await clahe(photo, { window: r, clip: 3 })).output, `r=${r}`);
     }
@@ -312,7 +312,7 @@ test('ClaheOptions is derived from the declaration: typed values, impl and its o
   if (!gpu) return;
   const cpu = (await clahe(img, { window: 5, border: 'reflect' })).output;
   for (const [o, kernel] of [[{ impl: 'naive' }, 'naive'], [{ scheme: 'naive' }, 'naive'], [{ scheme: 'columns' }, 'columns'], [{}, 'columns']] as const) {
-    const r: OpResult<Image> = await clahe(img, { window: 5, border: 'reflect', gpu, ...o });
+    const r: OpResult<Image> = await clahe(img, { window: 5, border: 'reflect', gpu, profile: true, ...o });
     assert.deepEqual(r.timings.kernels.map((k) => k.name), [`clahe.window.${kernel}`], JSON.stringify(o));
     assertSame(r.output, cpu, JSON.stringify(o));
   }

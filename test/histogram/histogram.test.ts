@@ -178,7 +178,7 @@ test('HistogramOptions is derived from the declaration: impl and its old names m
   if (!gpu) return;
   for (const name of ['impl', 'method', 'hist'] as const) {
     for (const m of HISTOGRAM_METHODS) {
-      const r = await histogram(img, { ...opts, impl: undefined, [name]: m, gpu });
+      const r = await histogram(img, { ...opts, impl: undefined, [name]: m, gpu, profile: true });
       assert.ok(r.timings.kernels.every((k) => k.name.startsWith(`histogram.${m}.`)), `${name}: ${m} ran (${r.timings.kernels.map((k) => k.name)})`);
       assert.deepEqual([...r.output], ref, `${name}: ${m}`);
     }

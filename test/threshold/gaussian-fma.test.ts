@@ -40,7 +40,7 @@ test('the fma probe: lavapipe\'s fma() rounds the product first, so the Gaussian
     assert.equal(fused, false);
     assert.deepEqual(Array.from(got), FMA_PROBE_CASES.map(([a, b, c]) => unfused32(a, b, c)), 'lavapipe: product rounded, then the sum');
   } else t.diagnostic(`${gpu.adapter.description}: fma() ${fused ? 'fused' : 'not fused'}`);
-  const r = await threshold(noise, { method: 'gaussian', window: 31, gpu });
+  const r = await threshold(noise, { method: 'gaussian', window: 31, gpu, profile: true });
   assert.deepEqual(gaussKernels(r.timings.kernels), fused ? ['threshold.gaussian.rows.fma', 'threshold.gaussian.cols.fma'] : ['threshold.gaussian.rows', 'threshold.gaussian.cols']);
   assert.ok(compareImages(r.output, await cv2Gaussian(31)).identical, 'equals cv2.adaptiveThreshold');
 });
@@ -52,7 +52,7 @@ test('fma: \'native\' forces the fma() variant: it compiles and runs (on lavapip
   try {
     assert.equal(await gpu.fusedFma(), true);
     for (const k of [11, 31]) {
-      const r = await threshold(noise, { method: 'gaussian', window: k, gpu });
+      const r = await threshold(noise, { method: 'gaussian', window: k, gpu, profile: true });
       assert.deepEqual(gaussKernels(r.timings.kernels), ['threshold.gaussian.rows.fma', 'threshold.gaussian.cols.fma']);
       const { mismatches } = compareImages(r.output, await cv2Gaussian(k));
       t.diagnostic(`window ${k}: ${mismatches} of ${w * h} pixels differ from cv2`);

@@ -419,7 +419,7 @@ test('options: the derived ThresholdOptions as a user writes it; impl and its ol
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   for (const on of [{ impl: 'subhist' }, { hist: 'subhist' }] as const) {
-    const g: ThresholdResult<Image> = await threshold(img, { method: 'isodata', gpu, ...on });
+    const g: ThresholdResult<Image> = await threshold(img, { method: 'isodata', gpu, profile: true, ...on });
     assert.equal(g.threshold, REF.coins.isodata);
     assert.ok(g.timings.kernels.some((k) => k.name.startsWith('histogram.subhist')), `${JSON.stringify(on)}: ${g.timings.kernels.map((k) => k.name)}`);
   }

@@ -10,8 +10,11 @@ export interface GpuRunOptions {
   /**
    * Wait for the GPU between phases so upload, kernels and download are timed separately, and time every
    * kernel in its own pass. Off, the phases overlap as they would in production, the kernels share one
-   * compute pass (one timestamp pair), and only `total` and the fused kernel time are exact.
-   * @default true
+   * compute pass (one timestamp pair), and only `total` and the fused kernel time are exact. Off by default: the
+   * two extra waits cost a host→host call about 0.6–1 ms (8K equalize on the H100: 3.9–4.6 ms profiled against
+   * 3.0–4.4 ms, `bench/results/h100-hosthost-final.json`); the CLI's single-image report and the playground ask
+   * for it to show each kernel.
+   * @default false
    */
   profile?: boolean;
   /** Host image to download the result into (reused across calls: no fresh allocation per frame). */
@@ -52,7 +55,7 @@ export interface RunSpec {
 export async function runGpu<H, R extends DeviceResult<H>>(
   ctx: GpuContext, src: Image | GpuImage, name: string, opts: GpuRunOptions & { out?: H }, body: GpuBody<R>, spec: RunSpec = {},
 ): Promise<OpResult<H | R>> {
-  const profile = opts.profile ?? true;
+  const profile = opts.profile ?? false;
   const t0 = now();
   for (const x of [src, ...(spec.extra ?? [])]) {
     if (x instanceof GpuImage && x.ctx !== ctx) throw new InvalidArgumentError(`${name}: a GpuImage belongs to another GPU context`);
