@@ -1,6 +1,6 @@
 /**
  * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
- * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack|unpacky]]`.
+ * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack|unpacky|vec4]]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
@@ -11,7 +11,7 @@
  * them left (issue 22). Writes bench/results/morph.json and two plots (time against k, time against image size).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GpuContext } from '../src/core/gpu/context.js';
@@ -86,11 +86,16 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
   // them, per pass and whole. --set fused: whole erosions only, the two passes against the fused x+y kernel's
   // shapes (fuseYS is cut to what fits workgroup memory: 48 KiB on the H100). --set unpack: the x pass on unpacked
   // lanes (unpackX), alone and whole, against the packed words. --set unpacky: the same for the y pass (unpackY).
+  // --set vec4: the y pass on strips of four words (yVec4) at several segments and strips a workgroup, alone and
+  // whole, against the default (first and last, for drift); also writes NAME-best.json, the yVec4 fields whose
+  // whole erosions summed over --ks were fastest (IMGPU_MORPH_SCHEDULE for the roofline), and the copy floor.
   const set = arg('set', process.argv.includes('--whole') ? 'fused' : 'passes');
   const off = { segX: 0, segY: 0, swar: false };
   const twoPass = { fuseTW: 0 };
   const fused = (fuseTW: number, fuseXS: number, fuseYS: number, fuseThreads: number, more: Partial<MorphSchedule> = {}) => ({ fuseTW, fuseXS, fuseYS, fuseThreads, ...more });
   const unpacked = (segX: number) => ({ segX, unpackX: true, fuseTW: 0 });
+  // (rows an invocation, strips a workgroup): a strip holds 4× an invocation's registers, so shorter segments too.
+  const strips = ([[8, 16], [8, 32], [16, 8], [16, 16], [16, 32], [32, 16]] as const).map(([segY, segYCols]) => ({ yVec4: true, segY, segYCols }));
   const sets: Record<string, Partial<MorphSchedule>[][]> = {
     passes: [
       [off, {}, { swar: false }, ...[4, 8, 12].map((segX) => ({ segX }))],
@@ -107,9 +112,15 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
       [twoPass, unpacked(6), unpacked(8), fused(32, 8, 32, 256, { unpackX: true }), fused(32, 4, 32, 512, { unpackX: true }), twoPass],
     ],
     unpacky: [[], [{}, { unpackY: true }, { unpackY: true, segY: 16 }, { unpackY: true, segYCols: 64 }, {}], [{}, { unpackY: true }, {}]],
+    vec4: [[], [{}, ...strips, {}], [{}, ...strips, {}]],
   };
   const [xs, ys, both] = sets[set];
   const lines: string[] = [];
+  const wholeMs = new Map<string, number>();
+  // Line by line, so that a run cut short by a time limit keeps what it measured.
+  const file = `bench/results/${name}.jsonl`;
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(file, '');
   for (const k of ks) {
     for (const [se, list] of [[`rect:${k}x1`, xs], [`rect:1x${k}`, ys], [`rect:${k}x${k}`, both]] as const) {
       for (const v of list) {
@@ -121,12 +132,18 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
         const line = JSON.stringify({ search: `${w}x${h} ${se}`, ...schedule, fusedRows: fk ? fusedLayout(fk).r : 0, fusedYS: fk?.ys ?? 0, ms });
         console.log(line);
         lines.push(line);
+        appendFileSync(file, line + '\n');
+        if (se === `rect:${k}x${k}`) wholeMs.set(JSON.stringify(v), (wholeMs.get(JSON.stringify(v)) ?? 0) + ms);
       }
     }
   }
-  if (set === 'unpack') lines.push(...(await copyFloor(gpu, dev)));
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync(`bench/results/${name}.jsonl`, lines.join('\n') + '\n');
+  if (set === 'unpack' || set === 'vec4') lines.push(...(await copyFloor(gpu, dev)));
+  if (set === 'vec4') {
+    const best = [...wholeMs].filter(([v]) => v.includes('yVec4')).sort((a, b) => a[1] - b[1])[0];
+    console.log(JSON.stringify({ best: JSON.parse(best[0]), wholeMsSummed: best[1] }));
+    writeFileSync(`bench/results/${name}-best.json`, best[0]);
+  }
+  writeFileSync(file, lines.join('\n') + '\n');
   dev.release();
 }
 

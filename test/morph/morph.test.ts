@@ -12,7 +12,7 @@ import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
-import { DEFAULT_MORPH_SCHEDULE, MorphGpu, type MorphSchedule } from '../../src/ops/morph/gpu.js';
+import { DEFAULT_MORPH_SCHEDULE, MorphGpu, morphSchedule, type MorphSchedule } from '../../src/ops/morph/gpu.js';
 import { dilate, ellipseElement, erode, maskElement, morph, parseElement, type MorphOptions } from '../../src/ops/morph/index.js';
 import { cli } from '../helpers/cli.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
@@ -171,6 +171,45 @@ test('the register-segment kernels (segX / segY, packed-byte min/max) equal the 
       }
     }
   }
+});
+
+test('the y kernel on strips of four words (yVec4) equals the CPU: all dtypes, widths not multiples of 16 or 4, one strip narrower than 16 pixels, word counts not multiples of 4 (the u32 kernel), 2D and 3D, both borders, windows as long as the image', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const strips = (s: Partial<MorphSchedule>): MorphSchedule => ({ ...DEFAULT_MORPH_SCHEDULE, yVec4: true, fuseTW: 0, ...s });
+  const schedules = [strips({ segY: 8, segYCols: 64 }), strips({ segY: 16, segYCols: 8, swar: false })];
+  // Words a row (u8: ⌈w / 4⌉, u16: ⌈w / 2⌉): 40, 4 (one strip, 13 pixels), 16, 13 (not a multiple of 4), 8, 12;
+  // the volume's z lines have 11 · 4 words.
+  // Per image its elements: chunked (9 rows: segments of 16 take two chunks) and long windows, a window as long as
+  // the image and one beyond it; the shader compilations dominate the time on lavapipe, so few windows.
+  const cases: [Image, string[]][] = [
+    [ramped([61, 157], 61), ['rect:1x9', 'rect:3x40', 'rect:51x51']],
+    [ramped([45, 13], 62), ['rect:1x45', 'rect:1x200']],
+    [ramped([30, 61], 63), ['rect:3x40']],
+    [ramped([20, 50], 64), ['rect:1x9']],
+    [imageFrom(randomU16(37 * 15, 65), [37, 15]), ['rect:1x9', 'rect:1x37']],
+    [imageFrom(Float32Array.from(randomU16(23 * 12, 66), (v) => v / 7 - 3000), [23, 12]), ['rect:1x9']],
+    [ramped([6, 11, 16], 67), ['box:3x5x4']],
+  ];
+  for (const [img, ses] of cases) {
+    for (const se of ses) {
+      for (const border of ['opencv', 'scipy'] as const) {
+        for (const op of ['erode', 'dilate'] as const) {
+          const cpu = (await morph(img, { op, se, border })).output;
+          for (const s of schedules) {
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segY ${s.segY} segYCols ${s.segYCols} swar ${s.swar}`;
+            assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
+          }
+        }
+      }
+    }
+  }
+});
+
+test('IMGPU_MORPH_SCHEDULE: fields over the default; anything else a typed error', () => {
+  assert.deepEqual(morphSchedule(undefined), DEFAULT_MORPH_SCHEDULE);
+  assert.deepEqual(morphSchedule('{"yVec4":true,"segY":16}'), { ...DEFAULT_MORPH_SCHEDULE, yVec4: true, segY: 16 });
+  for (const bad of ['{', '[1]', '3', '{"segY":"16"}', '{"nope":1}']) assert.throws(() => morphSchedule(bad), InvalidArgumentError, bad);
 });
 
 /**

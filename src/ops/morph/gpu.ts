@@ -3,6 +3,7 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
+import { InvalidArgumentError } from '../../core/errors.js';
 import { asShape3D } from '../../core/image.js';
 import { DirectParams, directRowsWgsl, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
@@ -45,6 +46,11 @@ export interface MorphSchedule {
   unpackX: boolean;
   /** u8 and u16: the register-segment y/z pass (segY) on unpacked lanes. Not measured yet (docs/morphology.md). */
   unpackY: boolean;
+  /**
+   * The register-segment y/z pass on strips of four words (vec4<u32> loads and stores; segYCols then counts strips)
+   * where a line's word count is a multiple of 4; packed words (unpackY ignored). Elsewhere the u32 kernel.
+   */
+  yVec4: boolean;
 }
 // From the H100 searches at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back).
 // vHGW segments (bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32
@@ -57,7 +63,25 @@ export interface MorphSchedule {
 // unpackX (bench/results/h100-morphfuse-variants2.jsonl): the x pass on unpacked lanes took k = 51 / 101 from 0.080 /
 // 0.088 ms to 0.053 / 0.063 (6 words an invocation; 4: 0.062 / 0.081, 8: 0.056 / 0.064, 12: 0.071 / 0.076). The fused
 // x+y kernel (fuseTW) was slower than the two passes at every shape measured (h100-morphfuse-variants*.jsonl): off.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: false };
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: false, yVec4: false };
+
+/**
+ * The default schedule, or with IMGPU_MORPH_SCHEDULE (a JSON object of MorphSchedule fields, a measurement knob:
+ * the roofline runs a variant through it) those fields over it.
+ */
+export function morphSchedule(env = globalThis.process?.env?.IMGPU_MORPH_SCHEDULE): MorphSchedule {
+  if (!env) return DEFAULT_MORPH_SCHEDULE;
+  let over: unknown;
+  try {
+    over = JSON.parse(env);
+  } catch {
+    over = undefined;
+  }
+  const known = Object.keys(DEFAULT_MORPH_SCHEDULE);
+  const bad = !over || typeof over !== 'object' || Array.isArray(over) ? [env] : Object.entries(over).filter(([k, v]) => !known.includes(k) || typeof v !== typeof DEFAULT_MORPH_SCHEDULE[k as keyof MorphSchedule]).map(([k]) => k);
+  if (bad.length > 0) throw new InvalidArgumentError(`IMGPU_MORPH_SCHEDULE: not a JSON object of schedule fields (${bad.join(', ')}); fields: ${known.join(', ')}`);
+  return { ...DEFAULT_MORPH_SCHEDULE, ...(over as Partial<MorphSchedule>) };
+}
 
 /** Windows up to this many rows run the register-segment vertical kernel with segments of this many rows at most. */
 const SHORT_Y = 8;
@@ -83,7 +107,7 @@ function scalarFill(dtype: MorphDtype, op: MorphPrimitive): number {
 
 /** Records morphology on one device: layout changes, vHGW passes, the direct kernel, subtraction. */
 export class MorphGpu {
-  constructor(readonly ctx: GpuContext, readonly dtype: MorphDtype, readonly schedule: MorphSchedule = DEFAULT_MORPH_SCHEDULE) {}
+  constructor(readonly ctx: GpuContext, readonly dtype: MorphDtype, readonly schedule: MorphSchedule = morphSchedule()) {}
 
   private pipe(label: string, code: string, entry: string): Promise<GPUComputePipeline> {
     return this.ctx.pipeline(label, code, entry);
@@ -164,13 +188,16 @@ export class MorphGpu {
     // Short windows gain nothing from long segments, which only cost registers (H100, k = 3: 8 rows 0.029 ms, 32 rows 0.040).
     const seg = useSeg ? (win.k <= SHORT_Y ? Math.min(segY, SHORT_Y) : segY) : this.schedule.segLines;
     const cols = this.schedule.segYCols;
+    // Strips of four words need every line to start on a 16-byte boundary: a word count per line that is a multiple of 4.
+    const vec4 = useSeg && this.schedule.yVec4 && inner % 4 === 0;
+    const units = vec4 ? inner / 4 : inner;
     const pipe = useSeg
-      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols, unpacked: this.schedule.unpackY }), 'seg_lines')
+      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols, unpacked: this.schedule.unpackY, vec4 }), 'seg_lines')
       : await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_lines');
     const segs = Math.ceil(n / seg);
-    const groups = useSeg ? Math.ceil(inner / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);
+    const groups = useSeg ? Math.ceil(units / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);
     const [x, y] = grid1d(this.ctx, groups);
-    const params = rec.uniform(LineParams, { n, inner, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
+    const params = rec.uniform(LineParams, { n, inner: units, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
     rec.dispatch(`morph.${op}.${axis}`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
   }
 

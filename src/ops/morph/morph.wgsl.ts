@@ -99,7 +99,8 @@ export const LineParams = defineUniforms('Params', {
 });
 
 /** What the line kernels declare: helpers, parameters, window constants, bindings and the min/max ops. */
-export function lineHeader(kn: LineKernel): string {
+/** `word`: the storage arrays' element (vec4u: the y kernel's strips of four words, one load or store each). */
+export function lineHeader(kn: LineKernel, word = 'u32'): string {
   const { epw, bits, mask } = lanes(kn.dtype);
   return /* wgsl */ `
 ${gridWgsl}
@@ -112,8 +113,8 @@ const HB: u32 = ${Math.min(kn.k, kn.seg)}u;
 const EPW: u32 = ${epw}u;
 const BITS: u32 = ${bits}u;
 const MASK: u32 = ${mask};
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(0) var<storage, read> src: array<${word}>;
+@group(0) @binding(1) var<storage, read_write> dst: array<${word}>;
 @group(0) @binding(2) var<uniform> P: Params;
 ${laneOps(kn.dtype, kn.isMin, kn.swar)}`;
 }
