@@ -49,6 +49,7 @@ export interface MorphSchedule {
   /**
    * The register-segment y/z pass on strips of four words (vec4<u32> loads and stores; segYCols then counts strips)
    * where a line's word count is a multiple of 4; packed words (unpackY ignored). Elsewhere the u32 kernel.
+   * Measured slower at every shape (docs/morphology.md): off.
    */
   yVec4: boolean;
 }
@@ -63,6 +64,8 @@ export interface MorphSchedule {
 // unpackX (bench/results/h100-morphfuse-variants2.jsonl): the x pass on unpacked lanes took k = 51 / 101 from 0.080 /
 // 0.088 ms to 0.053 / 0.063 (6 words an invocation; 4: 0.062 / 0.081, 8: 0.056 / 0.064, 12: 0.071 / 0.076). The fused
 // x+y kernel (fuseTW) was slower than the two passes at every shape measured (h100-morphfuse-variants*.jsonl): off.
+// yVec4 (h100-erodewide-variants.jsonl): the y pass on vec4 strips at best 0.054 / 0.076 ms at k = 51 / 101 (16 rows;
+// 32 rows spill) against 0.045 / 0.057 on words: off.
 export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: false, yVec4: false };
 
 /**

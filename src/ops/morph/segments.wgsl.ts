@@ -77,7 +77,8 @@ export const reads = (count: number, k: number) => count + k - 1;
  * vec4<u32> access each (the u32 kernel ran at 1.3–1.7× a u32 copy's time; a vec4<u32> copy takes 0.74× a u32
  * copy's, docs/morphology.md). The storage arrays are then of vec4u and P.inner counts strips, so it takes only
  * lines whose word count is a multiple of 4 (gpu.ts falls back to the u32 kernel otherwise); `cols` counts strips.
- * Packed words only (not with `unpacked`).
+ * Packed words only (not with `unpacked`). Measured slower than words (docs/morphology.md): a strip's four times the
+ * registers hold it to shorter segments, which re-read more rows.
  */
 export function segLinesWgsl(kn: LineKernel & { cols: number; unpacked?: boolean; vec4?: boolean }): string {
   const strips = kn.vec4 === true;
