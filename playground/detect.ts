@@ -144,7 +144,8 @@ function configure(next: typeof classifier): Promise<void> {
   return enqueue(async () => {
     if (!next) return;
     const opts = readOptions();
-    const d = new Detector(next.parsed, { ...opts, gpu }); // checks the options (the declaration's ranges)
+    // Profiled: the page shows each kernel's time. The constructor checks the options (the declaration's ranges).
+    const d = new Detector(next.parsed, { ...opts, gpu, profile: true });
     await ask({ type: 'classifier', name: next.name, xml: next.xml, options: opts });
     gpuDetector?.close();
     gpuDetector = d;

@@ -163,7 +163,8 @@ export async function detectCommand(argv: string[]): Promise<number> {
   const c: Ctx = {
     exec, json: flags.has('json'), verbose: flags.has('verbose'), countDropped: run.countDiscarded === true, profile: [], jsonl: [],
     cpu: exec.cpu ? new Detector(classifier, { ...opts, pool: exec.pool }) : undefined,
-    gpu: exec.gpu ? new Detector(classifier, { ...opts, gpu: exec.gpu, pool: exec.pool }) : undefined,
+    // Profiled, as the single-image commands are: the report and --profile list each kernel.
+    gpu: exec.gpu ? new Detector(classifier, { ...opts, gpu: exec.gpu, pool: exec.pool, profile: true }) : undefined,
   };
   const deadline = run.timeout !== undefined ? now() + 1000 * run.timeout : Infinity;
   try {

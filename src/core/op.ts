@@ -5,7 +5,7 @@ import { InvalidArgumentError, optionRef, UnsupportedDtypeError } from './errors
 import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
 import type { Recording } from './gpu/recording.js';
-import { runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
+import { PROFILE_BY_DEFAULT, runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
 import { checkOut, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
 import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from './params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from './timings.js';
@@ -80,7 +80,7 @@ export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: RunO
  * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
  * uploads once before and downloads once after.
  */
-export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile?: boolean; wait?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
+export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile: boolean; wait?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
 
 export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q = ResolvedOf<S>> {
   name: string;
@@ -310,17 +310,18 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
  */
 export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
   let upload = 0, download = 0;
+  const profile = opts.profile ?? PROFILE_BY_DEFAULT;
   let dev: GpuImage;
   if (img instanceof GpuImage) {
     dev = img;
   } else {
     const tu = now();
     dev = await GpuImage.upload(gpu, img);
-    if (opts.profile ?? false) await gpu.finish();
+    if (profile) await gpu.finish();
     upload = now() - tu;
   }
   try {
-    const r = await steps(dev, p, { profile: opts.profile, wait: opts.wait });
+    const r = await steps(dev, p, { profile, wait: opts.wait });
     let output: Image | GpuImage | H = r.output;
     if (!(img instanceof GpuImage) && r.output instanceof GpuImage) {
       const td = now();

@@ -6,6 +6,12 @@ import { GpuImage } from './gpu-image.js';
 import { Recording } from './recording.js';
 import { KernelTimer } from './timer.js';
 
+/**
+ * Whether a GPU call profiles when its options do not say (GpuRunOptions.profile): the one place this default is
+ * decided — runGpu and the step runner (core/op.ts runSteps) both resolve it here, and hand the steps the result.
+ */
+export const PROFILE_BY_DEFAULT = false;
+
 export interface GpuRunOptions {
   /**
    * Wait for the GPU between phases so upload, kernels and download are timed separately, and time every
@@ -55,7 +61,7 @@ export interface RunSpec {
 export async function runGpu<H, R extends DeviceResult<H>>(
   ctx: GpuContext, src: Image | GpuImage, name: string, opts: GpuRunOptions & { out?: H }, body: GpuBody<R>, spec: RunSpec = {},
 ): Promise<OpResult<H | R>> {
-  const profile = opts.profile ?? false;
+  const profile = opts.profile ?? PROFILE_BY_DEFAULT;
   const t0 = now();
   for (const x of [src, ...(spec.extra ?? [])]) {
     if (x instanceof GpuImage && x.ctx !== ctx) throw new InvalidArgumentError(`${name}: a GpuImage belongs to another GPU context`);

@@ -51,8 +51,8 @@ export const detectParams = [classifierParam, ...detectorParams] as const satisf
 
 /**
  * The options of `detect(img, classifier, opts)` and `new Detector(classifier, opts)`: derived from the declaration,
- * with `gpu`, `pool` and `profile` (time each kernel in its own pass, default true; false lets the kernels share
- * one pass, as in production).
+ * with `gpu`, `pool` and `profile` (true: time each kernel in its own pass and wait between phases; by default the
+ * kernels share one pass, as in production — core/gpu/run.ts PROFILE_BY_DEFAULT, the same for every operation).
  */
 export type DetectOptions = OpOptions<typeof detectorParams>;
 
@@ -192,7 +192,7 @@ export class Detector {
   async runGpu(img: Image | GpuImage, ctx: GpuContext): Promise<OpResult<DetectOutput>> {
     const t0 = now();
     checkHostFrame(img);
-    const r = await runSteps<null, object, DetectOutput, never>(ctx, img, null, { profile: this.options.profile }, t0, (input, _p, o) => this.stepsGpu(input, o.profile ?? true));
+    const r = await runSteps<null, object, DetectOutput, never>(ctx, img, null, { profile: this.options.profile }, t0, (input, _p, o) => this.stepsGpu(input, o.profile));
     return { output: r.output, timings: r.timings };
   }
 
@@ -411,7 +411,7 @@ export const detectObjects = defineOp({
     classifierOf(p);
   },
   cpu: (img, p, { pool }) => withDetector(p, (d) => d.scanCpu(img, pool)),
-  gpuSteps: (input, p, o) => withDetector(p, (d) => d.stepsGpu(input, o.profile ?? true)),
+  gpuSteps: (input, p, o) => withDetector(p, (d) => d.stepsGpu(input, o.profile)),
   alwaysDownload: true,
   compare: (a: DetectOutput, b: DetectOutput): Comparison => {
     const identical = sameHits(a, b);
