@@ -73,31 +73,44 @@ export class CodecPool {
   private turn = 0;
 
   // One worker per core but the main thread's and the GPU driver's: with libjpeg-turbo a batch is codec-bound.
-  // IMGPU_CODEC_THREADS overrides it (benchmarks).
-  constructor(readonly size = Number(process.env.IMGPU_CODEC_THREADS) || Math.max(2, Math.min(16, availableParallelism() - 2))) {
-    for (let i = 0; i < size; i++) {
-      const w = new Worker(new URL('./codec-worker.js', import.meta.url));
-      w.on('message', (m: { id: number; ok: boolean; value?: unknown; name?: string; message?: string }) => {
-        const j = this.jobs.get(m.id);
-        this.jobs.delete(m.id);
-        if (!j) return;
-        if (m.ok) j.resolve(m.value);
-        else {
-          const Ctor = (errors as unknown as Record<string, new (msg: string) => Error>)[m.name ?? ''] ?? Error;
-          j.reject(new Ctor(m.message ?? 'codec worker failed'));
-        }
-      });
-      w.on('error', (e) => {
-        for (const j of this.jobs.values()) j.reject(e);
-        this.jobs.clear();
-      });
-      this.workers.push(w);
-    }
+  // IMGPU_CODEC_THREADS overrides it (benchmarks). Workers start with the jobs that need them: each costs ~160 ms of
+  // CPU to start (an isolate and its modules), and a `--jpeg gpu` batch of JPEGs sends them nothing — starting 14 at
+  // once took cores from its busy main thread and entropy decoding (H100 profile, docs/jpeg.md).
+  constructor(readonly size = Number(process.env.IMGPU_CODEC_THREADS) || Math.max(2, Math.min(16, availableParallelism() - 2))) {}
+
+  /** Workers started so far (tests). */
+  get started(): number {
+    return this.workers.length;
+  }
+
+  /** The next worker in turn, started first while fewer than `size` run. */
+  private worker(): Worker {
+    if (this.workers.length < this.size) this.workers.push(this.start());
+    return this.workers[this.turn++ % this.workers.length];
+  }
+
+  private start(): Worker {
+    const w = new Worker(new URL('./codec-worker.js', import.meta.url));
+    w.on('message', (m: { id: number; ok: boolean; value?: unknown; name?: string; message?: string }) => {
+      const j = this.jobs.get(m.id);
+      this.jobs.delete(m.id);
+      if (!j) return;
+      if (m.ok) j.resolve(m.value);
+      else {
+        const Ctor = (errors as unknown as Record<string, new (msg: string) => Error>)[m.name ?? ''] ?? Error;
+        j.reject(new Ctor(m.message ?? 'codec worker failed'));
+      }
+    });
+    w.on('error', (e) => {
+      for (const j of this.jobs.values()) j.reject(e);
+      this.jobs.clear();
+    });
+    return w;
   }
 
   private send<T>(msg: Record<string, unknown>): Promise<T> {
     const id = this.next++;
-    const w = this.workers[this.turn++ % this.workers.length];
+    const w = this.worker();
     return new Promise<T>((resolve, reject) => {
       this.jobs.set(id, { resolve: resolve as (v: unknown) => void, reject });
       w.postMessage({ ...msg, id });
@@ -109,7 +122,7 @@ export class CodecPool {
    * bufferClass). Only for buffers nothing reads any more.
    */
   recycle(buffer: ArrayBufferLike): void {
-    if (!recyclable(buffer)) return;
+    if (!recyclable(buffer) || this.workers.length === 0) return; // no worker has decoded into one yet
     this.workers[this.turn++ % this.workers.length].postMessage({ kind: 'recycle', buffer });
   }
 

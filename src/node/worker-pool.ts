@@ -26,17 +26,27 @@ export class NodeWorkerPool implements CpuPool {
   private readonly queue: { task: string; args: unknown; p: Pending }[] = [];
   private readonly pending = new Map<Worker, Pending>();
 
+  /**
+   * Workers start when a task finds none idle, up to `size`: each costs ~160 ms of CPU to start, and a GPU run
+   * (the CLI makes a pool for every command) or the native point kernels often need none.
+   */
   constructor(size = Math.min(availableParallelism(), 16)) {
     this.size = Math.max(1, size);
     this.native = loadPointKernels();
-    for (let i = 0; i < this.size; i++) {
-      const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
-      w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));
-      w.on('error', (e) => this.done(w, { ok: false, error: e.message }));
-      w.unref();
-      this.workers.push(w);
-      this.idle.push(w);
-    }
+  }
+
+  /** Workers started so far (tests). */
+  get started(): number {
+    return this.workers.length;
+  }
+
+  private start(): void {
+    const w = new Worker(new URL('./cpu-worker.js', import.meta.url));
+    w.on('message', (msg: { ok: boolean; value?: unknown; error?: string }) => this.done(w, msg));
+    w.on('error', (e) => this.done(w, { ok: false, error: e.message }));
+    w.unref();
+    this.workers.push(w);
+    this.idle.push(w);
   }
 
   run<A, R>(task: TaskHandle<A, R>, args: A): Promise<R> {
@@ -52,6 +62,7 @@ export class NodeWorkerPool implements CpuPool {
   }
 
   private pump(): void {
+    while (this.idle.length < this.queue.length && this.workers.length < this.size) this.start();
     while (this.idle.length && this.queue.length) {
       const w = this.idle.pop()!;
       const job = this.queue.shift()!;

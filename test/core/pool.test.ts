@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { defineTask, forChunks, InlinePool, taskTable, type Range } from '../../src/core/cpu/pool.js';
 import { histogramTask } from '../../src/ops/histogram/cpu-kernels.js';
 import { TASKS } from '../../src/ops/tasks.js';
+import type { Image } from '../../src/core/image.js';
+import { bufferClass, CodecPool } from '../../src/node/codec-pool.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 
 test('task table: one entry per name, the worker side of forBlocks included; a name defined twice is refused', () => {
@@ -24,5 +29,30 @@ test('a worker pool refuses a task its workers do not know, naming it', async ()
     await assert.rejects(pool.run(defineTask('test.unknown', () => 1), {}), /CPU task 'test.unknown' is not in the workers' table/);
   } finally {
     await pool.close();
+  }
+});
+
+test('worker pools start their workers with the work that needs them, up to their size, and reuse them', async () => {
+  const pool = new NodeWorkerPool(3);
+  const codecs = new CodecPool(2);
+  try {
+    assert.equal(pool.started, 0, 'no task yet, no worker');
+    assert.equal(codecs.started, 0);
+    codecs.recycle(new SharedArrayBuffer(bufferClass(1 << 20))); // nothing to hand it to: no worker starts for it
+    assert.equal(codecs.started, 0);
+    const counts = await Promise.all(Array.from({ length: 5 }, (_, i) => pool.run(histogramTask, { data: new Uint8Array(64).fill(i), start: 0, end: 64, bins: 256, bits: 8 })));
+    assert.equal(counts.length, 5);
+    assert.equal(pool.started, 3, 'five tasks at once start the three workers the pool may have');
+    await pool.run(histogramTask, { data: new Uint8Array(64), start: 0, end: 64, bins: 256, bits: 8 });
+    assert.equal(pool.started, 3, 'idle workers are reused');
+    const dir = mkdtempSync(join(tmpdir(), 'imgpu-codecs-'));
+    const img: Image = { data: new Uint8Array(12).fill(7), shape: [3, 4], channels: 1, dtype: 'uint8' };
+    await codecs.write(join(dir, 'a.png'), img);
+    assert.equal(codecs.started, 1, 'one job, one worker');
+    await Promise.all([codecs.read(join(dir, 'a.png'), {}), codecs.read(join(dir, 'a.png'), {}), codecs.read(join(dir, 'a.png'), {})]);
+    assert.equal(codecs.started, 2, 'never more than its size');
+  } finally {
+    await pool.close();
+    await codecs.close();
   }
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import { capacityFor, idleStagingStats, readbackCount, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
+import { capacityFor, download, idleChunkCount, idleStagingStats, readbackCount, STAGE_CHUNK, stageOffThread, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
 import type { Image } from '../../src/core/image.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
@@ -109,4 +109,31 @@ test('staged images: pixels written into mapped upload memory arrive without a c
   assert.equal(unused.image.data.length, 300);
   unused.discard();
   await assert.rejects(GpuImage.staging(gpu, [0, 5], 'uint8'), /empty/);
+});
+
+test('off-thread staging goes through uniform chunks: bytes arrive intact, and the chunks kept are the most needed at once', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  // Growing sizes (a folder of photos): per-size staging kept a buffer per power of two (4 + 16 + 32 + 64 MiB here);
+  // chunks are shared, so only the largest request's count is ever made.
+  const sizes = [3 << 20, 9 << 20, (17 << 20) + 5, 4 * STAGE_CHUNK + 100, 1001];
+  for (const round of [0, 1]) {
+    for (const n of sizes) {
+      const data = randomBytes(n, n + round);
+      const staged = await stageOffThread(gpu, data);
+      const dev = staged.submit('test');
+      const back = await download(gpu, dev, new Uint8Array(n));
+      gpu.buffers.release(dev);
+      assert.ok(Buffer.from(back).equals(Buffer.from(data)), `${n} bytes, round ${round}`);
+      await gpu.finish();
+    }
+    assert.equal(idleChunkCount(gpu), 5, `round ${round}: chunks kept`);
+  }
+  // Two at once need both their chunks; a discarded one gives its chunks back.
+  const a = await stageOffThread(gpu, randomBytes(3 * STAGE_CHUNK, 1));
+  const b = await stageOffThread(gpu, randomBytes(3 * STAGE_CHUNK, 2));
+  a.discard();
+  b.discard();
+  await gpu.finish();
+  assert.equal(idleChunkCount(gpu), 6);
 });

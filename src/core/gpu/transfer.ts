@@ -132,9 +132,14 @@ export function idleStagingStats(ctx: GpuContext): { count: number; bytes: numbe
 }
 
 function remapInBackground(ctx: GpuContext, buf: GPUBuffer): void {
+  idleStaging(ctx).push(remapping(buf));
+}
+
+/** A used (unmapped) upload staging buffer, being re-mapped for writing. */
+function remapping(buf: GPUBuffer): Staging {
   const s: Staging = { buf, mapped: false, ready: Promise.resolve(false) };
   s.ready = buf.mapAsync(GPUMapMode.WRITE).then(() => (s.mapped = true), () => false);
-  idleStaging(ctx).push(s);
+  return s;
 }
 
 /** Where a transfer's time went: host memcpy to/from mapped staging memory vs. waiting for the GPU copy. */
@@ -222,23 +227,108 @@ export async function stagingView(ctx: GpuContext, byteLength: number): Promise<
 }
 
 /**
- * `data` copied into mapped upload memory, off the JavaScript thread where the context's host copy has an
- * asynchronous form (HostCopy.async: a native copy on libuv's pool), else on it; then `submit()` copies it to a
- * pooled device buffer, as stagingView's does (nothing GPU-side happens before submit, so a caller may await this
- * outside its error scope). For large sources nothing else writes meanwhile: a batch's JPEG coefficients, whose
- * synchronous copy was 0.65 s of a 210-photo batch's main thread on the H100. `data` must not change until it resolves.
+ * Bytes of each upload staging chunk stageOffThread copies through. One size for every photo, so that any photo's
+ * coefficients reuse the chunks any other left: with a staging buffer per photo, sized to it, a 210-photo batch of
+ * 1–24 MP created 31–43 of them (0.8–1.1 GB of pinned memory, each created mapped), 0.55–0.8 s of the main thread's
+ * 2.4 s on the H100 (`node --import ./dist/bench/buffer-counts.js`, docs/jpeg.md).
+ */
+export const STAGE_CHUNK = 8 << 20;
+
+/** Idle staging chunks per context: mapped, or being re-mapped after their last copy. */
+const chunkPools = new WeakMap<GpuContext, Staging[]>();
+
+function idleChunks(ctx: GpuContext): Staging[] {
+  let list = chunkPools.get(ctx);
+  if (!list) {
+    chunkPools.set(ctx, (list = []));
+    ctx.onDestroy(() => {
+      for (const s of list!) s.buf.destroy();
+      chunkPools.delete(ctx);
+    });
+  }
+  return list;
+}
+
+/** Idle staging chunks of a context (tests, diagnostics). */
+export function idleChunkCount(ctx: GpuContext): number {
+  return chunkPools.get(ctx)?.length ?? 0;
+}
+
+/**
+ * A mapped staging chunk: an idle mapped one; else one being re-mapped, once it is (a re-map ends with the GPU's copy
+ * out of it, sooner than a new chunk is made: creating one costs the JavaScript thread ~0.7 ms a MiB); a new one only
+ * where none is idle — so the chunks a context holds are the most its work had in flight at once.
+ */
+async function takeChunk(ctx: GpuContext): Promise<GPUBuffer> {
+  const list = idleChunks(ctx);
+  while (list.length > 0) {
+    const at = list.findIndex((s) => s.mapped);
+    const s = at >= 0 ? list[at] : await Promise.race(list.map((x) => x.ready.then(() => x)));
+    const i = list.indexOf(s);
+    if (i < 0) continue; // another caller took it while this one waited
+    list.splice(i, 1);
+    if (s.mapped) return s.buf;
+    if (!(await s.ready)) continue; // its re-map failed (a destroyed context): dropped
+    return s.buf;
+  }
+  ctx.buffers.created++;
+  return ctx.createBuffer(STAGE_CHUNK, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, 'upload staging chunk', true);
+}
+
+/**
+ * `data` copied into mapped upload memory off the JavaScript thread where the context's host copy has an
+ * asynchronous form (HostCopy.async: a native copy on libuv's pool, one per chunk), else on it; then `submit()`
+ * copies it to a pooled device buffer (nothing GPU-side happens before submit, so a caller may await this outside
+ * its error scope). For large sources nothing else writes meanwhile: a batch's JPEG coefficients, whose synchronous
+ * copy was 0.65 s of a 210-photo batch's main thread on the H100. The memory is STAGE_CHUNK chunks, re-mapped after
+ * each copy and reused by any size. `data` must not change until it resolves.
  */
 export async function stageOffThread(ctx: GpuContext, data: Uint8Array): Promise<{ submit(label?: string): GPUBuffer; discard(): void }> {
-  const staged = await stagingView(ctx, data.byteLength);
-  const dst = new Uint8Array(staged.bytes, 0, data.byteLength);
+  ctx.assertAlive();
+  const size = deviceBytes(data.byteLength);
+  const chunks = await Promise.all(Array.from({ length: Math.ceil(size / STAGE_CHUNK) }, () => takeChunk(ctx)));
+  const pieces = chunks.map((buf, i) => ({ buf, at: i * STAGE_CHUNK, n: Math.min(STAGE_CHUNK, size - i * STAGE_CHUNK) }));
+  let done = false;
+  const finish = () => {
+    if (done) throw new Error('staging memory already submitted or discarded');
+    done = true;
+    for (const p of pieces) p.buf.unmap();
+  };
+  const remap = () => {
+    for (const p of pieces) remapChunk(ctx, p.buf);
+  };
   try {
-    if (ctx.hostCopy.async) await ctx.hostCopy.async(dst, data);
-    else ctx.hostCopy(dst, data);
+    await Promise.all(pieces.map(async ({ buf, at, n }) => {
+      const src = data.subarray(at, Math.min(at + n, data.byteLength));
+      const dst = new Uint8Array(buf.getMappedRange(0, n), 0, src.byteLength);
+      if (ctx.hostCopy.async) await ctx.hostCopy.async(dst, src);
+      else ctx.hostCopy(dst, src);
+    }));
   } catch (e) {
-    staged.discard();
+    finish();
+    remap();
     throw e;
   }
-  return staged;
+  return {
+    submit(label = 'image') {
+      finish();
+      const dst = acquireStorage(ctx, data.byteLength, label);
+      const enc = ctx.device.createCommandEncoder({ label: 'upload' });
+      for (const p of pieces) enc.copyBufferToBuffer(p.buf, 0, dst, p.at, p.n);
+      ctx.device.queue.submit([enc.finish()]);
+      remap();
+      return dst;
+    },
+    discard() {
+      finish();
+      remap();
+    },
+  };
+}
+
+/** Puts a used (unmapped) staging chunk back among the idle ones, re-mapping it in the background. */
+function remapChunk(ctx: GpuContext, buf: GPUBuffer): void {
+  idleChunks(ctx).push(remapping(buf));
 }
 
 /**
