@@ -17,6 +17,14 @@
 //   components, each at a 256-byte aligned offset: blocksH rows of `stride` blocks (blocksW rounded up to even, so
 //   every block row starts 256-byte aligned and can be bound on its own), a block 64 int16 in natural order.
 // Files the GPU kernels do not reproduce exactly get `fallback` (a reason) instead, and are decoded on the CPU.
+//
+// The compact form (`compact`: a batch's host memory, copied to upload memory once decoded): most coefficients of a
+// photo are zero (84-96%), so the upload carries only the others. The quantization tables as above; per component,
+// at `header[i]` (256-byte aligned), the same grid of blocks as above, 3 uint32 each: the index of the block's first
+// value in the value array, and the 64-bit mask of its nonzero coefficients (natural order, low word first); at
+// `values` (256-byte aligned) the nonzero int16 values, each block's in natural order, blocks in decoding order. The
+// GPU expands it to the form above (jpeg-gpu-decode.wgsl.ts expand_coefs). `compact_bytes` is its worst case (every
+// coefficient nonzero); the decode says how many bytes it used.
 #include "napi-util.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +36,8 @@
 
 #define QUANT_BYTES 1024
 #define BLOCK_BYTES (DCTSIZE2 * (int)sizeof(JCOEF))
+#define HEADER_BYTES 12
+#define ALIGN256(x) (((x) + 255) & ~(size_t)255)
 // Row pointers handed to jpeg_read_raw_data per component: an iMCU row holds v_samp_factor (at most 4) block rows.
 #define RAW_ROWS (MAX_SAMP_FACTOR * DCTSIZE)
 
@@ -35,6 +45,7 @@ typedef struct {
   int width, height, components, max_h, max_v;
   int h[3], v[3], blocks_w[3], blocks_h[3], stride[3], samples_w[3], samples_h[3];
   size_t offset[3], bytes;
+  size_t header[3], values, compact_bytes;  // the compact form
   char fallback[160];
 } layout_t;
 
@@ -85,13 +96,22 @@ static void plan_layout(j_decompress_ptr d, int gray, layout_t *l) {
     at += (size_t)l->stride[i] * (size_t)l->blocks_h[i] * BLOCK_BYTES;
   }
   l->bytes = at;
+  size_t h = QUANT_BYTES, blocks = 0;
+  for (int i = 0; i < l->components; i++) {
+    l->header[i] = h;
+    blocks += (size_t)l->stride[i] * (size_t)l->blocks_h[i];
+    h = ALIGN256(h + (size_t)l->stride[i] * (size_t)l->blocks_h[i] * HEADER_BYTES);
+  }
+  l->values = h;
+  l->compact_bytes = h + blocks * BLOCK_BYTES;
 }
 
 // Work free of JavaScript values (runs on a libuv thread): 0, or -1 with err set.
 typedef struct {
   unsigned char *src, *dst;
   size_t len, cap;
-  int gray;
+  int gray, compact;
+  size_t used;  // bytes of dst written (the compact form's end; the whole layout otherwise)
   int fallback;  // set with err when the file is one the GPU kernels do not cover (not an error in the file)
   char err[JMSG_LENGTH_MAX + 64];
 } coef_job_t;
@@ -102,15 +122,37 @@ typedef struct {
   unsigned char *dst;
   JSAMPARRAY rows[3];       // the row pointers given to jpeg_read_raw_data (never written through)
   JDIMENSION first_row[3];  // block row of the iMCU row being read, per component
+  size_t nvalues;           // compact form: values written so far
 } capture_t;
+
+// Where a captured block goes: its component's index and its block row and column in the grid.
+static size_t block_slot(capture_t *x, jpeg_component_info *c, JSAMPARRAY output_buf, JDIMENSION output_col) {
+  int ci = c->component_index;
+  size_t row = x->first_row[ci] + (size_t)(output_buf - x->rows[ci]) / DCTSIZE, col = output_col / DCTSIZE;
+  return row * (size_t)x->l->stride[ci] + col;
+}
 
 // libjpeg's inverse_DCT method, replaced: copies the (quantized, natural-order) block to its place in the buffer.
 // `output_buf` points into the row pointers of this iMCU row, so it says the block row; `output_col` the column.
 static void capture_block(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR block, JSAMPARRAY output_buf, JDIMENSION output_col) {
   capture_t *x = d->client_data;
-  int ci = c->component_index;
-  size_t row = x->first_row[ci] + (size_t)(output_buf - x->rows[ci]) / DCTSIZE, col = output_col / DCTSIZE;
-  memcpy(x->dst + x->l->offset[ci] + (row * (size_t)x->l->stride[ci] + col) * BLOCK_BYTES, block, BLOCK_BYTES);
+  memcpy(x->dst + x->l->offset[c->component_index] + block_slot(x, c, output_buf, output_col) * BLOCK_BYTES, block, BLOCK_BYTES);
+}
+
+// The same in the compact form: the block's nonzero values appended, its header (first value, mask) in its slot.
+// The buffer holds compact_bytes, the worst case, so the values always fit.
+static void capture_compact(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR block, JSAMPARRAY output_buf, JDIMENSION output_col) {
+  capture_t *x = d->client_data;
+  JCOEF *values = (JCOEF *)(x->dst + x->l->values) + x->nvalues;
+  uint32_t header[3] = {(uint32_t)x->nvalues, 0, 0};
+  int n = 0;
+  for (int k = 0; k < DCTSIZE2; k++) {
+    if (!block[k]) continue;
+    values[n++] = block[k];
+    header[1 + (k >> 5)] |= 1u << (k & 31);
+  }
+  x->nvalues += (size_t)n;
+  memcpy(x->dst + x->l->header[c->component_index] + block_slot(x, c, output_buf, output_col) * HEADER_BYTES, header, HEADER_BYTES);
 }
 
 // The same for a component a gray output does not read (Cb, Cr): nothing.
@@ -118,8 +160,9 @@ static void skip_block(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR bloc
   (void)d, (void)c, (void)block, (void)output_buf, (void)output_col;
 }
 
-// Decodes the whole file in raw-data mode, every block through capture_block, and copies the quantization tables.
-static void capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *dst) {
+// Decodes the whole file in raw-data mode, every block through capture_block (capture_compact), and copies the
+// quantization tables. Returns the bytes of dst written.
+static size_t capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *dst, int compact) {
   static JSAMPLE sink[DCTSIZE];  // where the row pointers point: the replaced method writes no samples
   JSAMPROW rows[MAX_COMPONENTS][RAW_ROWS];
   JSAMPARRAY planes[MAX_COMPONENTS];
@@ -131,7 +174,7 @@ static void capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *ds
     for (int i = 0; i < RAW_ROWS; i++) rows[ci][i] = sink;
     planes[ci] = rows[ci];
     if (ci < 3) x.rows[ci] = rows[ci];
-    d->idct->inverse_DCT[ci] = ci < l->components ? capture_block : skip_block;
+    d->idct->inverse_DCT[ci] = ci >= l->components ? skip_block : compact ? capture_compact : capture_block;
   }
   for (int ci = 0; ci < l->components; ci++) {
     uint32_t *quant = (uint32_t *)dst + ci * DCTSIZE2;
@@ -144,6 +187,7 @@ static void capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *ds
     if (jpeg_read_raw_data(d, planes, imcu_rows) == 0) break;  // suspension cannot happen with a memory source
   }
   jpeg_finish_decompress(d);
+  return compact ? l->values + x.nvalues * sizeof(JCOEF) : l->bytes;
 }
 
 static int run_coef_decode(coef_job_t *j) {
@@ -164,10 +208,10 @@ static int run_coef_decode(coef_job_t *j) {
   if (l.fallback[0]) {
     j->fallback = 1;
     snprintf(j->err, sizeof j->err, "%s", l.fallback);
-  } else if (l.bytes > j->cap) {
-    snprintf(j->err, sizeof j->err, "coefficient buffer too small (%zu bytes, %zu needed)", j->cap, l.bytes);
+  } else if ((j->compact ? l.compact_bytes : l.bytes) > j->cap) {
+    snprintf(j->err, sizeof j->err, "coefficient buffer too small (%zu bytes, %zu needed)", j->cap, j->compact ? l.compact_bytes : l.bytes);
   } else {
-    capture_all(&d, &l, j->dst);
+    j->used = capture_all(&d, &l, j->dst, j->compact);
     rc = 0;
   }
   jpeg_destroy_decompress(&d);
@@ -183,14 +227,14 @@ static napi_value layout_object(napi_env env, const layout_t *l) {
       return NULL;
     return obj;
   }
-  static const char *const keys[] = {"width", "height", "maxH", "maxV", "bytes"};
-  const double values[] = {l->width, l->height, l->max_h, l->max_v, (double)l->bytes};
-  if (!(obj = napi_util_numbers(env, keys, values, 5)) || napi_create_array_with_length(env, (size_t)l->components, &comps) != napi_ok)
+  static const char *const keys[] = {"width", "height", "maxH", "maxV", "bytes", "values", "compactBytes"};
+  const double values[] = {l->width, l->height, l->max_h, l->max_v, (double)l->bytes, (double)l->values, (double)l->compact_bytes};
+  if (!(obj = napi_util_numbers(env, keys, values, 7)) || napi_create_array_with_length(env, (size_t)l->components, &comps) != napi_ok)
     return NULL;
   for (int i = 0; i < l->components; i++) {
-    static const char *const ckeys[] = {"h", "v", "blocksW", "blocksH", "stride", "offset", "samplesW", "samplesH"};
-    const double cvalues[] = {l->h[i], l->v[i], l->blocks_w[i], l->blocks_h[i], l->stride[i], (double)l->offset[i], l->samples_w[i], l->samples_h[i]};
-    napi_value c = napi_util_numbers(env, ckeys, cvalues, 8);
+    static const char *const ckeys[] = {"h", "v", "blocksW", "blocksH", "stride", "offset", "samplesW", "samplesH", "header"};
+    const double cvalues[] = {l->h[i], l->v[i], l->blocks_w[i], l->blocks_h[i], l->stride[i], (double)l->offset[i], l->samples_w[i], l->samples_h[i], (double)l->header[i]};
+    napi_value c = napi_util_numbers(env, ckeys, cvalues, 9);
     if (!c || napi_set_element(env, comps, (uint32_t)i, c) != napi_ok) return NULL;
   }
   if (napi_set_named_property(env, obj, "components", comps) != napi_ok) return NULL;
@@ -230,26 +274,40 @@ static void failure_async(void *job, const char **code, const char **message) {
   *message = j->err;
 }
 
-static const napi_util_async_t COEF_ASYNC = {"imgpu-jpegcoef", run_async, NULL, failure_async};
+// The promise's value: the bytes of `out` written.
+static napi_value resolve_async(napi_env env, void *job) {
+  napi_value v;
+  return napi_create_double(env, (double)((coef_job_t *)job)->used, &v) == napi_ok ? v : NULL;
+}
 
-// coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean) -> Promise<void>: fills `out` (coefLayout's
-// bytes) on libuv's thread pool; rejects with code EJPEGFALLBACK (and the reason) for a file the GPU kernels do not
-// cover, EJPEG for a damaged one; both arrays stay referenced until the promise settles (neither may be detached —
-// a mapped GPU range unmapped — before then).
+static const napi_util_async_t COEF_ASYNC = {"imgpu-jpegcoef", run_async, resolve_async, failure_async};
+
+// coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean, compact?: boolean) -> Promise<number>: fills `out`
+// (coefLayout's bytes, or compactBytes in the compact form) on libuv's thread pool and resolves with the bytes written;
+// rejects with code EJPEGFALLBACK (and the reason) for a file the GPU kernels do not cover, EJPEG for a damaged one;
+// both arrays stay referenced until the promise settles (neither may be detached — a mapped GPU range unmapped —
+// before then).
 static napi_value coef_decode_async(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
+  napi_value argv[4];
   coef_job_t *j = calloc(1, sizeof *j);
   if (!j) {
     napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
     return NULL;
   }
-  bool gray = false;
-  if (!napi_util_args(env, info, argv, 3, "bbz", "coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean)", &j->src, &j->len,
-                      &j->dst, &j->cap, &gray)) {
+  bool gray = false, compact = false;
+  size_t argc = napi_util_args(env, info, argv, 4, "bbz", "coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean, compact?: boolean)",
+                               &j->src, &j->len, &j->dst, &j->cap, &gray);
+  if (!argc) {
     free(j);
     return NULL;
   }
+  if (argc > 3 && napi_get_value_bool(env, argv[3], &compact) != napi_ok) {
+    free(j);
+    napi_throw_type_error(env, NULL, "coefDecodeAsync: compact must be a boolean");
+    return NULL;
+  }
   j->gray = gray;
+  j->compact = compact;
   return napi_util_queue(env, &COEF_ASYNC, j, argv, 2);
 }
 

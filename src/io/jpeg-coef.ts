@@ -18,6 +18,8 @@ export interface CoefComponent {
   /** Real samples per row and rows (downsampled_width, downsampled_height): the edges upsampling replicates. */
   samplesW: number;
   samplesH: number;
+  /** The compact form: byte offset of the component's block headers (3 u32 a block, the same grid; 256-aligned). */
+  header: number;
 }
 
 /** The coefficient buffer of a JPEG: quantization tables at byte 0 (64 u32 per component, 256 bytes each), then the components. */
@@ -27,6 +29,10 @@ export interface CoefLayout {
   maxH: number;
   maxV: number;
   bytes: number;
+  /** The compact form (nonzero coefficients only: native/coef-decode.c): byte offset of its values (256-aligned). */
+  values: number;
+  /** The compact form's worst case (every coefficient nonzero): what its buffer must hold. */
+  compactBytes: number;
   /** 1 (gray file, or gray output: only Y) or 3 (Y, Cb, Cr). */
   components: CoefComponent[];
 }
@@ -34,8 +40,11 @@ export interface CoefLayout {
 interface CoefBinding {
   /** The header's layout, or why the GPU kernels do not cover the file. Throws (code EJPEG) on an unreadable header. */
   coefLayout(jpeg: Uint8Array, gray: boolean): CoefLayout | { fallback: string };
-  /** Fills `out` (layout.bytes) on libuv's thread pool; rejects with code EJPEGFALLBACK (a reason) or EJPEG (damaged). */
-  coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean): Promise<void>;
+  /**
+   * Fills `out` (layout.bytes; with `compact`, the compact form: layout.compactBytes at most) on libuv's thread pool and
+   * resolves with the bytes written; rejects with code EJPEGFALLBACK (a reason) or EJPEG (damaged).
+   */
+  coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean, compact?: boolean): Promise<number>;
 }
 
 const FILE = 'imgpu-jpegcoef.node';

@@ -3,7 +3,7 @@
 // YCbCr→RGB as WGSL kernels (jpeg-gpu-decode.wgsl.ts), each exactly as libjpeg-turbo computes it: the pixels are
 // cv2.imread's. Work larger than one storage binding runs in bands of MCU rows.
 import { UnsupportedFormatError } from '../core/errors.js';
-import type { GpuContext } from '../core/gpu/context.js';
+import { alignUp, type GpuContext } from '../core/gpu/context.js';
 import { grid1d } from '../core/gpu/dispatch.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { checkBinding, maxBinding } from '../core/gpu/limits.js';
@@ -11,7 +11,7 @@ import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
-import { ColourParams, IdctParams, colourWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
+import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
 import { traced } from './trace.js';
 
 const BLOCK_BYTES = 128;
@@ -56,12 +56,13 @@ export interface HostBuffers {
 }
 
 /**
- * Where the entropy stage writes `bytes`; `ready()` once they are written (off the JavaScript thread: outside any
- * error scope), then `submit()` puts them in a device buffer; `discard()` drops them instead (a failed decode).
+ * Where the entropy stage writes `bytes`; `ready(used)` once the first `used` of them are written (off the JavaScript
+ * thread: outside any error scope), then `submit()` puts them in a device buffer; `discard()` drops them instead (a
+ * failed decode).
  */
 interface CoefMemory {
   bytes: Uint8Array;
-  ready(): Promise<void>;
+  ready(used: number): Promise<void>;
   submit(): GPUBuffer;
   discard(): void;
 }
@@ -78,9 +79,9 @@ async function coefMemory(ctx: GpuContext, bytes: number, host?: HostBuffers): P
   let staged: Awaited<ReturnType<typeof stageOffThread>> | undefined;
   return {
     bytes: view,
-    async ready() {
+    async ready(used) {
       try {
-        staged = await stageOffThread(ctx, view);
+        staged = await stageOffThread(ctx, view.subarray(0, used));
       } finally {
         host.give(mem);
       }
@@ -96,18 +97,49 @@ class JpegDecodePlan {
     readonly idct: GPUComputePipeline,
     readonly ycc: GPUComputePipeline,
     readonly gray: GPUComputePipeline,
+    readonly expand: GPUComputePipeline,
   ) {}
 
   static prepare(ctx: GpuContext): Promise<JpegDecodePlan> {
     return ctx.plan('jpeg-decode', async () => {
-      const [idct, ycc, gray] = await Promise.all([
+      const [idct, ycc, gray, expand] = await Promise.all([
         ctx.pipeline('jpeg-idct', idctWgsl, 'idct_islow', { WG: IDCT_WG }),
         ctx.pipeline('jpeg-ycc', colourWgsl, 'jpeg_ycc', { WG: COLOUR_WG }),
         ctx.pipeline('jpeg-gray', colourWgsl, 'jpeg_gray', { WG: COLOUR_WG }),
+        ctx.pipeline('jpeg-expand', expandWgsl, 'expand_coefs', { WG: IDCT_WG }),
       ]);
-      return new JpegDecodePlan(idct, ycc, gray);
+      return new JpegDecodePlan(idct, ycc, gray, expand);
     });
   }
+}
+
+/**
+ * Whether a decode uploads its coefficients in the compact form (nonzero ones only, expanded on the GPU): with host
+ * memory (a batch: the entropy stage writes there and the upload copies what it wrote, so its size may be known only
+ * afterwards), where the plain form fits one binding (no bands). A photo's coefficients are 84–96 % zeros: the
+ * upload, its staging memory and the mapped ranges (which V8 counts as external memory, each 64 MB of them a
+ * garbage collection) shrink 3–6×. The pixels are the same either way.
+ */
+function compactFits(ctx: GpuContext, l: CoefLayout, bands: number, host?: HostBuffers): boolean {
+  return host !== undefined && bands >= mcuRowsOf(l) && l.bytes <= maxBinding(ctx) && l.compactBytes <= maxBinding(ctx);
+}
+
+/** Records the compact coefficients' expansion to the plain form in a new recording buffer (jpeg-gpu-decode.wgsl.ts expand_coefs). */
+function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, compact: GPUBuffer, used: number): GPUBuffer {
+  const plain = rec.storage(deviceBytes(l.bytes), 'jpeg coefficients');
+  rec.copyRange(compact, 0, plain, 0, l.components[0].offset);
+  const values = range(compact, l.values, Math.max(4, alignUp(used - l.values, 4)));
+  for (const c of l.components) {
+    const blocks = c.blocksW * c.blocksH;
+    const [x, y] = grid1d(ctx, Math.ceil(blocks / IDCT_WG));
+    rec.dispatch('jpeg.expand', plan.expand, {
+      headers: range(compact, c.header, c.stride * c.blocksH * 12),
+      values,
+      coefs: range(plain, c.offset, c.stride * c.blocksH * BLOCK_BYTES),
+      P: rec.uniform(IdctParams, { blocksW: c.blocksW, blocks, stride: c.stride }),
+    }, x, y);
+  }
+  return plain;
 }
 
 /**
@@ -132,16 +164,19 @@ export async function decodeJpegOnGpu(
   // Bands are runs of stored rows; an oriented output's rows are not: one band only.
   if (orientation !== 1 && bands < mcuRowsOf(layout)) return { fallback: `EXIF orientation ${orientation} on an image larger than one binding` };
   const plan = await JpegDecodePlan.prepare(ctx);
+  const compact = compactFits(ctx, layout, bands, host);
   const t0 = performance.now();
-  const mem = await traced('coef-memory', path, () => coefMemory(ctx, layout.bytes, host));
+  const mem = await traced('coef-memory', path, () => coefMemory(ctx, compact ? layout.compactBytes : layout.bytes, host));
+  let used: number;
   try {
-    await traced('entropy', path, () => coef.coefDecodeAsync(buf, mem.bytes, gray));
+    used = await traced('entropy', path, () => coef.coefDecodeAsync(buf, mem.bytes, gray, compact));
   } catch (e) {
     mem.discard();
     if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return { fallback: (e as Error).message };
     throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
   }
-  await traced('coef-copy', path, () => mem.ready());
+  // The compact form's values are bound from `values` on: at least one word of them is uploaded.
+  await traced('coef-copy', path, () => mem.ready(compact ? Math.max(used, layout.values + 4) : layout.bytes));
   const t1 = performance.now();
   let t2 = t1;
   const image = await traced('decode-record', path, () => ctx.scoped('jpeg decode', async () => {
@@ -151,7 +186,7 @@ export async function decodeJpegOnGpu(
     try {
       const rec = new Recording(ctx, timer, 'jpeg decode', true);
       rec.retain(coefs);
-      const out = record(ctx, rec, plan, layout, bands, coefs, orientation);
+      const out = record(ctx, rec, plan, layout, bands, compact ? expand(ctx, rec, plan, layout, coefs, used) : coefs, orientation);
       rec.submit();
       t2 = performance.now();
       return out;

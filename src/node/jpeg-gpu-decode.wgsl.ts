@@ -17,6 +17,42 @@ import { islowWgsl } from './jpeg-islow.wgsl.js';
 
 export const IdctParams = defineUniforms('IdctParams', { blocksW: 'u32', blocks: 'u32', stride: 'u32' });
 
+/**
+ * expand_coefs: the compact coefficients of one component (native/coef-decode.c: per block 3 u32 — the index of its
+ * first nonzero value, the 64-bit mask of its nonzero coefficients — and the int16 values, two to a word) written out
+ * as the plain form idct_islow reads (32 u32 a block, int16 pairs, the even one low). One invocation per block.
+ */
+export const expandWgsl = /* wgsl */ `
+${gridWgsl}
+override WG: u32 = 64u;
+${IdctParams.wgsl}
+@group(0) @binding(0) var<storage, read> headers: array<u32>;
+@group(0) @binding(1) var<storage, read> values: array<u32>;
+@group(0) @binding(2) var<storage, read_write> coefs: array<u32>;
+@group(0) @binding(3) var<uniform> P: IdctParams;
+
+// Value i as its 16 bits.
+fn value16(i: u32) -> u32 { return (values[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }
+
+@compute @workgroup_size(WG)
+fn expand_coefs(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let b = linear_group_id(wid, nwg) * WG + li;
+  if (b >= P.blocks) { return; }
+  let slot = (b / P.blocksW) * P.stride + b % P.blocksW;
+  var next = headers[slot * 3u];
+  let mask = vec2u(headers[slot * 3u + 1u], headers[slot * 3u + 2u]);
+  for (var w = 0u; w < 32u; w++) {
+    // Coefficients 2w and 2w + 1: bits (2w) & 31 and the next of mask word w / 16.
+    let m = (mask[w >> 4u] >> ((w & 15u) * 2u)) & 3u;
+    var lo = 0u;
+    var hi = 0u;
+    if ((m & 1u) != 0u) { lo = value16(next); next++; }
+    if ((m & 2u) != 0u) { hi = value16(next); next++; }
+    coefs[slot * 32u + w] = lo | (hi << 16u);
+  }
+}
+`;
+
 export const ColourParams = defineUniforms('ColourParams', {
   // The stored image's width and height, and the output's width (the stored height when the EXIF orientation
   // transposes), the orientation (1–8) applied as cv2.imread applies it.

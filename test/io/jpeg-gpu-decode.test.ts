@@ -6,7 +6,7 @@ import { UnsupportedFormatError } from '../../src/core/errors.js';
 import type { GpuContext, HostCopy } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
-import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
+import { jpegCoefDecoder, type CoefLayout } from '../../src/io/jpeg-coef.js';
 import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
 import { RecycledBuffers } from '../../src/node/codec-pool.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
@@ -32,8 +32,9 @@ function withOrientation(jpeg: Uint8Array, o: number): Uint8Array {
   return Uint8Array.from([...jpeg.subarray(0, 2), ...app1, ...jpeg.subarray(2)]);
 }
 
-async function decode(ctx: GpuContext, name: string, gray: boolean, jpeg: JpegPathOption = 'gpu') {
-  const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg });
+/** `memory`: through a batch's host memory (the coefficients uploaded in the compact form), else straight into upload memory. */
+async function decode(ctx: GpuContext, name: string, gray: boolean, jpeg: JpegPathOption = 'gpu', memory?: RecycledBuffers) {
+  const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg, host: memory });
   assert.ok(r, `${name}: no native decode`);
   const host = await r.image.toHost();
   r.image.release();
@@ -47,9 +48,12 @@ function assertIdentical(got: Image, want: Image, what: string) {
 
 async function assertLikeCv2(ctx: GpuContext, name: string, colour: boolean) {
   for (const gray of colour ? [false, true] : [true]) {
-    const r = await decode(ctx, name, gray);
-    assert.equal(r.jpeg, 'gpu', `${name}: decoded on the ${r.jpeg} (${r.fallback})`);
-    assertIdentical(r.host, await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), `${name} ${gray ? 'gray' : 'colour'}`);
+    for (const host of [undefined, new RecycledBuffers(1)]) {
+      const r = await decode(ctx, name, gray, 'gpu', host);
+      const what = `${name} ${gray ? 'gray' : 'colour'}${host ? ', compact coefficients' : ''}`;
+      assert.equal(r.jpeg, 'gpu', `${what}: decoded on the ${r.jpeg} (${r.fallback})`);
+      assertIdentical(r.host, await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), what);
+    }
   }
 }
 
@@ -146,9 +150,10 @@ test('a truncated JPEG is a typed error on the GPU path too', { skip }, async (t
   await assert.rejects(readJpegToGpu(ctx, bytes.subarray(0, bytes.length >> 1), 'cut.jpg', true, { jpeg: 'gpu' }), UnsupportedFormatError);
 });
 
-test('with host buffers (a batch), the coefficients reach upload memory through the off-thread copy, not the JavaScript thread\'s; same pixels', { skip }, async (t) => {
+test('with host buffers (a batch), the coefficients reach upload memory through the off-thread copy, not the JavaScript thread\'s, in the compact form; same pixels', { skip }, async (t) => {
   if (!(await gpuOrSkip(t))) return;
   const copies = { sync: 0, async: 0 };
+  let bytes = 0;
   const native = nativeHostCopy();
   const sync: HostCopy = (dst, src) => {
     copies.sync++;
@@ -157,6 +162,7 @@ test('with host buffers (a batch), the coefficients reach upload memory through 
   sync.parallel = true;
   sync.async = async (dst, src) => {
     copies.async++;
+    bytes += src.byteLength;
     await (native?.async ?? (async (d: Uint8Array, s: Uint8Array) => d.set(s)))(dst, src);
   };
   const ctx = await createNodeGpuContext({ hostCopy: sync });
@@ -164,9 +170,13 @@ test('with host buffers (a batch), the coefficients reach upload memory through 
     const host = new RecycledBuffers(2);
     for (const [name, gray] of [['c420', false], ['c444', true], ['gray', true]] as const) {
       const before = { ...copies };
-      const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg: 'gpu', host });
+      bytes = 0;
+      const jpeg = readFileSync(file(`${name}.jpg`));
+      const r = await readJpegToGpu(ctx, jpeg, name, gray, { jpeg: 'gpu', host });
       assert.equal(r?.jpeg, 'gpu', `${name}: decoded on the GPU`);
       assert.deepEqual(copies, { sync: before.sync, async: before.async + 1 }, `${name}: one off-thread copy, none on the JavaScript thread`);
+      const plain = (jpegCoefDecoder()!.coefLayout(jpeg, gray) as CoefLayout).bytes;
+      assert.ok(bytes < plain, `${name}: ${bytes} bytes uploaded, the plain form is ${plain}`);
       assertIdentical(await r!.image.toHost(), await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), `${name} through host buffers`);
       r!.image.release();
     }
