@@ -32,6 +32,9 @@
 #include <string.h>
 #include <jpeglib.h>
 #include <jpegint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "jpeg-jump.h"
 
 #define QUANT_BYTES 1024
@@ -139,18 +142,33 @@ static void capture_block(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR b
   memcpy(x->dst + x->l->offset[c->component_index] + block_slot(x, c, output_buf, output_col) * BLOCK_BYTES, block, BLOCK_BYTES);
 }
 
+// The 64-bit mask of a block's nonzero coefficients (bit k: coefficient k, natural order).
+static uint64_t nonzero_mask(const JCOEF *block) {
+  uint64_t mask = 0;
+#if defined(__SSE2__)
+  // Eight coefficients at a time: compared with zero, narrowed to bytes, one bit each.
+  for (int g = 0; g < DCTSIZE2 / 8; g++) {
+    __m128i zero = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(block + 8 * g)), _mm_setzero_si128());
+    uint32_t zeros = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(zero, zero)) & 0xffu;
+    mask |= (uint64_t)(~zeros & 0xffu) << (8 * g);
+  }
+#else
+  for (int k = 0; k < DCTSIZE2; k++) mask |= (uint64_t)(block[k] != 0) << k;
+#endif
+  return mask;
+}
+
 // The same in the compact form: the block's nonzero values appended, its header (first value, mask) in its slot.
-// The buffer holds compact_bytes, the worst case, so the values always fit.
+// The buffer holds compact_bytes, the worst case, so the values always fit. The mask is found eight coefficients at
+// a time and the values picked by its set bits: a test and branch per coefficient cost 5.9 s more CPU than the plain
+// copy over a 210-photo folder on the H100 machine (most of libjpeg's own decoding time again).
 static void capture_compact(j_decompress_ptr d, jpeg_component_info *c, JCOEFPTR block, JSAMPARRAY output_buf, JDIMENSION output_col) {
   capture_t *x = d->client_data;
   JCOEF *values = (JCOEF *)(x->dst + x->l->values) + x->nvalues;
-  uint32_t header[3] = {(uint32_t)x->nvalues, 0, 0};
+  uint64_t mask = nonzero_mask(block);
+  uint32_t header[3] = {(uint32_t)x->nvalues, (uint32_t)mask, (uint32_t)(mask >> 32)};
   int n = 0;
-  for (int k = 0; k < DCTSIZE2; k++) {
-    if (!block[k]) continue;
-    values[n++] = block[k];
-    header[1 + (k >> 5)] |= 1u << (k & 31);
-  }
+  for (uint64_t m = mask; m; m &= m - 1) values[n++] = block[__builtin_ctzll(m)];
   x->nvalues += (size_t)n;
   memcpy(x->dst + x->l->header[c->component_index] + block_slot(x, c, output_buf, output_col) * HEADER_BYTES, header, HEADER_BYTES);
 }
