@@ -8,7 +8,7 @@ export async function infoCommand(argv: string[]): Promise<number> {
   rejectUnknown(flags, ['adapter', 'backend', 'json']);
   const ctx = await createNodeGpuContext({ adapter: flags.get('adapter'), backend: flags.get('backend') });
   try {
-    const info = { adapter: ctx.adapter, node: process.version, timestamps: ctx.timestamps, limits: ctx.limits, features: [...ctx.features].sort(), jpeg: jpegInfo() };
+    const info = { adapter: ctx.adapter, node: process.version, timestamps: ctx.timestamps, limits: ctx.limits, features: [...ctx.features].sort(), jpeg: jpegInfo(ctx) };
     if (flags.has('json')) {
       console.log(JSON.stringify(info));
     } else {

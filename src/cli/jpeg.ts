@@ -15,7 +15,7 @@ import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type Jpeg
 
 export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
                                   on a CPU thread, IDCT, upsampling and colour in GPU kernels), cpu (libjpeg-turbo whole),
-                                  auto (default: cpu, the faster in a batch on the H100); the same pixels either way`;
+                                  auto (default: gpu on a hardware GPU, cpu on a software one); the same pixels either way`;
 
 /** The --jpeg flag's value (default auto); an InvalidArgumentError (exit 2) for another. */
 export function jpegOption(flags: Map<string, string>): JpegPathOption {
@@ -56,7 +56,7 @@ export function gpuJpegEncoderHere(): boolean {
  * batch's recycled memory for the coefficients (node/jpeg-gpu-decode.ts HostBuffers).
  */
 export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, command: string, host?: HostBuffers): Promise<JpegOnGpu | undefined> {
-  if (resolveJpegPath(opt) !== 'gpu' || !isJpegName(path)) return undefined;
+  if (resolveJpegPath(opt, ctx) !== 'gpu' || !isJpegName(path)) return undefined;
   if (colour) {
     noteOnce(`${command} takes colour images on the host`);
     return undefined;
@@ -93,9 +93,9 @@ export async function downloaded<T>(r: OpResult<T>): Promise<OpResult<T>> {
  * decoder's entropy stage (`gpu`), the CPU codec (`cpu`), the GPU encoder's entropy coder (`gpuEncode`), and where the
  * GPU encoder's entropy coding runs (`gpuEncodeEntropy`: IMGPU_JPEG_ENTROPY, else 'gpu').
  */
-export function jpegInfo(): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string; gpuEncodeEntropy: JpegEntropyPath } {
+export function jpegInfo(ctx?: GpuContext): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string; gpuEncodeEntropy: JpegEntropyPath } {
   return {
-    auto: resolveJpegPath('auto'),
+    auto: resolveJpegPath('auto', ctx),
     gpu: jpegCoefDecoder() ? 'available' : `unavailable: ${jpegCoefProblem()}`,
     cpu: nativeJpeg() ? 'available (libjpeg-turbo)' : 'unavailable: JPEG goes through sharp',
     gpuEncode: nativeCoefEncoder() ? 'available' : `unavailable: ${nativeCoefEncoderProblem()}`,

@@ -20,7 +20,7 @@ export interface ReadToGpuOptions extends Omit<ReadOptions, 'alloc'> {
   gpu: GpuContext;
   /**
    * Where a JPEG's decoding arithmetic runs, as the CLI's `--jpeg`: 'gpu' (entropy decoding on a CPU thread, the
-   * rest in GPU kernels), 'cpu' (libjpeg-turbo, into mapped upload memory), 'auto' ('cpu': docs/jpeg.md, Measured).
+   * rest in GPU kernels), 'cpu' (libjpeg-turbo, into mapped upload memory), 'auto' ('gpu' on a hardware adapter, else 'cpu': resolveJpegPath).
    * The pixels are cv2.imread's either way. Other formats are read on the host and uploaded once. @default 'auto'
    */
   jpeg?: JpegPathOption;
@@ -30,7 +30,7 @@ export interface ReadToGpuOptions extends Omit<ReadOptions, 'alloc'> {
 export interface WriteFromGpuOptions extends WriteOptions {
   /**
    * For a resident (GpuImage) JPEG output, as the CLI's `--jpeg`: 'gpu' (colour conversion, DCT, quantization
-   * and, by default, entropy coding on the GPU: encodeJpegGpu), 'cpu' (libjpeg-turbo from mapped readback memory), 'auto' ('cpu').
+   * and, by default, entropy coding on the GPU: encodeJpegGpu), 'cpu' (libjpeg-turbo from mapped readback memory), 'auto' (as reading: resolveJpegPath).
    * The file is cv2.imwrite's byte for byte either way. Other formats: one download, then the host writer.
    * @default 'auto'
    */
@@ -73,7 +73,7 @@ export async function readImage(path: string, opts: ReadOptions & { gpu?: GpuCon
   const buf = await readImageBytes(path);
   if (isJpeg(buf)) {
     const onGpu = await readJpegToGpu(gpu, buf, path, host.gray ?? false, { jpeg, async: true, maxPixels: host.maxPixels });
-    if (resolveJpegPath(jpeg) === 'gpu' && onGpu?.jpeg !== 'gpu') {
+    if (resolveJpegPath(jpeg, gpu) === 'gpu' && onGpu?.jpeg !== 'gpu') {
       warnFallback(onGpu?.fallback ?? 'this JPEG is one the GPU decoder leaves to the host (no native codec, CMYK, or an EXIF orientation after a fallback)', 'decoded on the CPU (the same pixels)');
     }
     if (onGpu) return onGpu.image;
@@ -83,7 +83,7 @@ export async function readImage(path: string, opts: ReadOptions & { gpu?: GpuCon
 
 /** A resident image's JPEG on the `jpeg` path, or undefined where the host writer must encode it (RGBA, no codec). */
 async function encodeResidentJpeg(img: GpuImage, quality: number, jpeg: JpegPathOption | undefined): Promise<Uint8Array | undefined> {
-  const gpu = resolveJpegPath(jpeg) === 'gpu' && gpuJpegEncodable(img);
+  const gpu = resolveJpegPath(jpeg, img.ctx) === 'gpu' && gpuJpegEncodable(img);
   if (gpu && nativeCoefEncoder()) return encodeJpegGpu(img, { quality, async: true });
   if (gpu) warnFallback(`the GPU JPEG encoder's entropy coder is not available (${nativeCoefEncoderProblem()})`, 'encoded on the CPU (the same bytes)');
   return encodeJpegFromGpu(img, quality, { async: true });

@@ -2,6 +2,7 @@
 // memory, the encoder reads mapped readback memory. Here in node, not io: it joins the codec to the GPU context.
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
+import { jpegCoefDecoder } from '../io/jpeg-coef.js';
 import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type NativePlan } from '../io/jpeg.js';
 import { encodeJpegGpu, type JpegEncodePath, type JpegEntropyPath } from './jpeg-encode-gpu.js';
 import { decodeJpegOnGpu, type GpuJpegTimes, type HostBuffers } from './jpeg-gpu-decode.js';
@@ -11,7 +12,7 @@ export type { GpuJpegTimes, HostBuffers } from './jpeg-gpu-decode.js';
 
 /** Where a JPEG's decoding arithmetic runs: 'gpu' (entropy decoding on a CPU thread, the rest in GPU kernels), 'cpu' (libjpeg-turbo whole). */
 export type JpegPath = 'gpu' | 'cpu';
-/** The JPEG path asked for: 'auto' is 'cpu', the faster in a batch on the H100 (docs/jpeg.md, Measured). */
+/** The JPEG path asked for: 'auto' picks one for the context (resolveJpegPath). */
 export type JpegPathOption = JpegPath | 'auto';
 export const JPEG_PATHS: readonly JpegPathOption[] = ['gpu', 'cpu', 'auto'];
 
@@ -34,9 +35,15 @@ export interface JpegOnGpu {
   fallback?: string;
 }
 
-/** The path 'auto' takes: the CPU's — on the H100 a batch ran 1.1–2.1× faster with it (docs/jpeg.md, Measured). */
-export function resolveJpegPath(opt: JpegPathOption = 'auto'): JpegPath {
-  return opt === 'auto' ? 'cpu' : opt;
+/**
+ * The path 'auto' takes on `ctx`: the GPU's on a hardware adapter where the GPU decoder's entropy stage is built —
+ * on the H100 a batch ran 2.0–2.1× faster with it than with the CPU's (bench/results/h100-batch-compact.json) and a
+ * single photo decoded as fast or faster (docs/jpeg.md, Measured) — else the CPU's (a software adapter's kernels are
+ * slower than libjpeg-turbo; no context: the CPU's). The pixels and bytes are the same on either path.
+ */
+export function resolveJpegPath(opt: JpegPathOption = 'auto', ctx?: GpuContext): JpegPath {
+  if (opt !== 'auto') return opt;
+  return ctx && !ctx.adapter.software && jpegCoefDecoder() ? 'gpu' : 'cpu';
 }
 
 /**
@@ -48,7 +55,7 @@ export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: stri
   const plan = isJpeg(buf) ? nativePlan(buf, path, gray, opts.maxPixels) : undefined;
   if (!plan) return undefined;
   let fallback: string | undefined;
-  if (resolveJpegPath(opts.jpeg) === 'gpu') {
+  if (resolveJpegPath(opts.jpeg, ctx) === 'gpu') {
     const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation, opts.host);
     if (r instanceof GpuImage) return { image: r, jpeg: 'gpu' };
     fallback = r.fallback;

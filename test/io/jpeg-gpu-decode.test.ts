@@ -11,7 +11,7 @@ import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
 import { RecycledBuffers } from '../../src/node/codec-pool.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { nativeHostCopy } from '../../src/node/host-copy.js';
-import { readJpegToGpu, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
+import { readJpegToGpu, resolveJpegPath, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -130,11 +130,15 @@ test('a JPEG the GPU decoder does not cover (4:4:0) falls back to the CPU, says 
   }
 });
 
-test('the JPEG path option: cpu and auto decode on the CPU (no fallback reported), gpu on the GPU', { skip }, async (t) => {
+test('the JPEG path option: cpu on the CPU, gpu on the GPU (no fallback reported), auto on the GPU of a hardware adapter only', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   if (!ctx) return;
   const want = await readImage(file('c420_rgb.png'));
-  for (const [opt, path] of [['cpu', 'cpu'], ['auto', 'cpu'], ['gpu', 'gpu']] as const) {
+  const auto = ctx.adapter.software ? 'cpu' : 'gpu';
+  assert.equal(resolveJpegPath('auto', { ...ctx, adapter: { ...ctx.adapter, software: false } } as GpuContext), 'gpu', 'auto on a hardware adapter');
+  assert.equal(resolveJpegPath('auto', { ...ctx, adapter: { ...ctx.adapter, software: true } } as GpuContext), 'cpu', 'auto on a software adapter');
+  assert.equal(resolveJpegPath('auto'), 'cpu', 'auto with no context');
+  for (const [opt, path] of [['cpu', 'cpu'], ['auto', auto], ['gpu', 'gpu']] as const) {
     const r = await decode(ctx, 'c420', false, opt);
     assert.equal(r.jpeg, path, opt);
     assert.equal(r.fallback, undefined);
