@@ -28,7 +28,7 @@ export interface BatchOptions {
   /**
    * --jpeg: where a GPU batch's JPEG arithmetic runs. 'gpu': JPEG inputs are decoded on the GPU (entropy decoding on
    * CPU threads) and JPEG outputs kept resident and encoded with the arithmetic on the GPU (encodeJpegGpu); 'cpu':
-   * libjpeg-turbo whole on the codec workers; 'auto': 'cpu', the faster on the H100 (docs/jpeg.md). The pixels and
+   * libjpeg-turbo whole on the codec workers; 'auto': 'gpu' on a hardware adapter, else 'cpu' (resolveJpegPath). The pixels and
    * bytes are the same either way, so it is not part of the recipe. @default 'auto'
    */
   jpeg?: JpegPathOption;

@@ -13,6 +13,7 @@ import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
+import { resolveJpegPath } from '../../node/jpeg-gpu.js';
 import { traced } from '../../node/trace.js';
 import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
@@ -114,6 +115,8 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // --jpeg gpu: the coefficients of the photos being decoded ahead and encoded behind, in recycled host memory
   // rather than one mapped GPU buffer each (node/jpeg-gpu-decode.ts HostBuffers).
   const coefficients = new RecycledBuffers(32);
+  // --jpeg resolved once for the context ('auto': the GPU's on a hardware adapter), for the reads and the writes alike.
+  const jpegPath = exec.gpu ? resolveJpegPath(o.jpeg ?? 'auto', exec.gpu) : 'cpu';
   // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
   const made = new Set<string>();
   const ensureDir = async (d: string) => {
@@ -206,7 +209,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     let host = resident ? undefined : (input as Image);
     const onHost = async () => (host ??= await (input as GpuImage).toHost());
     try {
-      if (o.jpeg === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere()) {
+      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere()) {
         // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
         const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
         if (r.result) return r.result;
@@ -248,7 +251,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const reader = async (j: Job): Promise<Image | GpuImage> => {
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, o.jpeg ?? 'auto', name, coefficients) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, name, coefficients) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     return onGpu?.image ?? codecs.read(j.input, read);
   };
