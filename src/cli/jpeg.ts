@@ -9,6 +9,7 @@ import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
 import { readFileInto } from '../node/codec-pool.js';
+import { traced } from '../node/trace.js';
 import { defaultEntropy, nativeCoefEncoder, nativeCoefEncoderProblem, type JpegEntropyPath } from '../node/jpeg-encode-gpu.js';
 import { noteToParent } from './batch/shard.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
@@ -62,7 +63,7 @@ export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: bool
     return undefined;
   }
   // The file in the batch's recycled memory too (readFileInto says why), given back once decoded.
-  const buf = host ? await readFileInto(path, host) : await readFile(path);
+  const buf = await traced('file-read', path, () => (host ? readFileInto(path, host) : readFile(path)));
   try {
     if (!isJpeg(buf)) return undefined;
     const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true, host });

@@ -1,6 +1,6 @@
 /**
  * A batch's timeline, for finding what sets its pace: with IMGPU_TRACE=FILE every image's spans — read (file,
- * decode, upload: FileImages), wait (the loop waiting for the next read), step (the command on it), keep (its
+ * decode, upload: FileImages; within it file-read, entropy, coef-copy, decode-record for a JPEG decoded on the GPU), wait (the loop waiting for the next read), step (the command on it), keep (its
  * write) — are written to FILE as JSON lines {span, input, start, end} (ms since the batch began) when the process
  * ends. Off (and free) without the variable. bench/trace-summary.ts turns a trace into the concurrency of each span.
  */
