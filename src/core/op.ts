@@ -106,8 +106,11 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   gpuHost?: GpuHostRun<Q, H, X>;
   /** The output's shape and type where they differ from the (gray) input's: a caller's `out` is checked against them. */
   outputOf?(p: ResolvedOf<S>, input: Image): { shape: Shape; dtype: Dtype };
-  /** For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording. */
-  stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage): boolean;
+  /**
+   * For the parameters where it returns true, the GPU path is `gpuSteps` instead of one recording; `gpu` is the
+   * context, `extras` whether the caller reads the result's extras (RunOptions.extras, false in batches and pipelines).
+   */
+  stepsWhen?(p: ResolvedOf<S>, input: Image | GpuImage, gpu: GpuContext, extras: boolean): boolean;
   /** Steps that read their result back themselves (an `alwaysDownload` operation) return the host result. */
   gpuSteps?: GpuSteps<ResolvedOf<S>, X, GpuImage | H>;
   /**
@@ -265,7 +268,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     const plan = decl.gpu;
-    if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input))) return runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input, gpu, opts.extras !== false))) return runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
     if (!plan) throw new Error(`${name}: no GPU path`); // unreachable: checked when declared
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p, input) ?? []).filter((x): x is Image | GpuImage => x !== undefined);

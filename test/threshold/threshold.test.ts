@@ -12,7 +12,9 @@ import { isodataOfWindow } from '../../src/ops/threshold/adaptive-kernels.js';
 import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
 import { gaussianKernel, gaussThresholdRows } from '../../src/ops/threshold/local-kernels.js';
 import { threshold, type ThresholdOptions, type ThresholdResult } from '../../src/ops/threshold/index.js';
+import { otsuKernelCompiled, otsuKernelReady } from '../../src/ops/threshold/gpu.js';
 import { otsuWgsl } from '../../src/ops/threshold/otsu.wgsl.js';
+import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
@@ -66,6 +68,7 @@ for (const name of PHOTOS) {
 test('GPU Otsu (software doubles on the device) equals the CPU (OpenCV double) on random and skewed images, 8- and 16-bit', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
+  await otsuKernelCompiled(gpu); // the device kernel, not the steps a first call may take while it compiles
   for (let s = 1; s <= 12; s++) {
     const [h, w] = [17 + s * 13, 29 + s * 7];
     const data = randomBytes(h * w, s, 40 + s * 17);
@@ -90,6 +93,7 @@ test('Otsu ties: CPU and GPU pick cv2 THRESH_OTSU\'s bin on 200 histograms of ex
   const pixels = (await readImage(fixture('threshold', 'otsu-ties-pixels.npy'))).data as Uint8Array;
   const rows = (await readImage(fixture('threshold', 'otsu-ties-cv2.npy'))).data;
   const gpu = await gpuOrSkip(t);
+  if (gpu) await otsuKernelCompiled(gpu);
   const mismatches: string[] = [];
   for (let k = 0; k < rows.length; k += 3) {
     const [at, n, want] = [rows[k], rows[k + 1], rows[k + 2]];
@@ -214,6 +218,36 @@ test('a resident GpuImage is thresholded on the device and stays there', async (
     r.output.release();
   }
   dev.release();
+});
+
+test('8-bit Otsu runs as steps (device histogram, host threshold) until its kernel is compiled, then as the kernel; the same result either way; without extras it waits for the kernel', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const img = await readImage(fixture('images', 'coins.png'));
+  const want = await threshold(img, { method: 'otsu' });
+  const kernelsOf = (r: ThresholdResult<Image>) => r.timings.kernels.map((k) => k.name);
+  const fresh = await createNodeGpuContext();
+  try {
+    assert.equal(otsuKernelReady(fresh), false, 'a new context has not compiled it; asking starts the compile');
+    const first = await threshold(img, { gpu: fresh, method: 'otsu', profile: true });
+    assert.equal(first.threshold, want.threshold);
+    assertSame(first.output, want.output, 'while compiling (or just after)');
+    await otsuKernelCompiled(fresh);
+    assert.equal(otsuKernelReady(fresh), true);
+    const after = await threshold(img, { gpu: fresh, method: 'otsu', profile: true });
+    assert.ok(kernelsOf(after).includes('threshold.otsu'), `the kernel once compiled: ${kernelsOf(after).join(', ')}`);
+    assert.equal(after.threshold, want.threshold);
+    assertSame(after.output, want.output, 'the kernel');
+  } finally {
+    fresh.destroy();
+  }
+  const other = await createNodeGpuContext();
+  try {
+    const batchLike = await threshold(img, { gpu: other, method: 'otsu', extras: false, profile: true });
+    assert.ok(kernelsOf(batchLike).includes('threshold.otsu'), 'no extras: the kernel, compiled first');
+    assertSame(batchLike.output, want.output, 'no extras');
+  } finally {
+    other.destroy();
+  }
 });
 
 test('extras: false (batch, pipelines): GPU Otsu reads nothing back, the image is the same; by default the threshold is read', async (t) => {

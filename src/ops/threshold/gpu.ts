@@ -13,6 +13,37 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { alignedPackWgsl, PackParams } from '../../core/gpu/wgsl/aligned.js';
 import { type BoxTile, FusedBoxParams, fusedBoxSharedBytes, fusedBoxWgsl } from './box-fused.wgsl.js';
 
+/** The one-kernel Otsu pipeline of a context (compiled once, shared by every call). */
+function otsuPipeline(ctx: GpuContext): Promise<GPUComputePipeline> {
+  return ctx.plan('otsu', () => ctx.pipeline('otsu', otsuWgsl, 'main'));
+}
+
+const otsuCompiled = new WeakMap<GpuContext, { ready: boolean }>();
+
+/**
+ * Whether the one-kernel Otsu is compiled on `ctx`; the first call starts its compilation in the background. Its
+ * software doubles make it slow to compile: 2.1–2.2 s on the H100 on a fresh machine (40 ms from the driver's disk
+ * cache; docs/performance.md), where the other kernels take tens of ms. Until it is ready Otsu runs as steps —
+ * the device histogram, OpenCV's threshold computed on the host in doubles, the LUT on the device — with the same
+ * threshold and output, so no call waits for the compile.
+ */
+export function otsuKernelReady(ctx: GpuContext): boolean {
+  let state = otsuCompiled.get(ctx);
+  if (!state) {
+    const s = { ready: false };
+    otsuCompiled.set(ctx, (state = s));
+    otsuPipeline(ctx).then(() => { s.ready = true; }, () => otsuCompiled.delete(ctx)); // a failed compile is tried again later
+  }
+  return state.ready;
+}
+
+/** Resolves once the one-kernel Otsu is compiled on `ctx` (and otsuKernelReady says so): tests, warm-ups. */
+export async function otsuKernelCompiled(ctx: GpuContext): Promise<void> {
+  otsuKernelReady(ctx);
+  await otsuPipeline(ctx);
+  otsuCompiled.get(ctx)!.ready = true;
+}
+
 /**
  * Otsu on the GPU: histogram → Otsu scan/reduction writing the binarization LUT → LUT application, recorded
  * into one command encoder with no host round trip. Returns the binary image and a 16-byte buffer whose
@@ -24,7 +55,7 @@ export async function otsuGpu(input: GpuImage, rec: Recording, method: Histogram
   const bins = dtype === 'uint8' ? 256 : 65536;
   const [hist, otsu, apply] = await Promise.all([
     HistogramGpuPlan.prepare(ctx, { dtype, bins, masked: false, method }),
-    ctx.plan('otsu', () => ctx.pipeline('otsu', otsuWgsl, 'main')),
+    otsuPipeline(ctx),
     ApplyLutGpuPlan.prepare(ctx, dtype),
   ]);
   const n = pixelCount(input.shape);

@@ -15,7 +15,7 @@ import { HISTOGRAM_METHODS } from '../histogram/gpu.js';
 import { applyLutCpu } from '../lut/cpu.js';
 import { applyLut } from '../lut/index.js';
 import { binaryLut, isodataThreshold, otsuThreshold } from './global.js';
-import { adaptiveGpu, localThresholdGpu, otsuGpu } from './gpu.js';
+import { adaptiveGpu, localThresholdGpu, otsuGpu, otsuKernelReady } from './gpu.js';
 import { adaptiveCpu, localThresholdCpu, type LocalMethod } from './local-cpu.js';
 
 export const THRESHOLD_METHODS = ['otsu', 'isodata', 'adaptive', 'mean', 'gaussian'] as const;
@@ -154,7 +154,8 @@ async function thresholdSteps(dev: GpuImage, p: Params, opts: { profile?: boolea
 /**
  * Binary segmentation of an 8/16-bit gray image (colour host images are converted to gray):
  * - otsu: threshold and output equal to cv2.threshold(img, 0, 255, THRESH_BINARY | THRESH_OTSU); on the GPU
- *   (8-bit) the threshold is found on the device in OpenCV's double arithmetic (no host round trip); 16-bit:
+ *   (8-bit) the threshold is found on the device in OpenCV's double arithmetic (no host round trip; while that
+ *   kernel compiles, a call that reads the threshold takes it from the device histogram on the host); 16-bit:
  *   device histogram, threshold in double on the host;
  * - isodata: scikit-image's threshold_isodata (its tie rule: the lowest qualifying t); output img > t.
  *   On the GPU the histogram is computed on the device and the threshold on the host from it.
@@ -172,7 +173,10 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
   cpu: (img, p, { pool, out }) => thresholdCpu(img, p, pool, out),
   gpu: (input, rec, p) => thresholdGpu(input, rec, p),
   gpuName: (p) => `threshold.${p.method}`,
-  stepsWhen: (p, img) => p.method === 'isodata' || p.method === 'adaptive' || (p.method === 'otsu' && img.dtype !== 'uint8'),
+  // 8-bit Otsu for a caller that reads the threshold back anyway runs as steps until its one kernel is compiled
+  // (otsuKernelReady says why), with the same result; a batch or a pipeline (no extras) waits for the kernel, which
+  // then saves it a GPU round trip per image.
+  stepsWhen: (p, img, gpu, extras) => p.method === 'isodata' || p.method === 'adaptive' || (p.method === 'otsu' && (img.dtype !== 'uint8' || (extras && !otsuKernelReady(gpu)))),
   gpuSteps: thresholdSteps,
   report: (r) => {
     if (r.threshold !== undefined) return { json: { threshold: r.threshold }, text: [`  threshold ${r.threshold} (pixels > ${r.threshold} are foreground)`] };
