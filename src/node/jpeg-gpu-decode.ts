@@ -113,6 +113,11 @@ class JpegDecodePlan {
   }
 }
 
+/** Compiles the GPU decoder's kernels on `ctx` (a batch starts this before its first photo: jpeg-gpu.ts prepareJpegGpu). */
+export async function prepareJpegDecode(ctx: GpuContext): Promise<void> {
+  await JpegDecodePlan.prepare(ctx);
+}
+
 /**
  * Whether a decode uploads its coefficients in the compact form (nonzero ones only, expanded on the GPU): with host
  * memory (a batch: the entropy stage writes there and the upload copies what it wrote, so its size may be known only

@@ -11,7 +11,8 @@ import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
 import { RecycledBuffers } from '../../src/node/codec-pool.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { nativeHostCopy } from '../../src/node/host-copy.js';
-import { readJpegToGpu, resolveJpegPath, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
+import { encodeJpegGpu, nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';
+import { prepareJpegGpu, readJpegToGpu, resolveJpegPath, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { fixture } from '../helpers/fixtures.js';
 
@@ -184,6 +185,30 @@ test('with host buffers (a batch), the coefficients reach upload memory through 
       assertIdentical(await r!.image.toHost(), await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), `${name} through host buffers`);
       r!.image.release();
     }
+  } finally {
+    ctx.destroy();
+  }
+});
+
+test('prepareJpegGpu compiles every kernel a GPU decode and encode use: after it, decoding and encoding a photo compile nothing', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t)) || !nativeCoefEncoder()) return;
+  const ctx = await createNodeGpuContext();
+  try {
+    await prepareJpegGpu(ctx);
+    let compiled = 0;
+    const create = ctx.device.createComputePipelineAsync.bind(ctx.device);
+    ctx.device.createComputePipelineAsync = (d) => {
+      compiled++;
+      return create(d);
+    };
+    const host = new RecycledBuffers(1);
+    for (const [name, gray] of [['c420', false], ['c444', true]] as const) {
+      const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg: 'gpu', host });
+      assert.equal(r?.jpeg, 'gpu');
+      assert.ok((await encodeJpegGpu(r!.image, { quality: 90 })).length > 0);
+      r!.image.release();
+    }
+    assert.equal(compiled, 0, 'no kernel compiled after prepareJpegGpu');
   } finally {
     ctx.destroy();
   }

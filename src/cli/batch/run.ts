@@ -13,7 +13,7 @@ import type { ImageCommand, RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
-import { resolveJpegPath } from '../../node/jpeg-gpu.js';
+import { prepareJpegGpu, resolveJpegPath } from '../../node/jpeg-gpu.js';
 import { traced } from '../../node/trace.js';
 import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
@@ -117,6 +117,10 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const coefficients = new RecycledBuffers(32);
   // --jpeg resolved once for the context ('auto': the GPU's on a hardware adapter), for the reads and the writes alike.
   const jpegPath = exec.gpu ? resolveJpegPath(o.jpeg ?? 'auto', exec.gpu) : 'cpu';
+  // The JPEG kernels this batch will use compile while its first photos are read, all at once (prepareJpegGpu says why).
+  if (jpegPath === 'gpu' && exec.gpu && !exec.cpu) {
+    void prepareJpegGpu(exec.gpu, { decode: !cmd.colour && todo.some((j) => isJpegName(j.input)), encode: todo.some((j) => isJpegName(j.output)) });
+  }
   // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
   const made = new Set<string>();
   const ensureDir = async (d: string) => {
