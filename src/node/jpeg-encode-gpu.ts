@@ -237,15 +237,15 @@ interface EncodeJob {
   opts: JpegGpuEncodeOptions;
 }
 
-/**
- * Encodes a resident 8-bit gray or RGB image to JPEG with the arithmetic on the GPU: the bytes cv2.imwrite writes
- * for the same pixels at the same quality (and, for colour, subsampling). The image stays resident and usable.
- */
 /** Compiles the GPU encoder's kernels on `ctx`, its entropy coder's where `entropy` is 'gpu' (jpeg-gpu.ts prepareJpegGpu). */
 export async function prepareJpegEncode(ctx: GpuContext, entropy: JpegEntropyPath = defaultEntropy()): Promise<void> {
   await Promise.all([JpegEncodeGpuPlan.prepare(ctx), entropy === 'gpu' ? JpegHuffmanPlan.prepare(ctx) : undefined]);
 }
 
+/**
+ * Encodes a resident 8-bit gray or RGB image to JPEG with the arithmetic on the GPU: the bytes cv2.imwrite writes
+ * for the same pixels at the same quality (and, for colour, subsampling). The image stays resident and usable.
+ */
 export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = {}): Promise<Uint8Array> {
   const quality = opts.quality ?? 95;
   const subsampling = opts.subsampling ?? '4:2:0';

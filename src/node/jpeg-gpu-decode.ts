@@ -15,6 +15,8 @@ import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jp
 import { traced } from './trace.js';
 
 const BLOCK_BYTES = 128;
+/** A block's header in the compact form (native/coef-decode.c HEADER_BYTES): its first value's index, its 64-bit mask. */
+const HEADER_BYTES = 12;
 const QUANT_BYTES = 256;
 const IDCT_WG = 64;
 const COLOUR_WG = 256;
@@ -138,7 +140,7 @@ function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
     const blocks = c.blocksW * c.blocksH;
     const [x, y] = grid1d(ctx, Math.ceil(blocks / IDCT_WG));
     rec.dispatch('jpeg.expand', plan.expand, {
-      headers: range(compact, c.header, c.stride * c.blocksH * 12),
+      headers: range(compact, c.header, c.stride * c.blocksH * HEADER_BYTES),
       values,
       coefs: range(plain, c.offset, c.stride * c.blocksH * BLOCK_BYTES),
       P: rec.uniform(IdctParams, { blocksW: c.blocksW, blocks, stride: c.stride }),

@@ -93,14 +93,21 @@ const writers = new WeakMap<GpuContext, Staging[]>();
  */
 const MAX_IDLE_STAGING = 4;
 
-function idleStaging(ctx: GpuContext): Staging[] {
-  let list = writers.get(ctx);
+/** The idle staging buffers of `ctx` in `lists` (made on first use, their buffers destroyed with the context). */
+function idleList(lists: WeakMap<GpuContext, Staging[]>, ctx: GpuContext): Staging[] {
+  let list = lists.get(ctx);
   if (!list) {
-    writers.set(ctx, (list = []));
-    ctx.onDestroy(() => releaseStaging(ctx));
+    const made: Staging[] = (list = []);
+    lists.set(ctx, made);
+    ctx.onDestroy(() => {
+      for (const s of made) s.buf.destroy();
+      lists.delete(ctx);
+    });
   }
   return list;
 }
+
+const idleStaging = (ctx: GpuContext): Staging[] => idleList(writers, ctx);
 
 /**
  * A mapped upload staging buffer of at least `need` bytes (a new one gets `createSize`): the smallest idle one that
@@ -237,17 +244,7 @@ export const STAGE_CHUNK = 8 << 20;
 /** Idle staging chunks per context: mapped, or being re-mapped after their last copy. */
 const chunkPools = new WeakMap<GpuContext, Staging[]>();
 
-function idleChunks(ctx: GpuContext): Staging[] {
-  let list = chunkPools.get(ctx);
-  if (!list) {
-    chunkPools.set(ctx, (list = []));
-    ctx.onDestroy(() => {
-      for (const s of list!) s.buf.destroy();
-      chunkPools.delete(ctx);
-    });
-  }
-  return list;
-}
+const idleChunks = (ctx: GpuContext): Staging[] => idleList(chunkPools, ctx);
 
 /** Idle staging chunks of a context (tests, diagnostics). */
 export function idleChunkCount(ctx: GpuContext): number {
@@ -267,9 +264,7 @@ async function takeChunk(ctx: GpuContext): Promise<GPUBuffer> {
     const i = list.indexOf(s);
     if (i < 0) continue; // another caller took it while this one waited
     list.splice(i, 1);
-    if (s.mapped) return s.buf;
-    if (!(await s.ready)) continue; // its re-map failed (a destroyed context): dropped
-    return s.buf;
+    if (s.mapped || (await s.ready)) return s.buf; // else its re-map failed (a destroyed context): dropped
   }
   ctx.buffers.created++;
   return ctx.createBuffer(STAGE_CHUNK, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, 'upload staging chunk', true);
@@ -445,8 +440,3 @@ async function startReadback(ctx: GpuContext, src: GPUBuffer, offset: number, by
   };
 }
 
-/** Destroys the staging buffers kept for this context (done by GpuContext.destroy). */
-function releaseStaging(ctx: GpuContext): void {
-  for (const s of writers.get(ctx) ?? []) s.buf.destroy();
-  writers.delete(ctx);
-}
