@@ -3,9 +3,10 @@
  * [--subsampling 420,444] [--reps 10] [--dir /tmp/imgpu-jpeg-decode] [--out NAME]`.
  * The photos: test/fixtures/images/chelsea.png resized (Lanczos, sharp) to each size in megapixels, JPEG quality 90
  * at each subsampling. For each photo, colour (RGB) and gray output, the median over `reps` runs (after one warm-up):
- * - gpu: the entropy stage (libjpeg's coefficients, on a libuv thread, into mapped upload memory), the coefficients'
- *   copy to the device, the GPU kernels (IDCT, upsampling, colour) until done, and end to end (readJpegToGpu, then
- *   waiting for the GPU) — the phases timed apart with waits between them, end to end without;
+ * - gpu: the native stage (the entropy-coded bytes unstuffed, on a libuv thread), their copy to the device, the GPU
+ *   kernels (Huffman decoding, IDCT, upsampling, colour) until done, and end to end (readJpegToGpu, then waiting for
+ *   the GPU) — the phases timed apart with waits between them, end to end without; gpu_cpu_huffman the same with the
+ *   Huffman decoding on a libuv thread (libjpeg's coefficients into mapped upload memory, then the kernels);
  * - cpu: libjpeg-turbo's whole decode alone (into host memory, this thread), and end to end (decode into mapped
  *   upload memory, copy to the device, waited for);
  * - cv2.imread of the same file (the first of `python3` on PATH — the GPU machine's, as bench/batch_anchors.py — and
@@ -20,6 +21,7 @@ import sharp from 'sharp';
 import { jpegCoefDecoder } from '../src/io/jpeg-coef.js';
 import { nativeJpeg } from '../src/io/jpeg.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
+import type { JpegEntropyDecode } from '../src/node/jpeg-entropy.js';
 import { readJpegToGpu, type GpuJpegTimes, type JpegPath } from '../src/node/jpeg-gpu.js';
 
 const arg = (n: string, d: string) => {
@@ -91,28 +93,33 @@ for (const mp of sizes) {
     const file = await photo(mp, sub);
     const buf = readFileSync(file);
     for (const gray of [false, true]) {
-      const run = async (jpeg: JpegPath, times?: GpuJpegTimes) => {
+      const run = async (jpeg: JpegPath, times?: GpuJpegTimes, entropy: JpegEntropyDecode = 'gpu') => {
         const t = performance.now();
-        const r = await readJpegToGpu(ctx, buf, file, gray, { jpeg, async: true, times });
+        const r = await readJpegToGpu(ctx, buf, file, gray, { jpeg, async: true, times, entropy });
         await ctx.finish();
         const ms = performance.now() - t;
         if (r?.jpeg !== jpeg) throw new Error(`${file}: decoded on the ${r?.jpeg} (${r?.fallback})`);
+        if (jpeg === 'gpu' && r.huffman !== entropy) throw new Error(`${file}: Huffman decoding on the ${r.huffman}, not the ${entropy}`);
         r.image.release();
         return ms;
       };
-      const gpu = { entropy: [] as number[], upload: [] as number[], kernels: [] as number[], end_to_end: [] as number[] };
+      const phases = () => ({ entropy: [] as number[], upload: [] as number[], kernels: [] as number[], end_to_end: [] as number[] });
+      const gpu = phases(), hybrid = phases();
       const cpu = { decode: [] as number[], end_to_end: [] as number[] };
       const meta = nativeJpeg()!.header(buf);
       const host = new Uint8Array(meta.width * meta.height * (gray ? 1 : 3));
       await run('gpu');
+      await run('gpu', undefined, 'cpu');
       await run('cpu');
       for (let i = 0; i < reps; i++) {
-        const times: GpuJpegTimes = { entropyMs: 0, submitMs: 0, profile: true };
-        await run('gpu', times);
-        gpu.entropy.push(times.entropyMs);
-        gpu.upload.push(times.submitMs);
-        gpu.kernels.push(times.kernelsMs ?? 0);
-        gpu.end_to_end.push(await run('gpu'));
+        for (const [entropy, out] of [['gpu', gpu], ['cpu', hybrid]] as const) {
+          const times: GpuJpegTimes = { entropyMs: 0, submitMs: 0, profile: true };
+          await run('gpu', times, entropy);
+          out.entropy.push(times.entropyMs);
+          out.upload.push(times.submitMs);
+          out.kernels.push(times.kernelsMs ?? 0);
+          out.end_to_end.push(await run('gpu', undefined, entropy));
+        }
         const t = performance.now();
         nativeJpeg()!.decode(buf, host, gray ? 1 : 3);
         cpu.decode.push(performance.now() - t);
@@ -122,7 +129,7 @@ for (const mp of sizes) {
       const line = JSON.stringify({
         photo: `${meta.width}x${meta.height}`, megapixels: +((meta.width * meta.height) / 1e6).toFixed(1), subsampling: sub, output: gray ? 'gray' : 'rgb',
         adapter: ctx.adapter.description || ctx.adapter.vendor, reps,
-        gpu_ms: med(gpu), cpu_ms: med(cpu), cv2_imread_ms: cv2Imread(file, gray),
+        gpu_ms: med(gpu), gpu_cpu_huffman_ms: med(hybrid), cpu_ms: med(cpu), cv2_imread_ms: cv2Imread(file, gray),
         jpeg_bytes: buf.length, pixel_bytes: host.length, coefficients: await coefficientStats(buf, gray),
       });
       console.log(line);

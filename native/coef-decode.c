@@ -113,7 +113,7 @@ static void plan_layout(j_decompress_ptr d, int gray, layout_t *l) {
 typedef struct {
   unsigned char *src, *dst;
   size_t len, cap;
-  int gray, compact;
+  int gray, compact, scan;
   size_t used;  // bytes of dst written (the compact form's end; the whole layout otherwise)
   int fallback;  // set with err when the file is one the GPU kernels do not cover (not an error in the file)
   char err[JMSG_LENGTH_MAX + 64];
@@ -208,6 +208,180 @@ static size_t capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *
   return compact ? l->values + x.nvalues * sizeof(JCOEF) : l->bytes;
 }
 
+// ---- The scan form (`scan`): Huffman decoding on the GPU too (node/jpeg-entropy.ts) ----
+// Nothing is entropy-decoded here: the headers are libjpeg's (jpeg_read_header), and the entropy-coded segment is
+// copied with its byte stuffing removed, for the GPU's parallel Huffman decoder. Layout (u32 words, little-endian):
+//   [0, 1024)              the quantization tables as above;
+//   SCAN_INFO (1024)       the scan's geometry (SI_* word indices below);
+//   SCAN_TABLES (1280)     per scan component c: its DC table at slot 2c, its AC table at 2c + 1, TBL_WORDS each:
+//                          a 9-bit lookahead (TBL_LUT: size << 8 | symbol, 0 where the code is longer), maxcode[0..17]
+//                          (TBL_MAXCODE, int32, -1 for no code of a length, maxcode[17] a sentinel), valoffset
+//                          (TBL_VALOFF) and huffval (TBL_VAL), as jdhuff.c jpeg_make_d_derived_tbl makes them;
+//   SCAN_DATA (21504)      the unstuffed entropy-coded bytes, then 16 zero bytes.
+// Covered: baseline or extended sequential Huffman (not progressive, not arithmetic), one scan of every component,
+// no restart interval, tables valid as libjpeg checks them; anything else is a fallback (to the form above).
+#define SCAN_INFO 1024
+#define SCAN_TABLES 1280
+#define TBL_LUT 0
+#define TBL_MAXCODE 512
+#define TBL_VALOFF 544
+#define TBL_VAL 576
+#define TBL_WORDS 832
+#define SCAN_DATA 21504
+#define LOOKAHEAD 9
+// Info words: the data bits, blocks per MCU, MCUs across, MCUs, blocks; per block of an MCU (SI_BLOCK + b) its
+// component | column << 4 | row << 8 within the MCU; per component (SI_COMP + SI_COMP_WORDS * c) its sampling
+// factors, width and height in blocks, and where the output has it, the layout's stride (blocks) and word offset,
+// word 7 saying whether it does; the zigzag order (SI_ZIGZAG).
+enum { SI_BITS, SI_BPM, SI_MCU_COLS, SI_MCUS, SI_BLOCKS, SI_OUT_COMPS, SI_BLOCK = 8, SI_COMP = 24, SI_COMP_WORDS = 8, SI_ZIGZAG = 48 };
+
+// The natural index of each zigzag position (libjpeg's jpeg_natural_order), four to a word at SI_ZIGZAG.
+static const unsigned char ZIGZAG[DCTSIZE2] = {
+    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
+    41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
+    30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+// A Huffman table as the GPU decoder reads it (jpeg_make_d_derived_tbl's derivation and checks); 0, or -1 where
+// libjpeg would reject it.
+static int derive_table(const JHUFF_TBL *t, int dc, uint32_t *out) {
+  if (!t) return -1;  // no DHT (libjpeg then takes the standard tables): left to the CPU stage
+  unsigned char size[257];
+  unsigned int code[257];
+  int n = 0;
+  for (int l = 1; l <= 16; l++) {
+    int k = t->bits[l];
+    if (n + k > 256) return -1;
+    while (k--) size[n++] = (unsigned char)l;
+  }
+  size[n] = 0;
+  unsigned int c = 0;
+  int si = size[0];
+  for (int p = 0; size[p];) {
+    while (size[p] == si) code[p++] = c++;
+    if (c >= (1u << si)) return -1;
+    c <<= 1;
+    si++;
+  }
+  int32_t *maxcode = (int32_t *)out + TBL_MAXCODE, *valoff = (int32_t *)out + TBL_VALOFF;
+  memset(out, 0, TBL_WORDS * sizeof *out);
+  for (int l = 1, p = 0; l <= 16; l++) {
+    if (t->bits[l]) {
+      valoff[l] = p - (int32_t)code[p];
+      p += t->bits[l];
+      maxcode[l] = (int32_t)code[p - 1];
+    } else {
+      maxcode[l] = -1;
+    }
+  }
+  maxcode[17] = 0xFFFFF;
+  for (int p = 0; p < n; p++) {
+    if (dc && t->huffval[p] > 15) return -1;
+    out[TBL_VAL + p] = t->huffval[p];
+    if (size[p] <= LOOKAHEAD) {
+      unsigned int first = code[p] << (LOOKAHEAD - size[p]);
+      for (unsigned int k = 0; k < 1u << (LOOKAHEAD - size[p]); k++) out[TBL_LUT + first + k] = (uint32_t)size[p] << 8 | t->huffval[p];
+    }
+  }
+  return 0;
+}
+
+// Copies the entropy-coded segment at `p` (up to `end`) without its stuffing (FF 00 -> FF) into `dst`, up to the
+// marker that ends it; the bytes written, or -1 with `why` set where that marker is not EOI or there is none.
+static long unstuff(const unsigned char *p, const unsigned char *end, unsigned char *dst, size_t cap, const char **why) {
+  unsigned char *o = dst;
+  while (p < end) {
+    const unsigned char *ff = memchr(p, 0xff, (size_t)(end - p));
+    size_t run = (size_t)((ff ? ff : end) - p);
+    if ((size_t)(o - dst) + run + 1 > cap) break;
+    memcpy(o, p, run);
+    o += run;
+    if (!ff) break;
+    p = ff + 1;
+    while (p < end && *p == 0xff) p++;  // fill bytes before a marker
+    if (p >= end) break;
+    if (*p == 0x00) {
+      *o++ = 0xff;
+      p++;
+      continue;
+    }
+    if (*p == 0xd9) return (long)(o - dst);
+    *why = *p >= 0xd0 && *p <= 0xd7 ? "restart marker without a restart interval" : "more than one scan";
+    return -1;
+  }
+  *why = "no EOI after the scan (truncated)";
+  return -1;
+}
+
+// The scan form (above), or a fallback reason. Returns the bytes of dst written.
+static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned char *src, size_t len, unsigned char *dst, size_t cap, char *why, size_t why_len) {
+  const char *reason = NULL;
+  if (cap < SCAN_DATA + len + 16) {
+    snprintf(why, why_len, "scan buffer too small (%zu bytes, %zu needed)", cap, SCAN_DATA + len + 16);
+    return 0;
+  }
+  if (d->progressive_mode) reason = "progressive";
+  else if (d->arith_code) reason = "arithmetic coding";
+  else if (d->restart_interval) reason = "restart markers";
+  else if (d->comps_in_scan != d->num_components) reason = "components in more than one scan";
+  else
+    for (int i = 0; i < d->comps_in_scan; i++)
+      if (d->cur_comp_info[i]->component_index != i) reason = "components scanned out of frame order";
+  if (reason) {
+    snprintf(why, why_len, "%s (Huffman decoding on the CPU)", reason);
+    return 0;
+  }
+  uint32_t *w = (uint32_t *)dst, *info = w + SCAN_INFO / 4;
+  memset(dst, 0, SCAN_DATA);
+  for (int ci = 0; ci < l->components; ci++) {
+    const JQUANT_TBL *q = d->quant_tbl_ptrs[d->comp_info[ci].quant_tbl_no];
+    if (!q) {
+      snprintf(why, why_len, "no quantization table %d", d->comp_info[ci].quant_tbl_no);
+      return 0;
+    }
+    for (int k = 0; k < DCTSIZE2; k++) w[ci * DCTSIZE2 + k] = q->quantval[k];
+  }
+  // MCU geometry as jdinput.c per_scan_setup sets it: one block per MCU in a single-component scan.
+  int single = d->comps_in_scan == 1;
+  unsigned int mcu_cols = single ? d->cur_comp_info[0]->width_in_blocks : (unsigned int)((d->image_width + 8 * d->max_h_samp_factor - 1) / (8 * d->max_h_samp_factor));
+  unsigned int mcu_rows = single ? d->cur_comp_info[0]->height_in_blocks : (unsigned int)((d->image_height + 8 * d->max_v_samp_factor - 1) / (8 * d->max_v_samp_factor));
+  unsigned int bpm = 0;
+  for (int i = 0; i < d->comps_in_scan; i++) {
+    jpeg_component_info *c = d->cur_comp_info[i];
+    int ci = c->component_index, h = single ? 1 : c->h_samp_factor, v = single ? 1 : c->v_samp_factor;
+    uint32_t *tables = w + SCAN_TABLES / 4 + (size_t)2 * ci * TBL_WORDS;
+    if (ci > 2 || derive_table(d->dc_huff_tbl_ptrs[c->dc_tbl_no], 1, tables) || derive_table(d->ac_huff_tbl_ptrs[c->ac_tbl_no], 0, tables + TBL_WORDS)) {
+      snprintf(why, why_len, "Huffman tables of component %d not usable here", ci);
+      return 0;
+    }
+    for (int y = 0; y < v; y++)
+      for (int x = 0; x < h; x++) info[SI_BLOCK + bpm++] = (uint32_t)(ci | x << 4 | y << 8);
+    uint32_t *ci_info = info + SI_COMP + SI_COMP_WORDS * ci;
+    ci_info[0] = (uint32_t)h;
+    ci_info[1] = (uint32_t)v;
+    ci_info[2] = c->width_in_blocks;
+    ci_info[3] = c->height_in_blocks;
+    ci_info[4] = ci < l->components ? (uint32_t)l->stride[ci] : 0;
+    ci_info[5] = ci < l->components ? (uint32_t)(l->offset[ci] / 4) : 0;
+    ci_info[7] = ci < l->components;
+  }
+  const char *bad = NULL;
+  const unsigned char *start = d->src->next_input_byte;
+  long n = unstuff(start, src + len, dst + SCAN_DATA, cap - SCAN_DATA - 16, &bad);
+  if (n < 0) {
+    snprintf(why, why_len, "%s (Huffman decoding on the CPU)", bad);
+    return 0;
+  }
+  memset(dst + SCAN_DATA + n, 0, 16);
+  memcpy(info + SI_ZIGZAG, ZIGZAG, sizeof ZIGZAG);
+  info[SI_BITS] = (uint32_t)n * 8;
+  info[SI_BPM] = bpm;
+  info[SI_MCU_COLS] = mcu_cols;
+  info[SI_MCUS] = mcu_cols * mcu_rows;
+  info[SI_BLOCKS] = mcu_cols * mcu_rows * bpm;
+  info[SI_OUT_COMPS] = (uint32_t)l->components;
+  return SCAN_DATA + (size_t)n + 16;
+}
+
 static int run_coef_decode(coef_job_t *j) {
   struct jpeg_decompress_struct d;
   jump_error_t e;
@@ -226,6 +400,10 @@ static int run_coef_decode(coef_job_t *j) {
   if (l.fallback[0]) {
     j->fallback = 1;
     snprintf(j->err, sizeof j->err, "%s", l.fallback);
+  } else if (j->scan) {
+    j->used = capture_scan(&d, &l, j->src, j->len, j->dst, j->cap, j->err, sizeof j->err);
+    j->fallback = j->used == 0;
+    rc = j->used ? 0 : -1;
   } else if ((j->compact ? l.compact_bytes : l.bytes) > j->cap) {
     snprintf(j->err, sizeof j->err, "coefficient buffer too small (%zu bytes, %zu needed)", j->cap, j->compact ? l.compact_bytes : l.bytes);
   } else {
@@ -329,10 +507,31 @@ static napi_value coef_decode_async(napi_env env, napi_callback_info info) {
   return napi_util_queue(env, &COEF_ASYNC, j, argv, 2);
 }
 
+// scanDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean) -> Promise<number>: the scan form (capture_scan:
+// headers, tables and the unstuffed entropy-coded bytes; `out` at least SCAN_DATA + jpeg.length + 16 bytes) on libuv's
+// thread pool, resolving with the bytes written; rejects as coefDecodeAsync does (EJPEGFALLBACK: decode it that way).
+static napi_value scan_decode_async(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  coef_job_t *j = calloc(1, sizeof *j);
+  if (!j) {
+    napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
+    return NULL;
+  }
+  bool gray = false;
+  if (!napi_util_args(env, info, argv, 3, "bbz", "scanDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean)", &j->src, &j->len, &j->dst, &j->cap, &gray)) {
+    free(j);
+    return NULL;
+  }
+  j->gray = gray;
+  j->scan = 1;
+  return napi_util_queue(env, &COEF_ASYNC, j, argv, 2);
+}
+
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"coefLayout", NULL, coef_layout, NULL, NULL, NULL, napi_default, NULL},
       {"coefDecodeAsync", NULL, coef_decode_async, NULL, NULL, NULL, napi_default, NULL},
+      {"scanDecodeAsync", NULL, scan_decode_async, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

@@ -1,4 +1,4 @@
-import { access, constants, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
@@ -175,10 +175,24 @@ export async function checkFolderWritable(path: string): Promise<void> {
  * Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed over it, so a crash,
  * `kill -9` or a full disk never leaves a half-written output (at worst a stray hidden .tmp file is left).
  */
+/**
+ * Writes `bytes` to a new file `path` in one write call (looped only on a short write): fs.promises.writeFile writes
+ * in 512 KiB pieces, each a trip through libuv's pool and back to the JavaScript thread, and a batch's main thread
+ * is where its pace is set (docs/jpeg.md).
+ */
+async function writeWhole(path: string, bytes: Uint8Array): Promise<void> {
+  const fh = await open(path, 'w');
+  try {
+    for (let at = 0; at < bytes.length; ) at += (await fh.write(bytes, at, bytes.length - at)).bytesWritten;
+  } finally {
+    await fh.close();
+  }
+}
+
 export async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(tmp, bytes);
+    await writeWhole(tmp, bytes);
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true }).catch(() => undefined);

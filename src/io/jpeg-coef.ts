@@ -45,6 +45,11 @@ interface CoefBinding {
    * resolves with the bytes written; rejects with code EJPEGFALLBACK (a reason) or EJPEG (damaged).
    */
   coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean, compact?: boolean): Promise<number>;
+  /**
+   * The scan form instead (headers, Huffman tables and the unstuffed entropy-coded bytes, for Huffman decoding on the
+   * GPU: node/jpeg-entropy.ts; `out` at least scanFormBytes(jpeg.length)); rejects as coefDecodeAsync does.
+   */
+  scanDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean): Promise<number>;
 }
 
 const FILE = 'imgpu-jpegcoef.node';

@@ -11,6 +11,7 @@ import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
+import { JpegEntropyPlan, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode } from './jpeg-entropy.js';
 import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
 import { traced } from './trace.js';
 
@@ -20,6 +21,12 @@ const HEADER_BYTES = 12;
 const QUANT_BYTES = 256;
 const IDCT_WG = 64;
 const COLOUR_WG = 256;
+
+/** A GPU decode's image, and where its Huffman decoding ran (JpegEntropyDecode). */
+export interface GpuJpegDecoded {
+  image: GpuImage;
+  huffman: JpegEntropyDecode;
+}
 
 /** Why the GPU decoder does not take a file (it is then decoded on the CPU, with the same pixels). */
 export interface GpuJpegFallback {
@@ -116,9 +123,12 @@ class JpegDecodePlan {
 }
 
 /** Compiles the GPU decoder's kernels on `ctx` (a batch starts this before its first photo: jpeg-gpu.ts prepareJpegGpu). */
-export async function prepareJpegDecode(ctx: GpuContext): Promise<void> {
-  await JpegDecodePlan.prepare(ctx);
+export async function prepareJpegDecode(ctx: GpuContext, entropy: JpegEntropyDecode = jpegDecodeTuning.entropy): Promise<void> {
+  await Promise.all([JpegDecodePlan.prepare(ctx), entropy === 'gpu' ? JpegEntropyPlan.prepare(ctx) : undefined]);
 }
+
+/** Where the GPU decode path's Huffman decoding runs by default (JpegToGpuOptions.entropy). */
+export const jpegDecodeTuning: { entropy: JpegEntropyDecode } = { entropy: 'gpu' };
 
 /**
  * Whether a decode uploads its coefficients in the compact form (nonzero ones only, expanded on the GPU): with host
@@ -157,7 +167,8 @@ function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
  */
 export async function decodeJpegOnGpu(
   ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1, host?: HostBuffers,
-): Promise<GpuImage | GpuJpegFallback> {
+  entropy: JpegEntropyDecode = jpegDecodeTuning.entropy,
+): Promise<GpuJpegDecoded | GpuJpegFallback> {
   const coef = jpegCoefDecoder();
   if (!coef) return { fallback: `the GPU decoder's entropy stage is not available (${jpegCoefProblem()})` };
   let layout;
@@ -171,6 +182,10 @@ export async function decodeJpegOnGpu(
   // Bands are runs of stored rows; an oriented output's rows are not: one band only.
   if (orientation !== 1 && bands < mcuRowsOf(layout)) return { fallback: `EXIF orientation ${orientation} on an image larger than one binding` };
   const plan = await JpegDecodePlan.prepare(ctx);
+  if (entropy === 'gpu' && bands >= mcuRowsOf(layout) && scanFits(ctx, layout, buf.length)) {
+    const image = await decodeScan(ctx, buf, path, gray, layout, plan, orientation, host, times);
+    if (image) return { image, huffman: 'gpu' };
+  }
   const compact = compactFits(ctx, layout, bands, host);
   const t0 = performance.now();
   const mem = await traced('coef-memory', path, () => coefMemory(ctx, compact ? layout.compactBytes : layout.bytes, host));
@@ -210,7 +225,67 @@ export async function decodeJpegOnGpu(
     }
     times.bands = Math.ceil(mcuRowsOf(layout) / bands);
   }
-  return image;
+  return { image, huffman: 'cpu' };
+}
+
+/**
+ * The GPU's Huffman decoding (jpeg-entropy.ts): the native stage copies the entropy-coded bytes unstuffed, the GPU
+ * decodes them. Undefined where the file needs the CPU's entropy stage after all: one the GPU decoder does not cover
+ * (progressive, restart markers…), or whose GPU decode did not come out exact (the status read back before the image
+ * is handed on, so that nothing downstream sees it).
+ */
+async function decodeScan(
+  ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, layout: CoefLayout, plan: JpegDecodePlan, orientation: number,
+  host: HostBuffers | undefined, times: GpuJpegTimes | undefined,
+): Promise<GpuImage | undefined> {
+  const coef = jpegCoefDecoder()!;
+  const entropy = await JpegEntropyPlan.prepare(ctx);
+  const t0 = performance.now();
+  const mem = await traced('coef-memory', path, () => coefMemory(ctx, scanFormBytes(buf.length), host));
+  let used: number;
+  try {
+    used = await traced('unstuff', path, () => coef.scanDecodeAsync(buf, mem.bytes, gray));
+  } catch (e) {
+    mem.discard();
+    if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return undefined;
+    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
+  }
+  const info = scanInfo(mem.bytes);
+  if (info.bits === 0) {
+    mem.discard();
+    return undefined;
+  }
+  await traced('coef-copy', path, () => mem.ready(alignUp(used, 4)));
+  const t1 = performance.now();
+  const { image, status } = await traced('decode-record', path, () => ctx.scoped('jpeg decode', async () => {
+    const form = mem.submit();
+    if (times?.profile) await ctx.finish();
+    const timer = new KernelTimer(ctx, false);
+    try {
+      const rec = new Recording(ctx, timer, 'jpeg decode', true);
+      rec.retain(form);
+      const { plain, status } = entropy.record(rec, layout, form, info);
+      const out = record(ctx, rec, plan, layout, mcuRowsOf(layout), plain, orientation);
+      rec.submit();
+      return { image: out, status };
+    } finally {
+      timer.destroy();
+    }
+  }));
+  const t2 = performance.now();
+  if (times?.profile) {
+    await ctx.finish();
+    times.kernelsMs = (times.kernelsMs ?? 0) + performance.now() - t2;
+  }
+  const verdict = await traced('huffman-check', path, () => decodeOk(ctx, status));
+  if (times) {
+    times.entropyMs += t1 - t0;
+    times.submitMs += t2 - t1;
+    times.bands = 1;
+  }
+  if (verdict.ok) return image;
+  image.release();
+  return undefined;
 }
 
 const mcuRowsOf = (l: CoefLayout) => Math.ceil(l.height / (8 * l.maxV));

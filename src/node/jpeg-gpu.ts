@@ -5,6 +5,7 @@ import { GpuImage } from '../core/gpu/gpu-image.js';
 import { jpegCoefDecoder } from '../io/jpeg-coef.js';
 import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type NativePlan } from '../io/jpeg.js';
 import { encodeJpegGpu, prepareJpegEncode, type JpegEncodePath, type JpegEntropyPath } from './jpeg-encode-gpu.js';
+import type { JpegEntropyDecode } from './jpeg-entropy.js';
 import { decodeJpegOnGpu, prepareJpegDecode, type GpuJpegTimes, type HostBuffers } from './jpeg-gpu-decode.js';
 
 export type { CodecThreadOptions } from '../io/jpeg.js';
@@ -25,6 +26,12 @@ export interface JpegToGpuOptions extends CodecThreadOptions {
   host?: HostBuffers;
   /** The most pixels the file may declare, checked from its header (io ReadOptions.maxPixels). */
   maxPixels?: number;
+  /**
+   * On the GPU path, where the Huffman decoding runs: 'gpu' (jpeg-entropy.ts; files it does not cover — progressive,
+   * restart markers — take the CPU's) or 'cpu' (libjpeg on a libuv thread). The pixels are the same.
+   * @default jpegDecodeTuning.entropy
+   */
+  entropy?: JpegEntropyDecode;
 }
 
 /** A decoded JPEG resident on the GPU, and the path that decoded it. */
@@ -33,6 +40,8 @@ export interface JpegOnGpu {
   /** The path that ran: 'cpu' where it was asked for, or where the GPU decoder does not cover the file (`fallback` says why). */
   jpeg: JpegPath;
   fallback?: string;
+  /** On the GPU path: where the Huffman decoding ran ('cpu' for files the GPU's does not cover: JpegToGpuOptions.entropy). */
+  huffman?: JpegEntropyDecode;
 }
 
 /**
@@ -66,8 +75,8 @@ export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: stri
   if (!plan) return undefined;
   let fallback: string | undefined;
   if (resolveJpegPath(opts.jpeg, ctx) === 'gpu') {
-    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation, opts.host);
-    if (r instanceof GpuImage) return { image: r, jpeg: 'gpu' };
+    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation, opts.host, opts.entropy);
+    if ('image' in r) return { image: r.image, jpeg: 'gpu', huffman: r.huffman };
     fallback = r.fallback;
   }
   if (plan.orientation !== 1) return undefined; // the CPU path here does not orient: readImage does

@@ -7,11 +7,12 @@ import type { GpuContext, HostCopy } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { jpegCoefDecoder, type CoefLayout } from '../../src/io/jpeg-coef.js';
-import { exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
+import { encodeJpeg, exifOrientation, nativeJpeg } from '../../src/io/jpeg.js';
 import { RecycledBuffers } from '../../src/node/codec-pool.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { nativeHostCopy } from '../../src/node/host-copy.js';
 import { encodeJpegGpu, nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';
+import type { JpegEntropyDecode } from '../../src/node/jpeg-entropy.js';
 import { prepareJpegGpu, readJpegToGpu, resolveJpegPath, type GpuJpegTimes, type JpegPathOption } from '../../src/node/jpeg-gpu.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { fixture } from '../helpers/fixtures.js';
@@ -33,9 +34,12 @@ function withOrientation(jpeg: Uint8Array, o: number): Uint8Array {
   return Uint8Array.from([...jpeg.subarray(0, 2), ...app1, ...jpeg.subarray(2)]);
 }
 
-/** `memory`: through a batch's host memory (the coefficients uploaded in the compact form), else straight into upload memory. */
-async function decode(ctx: GpuContext, name: string, gray: boolean, jpeg: JpegPathOption = 'gpu', memory?: RecycledBuffers) {
-  const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg, host: memory });
+/**
+ * `memory`: through a batch's host memory (the coefficients uploaded in the compact form), else straight into upload
+ * memory. `entropy`: where the Huffman decoding runs on the GPU path.
+ */
+async function decode(ctx: GpuContext, name: string, gray: boolean, jpeg: JpegPathOption = 'gpu', memory?: RecycledBuffers, entropy: JpegEntropyDecode = 'gpu') {
+  const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg, host: memory, entropy });
   assert.ok(r, `${name}: no native decode`);
   const host = await r.image.toHost();
   r.image.release();
@@ -47,12 +51,17 @@ function assertIdentical(got: Image, want: Image, what: string) {
   assert.ok(c.identical, `${what}: ${got.shape.join('×')}×${got.channels} vs ${want.shape.join('×')}×${want.channels}, ${c.mismatches} bytes differ (max ${c.maxAbsDiff}, first at ${c.firstMismatch})`);
 }
 
-async function assertLikeCv2(ctx: GpuContext, name: string, colour: boolean) {
+/** Files whose Huffman decoding the GPU's covers (not progressive, no restart markers). */
+const gpuHuffman = (name: string) => !/prog|rst|smooth/.test(name);
+
+/** `gpuCovers`: whether the GPU's Huffman decoding takes the file (not where the coefficients need bands: it binds them whole). */
+async function assertLikeCv2(ctx: GpuContext, name: string, colour: boolean, gpuCovers = gpuHuffman(name)) {
   for (const gray of colour ? [false, true] : [true]) {
-    for (const host of [undefined, new RecycledBuffers(1)]) {
-      const r = await decode(ctx, name, gray, 'gpu', host);
-      const what = `${name} ${gray ? 'gray' : 'colour'}${host ? ', compact coefficients' : ''}`;
+    for (const [host, entropy] of [[undefined, 'gpu'], [new RecycledBuffers(1), 'gpu'], [undefined, 'cpu'], [new RecycledBuffers(1), 'cpu']] as const) {
+      const r = await decode(ctx, name, gray, 'gpu', host, entropy);
+      const what = `${name} ${gray ? 'gray' : 'colour'}, Huffman decoding on the ${entropy}${host ? ', host memory' : ''}`;
       assert.equal(r.jpeg, 'gpu', `${what}: decoded on the ${r.jpeg} (${r.fallback})`);
+      assert.equal(r.huffman, entropy === 'gpu' && gpuCovers ? 'gpu' : 'cpu', what);
       assertIdentical(r.host, await readImage(file(`${name}_${gray ? 'gray' : 'rgb'}.png`)), what);
     }
   }
@@ -107,9 +116,9 @@ test('GPU JPEG decode beyond the binding limit runs in bands of MCU rows, with t
   // 64 KiB: the 451×300 photo's output (406 KB), planes and coefficients each need several bands.
   const ctx = await gpuWithBindingLimit(t, 64 << 10);
   if (!ctx) return;
-  await assertLikeCv2(ctx, 'c420', true);
-  await assertLikeCv2(ctx, 'c444', true);
-  await assertLikeCv2(ctx, 'gray', false);
+  await assertLikeCv2(ctx, 'c420', true, false);
+  await assertLikeCv2(ctx, 'c444', true, false);
+  await assertLikeCv2(ctx, 'gray', false, false);
   // An oriented image is not split (its output rows are not the stored rows): left to readImage, which orients.
   const oriented = withOrientation(readFileSync(file('c420.jpg')), 6);
   assert.equal(exifOrientation(oriented), 6);
@@ -177,7 +186,7 @@ test('with host buffers (a batch), the coefficients reach upload memory through 
       const before = { ...copies };
       bytes = 0;
       const jpeg = readFileSync(file(`${name}.jpg`));
-      const r = await readJpegToGpu(ctx, jpeg, name, gray, { jpeg: 'gpu', host });
+      const r = await readJpegToGpu(ctx, jpeg, name, gray, { jpeg: 'gpu', host, entropy: 'cpu' });
       assert.equal(r?.jpeg, 'gpu', `${name}: decoded on the GPU`);
       assert.deepEqual(copies, { sync: before.sync, async: before.async + 1 }, `${name}: one off-thread copy, none on the JavaScript thread`);
       const plain = (jpegCoefDecoder()!.coefLayout(jpeg, gray) as CoefLayout).bytes;
@@ -212,4 +221,65 @@ test('prepareJpegGpu compiles every kernel a GPU decode and encode use: after it
   } finally {
     ctx.destroy();
   }
+});
+
+/** Decodes `jpeg` on the GPU path with the Huffman decoding on the GPU and on the CPU: the same pixels, or the same typed error. */
+async function assertHuffmanAgree(ctx: GpuContext, jpeg: Uint8Array, what: string, gray = false): Promise<'decoded' | 'rejected'> {
+  const read = async (entropy: JpegEntropyDecode) => {
+    try {
+      const r = await readJpegToGpu(ctx, jpeg, what, gray, { jpeg: 'gpu', entropy });
+      assert.ok(r, what);
+      const host = await r.image.toHost();
+      r.image.release();
+      return { host, huffman: r.huffman };
+    } catch (e) {
+      assert.ok(e instanceof UnsupportedFormatError, `${what} (${entropy}): ${(e as Error).message}`);
+      return undefined;
+    }
+  };
+  const [gpu, cpu] = [await read('gpu'), await read('cpu')];
+  assert.equal(gpu === undefined, cpu === undefined, `${what}: one path rejected it, the other did not`);
+  if (gpu && cpu) assertIdentical(gpu.host, cpu.host, what);
+  return gpu ? 'decoded' : 'rejected';
+}
+
+test('GPU Huffman decoding of a photo of many workgroups\' subsequences (2 MP, colour and gray) gives the CPU stage\'s pixels', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  // chelsea (451×300) tiled 4×6 with a per-tile shift of its colours: 1804×1800, q95 4:2:0 by libjpeg-turbo (cv2's encoder).
+  const tile = await readImage(fixture('images', 'chelsea.png'));
+  const [th, tw] = tile.shape, c = tile.channels;
+  const W = tw * 4, H = th * 6;
+  const px = new Uint8Array(W * H * c);
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) for (let k = 0; k < c; k++) {
+    px[(y * W + x) * c + k] = (tile.data[((y % th) * tw + (x % tw)) * c + k] + 37 * (Math.floor(y / th) + 2 * Math.floor(x / tw)) * (k + 1)) & 255;
+  }
+  const jpeg = encodeJpeg({ data: px, shape: [H, W], channels: c, dtype: 'uint8' } as Image, 95)!;
+  for (const gray of [false, true]) {
+    const r = await readJpegToGpu(ctx, jpeg, 'tiled', gray, { jpeg: 'gpu', entropy: 'gpu' });
+    assert.equal(r?.huffman, 'gpu', 'Huffman decoding on the GPU');
+    r!.image.release();
+    assert.equal(await assertHuffmanAgree(ctx, jpeg, `tiled ${gray ? 'gray' : 'colour'}`, gray), 'decoded');
+  }
+});
+
+test('damaged entropy-coded data: the GPU Huffman decoder gives the CPU stage\'s pixels or its typed error, never other pixels', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const jpeg = readFileSync(file('c420.jpg'));
+  const sos = jpeg.findIndex((b, i) => b === 0xff && jpeg[i + 1] === 0xda);
+  const data = sos + 2 + ((jpeg[sos + 2] << 8) | jpeg[sos + 3]);
+  const outcomes = { decoded: 0, rejected: 0 };
+  for (let k = 0; k < 12; k++) {
+    const bad = Uint8Array.from(jpeg);
+    const at = data + Math.floor(((bad.length - 2 - data) * (k + 0.5)) / 12);
+    // A changed byte that is neither 0xFF nor stuffing, so the segment's markers stay as they were.
+    if (bad[at] === 0xff || bad[at - 1] === 0xff) continue;
+    bad[at] = (bad[at] ^ (k % 2 ? 0x5a : 0x01)) === 0xff ? 0xfe : bad[at] ^ (k % 2 ? 0x5a : 0x01);
+    outcomes[await assertHuffmanAgree(ctx, bad, `byte ${at} changed`)]++;
+  }
+  // Bytes between the last block and EOI: libjpeg warns of extraneous data (an error on both paths).
+  const extra = Uint8Array.from([...jpeg.subarray(0, jpeg.length - 2), 0x12, 0x34, 0x56, 0xff, 0xd9]);
+  outcomes[await assertHuffmanAgree(ctx, extra, 'bytes after the last block')]++;
+  assert.ok(outcomes.rejected > 0, `some damage is reported: ${JSON.stringify(outcomes)}`);
 });

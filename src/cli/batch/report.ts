@@ -86,6 +86,8 @@ export interface BatchSummary {
   processes?: number;
   /** JPEG inputs read, by the path that decoded them (--jpeg): absent without JPEG inputs */
   jpeg?: Record<string, number>;
+  /** Of those decoded on the GPU path, where their Huffman decoding ran ('gpu'; 'cpu' for progressive files, restart markers…) */
+  huffman?: Record<string, number>;
 }
 
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */

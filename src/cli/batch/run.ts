@@ -52,10 +52,10 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       written: async (job) => record(job.key, await BatchRecords.describe(job, o.recipe)),
     });
     const seconds = (now() - t0) / 1000;
-    const { processed, failed, phases, busy, disagreed, jpeg } = done;
+    const { processed, failed, phases, busy, disagreed, jpeg, huffman } = done;
     const summary: BatchSummary = {
       op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy,
-      ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}),
+      ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}), ...(Object.keys(huffman).length ? { huffman } : {}),
     };
     return report(summary, o.json);
   } finally {
@@ -98,6 +98,8 @@ export interface ImagesDone {
   busy: Record<string, number>;
   /** JPEG inputs per decoding path ('gpu', 'cpu') */
   jpeg: Record<string, number>;
+  /** JPEG inputs decoded on the GPU path, by where their Huffman decoding ran ('gpu', 'cpu') */
+  huffman: Record<string, number>;
 }
 
 /**
@@ -254,9 +256,11 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const read = { ...o.read, gray: !cmd.colour };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
+  const huffmanPaths: Record<string, number> = {};
   const reader = async (j: Job): Promise<Image | GpuImage> => {
     const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, name, coefficients) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
+    if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     return onGpu?.image ?? codecs.read(j.input, read);
   };
   const source = new FileImages<Job, Image | GpuImage>(codecs, todo, read, window, reader);
@@ -283,5 +287,5 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     read: phases.read / (wall * codecs.size),
     write: phases.write / (wall * codecs.size),
   };
-  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths };
+  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths };
 }

@@ -98,6 +98,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
     images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length), processes: jobs,
     ...(disagreed !== undefined ? { disagreed } : {}),
     ...(parts.some((p) => p.jpeg) ? { jpeg: addUp((p) => p.jpeg ?? {}) } : {}),
+    ...(parts.some((p) => p.huffman) ? { huffman: addUp((p) => p.huffman ?? {}) } : {}),
   };
   if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
   const code = report(summary, o.json);
