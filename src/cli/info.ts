@@ -18,7 +18,7 @@ export async function infoCommand(argv: string[]): Promise<number> {
       console.log('limits:');
       for (const [k, v] of Object.entries(ctx.limits)) console.log(`  ${k.padEnd(36)} ${v}`);
       console.log(`features: ${info.features.join(', ')}`);
-      console.log(`jpeg decode: --jpeg auto takes the ${info.jpeg.auto} path; gpu path ${info.jpeg.gpu}; cpu path ${info.jpeg.cpu}`);
+      console.log(`jpeg decode: --jpeg auto takes the ${info.jpeg.auto} path; gpu path ${info.jpeg.gpu}, its Huffman decoding on the ${info.jpeg.gpuDecodeEntropy} (IMGPU_JPEG_DECODE_ENTROPY); cpu path ${info.jpeg.cpu}`);
       console.log(`jpeg encode (batch --jpeg gpu): gpu path ${info.jpeg.gpuEncode}, its entropy coding on the ${info.jpeg.gpuEncodeEntropy} (IMGPU_JPEG_ENTROPY); cpu path ${info.jpeg.cpu}`);
     }
     return 0;

@@ -10,6 +10,7 @@ import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
 import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
 import { readFileInto } from '../node/codec-pool.js';
 import { traced } from '../node/trace.js';
+import { defaultDecodeEntropy } from '../node/jpeg-gpu-decode.js';
 import { defaultEntropy, nativeCoefEncoder, nativeCoefEncoderProblem, type JpegEntropyPath } from '../node/jpeg-encode-gpu.js';
 import { noteToParent } from './batch/shard.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
@@ -92,14 +93,16 @@ export async function downloaded<T>(r: OpResult<T>): Promise<OpResult<T>> {
 /**
  * For `imgpu info`: the path --jpeg auto takes, and whether each path's native piece is here (or why not): the GPU
  * decoder's entropy stage (`gpu`), the CPU codec (`cpu`), the GPU encoder's entropy coder (`gpuEncode`), and where the
- * GPU encoder's entropy coding runs (`gpuEncodeEntropy`: IMGPU_JPEG_ENTROPY, else 'gpu').
+ * GPU encoder's entropy coding runs (`gpuEncodeEntropy`: IMGPU_JPEG_ENTROPY, else 'gpu'), and the GPU decoder's Huffman
+ * decoding (`gpuDecodeEntropy`: IMGPU_JPEG_DECODE_ENTROPY, else 'gpu'; files it does not cover take the CPU's).
  */
-export function jpegInfo(ctx?: GpuContext): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string; gpuEncodeEntropy: JpegEntropyPath } {
+export function jpegInfo(ctx?: GpuContext): { auto: JpegPath; gpu: string; cpu: string; gpuEncode: string; gpuEncodeEntropy: JpegEntropyPath; gpuDecodeEntropy: JpegEntropyPath } {
   return {
     auto: resolveJpegPath('auto', ctx),
     gpu: jpegCoefDecoder() ? 'available' : `unavailable: ${jpegCoefProblem()}`,
     cpu: nativeJpeg() ? 'available (libjpeg-turbo)' : 'unavailable: JPEG goes through sharp',
     gpuEncode: nativeCoefEncoder() ? 'available' : `unavailable: ${nativeCoefEncoderProblem()}`,
     gpuEncodeEntropy: defaultEntropy(),
+    gpuDecodeEntropy: defaultDecodeEntropy(),
   };
 }

@@ -15,6 +15,7 @@ import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
 import { JpegEncodeParams, jpegEncodeWgsl } from './jpeg-encode.wgsl.js';
 import { coefLayout, SAMPLING, type CoefLayout, type JpegSubsampling } from './jpeg-coef-layout.js';
 import type { HostBuffers } from './jpeg-gpu-decode.js';
+import { checkEntropy, type JpegEntropyDecode } from './jpeg-entropy.js';
 import { gpuEntropyFits, huffmanFromHeaders, JpegHuffmanPlan } from './jpeg-huffman.js';
 
 export { coefLayout, type CoefLayout, type JpegSubsampling };
@@ -156,7 +157,7 @@ export interface JpegGpuEncodeOptions {
 }
 
 /** Where encodeJpegGpu's entropy coding runs (JpegGpuEncodeOptions.entropy). */
-export type JpegEntropyPath = 'gpu' | 'cpu';
+export type JpegEntropyPath = JpegEntropyDecode;
 
 /**
  * The default entropy path: IMGPU_JPEG_ENTROPY ('gpu' or 'cpu': so that a batch's `--jpeg gpu` can be measured with
@@ -168,11 +169,6 @@ export function defaultEntropy(): JpegEntropyPath {
   return checkEntropy(process.env.IMGPU_JPEG_ENTROPY || 'gpu', 'IMGPU_JPEG_ENTROPY');
 }
 
-/** `path` as an entropy path, or an InvalidArgumentError naming `what`. */
-function checkEntropy(path: unknown, what: string): JpegEntropyPath {
-  if (path === 'gpu' || path === 'cpu') return path;
-  throw new InvalidArgumentError(`${what} must be 'gpu' or 'cpu', got ${String(path)}`);
-}
 
 /**
  * Where an encode's time went: the GPU's arithmetic (recording, submission and the wait for it), its kernels alone

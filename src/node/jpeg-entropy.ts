@@ -4,6 +4,7 @@
 // differences), and a write pass that puts each coefficient in the plain form the IDCT reads. The coefficients are exactly libjpeg's for every file it covers; a file whose decode does not come out
 // exact (a damaged one, or synchronisation not reached in SYNC_PASSES) says so in a status word, and is decoded
 // again with the CPU's entropy stage, which reports damage as libjpeg does.
+import { InvalidArgumentError } from '../core/errors.js';
 import { alignUp, type GpuContext } from '../core/gpu/context.js';
 import { grid1d } from '../core/gpu/dispatch.js';
 import { maxBinding } from '../core/gpu/limits.js';
@@ -15,8 +16,14 @@ import {
   entropyScanWgsl, entropySyncWgsl, entropyWriteWgsl,
 } from './jpeg-entropy.wgsl.js';
 
-/** Where a JPEG's Huffman decoding runs on the GPU decode path: on the GPU (this module) or a CPU thread (libjpeg). */
+/** Where a JPEG's Huffman decoding (or, for the encoder, coding) runs: on the GPU (this module; jpeg-huffman.ts) or a CPU thread (libjpeg). */
 export type JpegEntropyDecode = 'gpu' | 'cpu';
+
+/** `path` as an entropy path, or an InvalidArgumentError naming `what`. */
+export function checkEntropy(path: unknown, what: string): JpegEntropyDecode {
+  if (path === 'gpu' || path === 'cpu') return path;
+  throw new InvalidArgumentError(`${what} must be 'gpu' or 'cpu', got ${String(path)}`);
+}
 
 /** The bytes the scan form of a `fileBytes`-byte JPEG needs at most (native/coef-decode.c capture_scan). */
 export const scanFormBytes = (fileBytes: number): number => SCAN_DATA + alignUp(fileBytes + 16, 4);

@@ -11,7 +11,7 @@ import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
-import { JpegEntropyPlan, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode } from './jpeg-entropy.js';
+import { JpegEntropyPlan, checkEntropy, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode } from './jpeg-entropy.js';
 import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
 import { traced } from './trace.js';
 
@@ -123,12 +123,18 @@ class JpegDecodePlan {
 }
 
 /** Compiles the GPU decoder's kernels on `ctx` (a batch starts this before its first photo: jpeg-gpu.ts prepareJpegGpu). */
-export async function prepareJpegDecode(ctx: GpuContext, entropy: JpegEntropyDecode = jpegDecodeTuning.entropy): Promise<void> {
+export async function prepareJpegDecode(ctx: GpuContext, entropy: JpegEntropyDecode = defaultDecodeEntropy()): Promise<void> {
   await Promise.all([JpegDecodePlan.prepare(ctx), entropy === 'gpu' ? JpegEntropyPlan.prepare(ctx) : undefined]);
 }
 
-/** Where the GPU decode path's Huffman decoding runs by default (JpegToGpuOptions.entropy). */
-export const jpegDecodeTuning: { entropy: JpegEntropyDecode } = { entropy: 'gpu' };
+/**
+ * Where the GPU decode path's Huffman decoding runs by default (JpegToGpuOptions.entropy): IMGPU_JPEG_DECODE_ENTROPY
+ * ('gpu' or 'cpu', so that a batch can be measured with either), else 'gpu' — on the H100 a 24 MP photo decoded
+ * to a GpuImage in 3.1 ms against 44 ms with libjpeg's Huffman decoding on a CPU thread (docs/jpeg.md).
+ */
+export function defaultDecodeEntropy(): JpegEntropyDecode {
+  return checkEntropy(process.env.IMGPU_JPEG_DECODE_ENTROPY || 'gpu', 'IMGPU_JPEG_DECODE_ENTROPY');
+}
 
 /**
  * Whether a decode uploads its coefficients in the compact form (nonzero ones only, expanded on the GPU): with host
@@ -167,7 +173,7 @@ function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
  */
 export async function decodeJpegOnGpu(
   ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1, host?: HostBuffers,
-  entropy: JpegEntropyDecode = jpegDecodeTuning.entropy,
+  entropy: JpegEntropyDecode = defaultDecodeEntropy(),
 ): Promise<GpuJpegDecoded | GpuJpegFallback> {
   const coef = jpegCoefDecoder();
   if (!coef) return { fallback: `the GPU decoder's entropy stage is not available (${jpegCoefProblem()})` };

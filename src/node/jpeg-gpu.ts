@@ -29,7 +29,7 @@ export interface JpegToGpuOptions extends CodecThreadOptions {
   /**
    * On the GPU path, where the Huffman decoding runs: 'gpu' (jpeg-entropy.ts; files it does not cover — progressive,
    * restart markers — take the CPU's) or 'cpu' (libjpeg on a libuv thread). The pixels are the same.
-   * @default jpegDecodeTuning.entropy
+   * @default defaultDecodeEntropy(): IMGPU_JPEG_DECODE_ENTROPY, else 'gpu'
    */
   entropy?: JpegEntropyDecode;
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -99,6 +99,40 @@ test('imgpu info says where the GPU encoder\'s entropy coding runs (IMGPU_JPEG_E
   assert.equal(bad.status, 2, bad.stderr);
   assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
   assert.match(bad.stderr, /IMGPU_JPEG_ENTROPY must be 'gpu' or 'cpu', got fpga/);
+});
+
+test('imgpu info says where the GPU decoder\'s Huffman decoding runs (IMGPU_JPEG_DECODE_ENTROPY, else the GPU); a bad value is one line, exit 2', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const where = (env: Record<string, string>) => (JSON.parse(cliWith(env, 'info', '--json').stdout) as { jpeg: { gpuDecodeEntropy: string } }).jpeg.gpuDecodeEntropy;
+  assert.equal(where({}), 'gpu');
+  assert.equal(where({ IMGPU_JPEG_DECODE_ENTROPY: 'cpu' }), 'cpu');
+  assert.match(cliWith({}, 'info').stdout, /its Huffman decoding on the gpu \(IMGPU_JPEG_DECODE_ENTROPY\)/);
+  const bad = cliWith({ IMGPU_JPEG_DECODE_ENTROPY: 'fpga' }, 'info');
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+  assert.match(bad.stderr, /IMGPU_JPEG_DECODE_ENTROPY must be 'gpu' or 'cpu', got fpga/);
+});
+
+test('batch --jpeg gpu: the summary says where each input\'s Huffman decoding ran, on either path; the same files', { skip }, async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-huffman-'));
+  try {
+    const src = join(dir, 'in');
+    mkdirSync(src);
+    for (const name of ['c420', 'c444', 'c420_prog']) copyFileSync(fixture('jpeg-gpu', `${name}.jpg`), join(src, `${name}.jpg`));
+    const run = (env: Record<string, string>, out: string) => {
+      const r = cliWith(env, 'equalize', src, join(dir, out), '--device', 'gpu', '--jpeg', 'gpu', '--json');
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout.trim().split('\n').pop()!) as { huffman: Record<string, number> };
+    };
+    assert.deepEqual(run({}, 'gpu').huffman, { gpu: 2, cpu: 1 }, 'the progressive file on the CPU');
+    assert.deepEqual(run({ IMGPU_JPEG_DECODE_ENTROPY: 'cpu' }, 'cpu').huffman, { cpu: 3 });
+    for (const name of ['c420', 'c444', 'c420_prog']) {
+      assert.ok(readFileSync(join(dir, 'gpu', `${name}.jpg`)).equals(readFileSync(join(dir, 'cpu', `${name}.jpg`))), name);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('batch --jpeg gpu with IMGPU_JPEG_ENTROPY=gpu (entropy coding on the GPU): the JPEG files of --jpeg cpu', { skip }, async (t) => {
