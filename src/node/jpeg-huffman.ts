@@ -116,10 +116,12 @@ export class JpegHuffmanPlan {
 
   /**
    * Codes the blocks of `coefs` (computed by `rec`'s earlier passes; `rec` is submitted here) and returns the file:
-   * `headers`, the entropy-coded segment (stuffed, padded), EOI. Two round trips: the total of the bits
-   * (to size the packed buffers), then the coded bytes. Undefined, with nothing coded, where the coded bytes
-   * would not fit one binding (the caller codes on the CPU: the same file). With `host`, the file is assembled in
-   * its memory (readFile says how; the caller may give `file.buffer` back once written).
+   * `headers`, the entropy-coded segment (stuffed, padded), EOI. One round trip where the coded bytes fit the
+   * capacity guessed for them (codedCapacity: from the photos coded before on this context), the kernels reading
+   * their true count on the device; where they do not, a second submission packs them again at their exact size.
+   * Undefined, with nothing coded, where the coded bytes would not fit one binding (the caller codes on the CPU: the
+   * same file). With `host`, the file is assembled in its memory (readFile says how; the caller may give
+   * `file.buffer` back once written).
    */
   async code(rec: Recording, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, headers: Uint8Array, newRecording: () => Recording, host?: HostBuffers): Promise<GpuCoded | undefined> {
     const ctx = this.ctx;
@@ -133,32 +135,56 @@ export class JpegHuffmanPlan {
       ctx.device.queue.writeBuffer(tables, 0, huff.tables as Uint32Array<ArrayBuffer>);
       this.perBand(rec, this.count, layout, coefs, huff, { tables, bits });
       this.scan.record(rec, bits, n + 1);
-      const totalBuf = rec.storage(16, 'jpeg total bits');
-      rec.copyRange(bits, 4 * n, totalBuf, 0, 4);
+      const guess = codedCapacity(ctx, n);
+      if (this.fits(guess)) out = this.packAndStuff(rec, layout, coefs, huff, { tables, bits }, n, guess);
       rec.submit();
-      const total = await readU32(ctx, totalBuf);
+      const first = out && (await readFile(ctx, out, guess, headers, host));
       const t1 = performance.now();
-      const bytes = Math.ceil(total / 8);
-      const words = Math.ceil(bytes / 4);
-      if (deviceBytes(8 + 2 * bytes) > maxBinding(ctx) || (words + 1) * 4 > maxBinding(ctx)) return undefined;
+      if (first && 'file' in first) {
+        noteCoded(ctx, n, first.bytes);
+        return { file: first.file, gpu: t1 - t0, entropy: 0 };
+      }
+      if (out) ctx.buffers.release(out);
+      out = undefined;
+      const bytes = first ? first.bytes : Math.ceil((await readU32(ctx, bits, 4 * n)) / 8);
+      noteCoded(ctx, n, bytes);
+      if (!this.fits(bytes)) return undefined;
       const rec2 = newRecording();
-      // Read after this submission (a second download where the first was short): given back after it.
-      out = acquireStorage(ctx, 8 + 2 * bytes, 'jpeg coded bytes');
-      const packed = rec2.storage(words * 4, 'jpeg packed bits');
-      const ff = rec2.storage((words + 1) * 4, 'jpeg 0xff counts');
-      rec2.clear(packed, deviceBytes(words * 4));
-      rec2.clear(out, deviceBytes(8 + 2 * bytes));
-      this.perBand(rec2, this.pack, layout, coefs, huff, { tables, bits, words: packed });
-      this.stuff(rec2, { words: packed, ff, out }, bytes, words);
-      rec2.copyRange(ff, 4 * words, out, 0, 4);
+      out = this.packAndStuff(rec2, layout, coefs, huff, { tables, bits }, n, bytes);
       rec2.submit();
-      const file = await readFile(ctx, out, bytes, headers, host);
-      return { file, gpu: t1 - t0, entropy: performance.now() - t1 };
+      const again = await readFile(ctx, out, bytes, headers, host);
+      if (!('file' in again)) throw new Error(`GPU JPEG entropy coding: ${again.bytes} coded bytes where ${bytes} were counted`);
+      return { file: again.file, gpu: t1 - t0, entropy: performance.now() - t1 };
     } finally {
       if (out) ctx.buffers.release(out);
       ctx.buffers.release(bits);
       ctx.buffers.release(tables);
     }
+  }
+
+  /** Whether `bytes` coded bytes, stuffed at worst, and their packed words fit one binding. */
+  private fits(bytes: number): boolean {
+    const limit = maxBinding(this.ctx);
+    return deviceBytes(8 + 2 * bytes) <= limit && (Math.ceil(bytes / 4) + 1) * 4 <= limit;
+  }
+
+  /**
+   * Records packing and stuffing for up to `capacity` coded bytes into a new `out` buffer (the caller's to release
+   * once read): word 0 the count of stuffed zeros, word 1 the coded bits (the scan's total, which the kernels read
+   * too), the stuffed bytes from byte 8. Past the capacity nothing valid is written: the bits say so.
+   */
+  private packAndStuff(rec: Recording, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, b: { tables: GPUBuffer; bits: GPUBuffer }, n: number, capacity: number): GPUBuffer {
+    const words = Math.ceil(capacity / 4);
+    const out = acquireStorage(this.ctx, 8 + 2 * capacity, 'jpeg coded bytes');
+    const packed = rec.storage(words * 4, 'jpeg packed bits');
+    const ff = rec.storage((words + 1) * 4, 'jpeg 0xff counts');
+    rec.clear(packed, deviceBytes(words * 4));
+    rec.clear(out, deviceBytes(8 + 2 * capacity));
+    this.perBand(rec, this.pack, layout, coefs, huff, { ...b, words: packed });
+    this.stuff(rec, { words: packed, ff, out, bits: b.bits }, capacity, words, n);
+    rec.copyRange(ff, 4 * words, out, 0, 4);
+    rec.copyRange(b.bits, 4 * n, out, 4, 4);
+    return out;
   }
 
   /** One dispatch of `pipeline` (count or pack) per band of MCU rows. */
@@ -176,10 +202,10 @@ export class JpegHuffmanPlan {
   }
 
   /** Byte stuffing: 0xFF counts per packed word, their prefix sum, the bytes scattered to their places in `out`. */
-  private stuff(rec: Recording, buffers: { words: GPUBuffer; ff: GPUBuffer; out: GPUBuffer }, bytes: number, words: number): void {
-    const S = rec.uniform(StuffParams, { bytes, words });
+  private stuff(rec: Recording, buffers: { words: GPUBuffer; ff: GPUBuffer; out: GPUBuffer; bits: GPUBuffer }, bytes: number, words: number, n: number): void {
+    const S = rec.uniform(StuffParams, { bytes, words, total: n });
     const [x, y] = grid1d(this.ctx, Math.ceil((words + 1) / WG));
-    rec.dispatch('jpeg.stuff-count', this.ffCount, { words: buffers.words, ff: buffers.ff, S }, x, y);
+    rec.dispatch('jpeg.stuff-count', this.ffCount, { words: buffers.words, ff: buffers.ff, bits: buffers.bits, S }, x, y);
     this.scan.record(rec, buffers.ff, words + 1);
     rec.dispatch('jpeg.stuff-scatter', this.scatter, { ...buffers, S }, x, y);
   }
@@ -210,52 +236,79 @@ function huffParams(layout: CoefLayout, huff: HuffmanSetup) {
   return { n: layout.mcuRows * layout.perRow, perRow: layout.perRow, mcuCols, bpm, c0: c[0], c1: c[1], c2: c[2], d0: d[0], d1: d[1], d2: d[2] };
 }
 
-/** One u32 at the start of a device buffer. */
-async function readU32(ctx: GpuContext, buffer: GPUBuffer): Promise<number> {
-  const view = await downloadView(ctx, buffer, 4);
+/** The u32 at byte `offset` of a device buffer. */
+async function readU32(ctx: GpuContext, buffer: GPUBuffer, offset: number): Promise<number> {
+  const at = offset & ~255;
+  const view = await downloadView(ctx, buffer, offset - at + 4, at);
   try {
-    return new Uint32Array(view.bytes, 0, 1)[0];
+    return new Uint32Array(view.bytes, offset - at, 1)[0];
   } finally {
     view.release();
   }
 }
 
-/** The share of stuffed bytes the first download of the coded bytes allows for (0 in a test: always a second). */
-export const entropyTuning = { stuffGuess: 1 / 32 };
+/**
+ * The share of stuffed bytes the first download of the coded bytes allows for (0 in a test: always a second); the
+ * coded bytes per block guessed before any photo is coded; a factor on the guessed capacity (0 in a test: 1 KiB, so
+ * that most photos are packed twice).
+ */
+export const entropyTuning = { stuffGuess: 1 / 32, bytesPerBlock: 12, capacityScale: 1 };
 
 /** JPEG's end-of-image marker, which libjpeg's write_file_trailer writes after the coded data. */
 const EOI = [0xff, 0xd9];
 
 /**
- * The file: `headers`, the stuffed bytes of `out` (word 0: the count of stuffed zeros; the bytes from byte 4), EOI.
- * One download sized for up to 1/32 stuffed bytes (about 8 times what coded data holds: a 0xFF is about one byte
- * in 256), a second of the whole where there are more. With `host` (a batch) the file goes into its recycled memory
- * and the coded bytes are copied there off the JavaScript thread (HostCopy.async): a fresh array per photo (zeroed
- * by the allocator) and the synchronous copy out of mapped memory were 286 and 276 ms of a 210-photo batch's main
- * thread on the H100. Without it (one image), a new array and the context's parallel copy: the least latency.
+ * The file: `headers`, the stuffed bytes of `out` (packAndStuff's layout), EOI — or, where the coded bytes exceed
+ * the `capacity` the kernels had, only their count (the caller packs again). One download sized for the capacity
+ * and up to 1/32 of it stuffed (about 8 times what coded data holds: a 0xFF is about one byte in 256), a second
+ * of the whole where there are more. With `host` (a batch) the file goes into its recycled memory and the coded
+ * bytes are copied there off the JavaScript thread (HostCopy.async): a fresh array per photo (zeroed by the
+ * allocator) and the synchronous copy out of mapped memory were 286 and 276 ms of a 210-photo batch's main thread
+ * on the H100. Without it (one image), a new array and the context's parallel copy: the least latency.
  */
-async function readFile(ctx: GpuContext, out: GPUBuffer, bytes: number, headers: Uint8Array, host?: HostBuffers): Promise<Uint8Array> {
-  const guess = Math.min(bytes, Math.ceil(bytes * entropyTuning.stuffGuess) + (entropyTuning.stuffGuess && 64));
-  let view = await downloadView(ctx, out, 4 + bytes + guess);
-  const extra = new Uint32Array(view.bytes, 0, 1)[0];
-  if (extra > guess) {
+async function readFile(ctx: GpuContext, out: GPUBuffer, capacity: number, headers: Uint8Array, host?: HostBuffers): Promise<{ file: Uint8Array; bytes: number } | { bytes: number }> {
+  const guess = Math.min(capacity, Math.ceil(capacity * entropyTuning.stuffGuess) + (entropyTuning.stuffGuess && 64));
+  let view = await downloadView(ctx, out, 8 + capacity + guess);
+  const [extra, bits] = new Uint32Array(view.bytes, 0, 2);
+  const bytes = Math.ceil(bits / 8);
+  if (bytes > capacity) {
     view.release();
-    view = await downloadView(ctx, out, 4 + bytes + extra);
+    return { bytes };
   }
   const coded = bytes + extra;
+  if (coded > capacity + guess) {
+    view.release();
+    view = await downloadView(ctx, out, 8 + coded);
+  }
   const length = headers.length + coded + EOI.length;
   const file = host ? new Uint8Array(host.alloc(length), 0, length) : new Uint8Array(length);
   try {
     file.set(headers);
-    const dst = file.subarray(headers.length, headers.length + coded), src = new Uint8Array(view.bytes, 4, coded);
+    const dst = file.subarray(headers.length, headers.length + coded), src = new Uint8Array(view.bytes, 8, coded);
     if (host && ctx.hostCopy.async) await ctx.hostCopy.async(dst, src);
     else ctx.hostCopy(dst, src);
     file.set(EOI, headers.length + coded);
-    return file;
+    return { file, bytes };
   } catch (e) {
     host?.give(file.buffer);
     throw e;
   } finally {
     view.release();
   }
+}
+
+/**
+ * Coded bytes per block the capacity allows for, per context: the most seen so far (noteCoded), 12 before any
+ * (camera-like photos at quality 95 code to about 9; smooth ones to far fewer).
+ */
+const codedPerBlock = new WeakMap<GpuContext, number>();
+
+/** The capacity guessed for the coded bytes of `blocks` blocks: a quarter above the most per block seen, and 1 KiB. */
+function codedCapacity(ctx: GpuContext, blocks: number): number {
+  return Math.ceil(blocks * (codedPerBlock.get(ctx) ?? entropyTuning.bytesPerBlock) * 1.25 * entropyTuning.capacityScale) + 1024;
+}
+
+/** Notes the coded bytes of `blocks` blocks for later guesses. */
+function noteCoded(ctx: GpuContext, blocks: number, bytes: number): void {
+  codedPerBlock.set(ctx, Math.max(codedPerBlock.get(ctx) ?? 0, bytes / blocks));
 }

@@ -13,8 +13,11 @@ export const HuffParams = defineUniforms('HuffParams', {
   c0: 'vec4u', c1: 'vec4u', c2: 'vec4u', d0: 'vec4u', d1: 'vec4u', d2: 'vec4u',
 });
 
-/** The entropy-coded bytes (`bytes` of them, in `words` big-endian words) for byte stuffing. */
-export const StuffParams = defineUniforms('StuffParams', { bytes: 'u32', words: 'u32' });
+/**
+ * Byte stuffing's capacity (`bytes` coded bytes at most, in `words` big-endian words) and where the coded bits'
+ * total lies in `bits` (`total`: the block count, the scan's last element).
+ */
+export const StuffParams = defineUniforms('StuffParams', { bytes: 'u32', words: 'u32', total: 'u32' });
 
 /**
  * Offsets in the `tables` array: DC tables 0 and 1 of 16 symbols, AC tables 0 and 1 of 256, then the zigzag order
@@ -149,6 +152,7 @@ fn count_put(v: u32, n: u32) { at += n; }
 
 // Writes the word the bits so far fill: shared with the previous block if it is the block's first.
 fn store_word(i: u32, w: u32) {
+  if (i >= arrayLength(&words)) { return; } // past the capacity guessed: the count says so, the bytes are packed again
   if (i == firstWord) { atomicOr(&words[i], w); } else { atomicStore(&words[i], w); }
 }
 
@@ -192,7 +196,7 @@ fn huff_pack(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
     let pad = (8u - (at & 7u)) & 7u;
     pack_put((1u << pad) - 1u, pad);
   }
-  if ((at & 31u) != 0u) { atomicOr(&words[at >> 5u], cur); }
+  if ((at & 31u) != 0u && (at >> 5u) < arrayLength(&words)) { atomicOr(&words[at >> 5u], cur); }
 }
 `;
 }
@@ -201,7 +205,9 @@ fn huff_pack(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
  * Byte stuffing (every 0xFF of entropy-coded data followed by 0x00), one invocation per big-endian word of the
  * packed bits: `stuff_count` counts its 0xFF bytes into `ff` (then scanned: the stuffed bytes before each word),
  * `stuff_scatter` writes its bytes and a zero after each 0xFF at their stuffed place in `out` (zeroed first; bytes
- * in file order, four to a little-endian word, from byte 4 on: word 0 is left to the count of stuffed zeros).
+ * in file order, four to a little-endian word, from byte 8 on: words 0 and 1 are left to the count of stuffed zeros
+ * and the coded bits). The coded bytes are the scan's total (so the submission that counts them can stuff them),
+ * at most the capacity the buffers were made for.
  */
 export function jpegStuffWgsl(): string {
   return /* wgsl */ `
@@ -211,11 +217,15 @@ ${StuffParams.wgsl}
 @group(0) @binding(0) var<storage, read> words: array<u32>;
 @group(0) @binding(1) var<storage, read_write> ff: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<atomic<u32>>;
-@group(0) @binding(3) var<uniform> S: StuffParams;
+@group(0) @binding(3) var<storage, read> bits: array<u32>;
+@group(0) @binding(4) var<uniform> S: StuffParams;
+
+// The coded bytes: the scan's total of bits, rounded up to bytes (the padding), within the capacity.
+fn coded_bytes() -> u32 { return min((bits[S.total] + 7u) / 8u, S.bytes); }
 
 // Byte j (0 = the first in the file) of packed word i, or 0 past the coded bytes.
-fn coded_byte(i: u32, j: u32) -> u32 {
-  if (4u * i + j >= S.bytes) { return 0u; }
+fn coded_byte(i: u32, j: u32, bytes: u32) -> u32 {
+  if (4u * i + j >= bytes) { return 0u; }
   return (words[i] >> (24u - 8u * j)) & 0xffu;
 }
 
@@ -223,18 +233,20 @@ fn coded_byte(i: u32, j: u32) -> u32 {
 fn stuff_count(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = linear_group_id(wid, nwg) * WG + li;
   if (i > S.words) { return; }
+  let bytes = coded_bytes();
   var n = 0u;
-  for (var j = 0u; j < 4u && i < S.words; j++) { n += select(0u, 1u, coded_byte(i, j) == 0xffu); }
-  ff[i] = n;  // ff[words] = 0: its scan is the total
+  for (var j = 0u; j < 4u && i < S.words; j++) { n += select(0u, 1u, coded_byte(i, j, bytes) == 0xffu); }
+  ff[i] = n;  // 0 past the coded words, so the scan's last element is the total
 }
 
 @compute @workgroup_size(WG)
 fn stuff_scatter(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = linear_group_id(wid, nwg) * WG + li;
-  if (i >= S.words) { return; }
-  var p = 4u + 4u * i + ff[i];
-  for (var j = 0u; j < 4u && 4u * i + j < S.bytes; j++) {
-    let b = coded_byte(i, j);
+  let bytes = coded_bytes();
+  if (i >= S.words || 4u * i >= bytes) { return; }
+  var p = 8u + 4u * i + ff[i];
+  for (var j = 0u; j < 4u && 4u * i + j < bytes; j++) {
+    let b = coded_byte(i, j, bytes);
     atomicOr(&out[p >> 2u], b << (8u * (p & 3u)));
     p += select(1u, 2u, b == 0xffu);
   }

@@ -138,6 +138,20 @@ test('GPU JPEG encode with GPU entropy coding: more stuffed bytes than the first
   }
 });
 
+test('GPU JPEG encode with GPU entropy coding: coded bytes beyond the capacity guessed are packed again at their size; the same files', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  const saved = entropyTuning.capacityScale;
+  entropyTuning.capacityScale = 0; // 1 KiB: the tiny photos fit, the others are packed twice
+  try {
+    const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
+    assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
+  } finally {
+    entropyTuning.capacityScale = saved;
+  }
+});
+
 test('GPU JPEG encode on libuv\'s threads, and encodeJpegFromGpu with jpeg gpu/cpu/auto: the same bytes; the image stays resident', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   const r = ctx && references(t);

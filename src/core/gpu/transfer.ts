@@ -405,12 +405,12 @@ function beginReadback(ctx: GpuContext): void {
 interface MappedReadback { bytes: ArrayBuffer; release: () => void }
 
 /**
- * The bytes of a device buffer as a view of mapped readback memory — no copy into a host array. The view is
+ * The bytes of a device buffer (from `offset`, a multiple of 16) as a view of mapped readback memory — no copy into a host array. The view is
  * valid until `release()`, which unmaps it (the view is then detached) and returns the staging buffer to the pool.
  */
-export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number): Promise<MappedReadback> {
+export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: number, offset = 0): Promise<MappedReadback> {
   beginReadback(ctx);
-  return startReadback(ctx, src, 0, byteLength);
+  return startReadback(ctx, src, offset, byteLength);
 }
 
 /** Submits the copy of `byteLength` bytes of `src` from `offset` (a multiple of 16) to pooled readback memory and maps it. */
