@@ -1,5 +1,6 @@
 import { defineUniforms } from '../core/gpu/uniforms.js';
 import { gridWgsl } from '../core/gpu/wgsl/grid.js';
+import { workgroupScanWgsl } from '../core/gpu/wgsl/scan.js';
 
 // The GPU JPEG decoder's Huffman decoding (jpeg-entropy.ts): the scan form of native/coef-decode.c (capture_scan) in,
 // the plain coefficient form of the IDCT (jpeg-gpu-decode.ts) out. Word offsets of the scan form; they mirror the
@@ -261,14 +262,7 @@ fn tally_scan(@builtin(local_invocation_index) li: u32) {
   var sum = vec4u(0u);
   for (var i = a; i < b; i++) { sum += counts[i]; }
   lanes[li] = sum;
-  workgroupBarrier();
-  for (var d = 1u; d < ${SCAN_WG}u; d <<= 1u) {
-    var v = vec4u(0u);
-    if (li >= d) { v = lanes[li - d]; }
-    workgroupBarrier();
-    lanes[li] += v;
-    workgroupBarrier();
-  }
+  ${workgroupScanWgsl('lanes', 'li', SCAN_WG, 'vec4u(0u)')}
   var run = lanes[li] - sum;
   for (var i = a; i < b; i++) {
     let v = counts[i];
