@@ -367,7 +367,8 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
   const char *bad = NULL;
   const unsigned char *start = d->src->next_input_byte;
   long n = unstuff(start, src + len, dst + SCAN_DATA, cap - SCAN_DATA - 16, &bad);
-  if (n < 0) {
+  if (n == 0) bad = "no entropy-coded data";
+  if (n <= 0) {
     snprintf(why, why_len, "%s (Huffman decoding on the CPU)", bad);
     return 0;
   }

@@ -172,10 +172,6 @@ export async function checkFolderWritable(path: string): Promise<void> {
 }
 
 /**
- * Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed over it, so a crash,
- * `kill -9` or a full disk never leaves a half-written output (at worst a stray hidden .tmp file is left).
- */
-/**
  * Writes `bytes` to a new file `path` in one write call (looped only on a short write): fs.promises.writeFile writes
  * in 512 KiB pieces, each a trip through libuv's pool and back to the JavaScript thread, and a batch's main thread
  * is where its pace is set (docs/jpeg.md).
@@ -189,6 +185,10 @@ async function writeWhole(path: string, bytes: Uint8Array): Promise<void> {
   }
 }
 
+/**
+ * Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed over it, so a crash,
+ * `kill -9` or a full disk never leaves a half-written output (at worst a stray hidden .tmp file is left).
+ */
 export async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {

@@ -180,9 +180,10 @@ export interface JpegEncodePhases {
   download: number;
   entropy: number;
   /**
-   * Where the entropy coding ran. With 'gpu', `gpu` is the coding's first half (the blocks' bit counts, from the
-   * coefficients' recording to the read of their total: the arithmetic's time is in it), `entropy` the rest (bit
-   * packing, byte stuffing, the coded bytes' download, the file's assembly), `download` 0 (part of `entropy`).
+   * Where the entropy coding ran. With 'gpu', `gpu` is the first round trip (the coefficients' recording to the first
+   * download read: the arithmetic's time is in it; where the coded bytes fit the capacity guessed, all of the coding,
+   * the file's assembly included), `entropy` the second where there is one (packing and stuffing again at the exact
+   * size, the download, the assembly; else 0), `download` 0 (part of those).
    */
   entropyPath?: JpegEntropyPath;
 }

@@ -1,9 +1,10 @@
 // Huffman decoding on the GPU (issue 20's stretch goal): the CPU only copies the entropy-coded bytes without their
 // stuffing (native/coef-decode.c capture_scan, a memchr-paced copy), and the GPU decodes them in parallel —
 // self-synchronising subsequences (jpeg-entropy.wgsl.ts huff_sync), a prefix sum of their tallies (blocks, DC
-// differences), and a write pass that puts each coefficient in the plain form the IDCT reads. The coefficients are exactly libjpeg's for every file it covers; a file whose decode does not come out
-// exact (a damaged one, or synchronisation not reached in SYNC_PASSES) says so in a status word, and is decoded
-// again with the CPU's entropy stage, which reports damage as libjpeg does.
+// differences), and a write pass that puts each coefficient in the plain form the IDCT reads. The coefficients are
+// exactly libjpeg's for every file it covers; a file whose decode does not come out exact (a damaged one, or
+// synchronisation not reached in SYNC_PASSES) says so in a status word, and is decoded again with the CPU's entropy
+// stage, which reports damage as libjpeg does.
 import { InvalidArgumentError } from '../core/errors.js';
 import { alignUp, type GpuContext } from '../core/gpu/context.js';
 import { grid1d } from '../core/gpu/dispatch.js';
@@ -100,14 +101,12 @@ export class JpegEntropyPlan {
  * Whether a recorded decode came out exact: no error bit from the write pass and no change in the last
  * synchronisation pass. Reads the status back (once the decode's kernels have run) and releases it.
  */
-export async function decodeOk(ctx: GpuContext, status: GPUBuffer): Promise<{ ok: true } | { ok: false; why: string }> {
+export async function decodeOk(ctx: GpuContext, status: GPUBuffer): Promise<boolean> {
   try {
     const view = await downloadView(ctx, status, STATUS_WORDS * 4);
     const words = new Uint32Array(view.bytes, 0, STATUS_WORDS).slice();
     view.release();
-    if (words[STATUS_ERROR] !== 0) return { ok: false, why: `the GPU Huffman decoder found the entropy-coded data invalid (bits ${words[STATUS_ERROR]})` };
-    if (words[STATUS_CHANGED + SYNC_PASSES - 1] !== 0) return { ok: false, why: `the GPU Huffman decoder did not synchronise in ${SYNC_PASSES} passes` };
-    return { ok: true };
+    return words[STATUS_ERROR] === 0 && words[STATUS_CHANGED + SYNC_PASSES - 1] === 0;
   } finally {
     ctx.buffers.release(status);
   }

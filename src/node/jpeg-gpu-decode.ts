@@ -11,7 +11,7 @@ import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
-import { JpegEntropyPlan, checkEntropy, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode } from './jpeg-entropy.js';
+import { JpegEntropyPlan, checkEntropy, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode, type ScanInfo } from './jpeg-entropy.js';
 import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
 import { traced } from './trace.js';
 
@@ -193,31 +193,64 @@ export async function decodeJpegOnGpu(
     if (image) return { image, huffman: 'gpu' };
   }
   const compact = compactFits(ctx, layout, bands, host);
+  const image = await decodeStages(ctx, path, host, times, {
+    bytes: compact ? layout.compactBytes : layout.bytes,
+    span: 'entropy',
+    native: (out) => coef.coefDecodeAsync(buf, out, gray, compact),
+    // The compact form's values are bound from `values` on: at least one word of them is uploaded.
+    upload: (used) => (compact ? Math.max(used, layout.values + 4) : layout.bytes),
+    record: (rec, coefs, used) => record(ctx, rec, plan, layout, bands, compact ? expand(ctx, rec, plan, layout, coefs, used) : coefs, orientation),
+    bands: Math.ceil(mcuRowsOf(layout) / bands),
+  });
+  return 'fallback' in image ? image : { image, huffman: 'cpu' };
+}
+
+/** One GPU decode's stages, as decodeStages runs them. */
+interface DecodeStages<T> {
+  /** Bytes of the memory the native stage writes. */
+  bytes: number;
+  /** The native stage's trace span. */
+  span: string;
+  /** The native stage on a libuv thread, writing `out`: resolves with the bytes written. */
+  native: (out: Uint8Array) => Promise<number>;
+  /** The bytes to upload of those written. */
+  upload: (used: number) => number;
+  /** The kernels, recorded on the upload. */
+  record: (rec: Recording, uploaded: GPUBuffer, used: number) => T;
+  /** Bands of MCU rows it ran in (GpuJpegTimes.bands). */
+  bands: number;
+}
+
+/**
+ * The stages both entropy paths share: memory for the native stage (mapped upload memory, or `host`'s), the native
+ * stage (its fallback reason returned, a damaged file an UnsupportedFormatError), the upload, and the kernels in one
+ * recording under an error scope; the phase times added to `times`.
+ */
+async function decodeStages<T>(ctx: GpuContext, path: string, host: HostBuffers | undefined, times: GpuJpegTimes | undefined, s: DecodeStages<T>): Promise<T | GpuJpegFallback> {
   const t0 = performance.now();
-  const mem = await traced('coef-memory', path, () => coefMemory(ctx, compact ? layout.compactBytes : layout.bytes, host));
+  const mem = await traced('coef-memory', path, () => coefMemory(ctx, s.bytes, host));
   let used: number;
   try {
-    used = await traced('entropy', path, () => coef.coefDecodeAsync(buf, mem.bytes, gray, compact));
+    used = await traced(s.span, path, () => s.native(mem.bytes));
   } catch (e) {
     mem.discard();
     if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return { fallback: (e as Error).message };
     throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
   }
-  // The compact form's values are bound from `values` on: at least one word of them is uploaded.
-  await traced('coef-copy', path, () => mem.ready(compact ? Math.max(used, layout.values + 4) : layout.bytes));
+  await traced('coef-copy', path, () => mem.ready(s.upload(used)));
   const t1 = performance.now();
   let t2 = t1;
-  const image = await traced('decode-record', path, () => ctx.scoped('jpeg decode', async () => {
-    const coefs = mem.submit();
+  const out = await traced('decode-record', path, () => ctx.scoped('jpeg decode', async () => {
+    const uploaded = mem.submit();
     if (times?.profile) await ctx.finish();
     const timer = new KernelTimer(ctx, false);
     try {
       const rec = new Recording(ctx, timer, 'jpeg decode', true);
-      rec.retain(coefs);
-      const out = record(ctx, rec, plan, layout, bands, compact ? expand(ctx, rec, plan, layout, coefs, used) : coefs, orientation);
+      rec.retain(uploaded);
+      const r = s.record(rec, uploaded, used);
       rec.submit();
       t2 = performance.now();
-      return out;
+      return r;
     } finally {
       timer.destroy();
     }
@@ -229,9 +262,9 @@ export async function decodeJpegOnGpu(
       await ctx.finish();
       times.kernelsMs = (times.kernelsMs ?? 0) + performance.now() - t2;
     }
-    times.bands = Math.ceil(mcuRowsOf(layout) / bands);
+    times.bands = s.bands;
   }
-  return { image, huffman: 'cpu' };
+  return out;
 }
 
 /**
@@ -246,51 +279,25 @@ async function decodeScan(
 ): Promise<GpuImage | undefined> {
   const coef = jpegCoefDecoder()!;
   const entropy = await JpegEntropyPlan.prepare(ctx);
-  const t0 = performance.now();
-  const mem = await traced('coef-memory', path, () => coefMemory(ctx, scanFormBytes(buf.length), host));
-  let used: number;
-  try {
-    used = await traced('unstuff', path, () => coef.scanDecodeAsync(buf, mem.bytes, gray));
-  } catch (e) {
-    mem.discard();
-    if ((e as NodeJS.ErrnoException).code === 'EJPEGFALLBACK') return undefined;
-    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
-  }
-  const info = scanInfo(mem.bytes);
-  if (info.bits === 0) {
-    mem.discard();
-    return undefined;
-  }
-  await traced('coef-copy', path, () => mem.ready(alignUp(used, 4)));
-  const t1 = performance.now();
-  const { image, status } = await traced('decode-record', path, () => ctx.scoped('jpeg decode', async () => {
-    const form = mem.submit();
-    if (times?.profile) await ctx.finish();
-    const timer = new KernelTimer(ctx, false);
-    try {
-      const rec = new Recording(ctx, timer, 'jpeg decode', true);
-      rec.retain(form);
+  let info: ScanInfo;
+  const r = await decodeStages(ctx, path, host, times, {
+    bytes: scanFormBytes(buf.length),
+    span: 'unstuff',
+    native: async (out) => {
+      const used = await coef.scanDecodeAsync(buf, out, gray);
+      info = scanInfo(out); // read before the upload hands host memory back
+      return used;
+    },
+    upload: (used) => alignUp(used, 4),
+    record: (rec, form) => {
       const { plain, status } = entropy.record(rec, layout, form, info);
-      const out = record(ctx, rec, plan, layout, mcuRowsOf(layout), plain, orientation);
-      rec.submit();
-      return { image: out, status };
-    } finally {
-      timer.destroy();
-    }
-  }));
-  const t2 = performance.now();
-  if (times?.profile) {
-    await ctx.finish();
-    times.kernelsMs = (times.kernelsMs ?? 0) + performance.now() - t2;
-  }
-  const verdict = await traced('huffman-check', path, () => decodeOk(ctx, status));
-  if (times) {
-    times.entropyMs += t1 - t0;
-    times.submitMs += t2 - t1;
-    times.bands = 1;
-  }
-  if (verdict.ok) return image;
-  image.release();
+      return { image: record(ctx, rec, plan, layout, mcuRowsOf(layout), plain, orientation), status };
+    },
+    bands: 1,
+  });
+  if ('fallback' in r) return undefined;
+  if (await traced('huffman-check', path, () => decodeOk(ctx, r.status))) return r.image;
+  r.image.release();
   return undefined;
 }
 
