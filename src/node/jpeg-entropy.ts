@@ -10,7 +10,7 @@ import { alignUp, type GpuContext } from '../core/gpu/context.js';
 import { grid1d } from '../core/gpu/dispatch.js';
 import { maxBinding } from '../core/gpu/limits.js';
 import type { Recording } from '../core/gpu/recording.js';
-import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.js';
+import { acquireStorage, deviceBytes, downloadAfter } from '../core/gpu/transfer.js';
 import type { CoefLayout } from '../io/jpeg-coef.js';
 import {
   EntropyParams, SCAN_DATA, SCAN_INFO_W, STATUS_CHANGED, STATUS_ERROR, STATUS_WORDS, SUBSEQ_BITS, SYNC_PASSES, SYNC_WG, WRITE_WG,
@@ -98,16 +98,19 @@ export class JpegEntropyPlan {
 }
 
 /**
- * Whether a recorded decode came out exact: no error bit from the write pass and no change in the last
- * synchronisation pass. Reads the status back (once the decode's kernels have run) and releases it.
+ * Whether a decode recorded in `rec` came out exact: no error bit from the write pass and no change in the last
+ * synchronisation pass. The status's readback is recorded after the kernels in the same recording (no submission
+ * of its own, downloadAfter), and the status goes back to the pool with the recording's scratch; resolves once
+ * `rec` is submitted and its work has run.
  */
-export async function decodeOk(ctx: GpuContext, status: GPUBuffer): Promise<boolean> {
-  try {
-    const view = await downloadView(ctx, status, STATUS_WORDS * 4);
+export function decodeOk(rec: Recording, status: GPUBuffer): Promise<boolean> {
+  rec.retain(status);
+  const exact = downloadAfter(rec, status, STATUS_WORDS * 4).then((view) => {
     const words = new Uint32Array(view.bytes, 0, STATUS_WORDS).slice();
     view.release();
     return words[STATUS_ERROR] === 0 && words[STATUS_CHANGED + SYNC_PASSES - 1] === 0;
-  } finally {
-    ctx.buffers.release(status);
-  }
+  });
+  // Awaited only where the decode was recorded and submitted without error: a failure after that is the decode's.
+  exact.catch(() => undefined);
+  return exact;
 }

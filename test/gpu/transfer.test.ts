@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareImages } from '../../src/core/compare.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import { capacityFor, download, idleChunkCount, idleStagingStats, readbackCount, STAGE_CHUNK, stageOffThread, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
+import { Recording } from '../../src/core/gpu/recording.js';
+import { KernelTimer } from '../../src/core/gpu/timer.js';
+import { capacityFor, download, downloadAfter, downloadChunks, idleChunkCount, idleStagingStats, readbackCount, STAGE_CHUNK, stageOffThread, stagingView, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
 import type { Image } from '../../src/core/image.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
@@ -136,4 +138,104 @@ test('off-thread staging goes through uniform chunks: bytes arrive intact, and t
   b.discard();
   await gpu.finish();
   assert.equal(idleChunkCount(gpu), 6);
+});
+
+test('downloadChunks: a readback across many staging chunks gives its bytes (u32 in any piece, copies spanning pieces, on and off the JavaScript thread); readbacks of any size reuse the chunks', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const chunk = 4112; // a size no other readback's staging has (those are powers of two), so the pool holds none before
+  transferTuning.readChunk = chunk;
+  try {
+    const n = 5 * chunk + 40;
+    const data = randomBytes(n, 3);
+    const dev = (await stageOffThread(gpu, data)).submit('test');
+    const word = (at: number) => new DataView(data.buffer, data.byteOffset).getUint32(at, true);
+    const before = readbackCount(gpu);
+    const whole = await downloadChunks(gpu, dev, n);
+    assert.equal(readbackCount(gpu), before + 1, 'one readback');
+    for (const at of [0, chunk - 4, chunk, 2 * chunk + 4, n - 4]) assert.equal(whole.u32(at), word(at), `u32 at ${at}`);
+    for (const offThread of [false, true]) {
+      const all = new Uint8Array(n);
+      await whole.copyTo(all, 0, offThread);
+      assert.ok(Buffer.from(all).equals(Buffer.from(data)), `whole, off the thread: ${offThread}`);
+      const part = new Uint8Array(2 * chunk + 100);
+      await whole.copyTo(part, chunk - 50, offThread);
+      assert.ok(Buffer.from(part).equals(Buffer.from(data.subarray(chunk - 50, 3 * chunk + 50))), `a span over three pieces, off the thread: ${offThread}`);
+    }
+    whole.release();
+    whole.release(); // twice: once
+    // Every readback takes the same chunks: a second round of other sizes creates none.
+    for (const m of [100, 2 * chunk + 16, n]) (await downloadChunks(gpu, dev, m)).release();
+    const created = gpu.buffers.created;
+    for (const m of [3 * chunk, 17, n - 16, chunk]) {
+      const v = await downloadChunks(gpu, dev, m);
+      assert.equal(v.u32(m - 4 - ((m - 4) % 4)), word(m - 4 - ((m - 4) % 4)), `${m} bytes`);
+      v.release();
+    }
+    assert.equal(gpu.buffers.created, created, 'no staging created for other sizes');
+    // needed: the first chunk read back first, then only the chunks holding the bytes wanted. While one holds k chunks,
+    // another of n bytes (6 chunks) creates at most k: 4 at most below, 6 if all were taken.
+    for (const want of [10, chunk + 1, 3 * chunk + 20, 2 * n]) {
+      let seen = 0;
+      const v = await downloadChunks(gpu, dev, n, 0, (u32) => ((seen = u32(0)), want));
+      assert.equal(seen, word(0), 'needed reads the first chunk');
+      assert.equal(v.byteLength, Math.min(want, n));
+      const got = new Uint8Array(v.byteLength);
+      await v.copyTo(got, 0, true);
+      assert.ok(Buffer.from(got).equals(Buffer.from(data.subarray(0, v.byteLength))), `${want} bytes wanted`);
+      // The chunks not needed are free already, while this readback still holds its own.
+      if (want < n) {
+        const other = await downloadChunks(gpu, dev, n);
+        other.release();
+      }
+      v.release();
+    }
+    assert.equal(gpu.buffers.created - created, 4, 'the chunks not needed were reused by the other readback');
+    gpu.buffers.release(dev);
+  } finally {
+    transferTuning.readChunk = undefined;
+  }
+});
+
+test('uploads and readbacks recorded into a recording: one submission for all, the readback mapped only once it is submitted, the upload memory reused after', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const queue = gpu.device.queue;
+  const submit = queue.submit.bind(queue);
+  let submits = 0;
+  Object.defineProperty(queue, 'submit', { value: (b: Iterable<GPUCommandBuffer>) => (submits++, submit(b)), configurable: true });
+  const timer = new KernelTimer(gpu, false);
+  try {
+    for (const n of [1001, 2 * STAGE_CHUNK + 40]) {
+      const data = randomBytes(n, n + 5);
+      const staged = await stageOffThread(gpu, data);
+      const mapped = await stagingView(gpu, n);
+      new Uint8Array(mapped.bytes, 0, n).set(data);
+      const idle = idleChunkCount(gpu);
+      submits = 0;
+      const rec = new Recording(gpu, timer, 'test', true);
+      const a = staged.submit('a', rec), b = mapped.submit('b', rec);
+      rec.retain(a);
+      rec.retain(b);
+      const before = readbackCount(gpu);
+      const views = [downloadAfter(rec, a, n), downloadAfter(rec, b, n)];
+      let resolved = false;
+      void Promise.all(views).then(() => (resolved = true));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(resolved, false, 'nothing is mapped before the recording is submitted');
+      assert.equal(submits, 0, 'nothing submitted apart');
+      rec.submit();
+      assert.equal(submits, 1, 'one submission for the uploads and the readbacks');
+      assert.equal(readbackCount(gpu), before + 2);
+      for (const [i, v] of (await Promise.all(views)).entries()) {
+        assert.ok(Buffer.from(new Uint8Array(v.bytes, 0, n)).equals(Buffer.from(data)), `${n} bytes, ${i ? 'stagingView' : 'stageOffThread'}`);
+        v.release();
+      }
+      await gpu.finish();
+      if (n > STAGE_CHUNK) assert.equal(idleChunkCount(gpu), idle + 3, 'the upload chunks are idle again after the submission');
+    }
+  } finally {
+    Object.defineProperty(queue, 'submit', { value: submit, configurable: true });
+    timer.destroy();
+  }
 });

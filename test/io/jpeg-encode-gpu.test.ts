@@ -10,6 +10,7 @@ import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { maxBinding } from '../../src/core/gpu/limits.js';
+import { transferTuning } from '../../src/core/gpu/transfer.js';
 import { createImage } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { encodeJpeg } from '../../src/io/jpeg.js';
@@ -149,6 +150,24 @@ test('GPU JPEG encode with GPU entropy coding: coded bytes beyond the capacity g
     assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
   } finally {
     entropyTuning.capacityScale = saved;
+  }
+});
+
+test('GPU JPEG encode with GPU entropy coding: coded bytes read back through many staging chunks (4 KiB each) give the same files, in host memory too', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  transferTuning.readChunk = 4096;
+  try {
+    const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
+    assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
+    const img = await GpuImage.upload(ctx, await readImage(join(r.dir, 'chelsea.png')));
+    const file = await encodeJpegGpu(img, { entropy: 'gpu', host: { alloc: (n) => new SharedArrayBuffer(n), give: () => undefined } });
+    assert.ok(file.byteLength > 3 * 4096, 'the coded bytes span several chunks');
+    assert.ok(Buffer.from(file).equals(readFileSync(join(r.dir, 'chelsea_q95.jpg'))), 'host memory');
+    img.release();
+  } finally {
+    transferTuning.readChunk = undefined;
   }
 });
 

@@ -15,6 +15,8 @@ export type { Binding, Bindings } from './bindings.js';
 export class Recording {
   readonly encoder: GPUCommandEncoder;
   private readonly scratch: GPUBuffer[] = [];
+  /** What runs once the work is submitted (afterSubmit). */
+  private readonly submitted: (() => void)[] = [];
   private open?: GPUComputePassEncoder;
   /** Pieces the largest split operation of this recording ran in (ranges or slabs; 1 = whole), for Timings.slabs. */
   pieces = 1;
@@ -118,12 +120,22 @@ export class Recording {
     return pass;
   }
 
-  /** Submits the recorded work and recycles its scratch buffers. */
+  /**
+   * Runs `fn` once the work is submitted: what must wait for it — re-mapping the upload memory a recorded copy reads,
+   * mapping the readback memory one writes (transfer.ts: copies recorded here rather than submitted apart, one
+   * submission fewer each).
+   */
+  afterSubmit(fn: () => void): void {
+    this.submitted.push(fn);
+  }
+
+  /** Submits the recorded work, recycles its scratch buffers, then runs what waited for the submission. */
   submit(): void {
     this.closePass();
     this.timer.resolve(this.encoder);
     this.ctx.device.queue.submit([this.encoder.finish()]);
     for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);
+    for (const fn of this.submitted.splice(0)) fn();
   }
 }
 

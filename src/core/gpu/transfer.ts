@@ -10,6 +10,16 @@ import { alignUp, type GpuContext } from './context.js';
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
+/**
+ * A recording (recording.ts, which imports this module: named here by its shape) that copies are recorded into instead
+ * of being submitted apart: one submission fewer per copy, the work after them in the same command buffer.
+ */
+export interface CopyTarget {
+  readonly ctx: GpuContext;
+  copyRange(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void;
+  afterSubmit(fn: () => void): void;
+}
+
 /** Byte size of a device buffer for `n` bytes of pixels: padded to 16 so kernels may read whole vec4<u32>. */
 export function deviceBytes(n: number): number {
   return alignUp(Math.max(n, 16), 16);
@@ -206,9 +216,10 @@ function submitStagedCopy(ctx: GpuContext, staging: GPUBuffer, dst: GPUBuffer, o
 /**
  * Mapped upload memory for the caller to fill: write the pixels into `bytes` (decode, read from a pipe, compute
  * them there), then `submit()` copies them to a pooled device buffer — no JavaScript copy at all, where a host
- * array costs one (~8 GB/s on one thread). `discard()` gives the memory back unused.
+ * array costs one (~8 GB/s on one thread) — submitted at once, or recorded `into` a recording ahead of its work.
+ * `discard()` gives the memory back unused.
  */
-export async function stagingView(ctx: GpuContext, byteLength: number): Promise<{ bytes: ArrayBuffer; submit(label?: string): GPUBuffer; discard(): void }> {
+export async function stagingView(ctx: GpuContext, byteLength: number): Promise<{ bytes: ArrayBuffer; submit(label?: string, into?: CopyTarget): GPUBuffer; discard(): void }> {
   ctx.assertAlive();
   const size = deviceBytes(byteLength);
   const staging = await takeWriteStaging(ctx, size, stagingCapacity(ctx, byteLength));
@@ -220,10 +231,15 @@ export async function stagingView(ctx: GpuContext, byteLength: number): Promise<
   };
   return {
     bytes: staging.getMappedRange(0, size),
-    submit(label = 'image') {
+    submit(label = 'image', into) {
       finish();
       const dst = acquireStorage(ctx, byteLength, label);
-      submitStagedCopy(ctx, staging, dst, 0, size);
+      if (into) {
+        into.copyRange(staging, 0, dst, 0, size);
+        into.afterSubmit(() => remapInBackground(ctx, staging));
+      } else {
+        submitStagedCopy(ctx, staging, dst, 0, size);
+      }
       return dst;
     },
     discard() {
@@ -276,9 +292,10 @@ async function takeChunk(ctx: GpuContext): Promise<GPUBuffer> {
  * copies it to a pooled device buffer (nothing GPU-side happens before submit, so a caller may await this outside
  * its error scope). For large sources nothing else writes meanwhile: a batch's JPEG coefficients, whose synchronous
  * copy was 0.65 s of a 210-photo batch's main thread on the H100. The memory is STAGE_CHUNK chunks, re-mapped after
- * each copy and reused by any size. `data` must not change until it resolves.
+ * each copy and reused by any size. `data` must not change until it resolves. `submit(label, into)` records the copy
+ * into a recording ahead of its work instead of submitting it apart.
  */
-export async function stageOffThread(ctx: GpuContext, data: Uint8Array): Promise<{ submit(label?: string): GPUBuffer; discard(): void }> {
+export async function stageOffThread(ctx: GpuContext, data: Uint8Array): Promise<{ submit(label?: string, into?: CopyTarget): GPUBuffer; discard(): void }> {
   ctx.assertAlive();
   const size = deviceBytes(data.byteLength);
   const chunks = await Promise.all(Array.from({ length: Math.ceil(size / STAGE_CHUNK) }, () => takeChunk(ctx)));
@@ -305,9 +322,14 @@ export async function stageOffThread(ctx: GpuContext, data: Uint8Array): Promise
     throw e;
   }
   return {
-    submit(label = 'image') {
+    submit(label = 'image', into) {
       finish();
       const dst = acquireStorage(ctx, data.byteLength, label);
+      if (into) {
+        for (const p of pieces) into.copyRange(p.buf, 0, dst, p.at, p.n);
+        into.afterSubmit(remap);
+        return dst;
+      }
       const enc = ctx.device.createCommandEncoder({ label: 'upload' });
       for (const p of pieces) enc.copyBufferToBuffer(p.buf, 0, dst, p.at, p.n);
       ctx.device.queue.submit([enc.finish()]);
@@ -334,9 +356,11 @@ export const UPLOAD_CHUNK = 8 << 20;
 /**
  * Transfer settings benchmarks may change (bench/transfer.ts, bench/hosthost.ts): uploadChunk 0 = one piece,
  * undefined = chosen by the context's host copy (one piece when it is multi-threaded, else UPLOAD_CHUNK);
- * downloadChunk 0 or undefined = one piece, else the bytes per readback chunk (a multiple of 16).
+ * downloadChunk 0 or undefined = one piece, else the bytes per readback chunk (a multiple of 16); readChunk: the bytes
+ * of downloadChunks' staging chunks (a multiple of 16; tests make it small so that a readback spans many), default
+ * READ_CHUNK.
  */
-export const transferTuning: { uploadChunk?: number; downloadChunk?: number } = {};
+export const transferTuning: { uploadChunk?: number; downloadChunk?: number; readChunk?: number } = {};
 
 /** Reads a device buffer back into `out`: the mapped view (downloadView) copied out, then released. */
 export async function download<A extends PixelArray | Uint32Array>(ctx: GpuContext, src: GPUBuffer, out: A, phases?: TransferPhases): Promise<A> {
@@ -413,14 +437,136 @@ export async function downloadView(ctx: GpuContext, src: GPUBuffer, byteLength: 
   return startReadback(ctx, src, offset, byteLength);
 }
 
+/**
+ * Bytes of each readback staging chunk downloadChunks reads through. One size for every readback, so that any
+ * readback reuses the chunks any other left: with a staging buffer per readback sized to it (a power of two), the
+ * GPU encoder's coded bytes of a 210-photo batch of 1–24 MP created 42–56 mapped buffers (400–490 MiB) across the
+ * whole run, 140–150 ms of its 1.2 s main thread on the H200 (`node --import ./dist/bench/buffer-counts.js`): each
+ * size class grew to the most readbacks of that size in flight at once.
+ */
+export const READ_CHUNK = 4 << 20;
+
+/** A device buffer's bytes, mapped in READ_CHUNK pieces: valid until release(), which unmaps and pools them. */
+export interface ChunkedReadback {
+  readonly byteLength: number;
+  /** The u32 at byte `at` (a multiple of 4). */
+  u32(at: number): number;
+  /**
+   * Copies bytes [from, from + dst.byteLength) into `dst`, off the JavaScript thread where `offThread` and the
+   * context's host copy has an asynchronous form (HostCopy.async: one native copy a piece on libuv's pool).
+   */
+  copyTo(dst: Uint8Array, from: number, offThread: boolean): Promise<void>;
+  release(): void;
+}
+
+/**
+ * `byteLength` bytes of `src` from `offset` (a multiple of 4) read back through pooled READ_CHUNK staging chunks (one
+ * submission, one map each): for readbacks of many sizes in flight together (a batch's encoded photos), whose chunks
+ * then serve one another; a readback of one known size uses downloadView. With `needed`, `byteLength` is only the
+ * most the result can be: the first chunk is read back alone, `needed` reads what it must from it (u32s) and says how
+ * many bytes are wanted, and only the chunks after it that hold those are copied and mapped, in a second submission
+ * (none where the first chunk holds them all) — the GPU encoder's coded bytes, read with their count in one trip for
+ * most photos, which code to far less than the capacity sized for the most bytes per block seen.
+ */
+export async function downloadChunks(ctx: GpuContext, src: GPUBuffer, byteLength: number, offset = 0, needed?: (u32: (at: number) => number) => number): Promise<ChunkedReadback> {
+  beginReadback(ctx);
+  const chunk = transferTuning.readChunk ?? READ_CHUNK;
+  const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+  const pieces: { at: number; n: number; buf: GPUBuffer }[] = [];
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    for (const p of pieces) {
+      p.buf.unmap(); // nothing where a map failed
+      ctx.buffers.release(p.buf);
+    }
+  };
+  /** Copies bytes [from, to) (multiples of 4) of `src` to new pieces, in one submission, and maps them. */
+  const read = async (from: number, to: number) => {
+    const added = [];
+    for (let at = from; at < to; at += chunk) {
+      added.push({ at, n: Math.min(chunk, to - at), buf: ctx.buffers.acquire(chunk, usage, (s) => ctx.createBuffer(s, usage, 'download staging chunk')) });
+    }
+    pieces.push(...added);
+    const enc = ctx.device.createCommandEncoder({ label: 'download' });
+    for (const p of added) enc.copyBufferToBuffer(src, offset + p.at, p.buf, 0, p.n);
+    ctx.device.queue.submit([enc.finish()]);
+    const failed = (await Promise.allSettled(added.map((p) => p.buf.mapAsync(GPUMapMode.READ, 0, p.n)))).find((m) => m.status === 'rejected');
+    if (failed) {
+      release();
+      ctx.assertAlive();
+      throw failed.reason;
+    }
+  };
+  // Each chunk's mapped range, taken once (a range may be asked for only once while mapped).
+  const views: Uint8Array[] = [];
+  const view = (i: number) => (views[i] ??= new Uint8Array(pieces[i].buf.getMappedRange(0, pieces[i].n)));
+  const u32 = (at: number) => {
+    const i = Math.floor(at / chunk), v = view(i);
+    return new Uint32Array(v.buffer, v.byteOffset + at - pieces[i].at, 1)[0];
+  };
+  const size = deviceBytes(byteLength);
+  let length = byteLength;
+  if (needed) {
+    await read(0, Math.min(chunk, size));
+    length = Math.min(byteLength, needed(u32));
+    if (deviceBytes(length) > chunk) await read(chunk, deviceBytes(length));
+  } else {
+    await read(0, size);
+  }
+  return {
+    byteLength: length,
+    u32,
+    async copyTo(dst, from, offThread) {
+      const copies: Promise<void>[] = [];
+      pieces.forEach((p, i) => {
+        const lo = Math.max(from, p.at), hi = Math.min(from + dst.byteLength, p.at + p.n);
+        if (lo >= hi) return;
+        const to = dst.subarray(lo - from, hi - from), part = view(i).subarray(lo - p.at, hi - p.at);
+        if (offThread && ctx.hostCopy.async) copies.push(ctx.hostCopy.async(to, part));
+        else ctx.hostCopy(to, part);
+      });
+      await Promise.all(copies);
+    },
+    release,
+  };
+}
+
 /** Submits the copy of `byteLength` bytes of `src` from `offset` (a multiple of 16) to pooled readback memory and maps it. */
 async function startReadback(ctx: GpuContext, src: GPUBuffer, offset: number, byteLength: number): Promise<MappedReadback> {
   const size = deviceBytes(byteLength);
-  const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
-  const staging = ctx.buffers.acquire(stagingCapacity(ctx, byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
+  const staging = readbackStaging(ctx, byteLength);
   const enc = ctx.device.createCommandEncoder({ label: 'download' });
   enc.copyBufferToBuffer(src, offset, staging, 0, size);
   ctx.device.queue.submit([enc.finish()]);
+  return mapReadback(ctx, staging, size);
+}
+
+/** Pooled readback memory for `byteLength` bytes. */
+function readbackStaging(ctx: GpuContext, byteLength: number): GPUBuffer {
+  const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+  return ctx.buffers.acquire(stagingCapacity(ctx, byteLength), usage, (s) => ctx.createBuffer(s, usage, 'download staging'));
+}
+
+/**
+ * downloadView recorded into `rec`: the copy to readback memory goes in the recording's own submission (one fewer),
+ * and is mapped once that is submitted. Resolves after rec.submit(); where the recording is never submitted (its
+ * recording failed: the caller's error) it never resolves, and a failure to map is never an unhandled rejection.
+ */
+export function downloadAfter(rec: CopyTarget, src: GPUBuffer, byteLength: number): Promise<MappedReadback> {
+  const ctx = rec.ctx;
+  beginReadback(ctx);
+  const size = deviceBytes(byteLength);
+  const staging = readbackStaging(ctx, byteLength);
+  rec.copyRange(src, 0, staging, 0, size);
+  const view = new Promise<MappedReadback>((resolve) => rec.afterSubmit(() => resolve(mapReadback(ctx, staging, size))));
+  view.catch(() => undefined);
+  return view;
+}
+
+/** Maps pooled readback memory once the GPU has written it: a view valid until release(), which pools it again. */
+async function mapReadback(ctx: GpuContext, staging: GPUBuffer, size: number): Promise<MappedReadback> {
   try {
     await staging.mapAsync(GPUMapMode.READ, 0, size);
   } catch (e) {
