@@ -1,6 +1,6 @@
 /**
  * Morphology benchmark: `node dist/bench/morph.js [--sizes 1024,4k,8k] [--ks 3,7,15,27,39,51,101] [--reps 10] [--volume]
- * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack|unpacky|vec4]]`.
+ * [--no-search] [--hold-clocks] [--variants NAME [--set passes|fused|unpack|unpacky|vec4|top]]`.
  * Erosion with a k×k rectangle of the bundled photograph resized to each size (and, with --volume, a
  * 512×512×361 u8 volume with k×k×k boxes): GPU van Herk/Gil-Werman kernels one isolated call and back to back
  * (20 in one submission), host→host, the naive direct kernel (small k only: it costs O(k²)), the CPU path on
@@ -113,6 +113,15 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
     ],
     unpacky: [[], [{}, { unpackY: true }, { unpackY: true, segY: 16 }, { unpackY: true, segYCols: 64 }, {}], [{}, { unpackY: true }, {}]],
     vec4: [[], [{}, ...strips, {}], [{}, ...strips, {}]],
+    // --set top: unpacked lanes with their pixel on top (laneTop) against masked lanes and packed words, along x
+    // at several words an invocation (odd ones without the tile's skew) and along y at several rows an invocation
+    // and columns a workgroup; whole erosions: the first schedule against the fastest x and y variants of the same
+    // k, together and alone. (bench/morph-isolated.ts times the same passes isolated, as the roofline does.)
+    top: [
+      [{}, { laneTop: false }, { laneTop: false, segX: 6 }, ...[4, 6, 8, 10, 15].map((segX) => ({ segX })), {}],
+      [{}, ...[16, 24, 32, 40].flatMap((segY) => [32, 64].map((segYCols) => ({ segY, segYCols }))), { laneTop: false }, { unpackY: false, laneTop: false }, {}],
+      [],
+    ],
   };
   const [xs, ys, both] = sets[set];
   const lines: string[] = [];
@@ -122,7 +131,9 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(file, '');
   for (const k of ks) {
-    for (const [se, list] of [[`rect:${k}x1`, xs], [`rect:1x${k}`, ys], [`rect:${k}x${k}`, both]] as const) {
+    const best = { x: [Infinity, {}] as [number, Partial<MorphSchedule>], y: [Infinity, {}] as [number, Partial<MorphSchedule>] };
+    for (const [se, list0] of [[`rect:${k}x1`, xs], [`rect:1x${k}`, ys], [`rect:${k}x${k}`, both]] as const) {
+      const list = set === 'top' && se === `rect:${k}x${k}` ? [{}, { ...best.x[1], ...best.y[1] }, best.x[1], best.y[1], {}] : list0;
       for (const v of list) {
         const schedule = { ...base, ...v };
         const ms = await backToBack(gpu, dev, se, 'auto', schedule);
@@ -134,6 +145,8 @@ async function searchVariants(gpu: GpuContext, img: Image, name: string): Promis
         lines.push(line);
         appendFileSync(file, line + '\n');
         if (se === `rect:${k}x${k}`) wholeMs.set(JSON.stringify(v), (wholeMs.get(JSON.stringify(v)) ?? 0) + ms);
+        const axis = se === `rect:${k}x1` ? 'x' : se === `rect:1x${k}` ? 'y' : undefined;
+        if (axis && ms < best[axis][0]) best[axis] = [ms, v];
       }
     }
   }

@@ -173,6 +173,42 @@ test('the register-segment kernels (segX / segY, packed-byte min/max) equal the 
   }
 });
 
+test('lanes with their pixel on top (laneTop, the default) and masked lanes, odd words an invocation along x (no skew), the y pass on unpacked lanes (unpackY) equal the CPU: u8 / u16 / f32, odd sizes, rows with workgroups clear of the border, 2D and 3D, both borders', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  // The default (laneTop, unpackY, 5 words along x, 16 rows along y), odd and even words with masked lanes, and
+  // 15 words with 32 rows and 64 columns on top lanes.
+  const schedules: MorphSchedule[] = [
+    { ...DEFAULT_MORPH_SCHEDULE },
+    { ...DEFAULT_MORPH_SCHEDULE, laneTop: false, segX: 15, segY: 32, segYCols: 64 },
+    { ...DEFAULT_MORPH_SCHEDULE, laneTop: true, segX: 15, segY: 32, segYCols: 64 },
+  ];
+  const images = [
+    imageFrom(randomBytes(61 * 157, 61), [61, 157]),
+    // Rows long enough for workgroups of 64 × 15 words and the halo of a 101-pixel window clear of the border.
+    imageFrom(randomBytes(2 * 8011, 62), [2, 8011]),
+    imageFrom(randomU16(37 * 45, 63), [37, 45]),
+    imageFrom(Float32Array.from(randomU16(23 * 31, 64), (v) => v / 7 - 3000), [23, 31]),
+    imageFrom(randomBytes(6 * 11 * 21, 65), [6, 11, 21]),
+  ];
+  for (const img of images) {
+    const ses = img.dtype === 'uint8'
+      ? (img.shape.length === 3 ? ['box:9x3x5'] : img.shape[1] > 1000 ? ['rect:101x1', 'rect:50x2'] : ['rect:8x9', 'rect:51x51', 'rect:101x31'])
+      : img.dtype === 'uint16' ? ['rect:13x2', 'rect:40x30'] : ['rect:9x9'];
+    for (const se of ses) {
+      for (const border of ['opencv', 'scipy'] as const) {
+        for (const op of ['erode', 'dilate'] as const) {
+          const cpu = (await morph(img, { op, se, border })).output;
+          for (const s of schedules) {
+            const what = `${img.dtype} ${img.shape.join('×')} ${op} ${se} ${border} segX ${s.segX} segY ${s.segY} laneTop ${s.laneTop} unpackY ${s.unpackY}`;
+            assertSame(await primitiveWith(gpu, img, op, se, border, s), cpu, what);
+          }
+        }
+      }
+    }
+  }
+});
+
 test('the y kernel on strips of four words (yVec4) equals the CPU: all dtypes, widths not multiples of 16 or 4, one strip narrower than 16 pixels, word counts not multiples of 4 (the u32 kernel), 2D and 3D, both borders, windows as long as the image', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;

@@ -44,7 +44,7 @@ export interface MorphSchedule {
   fuseThreads: number;
   /** u8 and u16: the register-segment x pass (segX, fused) on lanes unpacked to vectors instead of packed words. */
   unpackX: boolean;
-  /** u8 and u16: the register-segment y/z pass (segY) on unpacked lanes. Not measured yet (docs/morphology.md). */
+  /** u8 and u16: the register-segment y/z pass (segY) on unpacked lanes, for windows longer than 8 rows (shorter: packed words). */
   unpackY: boolean;
   /**
    * The register-segment y/z pass on strips of four words (vec4<u32> loads and stores; segYCols then counts strips)
@@ -52,6 +52,11 @@ export interface MorphSchedule {
    * Measured slower at every shape (docs/morphology.md): off.
    */
   yVec4: boolean;
+  /**
+   * u8 and u16, unpacked lanes (unpackX, unpackY): lane l is the word shifted so that its pixel l is on top, the
+   * pixels below left in place (an unsigned min/max keeps the top pixel's; unpackWgsl), instead of masked out.
+   */
+  laneTop: boolean;
 }
 // From the H100 searches at 7680×4320 with the clock held at 1980 MHz (bench/morph.ts --hold-clocks, back to back).
 // vHGW segments (bench/results/h100-morph-search-held.jsonl): 32 rows per invocation in the vertical pass and 32
@@ -66,7 +71,12 @@ export interface MorphSchedule {
 // x+y kernel (fuseTW) was slower than the two passes at every shape measured (h100-morphfuse-variants*.jsonl): off.
 // yVec4 (h100-erodewide-variants.jsonl): the y pass on vec4 strips at best 0.054 / 0.076 ms at k = 51 / 101 (16 rows;
 // 32 rows spill) against 0.045 / 0.057 on words: off.
-export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 32, segYCols: 32, segX: 6, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: false, yVec4: false };
+// H200 (docs/morphology.md, bench/results/h200-morph101-*): lanes with their pixel on top (laneTop) took the x pass at
+// k = 101 from 0.062 to 0.052 ms back to back; the y pass on such lanes with 16 rows an invocation and 32 columns a
+// workgroup from 0.068 to 0.061 ms isolated (the roofline's measure; 32 rows: 0.071–0.073); 5 words an invocation
+// along x (no skew) 0.057 against 0.059 for 6, isolated. Whole 8K u8 erosion, roofline isolated / back to back:
+// 101×101 0.132 / 0.133 → 0.113 / 0.114 ms, 51×51 0.116 / 0.117 → 0.095 / 0.095, 3×3 unchanged (0.074–0.075 / 0.078).
+export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 16, segYCols: 32, segX: 5, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: true, yVec4: false, laneTop: true };
 
 /**
  * The default schedule, or with IMGPU_MORPH_SCHEDULE (a JSON object of MorphSchedule fields, a measurement knob:
@@ -168,7 +178,7 @@ export class MorphGpu {
       return;
     }
     if (axis === 'x' && segX > 0 && win.k >= 2 * lanes(this.dtype).epw && win.k <= src.w) {
-      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar, unpacked: this.schedule.unpackX }), 'seg_rows');
+      const pipe = await this.pipe('morph-seg-rows', segRowsWgsl({ dtype: this.dtype, isMin, k: win.k, a: win.a, seg: segX, swar, unpacked: this.schedule.unpackX, top: this.schedule.laneTop }), 'seg_rows');
       // One workgroup per 64 segments of a row.
       const segs = Math.ceil(src.rw / (64 * segX)), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, segs * lines);
@@ -191,11 +201,14 @@ export class MorphGpu {
     // Short windows gain nothing from long segments, which only cost registers (H100, k = 3: 8 rows 0.029 ms, 32 rows 0.040).
     const seg = useSeg ? (win.k <= SHORT_Y ? Math.min(segY, SHORT_Y) : segY) : this.schedule.segLines;
     const cols = this.schedule.segYCols;
+    // Windows of up to SHORT_Y rows keep packed words (H200, k = 3: 0.0239 ms so, 0.0257–0.0261 on unpacked lanes,
+    // bench/results/h200-morph101-tile.jsonl).
+    const unpackY = this.schedule.unpackY && win.k > SHORT_Y;
     // Strips of four words need every line to start on a 16-byte boundary: a word count per line that is a multiple of 4.
     const vec4 = useSeg && this.schedule.yVec4 && inner % 4 === 0;
     const units = vec4 ? inner / 4 : inner;
     const pipe = useSeg
-      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols, unpacked: this.schedule.unpackY, vec4 }), 'seg_lines')
+      ? await this.pipe('morph-seg-lines', segLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar, cols, unpacked: unpackY, vec4, top: this.schedule.laneTop }), 'seg_lines')
       : await this.pipe('morph-vhgw-lines', vhgwLinesWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_lines');
     const segs = Math.ceil(n / seg);
     const groups = useSeg ? Math.ceil(units / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);

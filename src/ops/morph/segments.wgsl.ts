@@ -71,7 +71,8 @@ export const reads = (count: number, k: number) => count + k - 1;
 
 /**
  * Along y (z): `seg` output rows per invocation, `cols` word columns a workgroup (a power of 2 ≤ 64). Params as
- * vhgw_lines. `unpacked` (u8, u16): the minima on lanes unpacked once per word read, as rowWordsCode's.
+ * vhgw_lines. `unpacked` (u8, u16): the minima on lanes unpacked once per word read, as rowWordsCode's; `top`: those
+ * lanes with their pixel on top (unpackWgsl).
  *
  * `vec4`: an invocation's column is a strip of four adjacent words (16 u8 pixels), read and written with one
  * vec4<u32> access each (the u32 kernel ran at 1.3–1.7× a u32 copy's time; a vec4<u32> copy takes 0.74× a u32
@@ -80,7 +81,7 @@ export const reads = (count: number, k: number) => count + k - 1;
  * Packed words only (not with `unpacked`). Measured slower than words (docs/morphology.md): a strip's four times the
  * registers hold it to shorter segments, which re-read more rows.
  */
-export function segLinesWgsl(kn: LineKernel & { cols: number; unpacked?: boolean; vec4?: boolean }): string {
+export function segLinesWgsl(kn: LineKernel & { cols: number; unpacked?: boolean; vec4?: boolean; top?: boolean }): string {
   const strips = kn.vec4 === true;
   const vec = !strips && kn.unpacked === true && lanes(kn.dtype).epw > 1;
   const word = strips ? 'vec4u' : 'u32';
@@ -93,7 +94,7 @@ export function segLinesWgsl(kn: LineKernel & { cols: number; unpacked?: boolean
   };
   return /* wgsl */ `
 ${lineHeader(kn, word)}
-${vec ? unpackWgsl(kn.dtype, kn.isMin) : ''}
+${vec ? unpackWgsl(kn.dtype, kn.isMin, kn.top) : ''}
 ${strips ? 'fn op4(a: vec4u, b: vec4u) -> vec4u { return vec4u(opw(a.x, b.x), opw(a.y, b.y), opw(a.z, b.z), opw(a.w, b.w)); }' : ''}
 ${mirrorWgsl}
 const COLS: u32 = ${kn.cols}u;
@@ -139,9 +140,13 @@ export function rowsPlan(epw: number, k: number, a: number) {
   return { m, e, levels, d, r, shifts };
 }
 
-/** Workgroup-memory index of tile word i: one pad word every 32, so invocations SEG words apart hit distinct banks. */
-const skewWgsl = 'fn sk(i: u32) -> u32 { return i + (i >> 5u); }';
-const skewed = (n: number) => n + (n >> 5) + 1;
+/**
+ * Workgroup-memory index of tile word i: one pad word every 32, so invocations SEG words apart hit distinct banks.
+ * For an odd SEG they do without (an odd stride visits all 32 banks), and then the index is i: each access's
+ * address is the invocation's base plus a constant, with no skew to compute at each of the span loads.
+ */
+const skewWgsl = (seg: number) => (seg % 2 === 1 ? 'fn sk(i: u32) -> u32 { return i; }' : 'fn sk(i: u32) -> u32 { return i + (i >> 5u); }');
+const skewed = (n: number, seg: number) => (seg % 2 === 1 ? n : n + (n >> 5) + 1);
 
 /**
  * One invocation's share of the x pass on words: `seg` output words from the `span` words ld(0 … span − 1), the
@@ -184,14 +189,31 @@ export function rowWordsCode(dtype: MorphDtype, k: number, a: number, seg: numbe
   return { span: reads(zCount, m), code: lines, outs };
 }
 
-/** WGSL for rowWordsCode's unpacked lanes: unpackw, packw and the lane-wise opv on vectors of EPW lanes. */
-export function unpackWgsl(dtype: MorphDtype, isMin: boolean): string {
+/**
+ * WGSL for rowWordsCode's unpacked lanes: unpackw, packw and the lane-wise opv on vectors of EPW lanes.
+ *
+ * `top`: lane l is the word shifted left so that its pixel l sits in the top bits, the pixels below it left in
+ * place: an unsigned min/max of two such lanes has the min/max of their top pixels on top (the bits below only
+ * break ties), so the lanes need no mask and the top lane is the word itself (E − 1 shifts a word, not E
+ * extractions); packw takes the top pixel of each lane.
+ */
+export function unpackWgsl(dtype: MorphDtype, isMin: boolean, top = false): string {
   const { epw, bits, mask } = lanes(dtype);
   if (epw === 1) return '';
   const l = Array.from({ length: epw }, (_, i) => i);
+  const xyzw = 'xyzw';
+  if (top) {
+    const hi = 32 - bits; // lane l: w << (hi − l·bits)
+    const field = (i: number) => `0x${((2 ** bits - 1) * 2 ** (i * bits)).toString(16)}u`;
+    const put = (i: number) => (i === 0 ? `(v.x >> ${hi}u)` : i === epw - 1 ? `(v.${xyzw[i]} & ${field(i)})` : `((v.${xyzw[i]} >> ${hi - i * bits}u) & ${field(i)})`);
+    return /* wgsl */ `
+fn unpackw(w: u32) -> vec${epw}u { return vec${epw}u(${l.map((i) => (i === epw - 1 ? 'w' : `w << ${hi - i * bits}u`)).join(', ')}); }
+fn packw(v: vec${epw}u) -> u32 { return ${l.map(put).join(' | ')}; }
+fn opv(a: vec${epw}u, b: vec${epw}u) -> vec${epw}u { return ${isMin ? 'min' : 'max'}(a, b); }`;
+  }
   return /* wgsl */ `
 fn unpackw(w: u32) -> vec${epw}u { return vec${epw}u(${l.map((i) => (i === epw - 1 ? `w >> ${i * bits}u` : `(w >> ${i * bits}u) & ${mask}`)).join(', ')}); }
-fn packw(v: vec${epw}u) -> u32 { return ${l.map((i) => (i === 0 ? 'v.x' : `(v.${'xyzw'[i]} << ${i * bits}u)`)).join(' | ')}; }
+fn packw(v: vec${epw}u) -> u32 { return ${l.map((i) => (i === 0 ? 'v.x' : `(v.${xyzw[i]} << ${i * bits}u)`)).join(' | ')}; }
 fn opv(a: vec${epw}u, b: vec${epw}u) -> vec${epw}u { return ${isMin ? 'min' : 'max'}(a, b); }`;
 }
 
@@ -218,7 +240,7 @@ fn ldc(rb: u32, q: i32) -> u32 {
  * memory to coalesced stores: invocations reading and writing their own segments straight from memory (SEG words
  * apart) were 2–5× slower at 8K. K ≥ 2E (M ≥ 2 words) and K ≤ width (one reflection).
  */
-export function segRowsWgsl(kn: LineKernel & { a: number; unpacked?: boolean }): string {
+export function segRowsWgsl(kn: LineKernel & { a: number; unpacked?: boolean; top?: boolean }): string {
   const { epw } = lanes(kn.dtype);
   const { d } = rowsPlan(epw, kn.k, kn.a);
   const seg = kn.seg;
@@ -227,21 +249,22 @@ export function segRowsWgsl(kn: LineKernel & { a: number; unpacked?: boolean }):
   const perInvocation = Math.ceil(tileWords / 64);
   const idx = (j: number) => `li + ${64 * j}u`;
   const partial = (j: number) => 64 * (j + 1) > tileWords;
+  const put = (j: number) => `tile[sk(${idx(j)})] = a${j};`;
   // An invocation's share of the tile: all its loads issued before the first store to workgroup memory (a loop
   // waited for each load in turn: x at k = 101 took 0.115 ms so, 0.089 without).
   const tileLoads = (load: string) => [
     ...Array.from({ length: perInvocation }, (_, j) => `let a${j} = ${partial(j) ? `select(0u, ${load.replace('J', `min(${idx(j)}, TILE - 1u)`)}, ${idx(j)} < TILE)` : load.replace('J', idx(j))};`),
-    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { tile[sk(${idx(j)})] = a${j}; }` : `tile[sk(${idx(j)})] = a${j};`)),
+    ...Array.from({ length: perInvocation }, (_, j) => (partial(j) ? `if (${idx(j)} < TILE) { ${put(j)} }` : put(j))),
   ].join('\n    ');
   const lines = [...code, ...outs.map((o, i) => `otile[sk(li * SEG + ${i}u)] = ${o};`)];
   return /* wgsl */ `
 ${lineHeader(kn)}
-${kn.unpacked ? unpackWgsl(kn.dtype, kn.isMin) : ''}
+${kn.unpacked ? unpackWgsl(kn.dtype, kn.isMin, kn.top) : ''}
 ${mirrorWgsl}
-${skewWgsl}
+${skewWgsl(seg)}
 const TILE: u32 = ${tileWords}u;
-var<workgroup> tile: array<u32, ${skewed(tileWords)}>;
-var<workgroup> otile: array<u32, ${skewed(64 * seg)}>;
+var<workgroup> tile: array<u32, ${skewed(tileWords, seg)}>;
+var<workgroup> otile: array<u32, ${skewed(64 * seg, seg)}>;
 ${rowWordWgsl(epw)}
 
 @compute @workgroup_size(64)
