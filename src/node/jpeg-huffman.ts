@@ -248,32 +248,29 @@ async function readU32(ctx: GpuContext, buffer: GPUBuffer, offset: number): Prom
 }
 
 /**
- * The share of stuffed bytes the first download of the coded bytes allows for (0 in a test: always a second); the
- * coded bytes per block guessed before any photo is coded; a factor on the guessed capacity (0 in a test: 1 KiB, so
- * that most photos are packed twice).
+ * The coded bytes per block guessed before any photo is coded; a factor on the guessed capacity (0 in a test: 1 KiB,
+ * so that most photos are packed twice).
  */
-export const entropyTuning = { stuffGuess: 1 / 32, bytesPerBlock: 12, capacityScale: 1 };
+export const entropyTuning = { bytesPerBlock: 12, capacityScale: 1 };
 
 /** JPEG's end-of-image marker, which libjpeg's write_file_trailer writes after the coded data. */
 const EOI = [0xff, 0xd9];
 
 /**
- * The file: `headers`, the stuffed bytes of `out` (packAndStuff's layout), EOI — or, where the coded bytes exceed
- * the `capacity` the kernels had, only their count (the caller packs again). One download sized for the capacity
- * and up to 1/32 of it stuffed (about 8 times what coded data holds: a 0xFF is about one byte in 256), a second
- * of the whole where there are more; both through the context's uniform readback chunks (downloadChunks), which the
- * photos of a batch, of every size, share; of the first, only the chunks that hold the coded bytes are copied (a
- * second submission after the first chunk's count, for photos coded to more than a chunk: on the H200, a batch of 210
- * photos of 1–24 MP otherwise held up to 290 MiB of chunks at once, 70 created, ~1.2 ms of the main thread each). With `host` (a batch) the file goes into its recycled memory and the coded
- * bytes are copied there off the JavaScript thread (HostCopy.async): a fresh array per photo (zeroed by the
- * allocator) and the synchronous copy out of mapped memory were 286 and 276 ms of a 210-photo batch's main thread
- * on the H100. Without it (one image), a new array and the context's parallel copy: the least latency.
+ * The file: `headers`, the stuffed bytes of `out` (packAndStuff's layout: room for `capacity` bytes stuffed at worst),
+ * EOI — or, where the coded bytes exceed the `capacity` the kernels had, only their count (the caller packs again).
+ * One readback through the context's uniform readback chunks (downloadChunks), which the photos of a batch, of every
+ * size, share: the first chunk, which holds the count, then only the chunks that hold the coded bytes (a second
+ * submission, for photos coded to more than a chunk) — not the capacity, sized for the most bytes per block seen (on
+ * the H200, a batch of 210 photos of 1–24 MP otherwise held up to 290 MiB of chunks at once, 70 created, ~1.2 ms of the
+ * main thread each). With `host` (a batch) the file goes into its recycled memory and the coded bytes are copied there
+ * off the JavaScript thread (HostCopy.async): a fresh array per photo (zeroed by the allocator) and the synchronous copy
+ * out of mapped memory were 286 and 276 ms of a 210-photo batch's main thread on the H100. Without it (one image), a
+ * new array and the context's parallel copy: the least latency.
  */
 async function readFile(ctx: GpuContext, out: GPUBuffer, capacity: number, headers: Uint8Array, host?: HostBuffers): Promise<{ file: Uint8Array; bytes: number } | { bytes: number }> {
-  const guess = Math.min(capacity, Math.ceil(capacity * entropyTuning.stuffGuess) + (entropyTuning.stuffGuess && 64));
   let bytes = 0, coded = 0;
-  // Only the chunks that hold the coded bytes are read back (the capacity is sized for the most bytes per block seen).
-  let view = await downloadChunks(ctx, out, 8 + capacity + guess, 0, (u32) => {
+  const view = await downloadChunks(ctx, out, 8 + 2 * capacity, 0, (u32) => {
     bytes = Math.ceil(u32(4) / 8);
     coded = bytes + u32(0);
     return bytes > capacity ? 8 : 8 + coded;
@@ -281,10 +278,6 @@ async function readFile(ctx: GpuContext, out: GPUBuffer, capacity: number, heade
   if (bytes > capacity) {
     view.release();
     return { bytes };
-  }
-  if (coded > capacity + guess) {
-    view.release();
-    view = await downloadChunks(ctx, out, 8 + coded);
   }
   const length = headers.length + coded + EOI.length;
   const file = host ? new Uint8Array(host.alloc(length), 0, length) : new Uint8Array(length);

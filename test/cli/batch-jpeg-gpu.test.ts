@@ -60,9 +60,10 @@ test('batch Otsu with jpeg \'gpu\': the threshold is not read back per photo, an
   for (const f of names) copyFileSync(fixture('jpeg', f), join(inDir, f));
   // The encoder's coded-bytes capacity, guessed from the photos coded before on the context, is made ample: photos
   // encoded concurrently otherwise see the guess raised or not by the time theirs starts, and a photo whose bytes
-  // outgrow it takes a second readback — a count that varied with timing (equalize's outputs code to more bytes).
+  // outgrow it is packed again, with a second readback — a count that varied with timing (equalize's outputs code to
+  // more bytes).
   const saved = { ...entropyTuning };
-  Object.assign(entropyTuning, { capacityScale: 8, stuffGuess: 1 / 4 });
+  Object.assign(entropyTuning, { capacityScale: 8 });
   let otsu: Map<string, Buffer>;
   try {
     otsu = await batch('threshold', { method: 'otsu' }, inDir, 'gpu');
