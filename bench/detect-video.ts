@@ -189,7 +189,7 @@ async function phases(ctx: GpuContext, det: Detector): Promise<Record<string, nu
       await gpu.recordDetect(rec, plan.schedule, staging);
     }
     const t2 = now();
-    const cmd = rec.encoder.finish();
+    const cmd = rec.finish();
     const t3 = now();
     ctx.device.queue.submit([cmd]);
     const t4 = now();

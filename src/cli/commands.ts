@@ -4,6 +4,7 @@ import type { GpuContext } from '../core/gpu/context.js';
 import type { Image } from '../core/image.js';
 import type { Operation } from '../core/op.js';
 import type { ParamSpec } from '../core/params.js';
+import type { Recording } from '../core/gpu/recording.js';
 import type { OpResult } from '../core/timings.js';
 import { writeImage, type WriteOptions } from '../io/index.js';
 import { loadFileParams } from '../io/params.js';
@@ -19,6 +20,8 @@ export interface RunOn {
   view?: boolean;
   /** GPU, a resident input: submit the kernels and return without waiting for them (the output stays resident). */
   wait?: boolean;
+  /** GPU, a resident input with wait false: record into this recording, left for the caller to submit (GpuRunOptions.recording). */
+  recording?: Recording;
   /** false: only the output image is wanted; results the GPU would read back besides it (Otsu's threshold) are not (RunOptions.extras). */
   extras?: boolean;
 }

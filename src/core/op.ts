@@ -281,17 +281,22 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     let extra: Partial<X> = produced?.extra ?? {};
     const read = opts.extras === false ? undefined : produced?.read;
     if (read) {
+      opts.recording?.flush(); // what `read` reads back was recorded there
       const td = now();
       extra = { ...extra, ...(await read()) };
       r.timings.download += now() - td;
-    } else {
-      produced?.drop?.();
+    } else if (produced?.drop) {
+      // Not before the work that writes what it frees is submitted: a buffer taken from the pool and filled by
+      // queue.writeBuffer in the meantime would be filled ahead of that work, which would then overwrite it.
+      if (opts.recording) opts.recording.afterSubmit(produced.drop);
+      else produced.drop();
     }
     const timings = host || decl.alwaysDownload || read ? closeTimings(r.timings, t0) : r.timings;
     return { ...r, timings, ...extra };
   }
 
   async function onGpuHost(gpu: GpuContext, img: Image, q: Q, opts: OpOptions<S>, t0: number, host: GpuHostRun<Q, H, X>): Promise<OpResult<H> & Partial<X>> {
+    opts.recording?.flush(); // this path submits its own work: what the caller recorded goes first
     const r = await host(img, q, gpu, opts);
     return { ...r, timings: closeTimings(r.timings, t0) };
   }
@@ -314,6 +319,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
   let upload = 0, download = 0;
   const profile = opts.profile ?? PROFILE_BY_DEFAULT;
+  opts.recording?.flush(); // the steps record and submit their own: what the caller recorded goes first
   let dev: GpuImage;
   if (img instanceof GpuImage) {
     dev = img;

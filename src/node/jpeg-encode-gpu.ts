@@ -154,6 +154,11 @@ export interface JpegGpuEncodeOptions {
    * whose coded data would not fit the GPU coder's bindings is coded on the CPU. @default defaultEntropy()
    */
   entropy?: JpegEntropyPath;
+  /**
+   * The recording that computes the image, not yet submitted (the operation's, GpuRunOptions.recording): the encode
+   * is recorded after it and submits it — one submission for both. Without phases only (timed phases flush it first).
+   */
+  recording?: Recording;
 }
 
 /** Where encodeJpegGpu's entropy coding runs (JpegGpuEncodeOptions.entropy). */
@@ -278,7 +283,8 @@ async function encodeInto(job: EncodeJob, coefs: GPUBuffer): Promise<Uint8Array>
   const timer = new KernelTimer(ctx, !!opts.phases);
   try {
     const t0 = performance.now();
-    const rec = new Recording(ctx, timer, 'jpeg encode', true);
+    if (opts.phases) opts.recording?.flush();
+    const rec = (!opts.phases && opts.recording) || new Recording(ctx, timer, 'jpeg encode', true);
     plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
     if (huffman) {
       const headers = native.headers(w, h, layout.components, quality, layout.hSamp, layout.vSamp);

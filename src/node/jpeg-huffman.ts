@@ -8,7 +8,7 @@ import { grid1d } from '../core/gpu/dispatch.js';
 import { maxBinding } from '../core/gpu/limits.js';
 import { PrefixSum } from '../core/gpu/prefix-sum.js';
 import type { Recording } from '../core/gpu/recording.js';
-import { acquireStorage, deviceBytes, downloadChunks, downloadView } from '../core/gpu/transfer.js';
+import { acquireStorage, deviceBytes, downloadChunks, downloadView, type CopyTarget } from '../core/gpu/transfer.js';
 import type { CoefLayout } from './jpeg-coef-layout.js';
 import type { HostBuffers } from './jpeg-gpu-decode.js';
 import { AC_BASE, AC_TABLE, DC_TABLE, HuffParams, jpegHuffmanWgsl, jpegStuffWgsl, StuffParams, TABLES_LENGTH, ZIGZAG_BASE, zigzagNatural } from './jpeg-huffman.wgsl.js';
@@ -137,8 +137,10 @@ export class JpegHuffmanPlan {
       this.scan.record(rec, bits, n + 1);
       const guess = codedCapacity(ctx, n);
       if (this.fits(guess)) out = this.packAndStuff(rec, layout, coefs, huff, { tables, bits }, n, guess);
+      // The coded bytes' first readback chunk is copied in this same submission (one fewer a photo).
+      const reading = out && readFile(ctx, out, guess, headers, host, rec);
       rec.submit();
-      const first = out && (await readFile(ctx, out, guess, headers, host));
+      const first = reading && (await reading);
       const t1 = performance.now();
       if (first && 'file' in first) {
         noteCoded(ctx, n, first.bytes);
@@ -259,6 +261,7 @@ const EOI = [0xff, 0xd9];
 /**
  * The file: `headers`, the stuffed bytes of `out` (packAndStuff's layout: room for `capacity` bytes stuffed at worst),
  * EOI — or, where the coded bytes exceed the `capacity` the kernels had, only their count (the caller packs again).
+ * With `into`, the first chunk's copy is recorded there: call before its submission (downloadChunks).
  * One readback through the context's uniform readback chunks (downloadChunks), which the photos of a batch, of every
  * size, share: the first chunk, which holds the count, then only the chunks that hold the coded bytes (a second
  * submission, for photos coded to more than a chunk) — not the capacity, sized for the most bytes per block seen (on
@@ -268,13 +271,15 @@ const EOI = [0xff, 0xd9];
  * out of mapped memory were 286 and 276 ms of a 210-photo batch's main thread on the H100. Without it (one image), a
  * new array and the context's parallel copy: the least latency.
  */
-async function readFile(ctx: GpuContext, out: GPUBuffer, capacity: number, headers: Uint8Array, host?: HostBuffers): Promise<{ file: Uint8Array; bytes: number } | { bytes: number }> {
+async function readFile(
+  ctx: GpuContext, out: GPUBuffer, capacity: number, headers: Uint8Array, host?: HostBuffers, into?: CopyTarget,
+): Promise<{ file: Uint8Array; bytes: number } | { bytes: number }> {
   let bytes = 0, coded = 0;
   const view = await downloadChunks(ctx, out, 8 + 2 * capacity, 0, (u32) => {
     bytes = Math.ceil(u32(4) / 8);
     coded = bytes + u32(0);
     return bytes > capacity ? 8 : 8 + coded;
-  });
+  }, into);
   if (bytes > capacity) {
     view.release();
     return { bytes };

@@ -1,6 +1,7 @@
 import type { CpuPool } from '../core/cpu/pool.js';
 import type { ImageOperation } from '../core/op.js';
 import { InvalidArgumentError } from '../core/errors.js';
+import type { Recording } from '../core/gpu/recording.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { toGray, type Image } from '../core/image.js';
@@ -67,25 +68,31 @@ function parseStep(op: ImageOperation, tokens: string[], at: string): Record<str
 export type StageObserver = (step: number, output: Image | GpuImage, timings: Timings) => Promise<void> | void;
 
 /** Brings a colour image to gray where the next step works on gray (a resident one through the host). */
-async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: GpuContext): Promise<Image | GpuImage> {
+async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: GpuContext, rec?: Recording): Promise<Image | GpuImage> {
   if (colour || x.channels === 1) return x;
   if (!(x instanceof GpuImage)) return toGray(x);
+  rec?.flush(); // the image is computed there
   const host = await x.toHost();
   x.release();
   return GpuImage.upload(gpu ?? x.ctx, toGray(host));
 }
 
 /**
- * The steps on the GPU, each recorded and submitted without waiting (`wait: false`); an input this function made
- * goes back to the pool once the next step is recorded, the caller's `start` never. Host transfers (the first
- * upload, colour steps that take host images) are added to `moved`.
+ * The steps on the GPU, each recorded and submitted without waiting (`wait: false`) — or, with `rec`, recorded into
+ * it for the caller to submit; an input this function made goes back to the pool once the next step is recorded
+ * (with `rec`, once it is submitted), the caller's `start` never. Host transfers (the first upload, colour steps that
+ * take host images) are added to `moved`.
  */
-async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }, stage?: StageObserver): Promise<Image | GpuImage> {
+async function gpuSteps(
+  start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }, stage?: StageObserver,
+  rec?: Recording,
+): Promise<Image | GpuImage> {
   let cur = start;
   for (const [i, s] of steps.entries()) {
     const op = OPERATIONS[s.op];
     if (op.colour && cur.channels > 1) {
       // Colour in (CLAHE of YCrCb's Y): that path takes host images — the GPU does the work, with its transfers.
+      rec?.flush(); // the image is computed there
       const host: Image = cur instanceof GpuImage ? await cur.toHost() : cur;
       if (cur instanceof GpuImage) cur.release();
       const r = await op.run(host, s.params, { gpu, pool });
@@ -95,19 +102,25 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
       await stage?.(i, cur, r.timings);
       continue;
     }
-    let input = await grayFor(cur, op.colour, gpu);
+    let input = await grayFor(cur, op.colour, gpu, rec);
     if (!(input instanceof GpuImage)) {
       const tu = now();
       input = await GpuImage.upload(gpu, input);
       moved.upload += now() - tu;
     }
     // Only the image goes on: a step's scalar results (Otsu's threshold) are not read back, so no step waits.
-    const r = await op.run(input, s.params, { pool, wait: false, profile: false, extras: false });
-    if (input !== start) input.release();
+    const r = await op.run(input, s.params, { pool, wait: false, profile: false, extras: false, recording: rec });
+    if (input !== start) releaseAfter(input, rec);
     cur = r.output;
     await stage?.(i, cur, r.timings);
   }
   return cur;
+}
+
+/** Gives a resident image back to the pool: now, or once `rec` (which still reads it) is submitted. */
+function releaseAfter(img: GpuImage, rec?: Recording): void {
+  if (rec) rec.afterSubmit(() => img.release());
+  else img.release();
 }
 
 /**
@@ -119,13 +132,16 @@ async function gpuSteps(start: Image | GpuImage, steps: PipelineStep[], gpu: Gpu
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
 export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver }): Promise<OpResult<Image>>;
-export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool }): Promise<OpResult<GpuImage>>;
-export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver } = {}): Promise<OpResult<Image | GpuImage>> {
+export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool; recording?: Recording }): Promise<OpResult<GpuImage>>;
+export async function runPipeline(
+  src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver; recording?: Recording } = {},
+): Promise<OpResult<Image | GpuImage>> {
   if (src instanceof GpuImage) {
-    // Resident in, resident out: nothing is downloaded; the caller's input is not released.
+    // Resident in, resident out: nothing is downloaded; the caller's input is not released. With `recording`, the
+    // steps are recorded there for the caller to submit (GpuRunOptions.recording).
     if (src.channels > 1) throw new InvalidArgumentError(`pipeline step ${steps[0].op}: a resident colour image; convert to gray before upload`);
     const t0 = now();
-    const output = (await gpuSteps(src, steps, src.ctx, on.pool, { upload: 0, download: 0 })) as GpuImage;
+    const output = (await gpuSteps(src, steps, src.ctx, on.pool, { upload: 0, download: 0 }, undefined, on.recording)) as GpuImage;
     return { output, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [{ name: 'pipeline (queued, not awaited)', ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };
   }
   const t0 = now();

@@ -19,7 +19,7 @@ test('GPU exclusive prefix sum: one, two and three levels of workgroups, partial
   const scan = await PrefixSum.prepare(ctx);
   let seed = 20;
   const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8);
-  for (const [n, max] of [[1, 100], [255, 100], [256, 1700], [257, 1700], [65536, 1700], [70001, 1700], [300, 2 ** 24]] as const) {
+  for (const [n, max] of [[1, 100], [255, 100], [2047, 1700], [2048, 1700], [2049, 1700], [70001, 1700], [2048 * 2048, 3], [2048 * 2048 + 3001, 1700], [3000, 2 ** 24]] as const) {
     const xs = Uint32Array.from({ length: n }, () => random() % max);
     const buf = ctx.device.createBuffer({ size: Math.ceil(Math.max(16, n * 4) / 16) * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     ctx.device.queue.writeBuffer(buf, 0, xs);

@@ -32,3 +32,24 @@ export async function gpuWithBindingLimit(t: TestContext, bytes: number): Promis
   if (ctx instanceof Error) throw ctx;
   return ctx;
 }
+
+/** How many times the context's queue was submitted to while `fn` ran (its own property shadows the method meanwhile). */
+export async function countSubmissions(ctx: GpuContext, fn: () => Promise<void>): Promise<number> {
+  const queue = ctx.device.queue;
+  // The method itself (not a bound copy), called below with the queue as `this`.
+  const submit = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(queue), 'submit')!.value as GPUQueue['submit'];
+  let n = 0;
+  Object.defineProperty(queue, 'submit', {
+    configurable: true,
+    value: (buffers: Iterable<GPUCommandBuffer>) => {
+      n++;
+      return submit.call(queue, buffers);
+    },
+  });
+  try {
+    await fn();
+  } finally {
+    delete (queue as { submit?: unknown }).submit;
+  }
+  return n;
+}

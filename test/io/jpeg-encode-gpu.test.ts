@@ -10,6 +10,8 @@ import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { maxBinding } from '../../src/core/gpu/limits.js';
+import { Recording } from '../../src/core/gpu/recording.js';
+import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { transferTuning } from '../../src/core/gpu/transfer.js';
 import { createImage } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
@@ -17,9 +19,10 @@ import { encodeJpeg } from '../../src/io/jpeg.js';
 import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
 import { entropyBands, entropyTuning } from '../../src/node/jpeg-huffman.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
+import { OPERATIONS } from '../../src/ops/registry.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
 import { fixture, mirrorTiled } from '../helpers/fixtures.js';
-import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { countSubmissions, gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { PYTHON } from '../helpers/parity.js';
 
 // References: test/io/jpeg_encode_refs.py, run here through Debian's Python: cv2.imwrite's files (4:2:0, gray) and
@@ -167,6 +170,33 @@ test('GPU JPEG encode with GPU entropy coding: coded bytes read back through man
     img.release();
   } finally {
     transferTuning.readChunk = undefined;
+  }
+});
+
+test('GPU JPEG encode recorded after the operation that computes the image (the recording option, a batch\'s photo): one submission for both, the coded bytes read back in it; the bytes of the two apart', { skip }, async (t) => {
+  const ctx = await gpuOrSkip(t);
+  const r = ctx && references(t);
+  if (!ctx || !r) return;
+  const saved = entropyTuning.capacityScale;
+  entropyTuning.capacityScale = 8; // one pack: the coded bytes fit the capacity whatever was coded before
+  const img = await GpuImage.upload(ctx, await readImage(join(r.dir, 'chelsea.png'), { gray: true }));
+  try {
+    const run = (recording?: Recording) => OPERATIONS.threshold.run(img, { method: 'otsu' }, { wait: false, extras: false, recording });
+    const apart = (await run()).output as GpuImage;
+    const expected = await encodeJpegGpu(apart, { entropy: 'gpu' });
+    apart.release();
+    const rec = new Recording(ctx, new KernelTimer(ctx, false), 'photo', true);
+    let file: Uint8Array = new Uint8Array();
+    const submissions = await countSubmissions(ctx, async () => {
+      const out = (await run(rec)).output as GpuImage;
+      file = await encodeJpegGpu(out, { entropy: 'gpu', recording: rec });
+      out.release();
+    });
+    assert.equal(submissions, 1);
+    assert.ok(Buffer.from(file).equals(Buffer.from(expected)));
+  } finally {
+    img.release();
+    entropyTuning.capacityScale = saved;
   }
 });
 

@@ -17,8 +17,12 @@ export class BufferPool {
    * per size ever released).
    */
   private readonly sizes = new Map<number, number[]>();
-  /** The free buffers, least recently released first. */
-  private readonly byAge = new Set<GPUBuffer>();
+  /**
+   * The free buffers, least recently released first: device-memory ones and host-mapped ones apart, so that an
+   * eviction takes the first of a list instead of scanning past the other kind (a scan of one list of both was
+   * 45 ms of a 210-photo batch's main thread on the H200).
+   */
+  private readonly byAge = { device: new Set<GPUBuffer>(), mapped: new Set<GPUBuffer>() };
   private bytesFree = 0;
   /** Buffers the pool handed out and not yet released, and their bytes (a buffer released twice counts once). */
   private readonly lent = new WeakSet<GPUBuffer>();
@@ -53,7 +57,7 @@ export class BufferPool {
     if (fit !== undefined) {
       const buf = this.take(fit, usage);
       this.bytesFree -= buf.size;
-      this.byAge.delete(buf);
+      this.agesOf(buf).delete(buf);
       return this.lend(buf);
     }
     this.created++;
@@ -115,10 +119,10 @@ export class BufferPool {
     }
     // Device-memory buffers go first: a host-mapped one (readback staging) costs far more to create again — on the
     // H100 its creation took 45% of a `--jpeg gpu` batch's main thread.
-    for (const mapped of [false, true]) {
-      for (const old of this.byAge) {
+    for (const ages of [this.byAge.device, this.byAge.mapped]) {
+      for (const old of ages) {
         if (this.bytesFree + buf.size <= budget) break;
-        if (isMapped(old) === mapped) this.evict(old);
+        this.evict(old);
       }
     }
     const k = this.key(buf.size, buf.usage);
@@ -130,14 +134,19 @@ export class BufferPool {
       sizes.splice(lowerBound(sizes, buf.size), 0, buf.size);
     }
     list.push(buf);
-    this.byAge.add(buf);
+    this.agesOf(buf).add(buf);
     this.bytesFree += buf.size;
+  }
+
+  /** The age list of a buffer's kind. */
+  private agesOf(buf: GPUBuffer): Set<GPUBuffer> {
+    return isMapped(buf) ? this.byAge.mapped : this.byAge.device;
   }
 
   /** Destroys a free buffer. */
   private evict(buf: GPUBuffer): void {
     this.take(buf.size, buf.usage, buf);
-    this.byAge.delete(buf);
+    this.agesOf(buf).delete(buf);
     this.bytesFree -= buf.size;
     buf.destroy();
   }
@@ -148,7 +157,8 @@ export class BufferPool {
     for (const list of this.free.values()) for (const b of list) b.destroy();
     this.free.clear();
     this.sizes.clear();
-    this.byAge.clear();
+    this.byAge.device.clear();
+    this.byAge.mapped.clear();
     this.bytesFree = 0;
   }
 }

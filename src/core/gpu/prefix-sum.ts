@@ -2,12 +2,12 @@ import type { GpuContext } from './context.js';
 import { grid1d } from './dispatch.js';
 import { checkBinding } from './limits.js';
 import type { Recording } from './recording.js';
-import { SCAN_WG, ScanParams, scanKernelsWgsl } from './wgsl/scan.js';
+import { SCAN_GROUP, ScanParams, scanKernelsWgsl } from './wgsl/scan.js';
 
 /**
  * A device-wide exclusive prefix sum of u32, in place (Blelloch's scan-then-propagate over workgroups): each
- * workgroup scans its SCAN_WG elements and leaves its total in a sums array, the sums are scanned the same way
- * (recursively: three levels cover 16.7 M elements), and each element gets its group's scanned sum added. The sums
+ * workgroup scans its SCAN_GROUP elements and leaves its total in a sums array, the sums are scanned the same way
+ * (recursively: two levels cover 4.2 M elements), and each element gets its group's scanned sum added. The sums
  * wrap modulo 2^32, so callers keep their totals below it.
  */
 export class PrefixSum {
@@ -27,7 +27,7 @@ export class PrefixSum {
    */
   record(rec: Recording, data: GPUBuffer, n: number): void {
     checkBinding(this.ctx, n * 4, 'a prefix sum');
-    const groups = Math.ceil(n / SCAN_WG);
+    const groups = Math.ceil(n / SCAN_GROUP);
     const sums = rec.storage(groups * 4, 'prefix-sum sums');
     const P = rec.uniform(ScanParams, { n });
     const [x, y] = grid1d(this.ctx, groups);

@@ -6,6 +6,9 @@ import { acquireStorage } from './transfer.js';
 
 export type { Binding, Bindings } from './bindings.js';
 
+/** Bytes of one uniform block of a recording (Recording.uniform): 64 slots at the usual 256-byte offset alignment. */
+const UNIFORM_BLOCK = 16 << 10;
+
 /**
  * One command encoder's worth of GPU work: the encoder, its timer, and the scratch and parameter buffers the
  * recorded passes use. Scratch buffers go back to the pool only after the work is submitted, so no concurrent
@@ -13,11 +16,16 @@ export type { Binding, Bindings } from './bindings.js';
  * operations sharing a plan never see each other's parameters.
  */
 export class Recording {
-  readonly encoder: GPUCommandEncoder;
+  private encoder: GPUCommandEncoder;
+  /** Whether the encoder holds any command yet, and whether it was submitted (flush). */
+  private recorded = false;
+  private ended = false;
   private readonly scratch: GPUBuffer[] = [];
   /** What runs once the work is submitted (afterSubmit). */
   private readonly submitted: (() => void)[] = [];
   private open?: GPUComputePassEncoder;
+  /** The uniform block being filled (uniform()): its buffer, its words on the host, the bytes used. */
+  private block?: { buffer: GPUBuffer; words: Uint32Array<ArrayBuffer>; used: number };
   /** Pieces the largest split operation of this recording ran in (ranges or slabs; 1 = whole), for Timings.slabs. */
   pieces = 1;
 
@@ -33,18 +41,21 @@ export class Recording {
   /** Zeroes a buffer (outside any compute pass). */
   clear(buffer: GPUBuffer, size?: number): void {
     this.closePass();
+    this.recorded = true;
     this.encoder.clearBuffer(buffer, 0, size);
   }
 
   /** Copies `bytes` (a multiple of 4) from one buffer to another, between passes. */
   copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void {
     this.closePass();
+    this.recorded = true;
     this.encoder.copyBufferToBuffer(src, 0, dst, 0, bytes);
   }
 
   /** Copies `bytes` (a multiple of 4) between buffers at offsets (multiples of 4), between passes. */
   copyRange(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, bytes: number): void {
     this.closePass();
+    this.recorded = true;
     this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, bytes);
   }
 
@@ -77,17 +88,36 @@ export class Recording {
     return b;
   }
 
-  /** A uniform buffer holding `values` packed as `struct` (its WGSL text is the kernel's declaration of them). */
-  uniform<F extends Record<string, UniformType>>(struct: UniformStruct<F>, values: UniformValues<F>, label: string = struct.name): GPUBuffer {
+  /**
+   * A uniform binding holding `values` packed as `struct` (its WGSL text is the kernel's declaration of them): a
+   * slot of the recording's uniform block, a pooled buffer written once, at submission, for all its slots. A buffer
+   * and a writeBuffer per uniform were about 12 µs of the JavaScript thread each, ~26 a photo in a JPEG batch.
+   */
+  uniform<F extends Record<string, UniformType>>(struct: UniformStruct<F>, values: UniformValues<F>): GPUBufferBinding {
     const packed = struct.pack(values);
-    const words = Math.max(4, packed.length);
-    const usage = GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
-    const b = this.ctx.buffers.acquire(words * 4, usage, (s) => this.ctx.createBuffer(s, usage, label));
-    const data = new Uint32Array(words);
-    data.set(packed);
-    this.ctx.device.queue.writeBuffer(b, 0, data);
-    this.scratch.push(b);
-    return b;
+    const size = Math.max(16, packed.length * 4);
+    const align = this.ctx.limits.minUniformBufferOffsetAlignment;
+    let block = this.block;
+    if (!block || block.used + size > UNIFORM_BLOCK) {
+      this.flushUniforms();
+      const usage = GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
+      const bytes = Math.max(UNIFORM_BLOCK, size);
+      const buffer = this.ctx.buffers.acquire(bytes, usage, (s) => this.ctx.createBuffer(s, usage, 'uniforms'));
+      this.scratch.push(buffer);
+      block = this.block = { buffer, words: new Uint32Array(bytes / 4), used: 0 };
+    }
+    const offset = block.used;
+    block.words.set(packed, offset / 4);
+    block.used = Math.ceil((offset + size) / align) * align;
+    return { buffer: block.buffer, offset, size };
+  }
+
+  /** Writes the current uniform block's slots to its buffer (queued ahead of the submission that reads them). */
+  private flushUniforms(): void {
+    const block = this.block;
+    if (!block) return;
+    this.block = undefined;
+    this.ctx.device.queue.writeBuffer(block.buffer, 0, block.words, 0, Math.min(block.words.length, Math.ceil(block.used / 4)));
   }
 
   /**
@@ -114,6 +144,7 @@ export class Recording {
   private pass(name: string, pipeline: GPUComputePipeline, buffers: Bindings | GPUBindGroup): GPUComputePassEncoder {
     const group = isBindGroup(buffers) ? buffers : this.bindGroup(name, pipeline, buffers);
     if (!this.fuse) this.closePass();
+    this.recorded = true;
     const pass = (this.open ??= this.encoder.beginComputePass(this.timer.pass(this.fuse ? `${this.label} (fused)` : name)));
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, group);
@@ -131,11 +162,35 @@ export class Recording {
 
   /** Submits the recorded work, recycles its scratch buffers, then runs what waited for the submission. */
   submit(): void {
-    this.closePass();
-    this.timer.resolve(this.encoder);
-    this.ctx.device.queue.submit([this.encoder.finish()]);
+    this.ended = true;
+    this.ctx.device.queue.submit([this.finish()]);
     for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);
     for (const fn of this.submitted.splice(0)) fn();
+  }
+
+  /**
+   * Ends the encoder and gives its command buffer, uniforms written and timestamps resolved, without submitting it:
+   * for a caller timing the submission apart (bench/detect-video.ts), whose scratch then stays lent. submit() does
+   * this and the rest.
+   */
+  finish(): GPUCommandBuffer {
+    this.closePass();
+    this.flushUniforms();
+    this.timer.resolve(this.encoder);
+    return this.encoder.finish();
+  }
+
+  /**
+   * Submits what is recorded so far (submit()) and goes on recording into a new encoder: for work that must run
+   * before something submitted apart (an operation that records into a recording of its own), in a recording its
+   * caller shares between operations (GpuRunOptions.recording). Nothing to submit (nothing recorded since, or the
+   * recording submitted for good), nothing happens: safe in a `finally`.
+   */
+  flush(): void {
+    if (!this.recorded || this.ended) return;
+    this.submit();
+    this.encoder = this.ctx.device.createCommandEncoder({ label: this.label });
+    this.recorded = this.ended = false;
   }
 }
 
@@ -143,9 +198,20 @@ export class Recording {
 export function createBindGroup(ctx: GpuContext, name: string, pipeline: GPUComputePipeline, buffers: Bindings): GPUBindGroup {
   return ctx.device.createBindGroup({
     label: name,
-    layout: pipeline.getBindGroupLayout(0),
+    layout: groupLayout(pipeline),
     entries: bindGroupEntries(pipeline, name, buffers),
   });
+}
+
+/**
+ * Group 0's layout of a pipeline, asked of Dawn once: each getBindGroupLayout() call makes a new layout object
+ * (a native call and a JavaScript wrapper) for every bind group otherwise.
+ */
+const layouts = new WeakMap<GPUComputePipeline, GPUBindGroupLayout>();
+function groupLayout(pipeline: GPUComputePipeline): GPUBindGroupLayout {
+  let layout = layouts.get(pipeline);
+  if (!layout) layouts.set(pipeline, (layout = pipeline.getBindGroupLayout(0)));
+  return layout;
 }
 
 /** A made bind group rather than the buffers to make one of (a name → buffer record, whose values are objects). */

@@ -36,6 +36,13 @@ export interface GpuRunOptions {
    * host array — valid until the result's `release()` is called. @default false
    */
   view?: boolean;
+  /**
+   * For a resident input with `wait: false`: record the work into this recording, left unsubmitted, instead of a
+   * recording of its own — the caller records more after it (a batch's photo: the operation and its JPEG encode in
+   * one submission) and submits. Any other call submits what this recording holds first (Recording.flush), then
+   * runs as usual, so the queue keeps the order the work was asked in.
+   */
+  recording?: Recording;
 }
 
 /** A device-resident result that can be brought back to the host (GpuImage, GpuCounts). */
@@ -86,12 +93,14 @@ export async function runGpu<H, R extends DeviceResult<H>>(
       upload = now() - tu;
     }
     const queued = opts.wait === false && src instanceof GpuImage && !spec.alwaysDownload;
+    const shared = queued ? opts.recording : undefined;
+    if (!shared) opts.recording?.flush();
     const timer = new KernelTimer(ctx, !queued);
     try {
       const tk = now();
-      const rec = new Recording(ctx, timer, name, !profile);
+      const rec = shared ?? new Recording(ctx, timer, name, !profile);
       const out = await body(input, rec, extra);
-      rec.submit();
+      if (!shared) rec.submit();
       if (queued) {
         for (const g of uploaded) g.release();
         return { output: out, timings: makeTimings({ backend: 'gpu', upload, download: 0, kernels: [{ name: `${name} (queued, not awaited)`, ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };

@@ -466,9 +466,13 @@ export interface ChunkedReadback {
  * most the result can be: the first chunk is read back alone, `needed` reads what it must from it (u32s) and says how
  * many bytes are wanted, and only the chunks after it that hold those are copied and mapped, in a second submission
  * (none where the first chunk holds them all) — the GPU encoder's coded bytes, read with their count in one trip for
- * most photos, which code to far less than the capacity sized for the most bytes per block seen.
+ * most photos, which code to far less than the capacity sized for the most bytes per block seen. With `into`, the first
+ * read's copies are recorded there (the recording that computes `src`: one submission fewer), and mapped once it is
+ * submitted; call it before that submission, and await it after.
  */
-export async function downloadChunks(ctx: GpuContext, src: GPUBuffer, byteLength: number, offset = 0, needed?: (u32: (at: number) => number) => number): Promise<ChunkedReadback> {
+export async function downloadChunks(
+  ctx: GpuContext, src: GPUBuffer, byteLength: number, offset = 0, needed?: (u32: (at: number) => number) => number, into?: CopyTarget,
+): Promise<ChunkedReadback> {
   beginReadback(ctx);
   const chunk = transferTuning.readChunk ?? READ_CHUNK;
   const usage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
@@ -482,16 +486,24 @@ export async function downloadChunks(ctx: GpuContext, src: GPUBuffer, byteLength
       ctx.buffers.release(p.buf);
     }
   };
-  /** Copies bytes [from, to) (multiples of 4) of `src` to new pieces, in one submission, and maps them. */
-  const read = async (from: number, to: number) => {
+  /**
+   * Copies bytes [from, to) (multiples of 4) of `src` to new pieces — recorded into `target` and mapped once it is
+   * submitted, or in a submission of their own — and maps them.
+   */
+  const read = async (from: number, to: number, target?: CopyTarget) => {
     const added = [];
     for (let at = from; at < to; at += chunk) {
       added.push({ at, n: Math.min(chunk, to - at), buf: ctx.buffers.acquire(chunk, usage, (s) => ctx.createBuffer(s, usage, 'download staging chunk')) });
     }
     pieces.push(...added);
-    const enc = ctx.device.createCommandEncoder({ label: 'download' });
-    for (const p of added) enc.copyBufferToBuffer(src, offset + p.at, p.buf, 0, p.n);
-    ctx.device.queue.submit([enc.finish()]);
+    if (target) {
+      for (const p of added) target.copyRange(src, offset + p.at, p.buf, 0, p.n);
+      await new Promise<void>((resolve) => target.afterSubmit(resolve));
+    } else {
+      const enc = ctx.device.createCommandEncoder({ label: 'download' });
+      for (const p of added) enc.copyBufferToBuffer(src, offset + p.at, p.buf, 0, p.n);
+      ctx.device.queue.submit([enc.finish()]);
+    }
     const failed = (await Promise.allSettled(added.map((p) => p.buf.mapAsync(GPUMapMode.READ, 0, p.n)))).find((m) => m.status === 'rejected');
     if (failed) {
       release();
@@ -509,11 +521,11 @@ export async function downloadChunks(ctx: GpuContext, src: GPUBuffer, byteLength
   const size = deviceBytes(byteLength);
   let length = byteLength;
   if (needed) {
-    await read(0, Math.min(chunk, size));
+    await read(0, Math.min(chunk, size), into);
     length = Math.min(byteLength, needed(u32));
     if (deviceBytes(length) > chunk) await read(chunk, deviceBytes(length));
   } else {
-    await read(0, size);
+    await read(0, size, into);
   }
   return {
     byteLength: length,

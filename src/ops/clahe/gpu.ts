@@ -212,11 +212,11 @@ export class ClaheTiledGpuPlan {
     return cells;
   }
 
-  private tileParams(rec: Recording, g: TiledGeometry, tiles: number, slices: number, sliceRows: number, t0 = 0, row0 = 0): GPUBuffer {
+  private tileParams(rec: Recording, g: TiledGeometry, tiles: number, slices: number, sliceRows: number, t0 = 0, row0 = 0): GPUBufferBinding {
     return rec.uniform(TileParams, {
       width: g.width, height: g.height, tiles_x: g.tilesX, tile_w: g.tileW, tile_h: g.tileH, clip: g.clipLimit, scale: g.lutScale,
       tiles, slices, slice_rows: sliceRows, tile0: t0, row0,
-    }, 'clahe tile params');
+    });
   }
 
   /** The interleaved interpolation cells of 8-bit: 256 words of 4 LUT bytes per cell. */
@@ -277,13 +277,13 @@ export class ClaheTiledGpuPlan {
       if (px) {
         const strips = g.width / px;
         const [ix, iy] = grid1d(this.ctx, Math.ceil((strips * Math.ceil(rows / this.variant.rows)) / 256));
-        const P = rec.uniform(StripParams, { strips, height: rows, cells_x: g.tilesX + 1, zero: 0 }, 'clahe strip params');
+        const P = rec.uniform(StripParams, { strips, height: rows, cells_x: g.tilesX + 1, zero: 0 });
         rec.dispatch('clahe.interpolate', pipeline, { ...bindings, P }, ix, iy);
       } else {
         const n = g.width * rows;
         const words = Math.ceil(n / (this.dtype === 'uint8' ? 4 : 2));
         const [ix, iy] = grid1d(this.ctx, Math.ceil(words / 256));
-        const P = rec.uniform(InterpolateParams, { width: g.width, n, tiles_x: g.tilesX, words, zero: 0 }, 'clahe interpolate params');
+        const P = rec.uniform(InterpolateParams, { width: g.width, n, tiles_x: g.tilesX, words, zero: 0 });
         rec.dispatch('clahe.interpolate', pipeline, { ...bindings, P }, ix, iy);
       }
       return new GpuImage(this.ctx, out, [...slab.shape] as GpuImage['shape'], 1, this.dtype);
@@ -347,7 +347,7 @@ export class ClaheWindowGpuPlan {
     const [h, w] = planeSize(input.shape);
     const out = acquireStorage(this.ctx, pixelCount(input.shape), 'clahe window output');
     rec.clear(out);
-    const params = rec.uniform(WindowParams, { width: w, height: h }, 'clahe window params');
+    const params = rec.uniform(WindowParams, { width: w, height: h });
     const [gx, gy] = this.schedule
       ? [Math.ceil(w / this.schedule.tileW), Math.ceil(h / this.schedule.tileH)]
       : [Math.ceil(w / 16), Math.ceil(h / 16)];

@@ -188,7 +188,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-plane', planeWgsl({ ...t, dtype: src.dtype, mode, wx, wy }), 'plane');
     const tiles = Math.ceil(geo[2].nOut / t.tw) * Math.ceil(geo[1].nOut / t.th);
     const [x, y] = grid1d(this.ctx, tiles);
-    rec.dispatch('convolve.separable.xy', pipe, { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0), 'convolution geometry') }, x, y, Math.ceil(geo[0].nOut / t.zc));
+    rec.dispatch('convolve.separable.xy', pipe, { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0)) }, x, y, Math.ceil(geo[0].nOut / t.zc));
   }
 
   private async naive(rec: Recording, src: Volume, dst: GPUBuffer, k: ConvKernel, geo: Geo3, mode: BorderMode, cval: number): Promise<void> {
@@ -204,7 +204,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-naive', naiveWgsl(src.dtype, mode), 'naive');
     const [x, y] = grid1d(this.ctx, Math.ceil(total / 64));
     const tapBuf = rec.storageFrom(new Uint32Array(taps), 'convolution taps');
-    rec.dispatch('convolve.naive', pipe, { src: src.buffer, dst, taps: tapBuf, g: rec.uniform(Geo, geoParams(geo, cval, ntaps, total), 'convolution geometry') }, x, y);
+    rec.dispatch('convolve.naive', pipe, { src: src.buffer, dst, taps: tapBuf, g: rec.uniform(Geo, geoParams(geo, cval, ntaps, total)) }, x, y);
   }
 
   /**
@@ -232,7 +232,7 @@ export class ConvGpu {
     const pipe = await this.ctx.pipeline('convolve-tiled', tiledWgsl({ dtype: src.dtype, mode, stage, tx, ty, cx, zc, zdepth: this.schedule.zdepth, scan: scan !== undefined }), 'tiled');
     const [x, y] = grid1d(this.ctx, tiles);
     const chunks = Math.ceil(geo[0].nOut / zc);
-    const common = { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks), 'convolution geometry') };
+    const common = { src: src.buffer, dst, g: rec.uniform(Geo, geoParams(geo, cval, 0, 0, chunks)) };
     const bindings: Bindings = scan ? { ...common, flag: scan } : common;
     rec.dispatch(label, pipe, bindings, x, y, chunks * (how.batch ?? 1));
   }
@@ -243,7 +243,7 @@ export class ConvGpu {
     const dst = keep ? acquireStorage(this.ctx, n * 4, 'gradient magnitude') : rec.storage(n * 4, 'gradient magnitude');
     const pipe = await this.ctx.pipeline('convolve-magnitude', magnitudeWgsl(parts.length), 'magnitude');
     const [x, y] = grid1d(this.ctx, Math.ceil(n / 256));
-    rec.dispatch('convolve.magnitude', pipe, { ...Object.fromEntries(parts.map((p, i) => [MAGNITUDE_PARTS[i], p.buffer])), dst, P: rec.uniform(CountParams, { n }, 'magnitude params') }, x, y);
+    rec.dispatch('convolve.magnitude', pipe, { ...Object.fromEntries(parts.map((p, i) => [MAGNITUDE_PARTS[i], p.buffer])), dst, P: rec.uniform(CountParams, { n }) }, x, y);
     return { buffer: dst, dtype: 'float32', shape: parts[0].shape };
   }
 
@@ -255,7 +255,7 @@ export class ConvGpu {
     const dst = acquireStorage(this.ctx, words * 4, 'cast output');
     const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype, box?.area), 'cast_sat');
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('convolve.cast', pipe, { src: src.buffer, dst, P: rec.uniform(CastParams, { n, row: box?.width ?? 0, tail: box?.tail ?? 0 }, 'cast params') }, x, y);
+    rec.dispatch('convolve.cast', pipe, { src: src.buffer, dst, P: rec.uniform(CastParams, { n, row: box?.width ?? 0, tail: box?.tail ?? 0 }) }, x, y);
     return { buffer: dst, dtype, shape: src.shape };
   }
 

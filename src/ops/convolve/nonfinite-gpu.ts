@@ -67,7 +67,7 @@ export class NonFiniteGpu {
     }
     if (byKernel) return new NonFiniteGpu(ctx, flag, across);
     const pipe = await ctx.pipeline('convolve-nonfinite-scan', scanWgsl, 'scan');
-    rec.dispatch('convolve.nonfinite.scan', pipe, { src: src.buffer, flag, P: rec.uniform(CountParams, { n }, 'scan params') }, ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
+    rec.dispatch('convolve.nonfinite.scan', pipe, { src: src.buffer, flag, P: rec.uniform(CountParams, { n }) }, ...grid1d(ctx, Math.min(MAX_GROUPS, Math.ceil(n / 256))));
     return new NonFiniteGpu(ctx, flag, across);
   }
 
@@ -83,7 +83,7 @@ export class NonFiniteGpu {
       const [kz, ky, kx] = k.size;
       for (let z = 0, i = 0; z < kz; z++) for (let y = 0; y < ky; y++) for (let x = 0; x < kx; x++, i++) taps.push(x, y, z, f32ToBits(k.weights[i]));
       const pipe = await this.ctx.pipeline('convolve-nonfinite-taps', tapsWgsl(mode), 'taps_patch');
-      const params = rec.uniform(Geo, geoParams(geo, 0, taps.length / 4, total), 'non-finite geometry');
+      const params = rec.uniform(Geo, geoParams(geo, 0, taps.length / 4, total));
       rec.dispatch('convolve.nonfinite.taps', pipe, { src: src.buffer, dst: out.buffer, taps: rec.storageFrom(new Uint32Array(taps), 'non-finite taps'), g: params, flag: this.flag }, ...this.groups(total));
       return;
     }
@@ -106,10 +106,10 @@ export class NonFiniteGpu {
           end: a.start + g.nIn === a.total ? a.total + kk - 1 : a.start + g.nIn - g.off }
         : { ...common, lo: g.lo, hi: g.hi, start: 0, total: g.nIn, save: -1, load: 0, end: g.nOut + kk - 1 };
       const state = a?.state ?? rec.storage(16, 'non-finite state (unused)');
-      rec.dispatch(`convolve.nonfinite.running.${'zyx'[axis]}`, pipe, { src: cur, dst: next, P: rec.uniform(LineParams, line, 'non-finite line'), flag: this.flag, state }, ...this.groups(outer * inner));
+      rec.dispatch(`convolve.nonfinite.running.${'zyx'[axis]}`, pipe, { src: cur, dst: next, P: rec.uniform(LineParams, line), flag: this.flag, state }, ...this.groups(outer * inner));
       cur = next;
     }
     const patch = await this.ctx.pipeline('convolve-nonfinite-patch', patchWgsl, 'patch_classes');
-    rec.dispatch('convolve.nonfinite.patch', patch, { classes: cur, dst: out.buffer, P: rec.uniform(CountParams, { n: total }, 'patch params'), flag: this.flag }, ...this.groups(total));
+    rec.dispatch('convolve.nonfinite.patch', patch, { classes: cur, dst: out.buffer, P: rec.uniform(CountParams, { n: total }), flag: this.flag }, ...this.groups(total));
   }
 }

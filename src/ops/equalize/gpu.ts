@@ -16,7 +16,7 @@ class EqualizeLutGpuPlan {
   }
 
   encode(rec: Recording, hist: GPUBuffer, lut: GPUBuffer, bins: number, total: number): void {
-    rec.dispatch('equalize.lut', this.pipeline, { hist, lut, L: rec.uniform(LutParams, { total, bins, per_thread: bins / 256, maxv: bins - 1 }, 'equalize-lut params') }, 1);
+    rec.dispatch('equalize.lut', this.pipeline, { hist, lut, L: rec.uniform(LutParams, { total, bins, per_thread: bins / 256, maxv: bins - 1 }) }, 1);
   }
 }
 

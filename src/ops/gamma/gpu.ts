@@ -26,7 +26,7 @@ class GammaF32GpuPlan {
       const vecs = deviceBytes(r.count * 4) / 16;
       const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / WG)));
       const whole = ranges.length === 1;
-      rec.dispatch('gamma.f32', this.pipeline, { src: rangeBinding(src, r, 4, whole), dst: rangeBinding(dst, r, 4, whole), P: rec.uniform(GammaParams, { vecs, gamma, gain }, 'gamma params') }, x, y);
+      rec.dispatch('gamma.f32', this.pipeline, { src: rangeBinding(src, r, 4, whole), dst: rangeBinding(dst, r, 4, whole), P: rec.uniform(GammaParams, { vecs, gamma, gain }) }, x, y);
     }
   }
 }

@@ -95,7 +95,7 @@ export class HistogramGpuPlan {
       for (const r of ranges) {
         const vecs = vecsOf(r);
         const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * per))));
-        rec.dispatch(name, this.main, { ...bind(r), hist, P: rec.uniform(HistogramParams, { n: r.count, vecs, bins, per_invocation: per, bin_groups: 1, part_base: 0 }, 'histogram params') }, x, y);
+        rec.dispatch(name, this.main, { ...bind(r), hist, P: rec.uniform(HistogramParams, { n: r.count, vecs, bins, per_invocation: per, bin_groups: 1, part_base: 0 }) }, x, y);
       }
       return;
     }
@@ -112,11 +112,11 @@ export class HistogramGpuPlan {
     for (const r of ranges) {
       const chunks = chunksOf(r);
       const [x, y] = grid1d(this.ctx, chunks * binGroups);
-      rec.dispatch(name, this.main, { ...bind(r), partials, P: rec.uniform(HistogramParams, { n: r.count, vecs: vecsOf(r), bins, per_invocation: per, bin_groups: binGroups, part_base: base }, 'histogram params') }, x, y);
+      rec.dispatch(name, this.main, { ...bind(r), partials, P: rec.uniform(HistogramParams, { n: r.count, vecs: vecsOf(r), bins, per_invocation: per, bin_groups: binGroups, part_base: base }) }, x, y);
       base += chunks;
     }
     const [sx, sy] = grid1d(this.ctx, Math.ceil(bins / 256));
-    rec.dispatch(`${name}.sum`, this.sum!, { partials, hist, S: rec.uniform(SumParams, { bins, chunks: total }, 'sum params') }, sx, sy);
+    rec.dispatch(`${name}.sum`, this.sum!, { partials, hist, S: rec.uniform(SumParams, { bins, chunks: total }) }, sx, sy);
   }
 }
 

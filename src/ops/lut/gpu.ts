@@ -39,7 +39,7 @@ export class ApplyLutGpuPlan {
       const vecs = deviceBytes(r.count * bpp) / 16;
       const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(vecs / (this.schedule.wg * this.schedule.vecsPerInvocation))));
       const whole = ranges.length === 1;
-      rec.dispatch(`applyLut.${this.dtype}`, this.pipeline, { src: rangeBinding(src, r, bpp, whole), dst: rangeBinding(dst, r, bpp, whole), table: lut, A: rec.uniform(ApplyParams, { vecs }, 'apply-lut params') }, x, y);
+      rec.dispatch(`applyLut.${this.dtype}`, this.pipeline, { src: rangeBinding(src, r, bpp, whole), dst: rangeBinding(dst, r, bpp, whole), table: lut, A: rec.uniform(ApplyParams, { vecs }) }, x, y);
     }
   }
 }

@@ -144,7 +144,7 @@ export class MorphGpu {
     const out: Aligned = { buffer: rec.storage(d * h * rw * 4, 'morph aligned'), d, h, w, rw };
     const words = d * h * rw;
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), { src: img.buffer, dst: out.buffer, P: rec.uniform(PackParams, { width: w, rw, rows: d * h, words }, 'pack params') }, x, y);
+    rec.dispatch('morph.toAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'to_aligned'), { src: img.buffer, dst: out.buffer, P: rec.uniform(PackParams, { width: w, rw, rows: d * h, words }) }, x, y);
     return out;
   }
 
@@ -162,7 +162,7 @@ export class MorphGpu {
     const out = acquireStorage(this.ctx, bytes, 'morph output');
     const words = Math.ceil(n / epw);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), { src: a.buffer, dst: out, P: rec.uniform(PackParams, { width: a.w, rw: a.rw, rows: a.d * a.h, words }, 'pack params') }, x, y);
+    rec.dispatch('morph.fromAligned', await this.pipe('morph-pack', packWgsl(this.dtype), 'from_aligned'), { src: a.buffer, dst: out, P: rec.uniform(PackParams, { width: a.w, rw: a.rw, rows: a.d * a.h, words }) }, x, y);
     return new GpuImage(this.ctx, out, shape, 1, this.dtype);
   }
 
@@ -173,7 +173,7 @@ export class MorphGpu {
     if (axis === 'x' && win.k <= this.schedule.directX) {
       const pipe = await this.pipe('morph-direct-rows', directRowsWgsl({ dtype: this.dtype, isMin, k: win.k, swar }), 'direct_rows');
       const [x, y] = grid1d(this.ctx, Math.ceil(this.words(src) / 256));
-      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs: 0, lines: src.d * src.h, width: src.w }, 'direct rows params');
+      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs: 0, lines: src.d * src.h, width: src.w });
       rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
       return;
     }
@@ -182,7 +182,7 @@ export class MorphGpu {
       // One workgroup per 64 segments of a row.
       const segs = Math.ceil(src.rw / (64 * segX)), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, segs * lines);
-      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w }, 'seg params');
+      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w });
       rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
       return;
     }
@@ -191,7 +191,7 @@ export class MorphGpu {
       const pipe = await this.pipe('morph-vhgw-rows', vhgwRowsWgsl({ dtype: this.dtype, isMin, k: win.k, seg, swar }), 'vhgw_rows');
       const segs = Math.ceil(src.w / seg), lines = src.d * src.h;
       const [x, y] = grid1d(this.ctx, Math.ceil((segs * lines) / 64));
-      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w }, 'vhgw params');
+      const params = rec.uniform(LineParams, { n: src.w, inner: src.rw, outer: 1, a: win.a, reflect, fill: scalarFill(this.dtype, op), segs, lines, width: src.w });
       rec.dispatch(`morph.${op}.x`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
       return;
     }
@@ -213,7 +213,7 @@ export class MorphGpu {
     const segs = Math.ceil(n / seg);
     const groups = useSeg ? Math.ceil(units / cols) * outer * Math.ceil(segs / (64 / cols)) : Math.ceil((inner * outer * segs) / 64);
     const [x, y] = grid1d(this.ctx, groups);
-    const params = rec.uniform(LineParams, { n, inner: units, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w }, 'vhgw params');
+    const params = rec.uniform(LineParams, { n, inner: units, outer, a: win.a, reflect, fill: wordFill(this.dtype, op), segs, lines: 0, width: src.w });
     rec.dispatch(`morph.${op}.${axis}`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
   }
 
@@ -238,7 +238,7 @@ export class MorphGpu {
     const { r } = fusedLayout(kn);
     const tilesX = Math.ceil(src.rw / kn.tw), tilesY = Math.ceil(src.h / r);
     const [x, y] = grid1d(this.ctx, tilesX * tilesY * src.d);
-    const params = rec.uniform(FusedParams, { n: src.w, h: src.h, rw: src.rw, reflect: border === 'scipy' ? 1 : 0, fill: scalarFill(this.dtype, op), fillw: wordFill(this.dtype, op), tilesX, tilesY, planes: src.d }, 'fused params');
+    const params = rec.uniform(FusedParams, { n: src.w, h: src.h, rw: src.rw, reflect: border === 'scipy' ? 1 : 0, fill: scalarFill(this.dtype, op), fillw: wordFill(this.dtype, op), tilesX, tilesY, planes: src.d });
     rec.dispatch(`morph.${op}.xy`, pipe, { src: src.buffer, dst: dst.buffer, P: params }, x, y);
   }
 
@@ -248,7 +248,7 @@ export class MorphGpu {
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 64));
     const params = rec.uniform(DirectParams, {
       width: src.w, height: src.h, depth: src.d, rw: src.rw, count: offsets.length / 3, reflect: border === 'scipy' ? 1 : 0, fill: scalarFill(this.dtype, op), words,
-    }, 'direct params');
+    });
     rec.dispatch(label, pipe, { src: src.buffer, dst: dst.buffer, offsets: rec.storageFrom(new Uint32Array(offsets.buffer, offsets.byteOffset, offsets.length), 'offsets'), P: params }, x, y);
   }
 
@@ -293,7 +293,7 @@ export class MorphGpu {
     const out = this.scratch(rec, a, keep);
     const words = this.words(a);
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
-    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), { a_in: a.buffer, b_in: b.buffer, dst: out.buffer, P: rec.uniform(SubtractParams, { words }, 'subtract params') }, x, y);
+    rec.dispatch('morph.subtract', await this.pipe('morph-subtract', subtractWgsl(this.dtype), 'subtract'), { a_in: a.buffer, b_in: b.buffer, dst: out.buffer, P: rec.uniform(SubtractParams, { words }) }, x, y);
     return out;
   }
 }

@@ -64,7 +64,7 @@ export async function otsuGpu(input: GpuImage, rec: Recording, method: Histogram
   const threshold = acquireStorage(ctx, 16, 'otsu threshold');
   const out = acquireStorage(ctx, input.byteLength, 'otsu binary');
   hist.encode(rec, input.buffer, n, histBuf);
-  rec.dispatch('threshold.otsu', otsu, { hist: histBuf, lut, result: threshold, P: rec.uniform(OtsuParams, { total: n, bins, per_thread: bins / 256, maxv: bins - 1 }, 'otsu params') }, 1);
+  rec.dispatch('threshold.otsu', otsu, { hist: histBuf, lut, result: threshold, P: rec.uniform(OtsuParams, { total: n, bins, per_thread: bins / 256, maxv: bins - 1 }) }, 1);
   apply.encode(rec, input.buffer, out, lut, n);
   return { image: new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype), threshold };
 }
@@ -145,12 +145,12 @@ async function fusedMeanGpu(input: GpuImage, rec: Recording, [h, w]: [number, nu
   const out = acquireStorage(ctx, n, 'local binary');
   // Rows of whole words: the output itself when they are, else a temporary repacked below.
   const aligned = w % 4 === 0 ? out : rec.storage(h * rw * 4, 'local binary aligned');
-  const params = rec.uniform(FusedBoxParams, { w, h, rw, tiles_x: tilesX, idelta: clampedDelta(offset) }, 'fused box params');
+  const params = rec.uniform(FusedBoxParams, { w, h, rw, tiles_x: tilesX, idelta: clampedDelta(offset) });
   rec.dispatch('threshold.mean.fused', pipe, { src: input.buffer, P: params, dst: aligned }, ...grid1d(ctx, tilesX * Math.ceil(h / tile.rows)));
   if (aligned !== out) {
     const pack = await ctx.plan('local:from_aligned', () => ctx.pipeline('aligned-pack', alignedPackWgsl({ epw: 4, bits: 8, mask: '0xffu' }), 'from_aligned'));
     const words = Math.ceil(n / 4);
-    rec.dispatch('threshold.mean.unalign', pack, { src: aligned, dst: out, P: rec.uniform(PackParams, { width: w, rw, rows: h, words }, 'pack params') }, ...grid1d(ctx, Math.ceil(words / 256)));
+    rec.dispatch('threshold.mean.unalign', pack, { src: aligned, dst: out, P: rec.uniform(PackParams, { width: w, rw, rows: h, words }) }, ...grid1d(ctx, Math.ceil(words / 256)));
   }
   return out;
 }
@@ -170,7 +170,7 @@ async function separableGpu(input: GpuImage, rec: Recording, [h, w]: [number, nu
   const n = w * h;
   const r = (window - 1) / 2;
   // `zero`: a value the kernels cannot know, which keeps the Gaussian's exact fma opaque (exact-float.ts).
-  const params = rec.uniform(LocalParams, { w, h, r, idelta: Math.ceil(offset), n, zero: 0 }, 'local params');
+  const params = rec.uniform(LocalParams, { w, h, r, idelta: Math.ceil(offset), n, zero: 0 });
   const means = rec.storage(n * 4, 'local means');
   const out = acquireStorage(ctx, n, 'local binary');
   const groups = (items: number) => grid1d(ctx, Math.ceil(items / 256));
@@ -203,10 +203,10 @@ export async function adaptiveGpu(
   const thresholds = rec.storage(n * 4, 'adaptive thresholds');
   const out = acquireStorage(ctx, n, 'adaptive binary');
   const items = scheme === 'naive' ? n : Math.ceil(w / 32) * h;
-  rec.dispatch(`threshold.adaptive.${scheme}`, main, { src: input.buffer, P: rec.uniform(AdaptiveParams, { w, h, r, contrast, fallback, n }, 'adaptive params'), thresholds },
+  rec.dispatch(`threshold.adaptive.${scheme}`, main, { src: input.buffer, P: rec.uniform(AdaptiveParams, { w, h, r, contrast, fallback, n }), thresholds },
     ...grid1d(ctx, Math.ceil(items / 64)));
   // src − t(p) > 0 ⇔ src > t(p): the local binarize kernel with C = 0.
-  rec.dispatch('threshold.binarize', binarize, { src: input.buffer, P: rec.uniform(LocalParams, { w, h, r, idelta: 0, n, zero: 0 }, 'binarize params'), means: thresholds, dst: out },
+  rec.dispatch('threshold.binarize', binarize, { src: input.buffer, P: rec.uniform(LocalParams, { w, h, r, idelta: 0, n, zero: 0 }), means: thresholds, dst: out },
     ...grid1d(ctx, Math.ceil(n / 4 / 256)));
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, 'uint8');
 }
