@@ -263,41 +263,55 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
     throw new GpuLimitError(`JPEG encode of a ${w}×${h} image needs ${fmtBytes(coefBytes)} of coefficients, more than one buffer of this adapter holds (${fmtBytes(ctx.limits.maxBufferSize)}); use the CPU JPEG path (jpeg: 'cpu')`);
   }
   const huffman = entropy === 'gpu' && gpuEntropyFits(ctx, layout) ? await JpegHuffmanPlan.prepare(ctx) : undefined;
-  const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
-  try {
-    return await ctx.scoped('jpeg encode', () => encodeInto({ img, layout, quality, native, plan, huffman, opts }, coefs));
-  } finally {
-    ctx.buffers.release(coefs);
-  }
+  return ctx.scoped('jpeg encode', () => encodeInto({ img, layout, quality, native, plan, huffman, opts }));
 }
 
 /**
- * The coefficients computed into `coefs`, then coded on the GPU (job.huffman) or, where it is not asked for or the
- * coded bytes would not fit its bindings, on the CPU.
+ * The coefficients computed, then coded on the GPU (job.huffman) or, where it is not asked for or the coded bytes
+ * would not fit its bindings, on the CPU.
  */
-async function encodeInto(job: EncodeJob, coefs: GPUBuffer): Promise<Uint8Array> {
+async function encodeInto(job: EncodeJob): Promise<Uint8Array> {
   const { img, layout, quality, native, plan, huffman, opts } = job;
   const ctx = img.ctx;
   const [h, w] = img.shape;
+  const coefBytes = layout.mcuRows * layout.perRow * 128;
+  const quant = quantizerTable(native.quantTables(quality));
+  /**
+   * Records the image's coefficients into `rec`: into `into`, or (GPU entropy coding) into a buffer of the
+   * recording's own, back in the pool once it is submitted — where one held until the coded bytes were read back, a
+   * batch's photos in flight each held theirs, and photos of many sizes created 71 of them (57 ms of the main thread
+   * of a 210-photo batch on the H200). The GPU coder records them again where it packs a second time.
+   */
+  const coefficients = (rec: Recording, into?: GPUBuffer): GPUBuffer => {
+    const coefs = into ?? rec.storage(coefBytes, 'jpeg coefficients');
+    plan.encode(rec, img, layout, rec.storageFrom(quant, 'jpeg quantizers'), coefs);
+    return coefs;
+  };
   // Timed (timestamps, and waits for the device) only when the phases are asked for.
   const timer = new KernelTimer(ctx, !!opts.phases);
   try {
     const t0 = performance.now();
     if (opts.phases) opts.recording?.flush();
-    const rec = (!opts.phases && opts.recording) || new Recording(ctx, timer, 'jpeg encode', true);
-    plan.encode(rec, img, layout, rec.storageFrom(quantizerTable(native.quantTables(quality)), 'jpeg quantizers'), coefs);
+    let rec = (!opts.phases && opts.recording) || new Recording(ctx, timer, 'jpeg encode', true);
     if (huffman) {
       const headers = native.headers(w, h, layout.components, quality, layout.hSamp, layout.vSamp);
-      const coded = await huffman.code(rec, layout, coefs, huffmanFromHeaders(headers), headers, () => new Recording(ctx, timer, 'jpeg entropy', true), opts.host);
+      const newRecording = () => new Recording(ctx, timer, 'jpeg entropy', true);
+      const coded = await huffman.code(rec, layout, coefficients(rec), huffmanFromHeaders(headers), headers, newRecording, coefficients, opts.host);
       if (coded) {
         if (opts.phases) Object.assign(opts.phases, { gpu: coded.gpu, kernels: await kernelMs(timer), download: 0, entropy: coded.entropy, entropyPath: 'gpu' });
         return coded.file;
       }
-    } else {
-      rec.submit();
+      rec = new Recording(ctx, timer, 'jpeg encode', true); // past the GPU coder's bindings: computed again for libjpeg
     }
-    const kernels = opts.phases ? (await ctx.finish(), await kernelMs(timer)) : 0;
-    return await codeOnCpu(job, coefs, opts.phases && { gpu: performance.now() - t0, kernels });
+    const coefs = acquireStorage(ctx, coefBytes, 'jpeg coefficients');
+    try {
+      coefficients(rec, coefs);
+      rec.submit();
+      const kernels = opts.phases ? (await ctx.finish(), await kernelMs(timer)) : 0;
+      return await codeOnCpu(job, coefs, opts.phases && { gpu: performance.now() - t0, kernels });
+    } finally {
+      ctx.buffers.release(coefs);
+    }
   } finally {
     timer.destroy();
   }

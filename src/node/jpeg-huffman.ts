@@ -115,7 +115,8 @@ export class JpegHuffmanPlan {
   }
 
   /**
-   * Codes the blocks of `coefs` (computed by `rec`'s earlier passes; `rec` is submitted here) and returns the file:
+   * Codes the blocks of `coefs` (computed by `rec`'s earlier passes, `rec`'s own: `rec` is submitted here; a
+   * second pack records them again with `coefficients`) and returns the file:
    * `headers`, the entropy-coded segment (stuffed, padded), EOI. One round trip where the coded bytes fit the
    * capacity guessed for them (codedCapacity: from the photos coded before on this context), the kernels reading
    * their true count on the device; where they do not, a second submission packs them again at their exact size.
@@ -123,7 +124,10 @@ export class JpegHuffmanPlan {
    * same file). With `host`, the file is assembled in its memory (readFile says how; the caller may give
    * `file.buffer` back once written).
    */
-  async code(rec: Recording, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, headers: Uint8Array, newRecording: () => Recording, host?: HostBuffers): Promise<GpuCoded | undefined> {
+  async code(
+    rec: Recording, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, headers: Uint8Array, newRecording: () => Recording,
+    coefficients: (rec: Recording) => GPUBuffer, host?: HostBuffers,
+  ): Promise<GpuCoded | undefined> {
     const ctx = this.ctx;
     const t0 = performance.now();
     const n = layout.mcuRows * layout.perRow;
@@ -152,7 +156,7 @@ export class JpegHuffmanPlan {
       noteCoded(ctx, n, bytes);
       if (!this.fits(bytes)) return undefined;
       const rec2 = newRecording();
-      out = this.packAndStuff(rec2, layout, coefs, huff, { tables, bits }, n, bytes);
+      out = this.packAndStuff(rec2, layout, coefficients(rec2), huff, { tables, bits }, n, bytes);
       rec2.submit();
       const again = await readFile(ctx, out, bytes, headers, host);
       if (!('file' in again)) throw new Error(`GPU JPEG entropy coding: ${again.bytes} coded bytes where ${bytes} were counted`);
