@@ -173,11 +173,22 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * The folder the photos are read from and the outputs written to, with its filesystem (`df -T`): on the H200 machine
+ * the VM's ext4 disk throttled a batch writing its ~0.85 GB of outputs, imgpu's rows 156–166 images/s there against
+ * 188–193 on tmpfs in the same command, the pool's 108 against 113 — the disk, not the work, set the pace.
+ */
+function filesystemOf(path: string): string {
+  const r = spawnSync('df', ['-T', path], { encoding: 'utf8' });
+  const line = r.stdout?.trim().split('\n')[1]?.split(/\s+/);
+  return line ? `${path} (${line[1]} ${line[0]})` : path;
+}
+
 /** The results so far, as JSON and as the plot. */
 function save(results: { op: string; [k: string]: unknown }[]): void {
   mkdirSync('bench/results', { recursive: true });
   const folder = `${count} JPEG photos (test/fixtures/images, --fill ${fill}, sharp q90 4:2:0), ${mpLo}–${mpHi} MP`;
-  writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, folder, rows: results }, null, 2));
+  writeFileSync(`bench/results/${outName}.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, folder, dir: filesystemOf(dir), rows: results }, null, 2));
   writeFileSync(`bench/results/${outName}.svg`, plotBatchSvg(`${count} JPEG photos, ${mpLo}–${mpHi} MP (${fill}): images/s (one run)`, results));
 }
 

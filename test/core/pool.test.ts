@@ -7,7 +7,7 @@ import { defineTask, forChunks, InlinePool, taskTable, type Range } from '../../
 import { histogramTask } from '../../src/ops/histogram/cpu-kernels.js';
 import { TASKS } from '../../src/ops/tasks.js';
 import type { Image } from '../../src/core/image.js';
-import { bufferClass, CodecPool } from '../../src/node/codec-pool.js';
+import { bufferClass, CodecPool, RecycledBuffers } from '../../src/node/codec-pool.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 
 test('task table: one entry per name, the worker side of forBlocks included; a name defined twice is refused', () => {
@@ -55,4 +55,20 @@ test('worker pools start their workers with the work that needs them, up to thei
     await pool.close();
     await codecs.close();
   }
+});
+
+test('recycled host buffers: a free one of the class, else the smallest free one up to twice as large, else a new one', () => {
+  const pool = new RecycledBuffers(4);
+  const small = pool.alloc(1 << 20);
+  assert.equal(small.byteLength, bufferClass(1 << 20));
+  const bigger = new SharedArrayBuffer(bufferClass(1.5 * 2 ** 20));
+  const biggest = new SharedArrayBuffer(bufferClass(1.9 * 2 ** 20));
+  const tooBig = new SharedArrayBuffer(bufferClass(2.5 * 2 ** 20));
+  for (const b of [tooBig, biggest, bigger]) pool.give(b);
+  assert.equal(pool.alloc(1.1 * 2 ** 20), bigger, 'the smallest free one that holds it');
+  assert.equal(pool.alloc(1.1 * 2 ** 20), biggest);
+  const fresh = pool.alloc(1.1 * 2 ** 20);
+  assert.ok(fresh !== tooBig && fresh.byteLength === bufferClass(1.1 * 2 ** 20), 'not one over twice the class: a new one');
+  pool.give(small);
+  assert.equal(pool.alloc(1 << 20), small, 'the class itself first');
 });
