@@ -1,7 +1,7 @@
 /**
  * A batch's timeline, for finding what sets its pace: with IMGPU_TRACE=FILE every image's spans — read (file,
  * decode, upload: FileImages; within it file-read, entropy, coef-copy, decode-record for a JPEG decoded on the GPU), wait (the loop waiting for the next read), step (the command on it), keep (its
- * write) — are written to FILE as JSON lines {span, input, start, end} (ms since the batch began) when the process
+ * write), and once per batch `prepare` (the JPEG kernels' compilation, which a batch's first photos wait for) — are written to FILE as JSON lines {span, input, start, end} (ms since the batch began) when the process
  * ends. Off (and free) without the variable. bench/trace-summary.ts turns a trace into the concurrency of each span.
  */
 import { writeFileSync } from 'node:fs';

@@ -123,7 +123,8 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const jpegPath = exec.gpu ? resolveJpegPath(o.jpeg ?? 'auto', exec.gpu) : 'cpu';
   // The JPEG kernels this batch will use compile while its first photos are read, all at once (prepareJpegGpu says why).
   if (jpegPath === 'gpu' && exec.gpu && !exec.cpu) {
-    void prepareJpegGpu(exec.gpu, { decode: !cmd.colour && todo.some((j) => isJpegName(j.input)), encode: todo.some((j) => isJpegName(j.output)) });
+    const gpu = exec.gpu;
+    void traced('prepare', 'jpeg kernels', () => prepareJpegGpu(gpu, { decode: !cmd.colour && todo.some((j) => isJpegName(j.input)), encode: todo.some((j) => isJpegName(j.output)) }));
   }
   // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
   const made = new Set<string>();
