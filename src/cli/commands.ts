@@ -22,6 +22,8 @@ export interface RunOn {
   wait?: boolean;
   /** GPU, a resident input with wait false: record into this recording, left for the caller to submit (GpuRunOptions.recording). */
   recording?: Recording;
+  /** GPU, a resident input the caller gives up: the output may be written over it (RunOptions.inPlace). */
+  inPlace?: boolean;
   /** false: only the output image is wanted; results the GPU would read back besides it (Otsu's threshold) are not (RunOptions.extras). */
   extras?: boolean;
 }

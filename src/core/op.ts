@@ -42,6 +42,13 @@ export interface RunOptions extends GpuRunOptions {
    * mode, a pipeline's steps). The CPU path computes them anyway. @default true
    */
   extras?: boolean;
+  /**
+   * For a resident (GpuImage) input the caller gives up: an operation that can (those that apply a look-up table:
+   * equalize, Otsu) writes its output over the input and returns the input itself, no new image — a batch's decoded
+   * photo, a pipeline's intermediate. The caller then uses the input only as the output. Ignored for host inputs.
+   * @default false
+   */
+  inPlace?: boolean;
 }
 
 /** The public options of an operation with parameters `S`: derived, never written by hand. */
@@ -272,8 +279,10 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     if (!plan) throw new Error(`${name}: no GPU path`); // unreachable: checked when declared
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p, input) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
+    // In place only on a resident input: a host input's uploaded copy is released by runGpu after the download.
+    const planOpts = input instanceof GpuImage ? opts : { ...opts, inPlace: false };
     const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await plan(x, rec, q, extra, opts);
+      const out = await plan(x, rec, q, extra, planOpts);
       if (!isProduced(out)) return out;
       produced = out;
       return out.output;

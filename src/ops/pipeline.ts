@@ -85,7 +85,7 @@ async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: G
  */
 async function gpuSteps(
   start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }, stage?: StageObserver,
-  rec?: Recording,
+  rec?: Recording, giveUpStart = false,
 ): Promise<Image | GpuImage> {
   let cur = start;
   for (const [i, s] of steps.entries()) {
@@ -109,8 +109,11 @@ async function gpuSteps(
       moved.upload += now() - tu;
     }
     // Only the image goes on: a step's scalar results (Otsu's threshold) are not read back, so no step waits.
-    const r = await op.run(input, s.params, { pool, wait: false, profile: false, extras: false, recording: rec });
-    if (input !== start) releaseAfter(input, rec);
+    // An intermediate this function made (or the caller's start, given up) may be written over: an operation that
+    // applies a look-up table then returns it as its output.
+    const inPlace = input !== start || giveUpStart;
+    const r = await op.run(input, s.params, { pool, wait: false, profile: false, extras: false, recording: rec, inPlace });
+    if (input !== start && r.output !== input) releaseAfter(input, rec);
     cur = r.output;
     await stage?.(i, cur, r.timings);
   }
@@ -132,16 +135,17 @@ function releaseAfter(img: GpuImage, rec?: Recording): void {
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
 export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver }): Promise<OpResult<Image>>;
-export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool; recording?: Recording }): Promise<OpResult<GpuImage>>;
+export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool; recording?: Recording; inPlace?: boolean }): Promise<OpResult<GpuImage>>;
 export async function runPipeline(
-  src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver; recording?: Recording } = {},
+  src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver; recording?: Recording; inPlace?: boolean } = {},
 ): Promise<OpResult<Image | GpuImage>> {
   if (src instanceof GpuImage) {
-    // Resident in, resident out: nothing is downloaded; the caller's input is not released. With `recording`, the
-    // steps are recorded there for the caller to submit (GpuRunOptions.recording).
+    // Resident in, resident out: nothing is downloaded; the caller's input is not released (with `inPlace`, given up:
+    // it may come back as the output, written over). With `recording`, the steps are recorded there for the caller
+    // to submit (GpuRunOptions.recording).
     if (src.channels > 1) throw new InvalidArgumentError(`pipeline step ${steps[0].op}: a resident colour image; convert to gray before upload`);
     const t0 = now();
-    const output = (await gpuSteps(src, steps, src.ctx, on.pool, { upload: 0, download: 0 }, undefined, on.recording)) as GpuImage;
+    const output = (await gpuSteps(src, steps, src.ctx, on.pool, { upload: 0, download: 0 }, undefined, on.recording, on.inPlace)) as GpuImage;
     return { output, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [{ name: 'pipeline (queued, not awaited)', ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };
   }
   const t0 = now();

@@ -84,3 +84,30 @@ test('a pipeline on a resident image recorded into one recording (GpuRunOptions.
   src.release();
   assert.deepEqual(got.data, expected.data);
 });
+
+test('Recording.discard: nothing recorded runs, its scratch goes back to the pool, and a later flush does nothing', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const pipeline = await ctx.pipeline('write slot', WRITE_SLOT, 'main');
+  const out = acquireStorage(ctx, 16, 'slots');
+  const clear = new Recording(ctx, new KernelTimer(ctx, false), 'zeros', true);
+  clear.clear(out, 16);
+  clear.submit();
+  const rec = new Recording(ctx, new KernelTimer(ctx, false), 'discarded', true);
+  const scratch = rec.storage(64, 'scratch');
+  rec.dispatch('write slot', pipeline, { out, P: rec.uniform(Slot, { at: 1, value: 7 }) }, 1);
+  let after = 0;
+  rec.afterSubmit(() => after++);
+  const n = await countSubmissions(ctx, async () => {
+    rec.discard();
+    rec.flush();
+  });
+  assert.equal(n, 0);
+  assert.equal(after, 0);
+  const again = acquireStorage(ctx, 64, 'again');
+  ctx.buffers.release(again);
+  assert.equal(again, scratch, 'the scratch is free again');
+  const got = await download(ctx, out, new Uint32Array(4));
+  ctx.buffers.release(out);
+  assert.deepEqual([...got], [0, 0, 0, 0]);
+});

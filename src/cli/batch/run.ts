@@ -173,9 +173,11 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       // Not waited for: the output stays resident, and its encode's readback waits for the kernels anyway (a wait
       // here held the JavaScript thread for every photo decoded ahead, whose work the queue runs first).
       // extras false: nothing besides the image is read back (Otsu's threshold was a wait for the GPU per photo).
-      r = await traced('op', job.input, () => cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false, recording: rec }, {}));
+      // inPlace: the decoded (or uploaded) photo is not needed after the operation, which may write over it.
+      r = await traced('op', job.input, () => cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false, recording: rec, inPlace: true }, {}));
     } catch (e) {
-      submitted();
+      // Nothing of the failed operation runs: it may have written over the input, which a CPU fallback then reads.
+      rec.discard();
       if (dev !== input) dev.release(); // a resident input stays the caller's (a CPU fallback may read it)
       throw e;
     }

@@ -181,6 +181,20 @@ export class Recording {
   }
 
   /**
+   * Drops what is recorded, unsubmitted: nothing of it will run, so its scratch goes back to the pool now, and what
+   * waited for the submission is dropped (a readback recorded here never resolves). For work that failed midway
+   * whose partial effects must not happen — an operation writing over its input (RunOptions.inPlace) whose input a
+   * fallback then reads.
+   */
+  discard(): void {
+    this.closePass();
+    this.ended = true;
+    this.block = undefined;
+    for (const b of this.scratch.splice(0)) this.ctx.buffers.release(b);
+    this.submitted.length = 0;
+  }
+
+  /**
    * Submits what is recorded so far (submit()) and goes on recording into a new encoder: for work that must run
    * before something submitted apart (an operation that records into a recording of its own), in a recording its
    * caller shares between operations (GpuRunOptions.recording). Nothing to submit (nothing recorded since, or the

@@ -1,7 +1,6 @@
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
-import { acquireStorage } from '../../core/gpu/transfer.js';
 import { pixelCount } from '../../core/image.js';
 import { HistogramGpuPlan, type HistogramMethod } from '../histogram/gpu.js';
 import { ApplyLutGpuPlan } from '../lut/gpu.js';
@@ -20,19 +19,21 @@ class EqualizeLutGpuPlan {
   }
 }
 
-/** Histogram → LUT → apply, recorded into one command encoder: no host round trip in between. */
-export async function equalizeGpu(input: GpuImage, rec: Recording, method: HistogramMethod = 'atomic'): Promise<GpuImage> {
+/**
+ * Histogram → LUT → apply, recorded into one command encoder: no host round trip in between. `inPlace`: the output
+ * is written over the input, which is returned (RunOptions.inPlace).
+ */
+export async function equalizeGpu(input: GpuImage, rec: Recording, method: HistogramMethod = 'atomic', inPlace = false): Promise<GpuImage> {
   const ctx = input.ctx;
   const dtype = input.dtype as 'uint8' | 'uint16';
   const [hist, lutPlan, apply] = await Promise.all([
-    HistogramGpuPlan.prepare(ctx, { dtype, bins: dtype === 'uint8' ? 256 : 65536, masked: false, method }), EqualizeLutGpuPlan.prepare(ctx), ApplyLutGpuPlan.prepare(ctx, dtype),
+    HistogramGpuPlan.prepare(ctx, { dtype, bins: dtype === 'uint8' ? 256 : 65536, masked: false, method }), EqualizeLutGpuPlan.prepare(ctx),
+    ApplyLutGpuPlan.prepare(ctx, dtype, undefined, inPlace),
   ]);
   const n = pixelCount(input.shape);
   const histBuf = rec.storage(hist.bins * 4, 'histogram');
   const lutBuf = rec.storage(hist.bins * 4, 'lut');
-  const out = acquireStorage(ctx, input.byteLength, 'equalized');
   hist.encode(rec, input.buffer, n, histBuf);
   lutPlan.encode(rec, histBuf, lutBuf, hist.bins, n);
-  apply.encode(rec, input.buffer, out, lutBuf, n);
-  return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype);
+  return apply.image(rec, input, lutBuf, 'equalized');
 }

@@ -23,5 +23,5 @@ export const equalize = defineOp({
   params: equalizeParams,
   input: { dtypes: ['uint8', 'uint16'], colour: 'gray', volumes: true },
   cpu: (img, _p, { pool, out }) => equalizeCpu(img, pool, out),
-  gpu: (input, rec, p) => equalizeGpu(input, rec, p.impl),
+  gpu: (input, rec, p, _extra, opts) => equalizeGpu(input, rec, p.impl, opts.inPlace),
 });

@@ -46,27 +46,26 @@ export async function otsuKernelCompiled(ctx: GpuContext): Promise<void> {
 
 /**
  * Otsu on the GPU: histogram → Otsu scan/reduction writing the binarization LUT → LUT application, recorded
- * into one command encoder with no host round trip. Returns the binary image and a 16-byte buffer whose
+ * into one command encoder with no host round trip (`inPlace`: the binary image written over the input, which is
+ * returned: RunOptions.inPlace). Returns the binary image and a 16-byte buffer whose
  * first word is the threshold (read back by the caller: 4 bytes).
  */
-export async function otsuGpu(input: GpuImage, rec: Recording, method: HistogramMethod): Promise<{ image: GpuImage; threshold: GPUBuffer }> {
+export async function otsuGpu(input: GpuImage, rec: Recording, method: HistogramMethod, inPlace = false): Promise<{ image: GpuImage; threshold: GPUBuffer }> {
   const ctx: GpuContext = input.ctx;
   const dtype = input.dtype as 'uint8' | 'uint16';
   const bins = dtype === 'uint8' ? 256 : 65536;
   const [hist, otsu, apply] = await Promise.all([
     HistogramGpuPlan.prepare(ctx, { dtype, bins, masked: false, method }),
     otsuPipeline(ctx),
-    ApplyLutGpuPlan.prepare(ctx, dtype),
+    ApplyLutGpuPlan.prepare(ctx, dtype, undefined, inPlace),
   ]);
   const n = pixelCount(input.shape);
   const histBuf = rec.storage(bins * 4, 'histogram');
   const lut = rec.storage(bins * 4, 'otsu lut');
   const threshold = acquireStorage(ctx, 16, 'otsu threshold');
-  const out = acquireStorage(ctx, input.byteLength, 'otsu binary');
   hist.encode(rec, input.buffer, n, histBuf);
   rec.dispatch('threshold.otsu', otsu, { hist: histBuf, lut, result: threshold, P: rec.uniform(OtsuParams, { total: n, bins, per_thread: bins / 256, maxv: bins - 1 }) }, 1);
-  apply.encode(rec, input.buffer, out, lut, n);
-  return { image: new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype), threshold };
+  return { image: apply.image(rec, input, lut, 'otsu binary'), threshold };
 }
 
 /**

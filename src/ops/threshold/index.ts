@@ -116,13 +116,13 @@ async function thresholdCpu(img: Image, p: Params, pool: CpuPool, out?: Image): 
  * on the device in OpenCV's double arithmetic (otsu.wgsl.ts) and read back after the run (4 bytes) unless the caller
  * keeps only the image (RunOptions.extras false: batch mode, pipelines), which then waits for nothing.
  */
-async function thresholdGpu(input: GpuImage, rec: Recording, p: Params): Promise<GpuImage | Produced<GpuImage, ThresholdExtra>> {
+async function thresholdGpu(input: GpuImage, rec: Recording, p: Params, inPlace = false): Promise<GpuImage | Produced<GpuImage, ThresholdExtra>> {
   const method = p.method;
   if (isLocal(method)) {
     const slabs = localSlabs(input.ctx, input.shape, method, p.window);
     return recordInSlabs(rec, input, slabs, (slab) => localThresholdGpu(slab, rec, planeSize(slab.shape), method, p.window, p.offset));
   }
-  const r = await otsuGpu(input, rec, p.impl);
+  const r = await otsuGpu(input, rec, p.impl, inPlace);
   const drop = () => input.ctx.buffers.release(r.threshold); // after the submission: the queue runs in order
   const read = async (): Promise<ThresholdExtra> => {
     const t = (await download(input.ctx, r.threshold, new Uint32Array(1)))[0];
@@ -171,7 +171,7 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
   input: { dtypes: ['uint8', 'uint16'], colour: 'gray', volumes: true },
   check: checkThreshold,
   cpu: (img, p, { pool, out }) => thresholdCpu(img, p, pool, out),
-  gpu: (input, rec, p) => thresholdGpu(input, rec, p),
+  gpu: (input, rec, p, _extra, opts) => thresholdGpu(input, rec, p, opts.inPlace),
   gpuName: (p) => `threshold.${p.method}`,
   // 8-bit Otsu for a caller that reads the threshold back anyway runs as steps until its one kernel is compiled
   // (otsuKernelReady says why), with the same result; a batch or a pipeline (no extras) waits for the kernel, which
