@@ -235,7 +235,10 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     let host = resident ? undefined : (input as Image);
     const onHost = async () => (host ??= await (input as GpuImage).toHost());
     try {
-      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere()) {
+      // A colour image the command takes only on the host (CLAHE's lightness) takes the path below: resident, every
+      // such photo failed ("clahe of a GpuImage needs one gray channel") under --jpeg gpu, auto's choice on a GPU.
+      const residentOk = input.channels === 1 || cmd.residentColour === true;
+      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && residentOk && isJpegName(job.output) && gpuJpegEncoderHere()) {
         // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
         const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
         if (r.result) return r.result;
