@@ -265,7 +265,6 @@ const EOI = [0xff, 0xd9];
 /**
  * The file: `headers`, the stuffed bytes of `out` (packAndStuff's layout: room for `capacity` bytes stuffed at worst),
  * EOI — or, where the coded bytes exceed the `capacity` the kernels had, only their count (the caller packs again).
- * With `into`, the first chunk's copy is recorded there: call before its submission (downloadChunks).
  * One readback through the context's uniform readback chunks (downloadChunks), which the photos of a batch, of every
  * size, share: the first chunk, which holds the count, then only the chunks that hold the coded bytes (a second
  * submission, for photos coded to more than a chunk) — not the capacity, sized for the most bytes per block seen (on
@@ -273,7 +272,8 @@ const EOI = [0xff, 0xd9];
  * main thread each). With `host` (a batch) the file goes into its recycled memory and the coded bytes are copied there
  * off the JavaScript thread (HostCopy.async): a fresh array per photo (zeroed by the allocator) and the synchronous copy
  * out of mapped memory were 286 and 276 ms of a 210-photo batch's main thread on the H100. Without it (one image), a
- * new array and the context's parallel copy: the least latency.
+ * new array and the context's parallel copy: the least latency. With `into`, the first chunk's copy is recorded there:
+ * call before its submission (downloadChunks).
  */
 async function readFile(
   ctx: GpuContext, out: GPUBuffer, capacity: number, headers: Uint8Array, host?: HostBuffers, into?: CopyTarget,

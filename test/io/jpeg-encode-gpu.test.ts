@@ -76,6 +76,15 @@ async function mismatches(ctx: GpuContext, dir: string, names: string[], cases: 
   return bad;
 }
 
+/**
+ * mismatches() of the GPU entropy coder, at qualities 95 and 100, on a photograph and two extremes: the check of the
+ * tests that make its readback or packing take an unusual turn (tuning changed around it).
+ */
+function gpuCodedMismatches(ctx: GpuContext, dir: string): Promise<string[]> {
+  const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
+  return mismatches(ctx, dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']);
+}
+
 test('the GPU JPEG encoder\'s entropy coder is built where required', { skip: !required }, () => {
   assert.ok(nativeCoefEncoder(), 'dist/native/imgpu-jpegenc.node did not load');
 });
@@ -134,8 +143,7 @@ test('GPU JPEG encode with GPU entropy coding: coded bytes past the first readba
   if (!ctx || !r) return;
   transferTuning.readChunk = 64;
   try {
-    const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
-    assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
+    assert.deepEqual(await gpuCodedMismatches(ctx, r.dir), []);
   } finally {
     transferTuning.readChunk = undefined;
   }
@@ -148,8 +156,7 @@ test('GPU JPEG encode with GPU entropy coding: coded bytes beyond the capacity g
   const saved = entropyTuning.capacityScale;
   entropyTuning.capacityScale = 0; // 1 KiB: the tiny photos fit, the others are packed twice
   try {
-    const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
-    assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
+    assert.deepEqual(await gpuCodedMismatches(ctx, r.dir), []);
   } finally {
     entropyTuning.capacityScale = saved;
   }
@@ -161,8 +168,7 @@ test('GPU JPEG encode with GPU entropy coding: coded bytes read back through man
   if (!ctx || !r) return;
   transferTuning.readChunk = 4096;
   try {
-    const cases = [95, 100].map((quality) => ({ opts: { quality }, ref: (n: string) => `${n}_q${quality}.jpg` }));
-    assert.deepEqual(await mismatches(ctx, r.dir, ['chelsea', 'checker_53x37', 'noise_67x45'], cases, ['gpu']), []);
+    assert.deepEqual(await gpuCodedMismatches(ctx, r.dir), []);
     const img = await GpuImage.upload(ctx, await readImage(join(r.dir, 'chelsea.png')));
     const file = await encodeJpegGpu(img, { entropy: 'gpu', host: { alloc: (n) => new SharedArrayBuffer(n), give: () => undefined } });
     assert.ok(file.byteLength > 3 * 4096, 'the coded bytes span several chunks');

@@ -34,13 +34,11 @@ class GammaF32GpuPlan {
 /** Gamma correction recorded for a resident image: the LUT of 8/16-bit values (made on the host), or the float kernel. */
 export async function gammaGpu(input: GpuImage, rec: Recording, gamma: number, gain: number): Promise<GpuImage> {
   const ctx = input.ctx;
-  const n = pixelCount(input.shape) * input.channels;
-  const out = acquireStorage(ctx, input.byteLength, 'gamma');
-  if (input.dtype === 'float32') {
-    (await GammaF32GpuPlan.prepare(ctx)).encode(rec, input.buffer, out, n, gamma, gain);
-  } else {
+  if (input.dtype !== 'float32') {
     const lut = input.dtype === 'uint8' ? gammaLut8(gamma, gain) : gammaLut16(gamma, gain);
-    (await ApplyLutGpuPlan.prepare(ctx, input.dtype)).encode(rec, input.buffer, out, rec.storageFrom(lut, 'gamma lut'), n);
+    return (await ApplyLutGpuPlan.prepare(ctx, input.dtype)).image(rec, input, rec.storageFrom(lut, 'gamma lut'), 'gamma');
   }
+  const out = acquireStorage(ctx, input.byteLength, 'gamma');
+  (await GammaF32GpuPlan.prepare(ctx)).encode(rec, input.buffer, out, pixelCount(input.shape) * input.channels, gamma, gain);
   return new GpuImage(ctx, out, [...input.shape] as GpuImage['shape'], input.channels, input.dtype);
 }

@@ -38,18 +38,18 @@ export class ApplyLutGpuPlan {
   }
 
   /**
-   * Records the LUT applied to a resident image: over the image itself where this plan is in place (the input is
-   * returned as the output), else into a new pooled image (`label`).
+   * Records the LUT applied to every sample of a resident image: over the image itself where this plan is in place
+   * (the input is returned as the output), else into a new pooled image (`label`) of the same shape and channels.
    */
   image(rec: Recording, input: GpuImage, lut: GPUBuffer, label: string): GpuImage {
-    const n = pixelCount(input.shape);
+    const n = pixelCount(input.shape) * input.channels;
     if (this.inPlace) {
       this.encode(rec, input.buffer, input.buffer, lut, n);
       return input;
     }
     const out = acquireStorage(this.ctx, input.byteLength, label);
     this.encode(rec, input.buffer, out, lut, n);
-    return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], 1, input.dtype);
+    return new GpuImage(this.ctx, out, [...input.shape] as GpuImage['shape'], input.channels, input.dtype);
   }
 
   /**

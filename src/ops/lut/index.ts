@@ -3,8 +3,7 @@ import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import { runGpu, type GpuRunOptions } from '../../core/gpu/run.js';
-import { acquireStorage } from '../../core/gpu/transfer.js';
-import { pixelCount, requireDtype, validateImage, type Image } from '../../core/image.js';
+import { requireDtype, validateImage, type Image } from '../../core/image.js';
 import { makeTimings, now, type OpResult } from '../../core/timings.js';
 import { applyLutCpu } from './cpu.js';
 import { ApplyLutGpuPlan } from './gpu.js';
@@ -26,11 +25,7 @@ export async function applyLut(src: Image | GpuImage, lut: Uint32Array, opts: Ap
   if (gpu) {
     return runGpu(gpu, src, 'applyLut', opts, async (input, rec) => {
       const plan = await ApplyLutGpuPlan.prepare(gpu, input.dtype as 'uint8' | 'uint16');
-      const table = rec.storage(bins * 4, 'lut');
-      gpu.device.queue.writeBuffer(table, 0, lut as Uint32Array<ArrayBuffer>);
-      const out = acquireStorage(gpu, input.byteLength, 'lut output');
-      plan.encode(rec, input.buffer, out, table, pixelCount(input.shape));
-      return new GpuImage(gpu, out, [...input.shape] as GpuImage['shape'], 1, input.dtype);
+      return plan.image(rec, input, rec.storageFrom(lut, 'lut'), 'lut output');
     }) as Promise<OpResult<Image | GpuImage>>;
   }
   const tk = now();
