@@ -27,6 +27,8 @@
  * - gpu-jpeg-cpu: `--device gpu --jpeg cpu` (libjpeg-turbo whole on the codec workers, pixels up/downloaded);
  * - gpu-jpeg-gpu-jobsN, gpu-jpeg-cpu-jobsN (N = 2, 3, 4, 6): the same split over N processes (`--jobs N`);
  * - cpu: `--device cpu`;
+ * - auto: no flags — what a user's `imgpu <op> <folder> <out>` runs (on a hardware GPU: --jpeg gpu and a CPU lane);
+ * - gpu-jpeg-gpu-laneN (N = 4, 6, 8, 10, 12, 14): gpu-jpeg-gpu with a CPU lane of N images at once (`--cpu-lane N`);
  * - gpu-sharp (equalize only): gpu-jpeg-cpu with JPEG through sharp (IMGPU_NO_NATIVE_JPEG=1);
  * - gpu-js-copy (equalize only): gpu-jpeg-cpu with host copies through TypedArray.set (IMGPU_NO_NATIVE_COPY=1);
  * - cv2: cv2.imread → op → cv2.imwrite in a plain loop and in a 16-process multiprocessing.Pool.
@@ -80,6 +82,11 @@ const IMGPU_ROWS: Record<string, ImgpuRow> = {
     [`gpu-jpeg-cpu-jobs${n}`, { key: `gpu_jpeg_cpu_jobs${n}`, flags: ['--device', 'gpu', '--jpeg', 'cpu', '--jobs', String(n)] }],
   ])),
   cpu: { key: 'cpu', flags: ['--device', 'cpu'] },
+  // What `imgpu <op> <folder> <out>` does with no flags: --device auto, --jpeg auto and --cpu-lane auto — on a
+  // hardware GPU the JPEG arithmetic there and a CPU lane of the cores but four beside it (cli/batch/lane.ts).
+  auto: { key: 'auto', flags: [] },
+  // --jpeg gpu with a CPU lane of N images at once beside the GPU (--cpu-lane N).
+  ...Object.fromEntries([4, 6, 8, 10, 12, 14].map((n) => [`gpu-jpeg-gpu-lane${n}`, { key: `gpu_jpeg_gpu_lane${n}`, flags: ['--device', 'gpu', '--jpeg', 'gpu', '--cpu-lane', String(n)] }])),
   // The GPU run with JPEG through sharp instead of the native codec (what it was before io/jpeg.ts).
   'gpu-sharp': { key: 'gpu_sharp_codecs', flags: ['--device', 'gpu', '--jpeg', 'cpu'], env: { IMGPU_NO_NATIVE_JPEG: '1' }, equalizeOnly: true },
   // And with the host copies into/out of mapped memory on the main thread (TypedArray.set) instead of native threads.
@@ -140,7 +147,7 @@ function say(op: string, key: string, s: Record<string, unknown>): void {
   const busy = Object.entries((s.busy as Record<string, number>) ?? {}).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
   const rate = (s.images_per_s as number | undefined)?.toFixed(1) ?? `error: ${(typeof s.error === 'string' ? s.error : '').trim().split('\n').pop()}`;
   const same = s.same_as_cv2 as { identical: number; of: number } | undefined;
-  console.error(`${op} ${key}: ${rate} images/s${s.jpeg ? `, jpeg ${JSON.stringify(s.jpeg)}` : ''}${s.huffman ? `, huffman ${JSON.stringify(s.huffman)}` : ''}${busy ? `, busy: ${busy}` : ''}${same ? `, same as cv2 ${same.identical}/${same.of}` : ''}`);
+  console.error(`${op} ${key}: ${rate} images/s${s.lanes ? `, lanes ${JSON.stringify(s.lanes)}` : ''}${s.jpeg ? `, jpeg ${JSON.stringify(s.jpeg)}` : ''}${s.huffman ? `, huffman ${JSON.stringify(s.huffman)}` : ''}${busy ? `, busy: ${busy}` : ''}${same ? `, same as cv2 ${same.identical}/${same.of}` : ''}`);
 }
 
 async function main(): Promise<void> {

@@ -56,6 +56,11 @@ export interface OpCommand<T> {
   report(result: OpResult<T>, params: Record<string, unknown>): { json: Record<string, unknown>; text: string[] };
   /** 'image': the output is an image that io writes (batch mode hands it to its codec workers); absent: reported only. */
   output?: 'image';
+  /**
+   * The command as pipeline steps (the parameters as run): what a batch's CPU lane hands to a codec worker, which
+   * runs an image whole — decode, the steps on the CPU, encode — off the main thread (batch/lane.ts).
+   */
+  steps?(params: Record<string, unknown>): PipelineStep[];
 }
 
 /** A command whose output is an image: what batch mode runs. */
@@ -79,7 +84,7 @@ function opCommand(op: Operation): OpCommand<unknown> {
     prepare: (p) => loadFileParams(op.params, p),
     run: (img, p, on, images) => op.run(img, { ...p, ...images }, on),
     compare: (a, b) => op.compare(a, b),
-    ...(op.writes ? { write: writeImage as OpCommand<unknown>['write'], output: 'image' as const } : {}),
+    ...(op.writes ? { write: writeImage as OpCommand<unknown>['write'], output: 'image' as const, steps: (p: Record<string, unknown>) => [{ op: op.name, params: p }] } : {}),
     report: (r, p) => op.report(r, p),
   };
 }
@@ -101,6 +106,7 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareImages(a, b)),
     write: writeImage,
     output: 'image',
+    steps: (p) => p.steps as PipelineStep[],
     report: (_r, p) => ({ json: { steps: parsePipeline(p.chain as string) }, text: [] }),
   } satisfies ImageCommand,
 };

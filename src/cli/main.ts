@@ -47,9 +47,21 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --quiet                         no progress on stderr
   --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
                                   cores (default 1; a GPU batch is paced by one process's main thread)
+  --cpu-lane <n|auto>             images processed whole on the CPU at once beside the GPU, the smallest first, while
+                                  the GPU takes the largest (default auto: half the cores with --device auto and
+                                  --jpeg auto on a hardware GPU, else 0); the same bytes either way
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg'];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane'];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
+
+/** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
+function cpuLaneOption(flags: Map<string, string>): number | 'auto' {
+  const v = flags.get('cpu-lane') ?? 'auto';
+  if (v === 'auto') return v;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 256) throw new InvalidArgumentError(`--cpu-lane must be auto or an integer 0–256, got '${v}'`);
+  return n;
+}
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
 function rawLayout(flags: Map<string, string>): RawLayout | undefined {
@@ -119,11 +131,12 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   checkWriteOptions(write);
   const jobs = Number(flags.get('jobs') ?? 1);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new InvalidArgumentError(`--jobs must be an integer 1–64, got ${flags.get('jobs')}`);
+  const cpuLane = cpuLaneOption(flags);
   if (outPath && isImageCommand(cmd) && (await isBatch(inputs, outPath))) {
     const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-      ...codec, recipe: batchRecipe(name, params, codec), jpeg,
+      ...codec, recipe: batchRecipe(name, params, codec), jpeg, cpuLane,
     };
     if (jobs > 1) {
       const rest = argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs' && !a.startsWith('--jobs='));

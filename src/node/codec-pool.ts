@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import * as errors from '../core/errors.js';
 import type { Image } from '../core/image.js';
 import type { ReadOptions, WriteOptions } from '../io/index.js';
+import type { PipelineStep } from '../ops/pipeline.js';
 
 /**
  * The capacity of a recycled pixel buffer for `bytes`: 8 size classes per doubling (at most 12.5 % more), so the
@@ -77,6 +78,8 @@ function recyclable(buffer: ArrayBufferLike): buffer is SharedArrayBuffer {
 export class CodecPool {
   private readonly workers: Worker[] = [];
   private readonly jobs = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  /** Jobs sent to each worker and not yet answered. */
+  private readonly load = new Map<Worker, number>();
   private next = 0;
   private turn = 0;
 
@@ -84,25 +87,37 @@ export class CodecPool {
   // IMGPU_CODEC_THREADS overrides it (benchmarks). Workers start with the jobs that need them: each costs ~160 ms of
   // CPU to start (an isolate and its modules), and a `--jpeg gpu` batch of JPEGs sends them nothing — starting 14 at
   // once took cores from its busy main thread and entropy decoding (H100 profile, docs/jpeg.md).
-  constructor(readonly size = Number(process.env.IMGPU_CODEC_THREADS) || Math.max(2, Math.min(16, availableParallelism() - 2))) {}
+  // `nice`: the workers' priority (Linux nice value; the workers' default is 5: codec-worker.ts).
+  constructor(readonly size = Number(process.env.IMGPU_CODEC_THREADS) || Math.max(2, Math.min(16, availableParallelism() - 2)), private readonly nice?: number) {}
 
   /** Workers started so far (tests). */
   get started(): number {
     return this.workers.length;
   }
 
-  /** The next worker in turn, started first while fewer than `size` run. */
+  /**
+   * The worker with the fewest jobs, a new one while fewer than `size` run and none is idle: jobs of very different
+   * lengths (a CPU lane's whole images beside reads and writes) queued in turn waited behind a long one while
+   * another worker sat idle.
+   */
   private worker(): Worker {
-    if (this.workers.length < this.size) this.workers.push(this.start());
-    return this.workers[this.turn++ % this.workers.length];
+    let best: Worker | undefined;
+    for (const w of this.workers) if (!best || this.load.get(w)! < this.load.get(best)!) best = w;
+    if ((!best || this.load.get(best)! > 0) && this.workers.length < this.size) {
+      best = this.start();
+      this.workers.push(best);
+    }
+    return best!;
   }
 
   private start(): Worker {
-    const w = new Worker(new URL('./codec-worker.js', import.meta.url));
+    const w = new Worker(new URL('./codec-worker.js', import.meta.url), { workerData: { nice: this.nice } });
+    this.load.set(w, 0);
     w.on('message', (m: { id: number; ok: boolean; value?: unknown; name?: string; message?: string }) => {
       const j = this.jobs.get(m.id);
       this.jobs.delete(m.id);
       if (!j) return;
+      this.load.set(w, this.load.get(w)! - 1);
       if (m.ok) j.resolve(m.value);
       else {
         const Ctor = (errors as unknown as Record<string, new (msg: string) => Error>)[m.name ?? ''] ?? Error;
@@ -112,6 +127,7 @@ export class CodecPool {
     w.on('error', (e) => {
       for (const j of this.jobs.values()) j.reject(e);
       this.jobs.clear();
+      for (const x of this.workers) this.load.set(x, 0);
     });
     return w;
   }
@@ -119,6 +135,7 @@ export class CodecPool {
   private send<T>(msg: Record<string, unknown>): Promise<T> {
     const id = this.next++;
     const w = this.worker();
+    this.load.set(w, this.load.get(w)! + 1);
     return new Promise<T>((resolve, reject) => {
       this.jobs.set(id, { resolve: resolve as (v: unknown) => void, reject });
       w.postMessage({ ...msg, id });
@@ -140,6 +157,15 @@ export class CodecPool {
 
   write(path: string, image: Image, opts: WriteOptions = {}): Promise<void> {
     return this.send<void>({ kind: 'write', path, image, opts });
+  }
+
+  /**
+   * Processes an image whole on a worker: reads `path` (`read`), runs `steps` on the CPU there, writes `out`
+   * (atomically, `write`). Nothing of it runs on the calling thread (a batch's CPU lane). Resolves to the
+   * milliseconds the worker spent on it, and whether it was the worker's first (slower: its code still compiling).
+   */
+  process(path: string, out: string, steps: PipelineStep[], read: ReadOptions, write: WriteOptions = {}): Promise<{ ms: number; first: boolean }> {
+    return this.send<{ ms: number; first: boolean }>({ kind: 'process', path, out, steps, read, write });
   }
 
   async close(): Promise<void> {

@@ -27,6 +27,20 @@ export interface ImageSource<J, I = Image> {
   next(): Promise<Next<J, I> | undefined>;
 }
 
+/** Where a source's jobs come from, one at a time: a list in order, or a batch's queue shared with its CPU lane (lane.ts). */
+export interface JobQueue<J> {
+  /** The next job, or undefined when none is left. */
+  take(): J | undefined;
+}
+
+const isQueue = <J>(jobs: readonly J[] | JobQueue<J>): jobs is JobQueue<J> => typeof (jobs as JobQueue<J>).take === 'function';
+
+/** The jobs of a list, in order. */
+function inOrder<J>(jobs: readonly J[]): JobQueue<J> {
+  let i = 0;
+  return { take: () => jobs[i++] };
+}
+
 /**
  * The files of `jobs` decoded by the codec workers — or by `reader` where given (a batch's JPEGs decoded on the GPU,
  * --jpeg gpu) — `window` of them read ahead of the one being processed. `readMs` adds up the time of the reads
@@ -34,26 +48,44 @@ export interface ImageSource<J, I = Image> {
  */
 export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, I> {
   readMs = 0;
-  private readonly reads: Promise<I | Error>[] = [];
-  private nextRead = 0;
+  private readonly reads: { job: J; img: Promise<I | Error> }[] = [];
+  private readonly queue: JobQueue<J>;
   private taken = 0;
 
   constructor(
-    private readonly codecs: CodecPool, private readonly jobs: readonly J[], private readonly opts: ReadOptions, private readonly window: number,
+    private readonly codecs: CodecPool, jobs: readonly J[] | JobQueue<J>, private readonly opts: ReadOptions, private readonly window: number,
     private readonly reader?: (job: J) => Promise<I>,
-  ) {}
+  ) {
+    this.queue = isQueue(jobs) ? jobs : inOrder(jobs);
+  }
 
   async next(): Promise<Next<J, I> | undefined> {
-    if (this.taken >= this.jobs.length) return undefined;
     this.fill();
-    const job = this.jobs[this.taken++];
-    const got = await traced('wait', job.input, () => this.reads.shift()!);
+    const r = this.reads.shift();
+    if (!r) return undefined;
+    this.taken++;
+    const got = await traced('wait', r.job.input, () => r.img);
     this.fill();
-    return got instanceof Error ? { job, error: got } : { job, img: got };
+    return got instanceof Error ? { job: r.job, error: got } : { job: r.job, img: got };
+  }
+
+  /** Reads started and not yet taken by next(): jobs this source holds besides its queue's. */
+  get ahead(): number {
+    return this.reads.length;
+  }
+
+  /**
+   * Reads in flight: `window`, but at first 4, then 2 more for each image taken — the first image is waited for,
+   * and 16 reads started at once shared the cores with it: a GPU batch of photos largest first (a CPU lane beside
+   * it) began its first image 155 ms into the run, 90 ms after its kernels were compiled (H200 trace).
+   * IMGPU_READ_RAMP=0 starts all `window` at once (measurements).
+   */
+  private get inFlight(): number {
+    return process.env.IMGPU_READ_RAMP === '0' ? this.window : Math.min(this.window, 4 + 2 * this.taken);
   }
 
   private fill(): void {
-    while (this.reads.length < this.window && this.nextRead < this.jobs.length) this.reads.push(this.read(this.jobs[this.nextRead++]).catch((e: Error) => e));
+    for (let job: J | undefined; this.reads.length < this.inFlight && (job = this.queue.take()); ) this.reads.push({ job, img: this.read(job).catch((e: Error) => e) });
   }
 
   /**
@@ -63,7 +95,7 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
    */
   async drain(dispose: (img: I) => void): Promise<void> {
     for (const r of this.reads.splice(0)) {
-      const got = await r;
+      const got = await r.img;
       if (!(got instanceof Error)) dispose(got);
     }
   }
@@ -114,7 +146,7 @@ export class VideoFrames implements ImageSource<FrameJob> {
  */
 export type ImageStep<J, I = Image> = (job: J, img: I) => Promise<() => Promise<void>>;
 
-export interface LoopOptions {
+export interface LoopOptions<J = unknown> {
   /** images computed at once */
   depth: number;
   /** results kept (written) behind at once */
@@ -140,6 +172,20 @@ export interface LoopOptions {
   fatal?: (e: unknown) => boolean;
   /** no image is started after this time (now()), e.g. --timeout */
   deadline?: number;
+  /** Jobs run whole beside the loop's images (a batch's CPU lane): counted, reported and failed as they are. */
+  lane?: SideLane<J>;
+}
+
+/**
+ * A second consumer of a loop's jobs that runs each whole — read, computed and kept in one call — `size` at once,
+ * taking its jobs from the queue the loop's source shares with it (a batch's CPU lane: lane.ts).
+ */
+export interface SideLane<J> {
+  readonly size: number;
+  /** The lane's next job, or undefined when it takes no more (none left, or better left to the loop). */
+  take(): J | undefined;
+  /** Reads, computes and keeps one job. */
+  run(job: J): Promise<void>;
 }
 
 /** What a loop did. */
@@ -155,7 +201,7 @@ export interface LoopTally {
 }
 
 /** Runs `step` on every image of `source`; see ImageStep and LoopOptions. */
-export async function eachImage<J extends LoopJob, I = Image>(source: ImageSource<J, I>, step: ImageStep<J, I>, o: LoopOptions): Promise<LoopTally> {
+export async function eachImage<J extends LoopJob, I = Image>(source: ImageSource<J, I>, step: ImageStep<J, I>, o: LoopOptions<J>): Promise<LoopTally> {
   const tally: LoopTally = { processed: 0, failed: [], bytes: 0, keepMs: 0, stopped: false };
   let fatal: { error: unknown } | undefined;
   const fail = (j: J, e: unknown) => {
@@ -168,8 +214,8 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
     tally.failed.push({ file: j.input, message });
     if (o.onFailure === 'say') process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
   };
-  /** Keeps one image's result (writes or reports it): the image is then done, or failed. */
-  async function keepOne(job: J, keep: () => Promise<void>): Promise<void> {
+  /** Keeps one image's result (writes or reports it): the image is then done, or failed. `timed`: counted in keepMs. */
+  async function keepOne(job: J, keep: () => Promise<void>, timed = true): Promise<void> {
     const t = now();
     try {
       await traced('keep', job.input, keep);
@@ -178,7 +224,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
     } catch (e) {
       fail(job, e);
     }
-    tally.keepMs += now() - t;
+    if (timed) tally.keepMs += now() - t;
     o.progress.update(tally.processed, tally.failed.length, tally.bytes);
   }
   const writes = new Set<Promise<void>>();
@@ -200,6 +246,20 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
       fail(job, e);
     }
   }
+  /** The side lane's jobs, `size` at once, until it takes no more or the run ends. */
+  async function runLane(lane: SideLane<J>): Promise<void> {
+    const active = new Set<Promise<void>>();
+    for (;;) {
+      for (let job: J | undefined; !fatal && active.size < lane.size && !(o.deadline !== undefined && now() > o.deadline) && (job = lane.take()); ) {
+        const j = job;
+        const p: Promise<void> = keepOne(j, () => lane.run(j), false).finally(() => active.delete(p));
+        active.add(p);
+      }
+      if (!active.size) return;
+      await Promise.race(active);
+    }
+  }
+  const laneDone = o.lane ? runLane(o.lane) : undefined;
   const running = new Set<Promise<void>>();
   while (!fatal) {
     if (o.deadline !== undefined && now() > o.deadline) {
@@ -224,6 +284,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
     running.add(p);
   }
   await Promise.all(running);
+  await laneDone;
   // The last image's result (pipelined), unless the run is ending with an error.
   if (deferred && !fatal) await keepOne(deferred.job, deferred.keep);
   await Promise.all(writes);

@@ -32,6 +32,12 @@ export interface BatchOptions {
    * bytes are the same either way, so it is not part of the recipe. @default 'auto'
    */
   jpeg?: JpegPathOption;
+  /**
+   * --cpu-lane: images processed whole on the CPU at once beside the GPU, the smallest first (batch/lane.ts); 'auto':
+   * half the cores with --device auto and --jpeg auto on a hardware GPU, else none; 0: none. Not part of the
+   * recipe: either side gives the same bytes. @default 'auto'
+   */
+  cpuLane?: number | 'auto';
 }
 
 /** One input of a batch and where its output goes: what the folder's records are kept and checked for. */

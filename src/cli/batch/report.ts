@@ -88,12 +88,14 @@ export interface BatchSummary {
   jpeg?: Record<string, number>;
   /** Of those decoded on the GPU path, where their Huffman decoding ran ('gpu'; 'cpu' for progressive files, restart markers…) */
   huffman?: Record<string, number>;
+  /** With a CPU lane (--cpu-lane): the images the GPU processed and those the lane processed whole on the CPU */
+  lanes?: { gpu: number; cpu: number };
 }
 
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */
 export function report(summary: BatchSummary, json: boolean): number {
   const { op, processed, skipped, failed, seconds, disagreed } = summary;
   if (json) console.log(JSON.stringify(summary));
-  else console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
+  else console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${summary.lanes ? `, ${summary.lanes.cpu} of them on the CPU beside the GPU` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
   return exitCodeOf(disagreed ?? 0, failed.length);
 }

@@ -21,6 +21,7 @@ import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import { Progress, report, type BatchSummary, type ProgressSink } from './report.js';
 import { shardOf } from './shard.js';
+import { CpuLane, defaultLaneSize, SplitQueue } from './lane.js';
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runImages). */
 export const IMAGES_IN_FLIGHT = 1;
@@ -47,21 +48,23 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
   const todo = await pending(jobs, records, o);
   const skipped = jobs.length - todo.length;
   const codecs = new CodecPool();
+  const lane = lanePool(o, exec, cmd);
   try {
     const progress = new Progress(todo.length, { quiet: o.quiet || o.json, shard: shard !== undefined });
-    const done = await runImages({ name, cmd, params, exec, codecs }, todo, {
+    const done = await runImages({ name, cmd, params, exec, codecs, lane }, todo, {
       read: o.read, write: o.write, jpeg: o.jpeg, progress, onFailure: o.json ? 'count' : 'say',
       written: async (job) => record(job.key, await BatchRecords.describe(job, o.recipe)),
     });
     const seconds = (now() - t0) / 1000;
-    const { processed, failed, phases, busy, disagreed, jpeg, huffman } = done;
+    const { processed, failed, phases, busy, disagreed, jpeg, huffman, lanes } = done;
     const summary: BatchSummary = {
-      op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy,
+      op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(lanes ? { lanes } : {}),
       ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}), ...(Object.keys(huffman).length ? { huffman } : {}),
     };
     return report(summary, o.json);
   } finally {
-    await codecs.close();
+    // After the summary's clock: terminating the lane's workers (nice 19, while the last writes finish) took 76 ms.
+    await Promise.all([codecs.close(), lane?.close()]);
     if (!shard) await saveRecords(records);
   }
 }
@@ -74,6 +77,8 @@ export interface ImageRunner {
   params: Record<string, unknown>;
   exec: Execution;
   codecs: CodecPool;
+  /** Codec workers of a CPU lane beside the GPU (lane.ts), as many as it processes images at once; absent: none. */
+  lane?: CodecPool;
 }
 
 export interface RunImagesOptions {
@@ -102,6 +107,8 @@ export interface ImagesDone {
   jpeg: Record<string, number>;
   /** JPEG inputs decoded on the GPU path, by where their Huffman decoding ran ('gpu', 'cpu') */
   huffman: Record<string, number>;
+  /** With a CPU lane: the images each side processed (the GPU's, and the lane's on the CPU) */
+  lanes?: { gpu: number; cpu: number };
 }
 
 /**
@@ -109,7 +116,7 @@ export interface ImagesDone {
  * (runBatch, --jobs processes) and of a queue worker's job (scale/worker.ts).
  */
 export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOptions): Promise<ImagesDone> {
-  const { name, cmd, params, exec, codecs } = runner;
+  const { name, cmd, params, exec, codecs, lane: laneCodecs } = runner;
   const t0 = now();
   const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
   let disagreed = 0;
@@ -286,7 +293,22 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     return onGpu?.image ?? codecs.read(j.input, read);
   };
-  const source = new FileImages<Job, Image | GpuImage>(codecs, todo, read, window, reader);
+  // A CPU lane beside the GPU (lane.ts): the smallest images processed whole on codec workers of its own, the GPU
+  // taking the largest first.
+  const queue = laneCodecs && cmd.steps ? new SplitQueue(todo) : undefined;
+  const source = new FileImages<Job, Image | GpuImage>(codecs, queue ? queue.largest : todo, read, window, reader);
+  const lane = queue && laneCodecs ? new CpuLane<Job>(laneCodecs.size, queue, () => source.ahead, async (job) => {
+    await ensureDir(dirname(job.output));
+    const done = await traced('lane', job.input, () => laneCodecs.process(job.input, job.output, cmd.steps!(params), read, o.write));
+    if (isJpegName(job.input)) jpegPaths.cpu = (jpegPaths.cpu ?? 0) + 1;
+    await o.written(job);
+    return done;
+  }) : undefined;
+  const step = lane ? async (job: Job, img: Image | GpuImage) => {
+    const keep = await processOne(job, img);
+    lane.gpuDone();
+    return keep;
+  } : processOne;
   // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
   // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
   // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
@@ -295,7 +317,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const elu0 = performance.eventLoopUtilization();
   let tally: LoopTally;
   try {
-    tally = await eachImage(source, processOne, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal });
+    tally = await eachImage(source, step, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal, lane });
   } finally {
     await source.drain((img) => { if (img instanceof GpuImage) img.release(); });
   }
@@ -309,6 +331,24 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     main: performance.eventLoopUtilization(elu0).utilization,
     read: phases.read / (wall * codecs.size),
     write: phases.write / (wall * codecs.size),
+    ...(lane ? { lane: lane.busyMs / (wall * lane.size) } : {}),
   };
-  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths };
+  const lanes = lane ? { gpu: processed - lane.cpuImages, cpu: lane.cpuImages } : undefined;
+  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths, ...(lanes ? { lanes } : {}) };
+}
+
+/**
+ * The codec workers of a batch's CPU lane (lane.ts), as many as it processes images at once: --cpu-lane N as asked
+ * where the GPU runs the command alone (not --device cpu or both); 'auto' — the default — defaultLaneSize() where the
+ * main thread is what bounds the batch: --device auto on a hardware GPU with the JPEG arithmetic there (--jpeg
+ * auto), one process (not a shard of --jobs); otherwise none (--device gpu and --jpeg gpu ask for the GPU for every
+ * image). The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
+ * main thread's or its file reads' and writes' (IMGPU_LANE_NICE overrides, for measurements).
+ */
+function lanePool(o: BatchOptions, exec: Execution, cmd: ImageCommand): CodecPool | undefined {
+  const asked = o.cpuLane ?? 'auto';
+  if (!asked || !exec.gpu || exec.cpu || !cmd.steps) return undefined;
+  const jpegAutoOnGpu = (o.jpeg ?? 'auto') === 'auto' && resolveJpegPath('auto', exec.gpu) === 'gpu';
+  const size = asked !== 'auto' ? asked : exec.auto && jpegAutoOnGpu && !shardOf() ? defaultLaneSize() : 0;
+  return size > 0 ? new CodecPool(size, Number(process.env.IMGPU_LANE_NICE ?? 19)) : undefined;
 }
