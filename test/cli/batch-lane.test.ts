@@ -3,7 +3,11 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CpuLane, SplitQueue } from '../../src/cli/batch/lane.js';
+import { CpuLane, defaultLaneSize, SplitQueue } from '../../src/cli/batch/lane.js';
+import { laneSize } from '../../src/cli/batch/run.js';
+import { COMMANDS, type ImageCommand } from '../../src/cli/commands.js';
+import type { GpuContext } from '../../src/core/gpu/context.js';
+import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -47,6 +51,26 @@ test('CpuLane takes the smallest job only while the CPU would finish it before t
   assert.equal(q.remaining, 8, 'nothing taken');
   assert.equal(lane.cpuImages, 2);
   assert.equal(lane.gpuImages, 4);
+});
+
+test('the lane by default: half the cores where --device auto and --jpeg auto found a hardware GPU and the batch is of JPEG photos; none where the GPU was asked for every image', (t) => {
+  if (!jpegCoefDecoder()) {
+    t.skip('the GPU JPEG decoder\'s entropy stage is not built (auto takes the CPU path without it)');
+    return;
+  }
+  const hardware = { adapter: { software: false } } as GpuContext;
+  const gpuAuto = { gpu: hardware, cpu: false, auto: true };
+  const cmd = COMMANDS.equalize as ImageCommand;
+  const photos = [{ input: 'a.jpg', output: 'o/a.jpg' }, { input: 'b.JPEG', output: 'o/b.jpeg' }, { input: 'c.png', output: 'o/c.png' }];
+  assert.equal(laneSize({}, gpuAuto, cmd, photos), defaultLaneSize());
+  assert.equal(laneSize({ cpuLane: 0 }, gpuAuto, cmd, photos), 0);
+  assert.equal(laneSize({ jpeg: 'gpu' }, gpuAuto, cmd, photos), 0, '--jpeg gpu');
+  assert.equal(laneSize({}, { ...gpuAuto, auto: false }, cmd, photos), 0, '--device gpu');
+  assert.equal(laneSize({ cpuLane: 3 }, { ...gpuAuto, auto: false }, cmd, photos), 3, '--device gpu --cpu-lane 3');
+  assert.equal(laneSize({ cpuLane: 3 }, { ...gpuAuto, cpu: true }, cmd, photos), 0, '--device both');
+  assert.equal(laneSize({}, { ...gpuAuto, gpu: { adapter: { software: true } } as GpuContext }, cmd, photos), 0, 'a software adapter');
+  assert.equal(laneSize({}, gpuAuto, cmd, [...photos, { input: 'd.png', output: 'o/d.png' }, { input: 'e.tif', output: 'o/e.tif' }]), 0, 'mostly not JPEG photos');
+  assert.equal(laneSize({}, { ...gpuAuto, gpu: undefined }, cmd, photos), 0, 'no GPU');
 });
 
 /** A folder of six JPEG photos of different sizes, and a damaged one (the smallest: the lane's first). */
