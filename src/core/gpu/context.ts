@@ -63,6 +63,23 @@ export type LimitName = (typeof LIMIT_NAMES)[number];
 /** Adapter names of software rasterizers (CPU emulation of a GPU; Microsoft's WARP is the "Basic Render Driver"). */
 export const SOFTWARE_ADAPTER = /llvmpipe|lavapipe|swiftshader|software|softpipe|basic render driver/i;
 
+/** What an epoch of error scopes caught (openScope): each a message, or none. */
+interface EpochErrors {
+  validation?: string;
+  oom?: string;
+  uncaptured: string[];
+}
+
+/** An operation open in the error scopes: the answers of every epoch it was open in. */
+interface ScopeMember {
+  epochs: Promise<EpochErrors>[];
+}
+
+/** One pair of error scopes on the device's stack, and the operations open in it. */
+interface Epoch {
+  members: Set<ScopeMember>;
+}
+
 /**
  * One WebGPU device and everything that belongs to it: its limits and features, the pipeline cache, the
  * buffer pool, device-loss state and error scopes. It is a value handed to operations, never a global.
@@ -83,6 +100,8 @@ export class GpuContext {
   private lostReason: string | undefined;
   private readonly cleanups: (() => void)[] = [];
   private readonly uncaptured: string[] = [];
+  /** The error scopes pushed for the operations open now (openScope), if any. */
+  private epoch: Epoch | undefined;
 
   private constructor(
     // The GPU (instance) and adapter objects are held for the device's whole life: in Dawn's Node binding a
@@ -271,31 +290,70 @@ export class GpuContext {
   }
 
   /**
-   * Opens the validation and out-of-memory error scopes of scoped() around the work recorded from now on.
-   * `close(thrown)` pops them at once (before anything else is recorded) and resolves once Dawn has answered,
-   * throwing the typed error there is (or `thrown`, what the work threw). A frame pipeline closes the scope of a
-   * frame when it has submitted it and awaits the answer with the frame's readback, instead of a polling round
-   * before the next frame can be submitted.
+   * Opens the validation and out-of-memory error capture of scoped() around the work recorded from now on.
+   * `close(thrown)` ends it at once (before anything else is recorded) and resolves once Dawn has answered, throwing
+   * the typed error there is (or `thrown`, what the work threw). A frame pipeline closes the scope of a frame when it
+   * has submitted it and awaits the answer with the frame's readback, instead of a polling round before the next
+   * frame can be submitted.
+   *
+   * WebGPU's error scopes are one stack per device, and operations that await run interleaved on the JavaScript
+   * thread (a batch decodes photos ahead and encodes behind while one is processed): with a pair of scopes pushed
+   * and popped per operation, the first to close popped the scopes of one opened after it, and an error of its own
+   * made before that one opened was reported by the other while it returned its output as good. So the scopes are
+   * shared: while any operation is open one pair is pushed (an epoch); an operation that closes pops it, every
+   * operation open during it gets its errors, and the others go on in a new pair. An operation fails on an error
+   * of any epoch it was open in: never an error missed, at worst another's error failing an operation that was
+   * open with it (errors are out-of-memory or imgpu's bugs).
    */
   openScope(what: string): { close(thrown?: unknown): Promise<void> } {
     this.assertAlive();
-    this.uncaptured.length = 0; // errors raised before this operation are not its errors
-    this.device.pushErrorScope('out-of-memory');
-    this.device.pushErrorScope('validation');
+    if (!this.epoch) {
+      this.uncaptured.length = 0; // errors raised before this operation, outside every scope, are not its errors
+      this.epoch = this.beginEpoch(new Set());
+    }
+    const member: ScopeMember = { epochs: [] };
+    this.epoch.members.add(member);
     return {
       close: async (thrown?: unknown) => {
-        // Both pops issued before either is awaited: one wait for the device instead of two (each resolves only
-        // when Dawn next processes events — a polling round that cost ~1 ms of a host→host call on the H100).
-        const [validation, oom] = await Promise.all([this.device.popErrorScope().catch(() => null), this.device.popErrorScope().catch(() => null)]);
+        this.endEpoch(member);
+        const errors = await Promise.all(member.epochs);
         if (thrown instanceof ImgpuError) throw thrown;
         this.assertAlive();
-        if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom.message}). Use a smaller image or ${CPU_PATH}.`);
-        if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation.message}`);
+        const oom = errors.find((e) => e.oom)?.oom;
+        if (oom) throw new GpuOutOfMemoryError(`${what}: the GPU ran out of memory (${oom}). Use a smaller image or ${CPU_PATH}.`);
+        const validation = errors.find((e) => e.validation)?.validation;
+        if (validation) throw new GpuValidationError(`${what}: WebGPU validation failed — this is a bug in imgpu, please report it: ${validation}`);
         // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the work threw, unchanged
         if (thrown) throw thrown;
-        if (this.uncaptured.length) throw new GpuValidationError(`${what}: ${this.uncaptured.splice(0).join('; ')}`);
+        const uncaptured = errors.flatMap((e) => e.uncaptured);
+        if (uncaptured.length) throw new GpuValidationError(`${what}: ${uncaptured.join('; ')}`);
       },
     };
+  }
+
+  /** Pushes the error scopes of a new epoch for `members`. */
+  private beginEpoch(members: Set<ScopeMember>): Epoch {
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    return { members };
+  }
+
+  /**
+   * Pops the current epoch's scopes as `closing` leaves it: its errors go to every member, and the members still
+   * open go on in a new epoch. Both pops are issued before either is awaited: one wait for the device instead of two
+   * (each resolves only when Dawn next processes events — a polling round that cost ~1 ms of a host→host call on the
+   * H100).
+   */
+  private endEpoch(closing: ScopeMember): void {
+    const epoch = this.epoch!;
+    this.epoch = undefined;
+    const popped = Promise.all([this.device.popErrorScope().catch(() => null), this.device.popErrorScope().catch(() => null)]);
+    // Errors Dawn raised outside the scopes (uncapturederror events): those so far, and those it reports with the pops.
+    const early = this.uncaptured.splice(0);
+    const errors = popped.then(([validation, oom]) => ({ validation: validation?.message, oom: oom?.message, uncaptured: [...early, ...this.uncaptured.splice(0)] }));
+    for (const m of epoch.members) m.epochs.push(errors);
+    epoch.members.delete(closing);
+    if (epoch.members.size) this.epoch = this.beginEpoch(epoch.members);
   }
 
   /** Waits until all submitted work has finished (and surfaces device loss). */
