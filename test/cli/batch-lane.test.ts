@@ -8,6 +8,7 @@ import { laneSize } from '../../src/cli/batch/run.js';
 import { COMMANDS, type ImageCommand } from '../../src/cli/commands.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
+import { parsePipeline } from '../../src/ops/pipeline.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -53,7 +54,7 @@ test('CpuLane takes the smallest job only while the CPU would finish it before t
   assert.equal(lane.gpuImages, 4);
 });
 
-test('the lane by default: half the cores where --device auto and --jpeg auto found a hardware GPU and the batch is of JPEG photos; none where the GPU was asked for every image', (t) => {
+test('the lane by default: half the cores where --device auto and --jpeg auto found a hardware GPU, the batch is of JPEG photos and its steps are light on the CPU; none where the GPU was asked for every image', (t) => {
   if (!jpegCoefDecoder()) {
     t.skip('the GPU JPEG decoder\'s entropy stage is not built (auto takes the CPU path without it)');
     return;
@@ -61,16 +62,24 @@ test('the lane by default: half the cores where --device auto and --jpeg auto fo
   const hardware = { adapter: { software: false } } as GpuContext;
   const gpuAuto = { gpu: hardware, cpu: false, auto: true };
   const cmd = COMMANDS.equalize as ImageCommand;
+  const laneSize0 = (o: Parameters<typeof laneSize>[0], exec: Parameters<typeof laneSize>[1], c: ImageCommand, todo: Parameters<typeof laneSize>[4]) => laneSize(o, exec, c, {}, todo);
   const photos = [{ input: 'a.jpg', output: 'o/a.jpg' }, { input: 'b.JPEG', output: 'o/b.jpeg' }, { input: 'c.png', output: 'o/c.png' }];
-  assert.equal(laneSize({}, gpuAuto, cmd, photos), defaultLaneSize());
-  assert.equal(laneSize({ cpuLane: 0 }, gpuAuto, cmd, photos), 0);
-  assert.equal(laneSize({ jpeg: 'gpu' }, gpuAuto, cmd, photos), 0, '--jpeg gpu');
-  assert.equal(laneSize({}, { ...gpuAuto, auto: false }, cmd, photos), 0, '--device gpu');
-  assert.equal(laneSize({ cpuLane: 3 }, { ...gpuAuto, auto: false }, cmd, photos), 3, '--device gpu --cpu-lane 3');
-  assert.equal(laneSize({ cpuLane: 3 }, { ...gpuAuto, cpu: true }, cmd, photos), 0, '--device both');
-  assert.equal(laneSize({}, { ...gpuAuto, gpu: { adapter: { software: true } } as GpuContext }, cmd, photos), 0, 'a software adapter');
-  assert.equal(laneSize({}, gpuAuto, cmd, [...photos, { input: 'd.png', output: 'o/d.png' }, { input: 'e.tif', output: 'o/e.tif' }]), 0, 'mostly not JPEG photos');
-  assert.equal(laneSize({}, { ...gpuAuto, gpu: undefined }, cmd, photos), 0, 'no GPU');
+  assert.equal(laneSize0({}, gpuAuto, cmd, photos), defaultLaneSize());
+  assert.equal(laneSize0({ cpuLane: 0 }, gpuAuto, cmd, photos), 0);
+  assert.equal(laneSize0({ jpeg: 'gpu' }, gpuAuto, cmd, photos), 0, '--jpeg gpu');
+  assert.equal(laneSize0({}, { ...gpuAuto, auto: false }, cmd, photos), 0, '--device gpu');
+  assert.equal(laneSize0({ cpuLane: 3 }, { ...gpuAuto, auto: false }, cmd, photos), 3, '--device gpu --cpu-lane 3');
+  assert.equal(laneSize0({ cpuLane: 3 }, { ...gpuAuto, cpu: true }, cmd, photos), 0, '--device both');
+  assert.equal(laneSize0({}, { ...gpuAuto, gpu: { adapter: { software: true } } as GpuContext }, cmd, photos), 0, 'a software adapter');
+  assert.equal(laneSize0({}, gpuAuto, cmd, [...photos, { input: 'd.png', output: 'o/d.png' }, { input: 'e.tif', output: 'o/e.tif' }]), 0, 'mostly not JPEG photos');
+  assert.equal(laneSize0({}, { ...gpuAuto, gpu: undefined }, cmd, photos), 0, 'no GPU');
+  // Steps light on the CPU only: a filter's or a pipeline with one may cost the CPU seconds an image.
+  const pipeline = COMMANDS.pipeline as ImageCommand;
+  const chain = (text: string) => ({ steps: parsePipeline(text) });
+  assert.equal(laneSize({}, gpuAuto, pipeline, chain('equalize | threshold --method otsu'), photos), defaultLaneSize());
+  assert.equal(laneSize({}, gpuAuto, pipeline, chain('equalize | filter --filter sobel'), photos), 0, 'a pipeline with a filter');
+  assert.equal(laneSize({}, gpuAuto, COMMANDS.morph as ImageCommand, {}, photos), 0, 'morphology');
+  assert.equal(laneSize({ cpuLane: 2 }, gpuAuto, COMMANDS.morph as ImageCommand, {}, photos), 2, 'asked for');
 });
 
 /** A folder of six JPEG photos of different sizes, and a damaged one (the smallest: the lane's first). */

@@ -22,6 +22,7 @@ import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOp
 import { Progress, report, type BatchSummary, type ProgressSink } from './report.js';
 import { shardOf } from './shard.js';
 import { CpuLane, defaultLaneSize, SplitQueue } from './lane.js';
+import { OPERATIONS } from '../../ops/registry.js';
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runImages). */
 export const IMAGES_IN_FLIGHT = 1;
@@ -48,7 +49,7 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
   const todo = await pending(jobs, records, o);
   const skipped = jobs.length - todo.length;
   const codecs = new CodecPool();
-  const lane = lanePool(o, exec, cmd, todo);
+  const lane = lanePool(o, exec, cmd, params, todo);
   try {
     const progress = new Progress(todo.length, { quiet: o.quiet || o.json, shard: shard !== undefined });
     const done = await runImages({ name, cmd, params, exec, codecs, lane }, todo, {
@@ -341,21 +342,28 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
  * The codec workers of a batch's CPU lane (lane.ts), as many as it processes images at once: --cpu-lane N as asked
  * where the GPU runs the command alone (not --device cpu or both); 'auto' — the default — defaultLaneSize() where the
  * main thread is what bounds the batch, as measured: --device auto on a hardware GPU with the JPEG arithmetic there
- * (--jpeg auto), JPEGs to JPEGs for at least half the jobs, one process (not a shard of --jobs); otherwise none
+ * (--jpeg auto), JPEGs to JPEGs for at least half the jobs, steps light on the CPU (equalize, gamma, threshold), one
+ * process (not a shard of --jobs); otherwise none
  * (--device gpu and --jpeg gpu ask for the GPU for every image). The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
  * main thread's or its file reads' and writes' (IMGPU_LANE_NICE overrides, for measurements).
  */
-function lanePool(o: BatchOptions, exec: Execution, cmd: ImageCommand, todo: readonly Job[]): CodecPool | undefined {
-  const size = laneSize(o, exec, cmd, todo);
+function lanePool(o: BatchOptions, exec: Execution, cmd: ImageCommand, params: Record<string, unknown>, todo: readonly Job[]): CodecPool | undefined {
+  const size = laneSize(o, exec, cmd, params, todo);
   return size > 0 ? new CodecPool(size, Number(process.env.IMGPU_LANE_NICE ?? 19)) : undefined;
 }
 
 /** The CPU lane's size for a batch (lanePool says when it has one). */
-export function laneSize(o: Pick<BatchOptions, 'cpuLane' | 'jpeg'>, exec: Pick<Execution, 'gpu' | 'cpu' | 'auto'>, cmd: Pick<ImageCommand, 'steps'>, todo: readonly Pick<Job, 'input' | 'output'>[]): number {
+export function laneSize(
+  o: Pick<BatchOptions, 'cpuLane' | 'jpeg'>, exec: Pick<Execution, 'gpu' | 'cpu' | 'auto'>, cmd: Pick<ImageCommand, 'steps'>, params: Record<string, unknown>,
+  todo: readonly Pick<Job, 'input' | 'output'>[],
+): number {
   const asked = o.cpuLane ?? 'auto';
   if (!asked || !exec.gpu || exec.cpu || !cmd.steps) return 0;
   if (asked !== 'auto') return asked;
   const jpegAutoOnGpu = (o.jpeg ?? 'auto') === 'auto' && resolveJpegPath('auto', exec.gpu) === 'gpu';
   const photos = 2 * todo.filter((j) => isJpegName(j.input) && isJpegName(j.output)).length >= todo.length;
-  return exec.auto && jpegAutoOnGpu && photos && !shardOf() ? defaultLaneSize() : 0;
+  // Steps whose CPU path may cost seconds an image (filters, morphology, CLAHE: OpDeclaration.light) would leave
+  // the batch waiting on the lane's first images, taken before any rate was measured.
+  const light = cmd.steps(params).every((s) => OPERATIONS[s.op]?.light === true);
+  return exec.auto && jpegAutoOnGpu && photos && light && !shardOf() ? defaultLaneSize() : 0;
 }

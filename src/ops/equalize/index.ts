@@ -22,6 +22,7 @@ export const equalize = defineOp({
   summary: 'global histogram equalization (bit-identical to cv2.equalizeHist on 8-bit)',
   params: equalizeParams,
   input: { dtypes: ['uint8', 'uint16'], colour: 'gray', volumes: true },
+  light: true,
   cpu: (img, _p, { pool, out }) => equalizeCpu(img, pool, out),
   gpu: (input, rec, p, _extra, opts) => equalizeGpu(input, rec, p.impl, opts.inPlace),
 });

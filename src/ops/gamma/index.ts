@@ -30,6 +30,7 @@ export const gamma = defineOp({
   summary: 'gamma correction: out = in^gamma · gain on [0, 1] (= skimage.exposure.adjust_gamma; 8-bit by its LUT)',
   params: gammaParams,
   input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'channels', volumes: true },
+  light: true,
   check: (_p, img) => {
     if (!(img instanceof GpuImage) && img.dtype === 'float32') assertNonNegative(img.data);
   },
