@@ -100,7 +100,7 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   /**
    * The CPU path is a few operations a pixel (look-up tables, global thresholds, histograms): less than a JPEG
    * codec's own work on the image, so a GPU batch's CPU lane takes such images by default (cli/batch/lane.ts;
-   * measured on these). Absent: neighbourhood work that may cost the CPU seconds an image.
+   * measured on these). Absent: neighbourhood work, which may cost the CPU far more than the codec (large kernels).
    */
   light?: boolean;
   /** Checks the parameters as a whole against the input (and the device), before any work. */

@@ -362,7 +362,7 @@ export function laneSize(
   if (asked !== 'auto') return asked;
   const jpegAutoOnGpu = (o.jpeg ?? 'auto') === 'auto' && resolveJpegPath('auto', exec.gpu) === 'gpu';
   const photos = 2 * todo.filter((j) => isJpegName(j.input) && isJpegName(j.output)).length >= todo.length;
-  // Steps whose CPU path may cost seconds an image (filters, morphology, CLAHE: OpDeclaration.light) would leave
+  // Steps whose CPU path may cost far more than the codec (filters, morphology, CLAHE: OpDeclaration.light) could leave
   // the batch waiting on the lane's first images, taken before any rate was measured.
   const light = cmd.steps(params).every((s) => OPERATIONS[s.op]?.light === true);
   return exec.auto && jpegAutoOnGpu && photos && light && !shardOf() ? defaultLaneSize() : 0;
