@@ -40,18 +40,22 @@ export interface BatchStatus {
   failures: Failure[];
 }
 
-/** A batch's jobs as stored (undefined: removed from the queue since). */
-async function batchJobs(q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<{ jobs: (Job<ScaleJobData, ScaleJobResult> | undefined)[]; images: number }> {
+/**
+ * A batch's jobs as stored (undefined: removed from the queue since), each with its state. The states are read
+ * first: a job read first and found 'failed' afterwards had moved in between, without the reason it failed
+ * (BullMQ sets the reason as it moves the job; a status watched to the end then printed no reason).
+ */
+async function batchJobs(q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<{ jobs: (Job<ScaleJobData, ScaleJobResult> | undefined)[]; states: string[]; images: number }> {
   const meta = await redis.hgetall(batchKey(queue, batch));
   if (!meta.jobs) throw new InvalidArgumentError(`no batch ${batch} on queue ${queue} at ${server.shown}`);
   const ids = JSON.parse(meta.jobs) as string[];
-  return { jobs: await Promise.all(ids.map((id) => Job.fromId<ScaleJobData, ScaleJobResult>(q, id))), images: Number(meta.images) };
+  const states = await Promise.all(ids.map((id) => q.getJobState(id)));
+  return { jobs: await Promise.all(ids.map((id) => Job.fromId<ScaleJobData, ScaleJobResult>(q, id))), states, images: Number(meta.images) };
 }
 
 /** Counts a batch's jobs and images from the jobs' states, results and progress. */
 async function batchStatus(q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<BatchStatus> {
-  const { jobs, images } = await batchJobs(q, redis, queue, batch, server);
-  const states = await Promise.all(jobs.map(async (j) => (j ? j.getState() : 'unknown')));
+  const { jobs, states, images } = await batchJobs(q, redis, queue, batch, server);
   const s: BatchStatus = { batch, queue, jobs: jobs.length, waiting: 0, active: 0, completed: 0, failed: 0, images, images_done: 0, images_failed: 0, images_per_s: 0, eta_s: null, failures: [] };
   let first = Infinity, last = 0;
   jobs.forEach((j, i) => {
