@@ -49,8 +49,8 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
                                   cores (default 1; a GPU batch is paced by one process's main thread)
   --cpu-lane <n|auto>             images processed whole on the CPU at once beside the GPU, the smallest first, while
                                   the GPU takes the largest (default auto: half the cores with --device auto and
-                                  --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or threshold
-                                  steps, else 0); the same bytes either way
+                                  --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or global
+                                  threshold steps, else 0); the same bytes either way
   Exit 9: some inputs failed (each is reported; the others are processed).`;
 const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane'];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];

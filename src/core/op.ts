@@ -100,9 +100,11 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   /**
    * The CPU path is a few operations a pixel (look-up tables, global thresholds, histograms): less than a JPEG
    * codec's own work on the image, so a GPU batch's CPU lane takes such images by default (cli/batch/lane.ts;
-   * measured on these). Absent: neighbourhood work, which may cost the CPU far more than the codec (large kernels).
+   * measured on these) — for every parameter set, or for those where the function says so (threshold's global
+   * methods, not its windowed ones). Absent: neighbourhood work, which may cost the CPU far more than the codec
+   * (large kernels).
    */
-  light?: boolean;
+  light?: boolean | ((p: ResolvedOf<S>) => boolean);
   /** Checks the parameters as a whole against the input (and the device), before any work. */
   check?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): void;
   /**
@@ -152,8 +154,8 @@ export interface Operation<S extends readonly ParamSpec[] = readonly ParamSpec[]
   readonly colour: boolean;
   /** Writes an image output (false for counts). */
   readonly writes: boolean;
-  /** Its CPU path is light (OpDeclaration.light). */
-  readonly light: boolean;
+  /** Whether its CPU path is light with these parameters (checked and defaulted as a run would: OpDeclaration.light). */
+  light(params: Record<string, unknown>): boolean;
   /** Runs on either path with untyped parameters (checked against the declaration): the front ends' entry. */
   run(src: Image, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<H> & Partial<X>>;
   run(src: GpuImage, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<D> & Partial<X>>;
@@ -320,7 +322,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   const operation: Operation<S, X, H, D> = {
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
-    writes: imageOut, light: decl.light === true,
+    writes: imageOut,
+    light: (params) => (typeof decl.light === 'function' ? decl.light(paramsOf(name, decl.params, params)) : decl.light === true),
     run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
     compare: (a, b) => (decl.compare ? decl.compare(a, b) : compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },

@@ -79,6 +79,11 @@ test('the lane by default: half the cores where --device auto and --jpeg auto fo
   assert.equal(laneSize({}, gpuAuto, pipeline, chain('equalize | threshold --method otsu'), photos), defaultLaneSize());
   assert.equal(laneSize({}, gpuAuto, pipeline, chain('equalize | filter --filter sobel'), photos), 0, 'a pipeline with a filter');
   assert.equal(laneSize({}, gpuAuto, COMMANDS.morph as ImageCommand, {}, photos), 0, 'morphology');
+  const threshold = COMMANDS.threshold as ImageCommand;
+  assert.equal(laneSize({}, gpuAuto, threshold, { method: 'isodata' }, photos), defaultLaneSize(), 'a global threshold');
+  assert.equal(laneSize({}, gpuAuto, threshold, {}, photos), defaultLaneSize(), 'Otsu, the default method');
+  assert.equal(laneSize({}, gpuAuto, threshold, { method: 'adaptive' }, photos), 0, 'a windowed threshold');
+  assert.equal(laneSize({}, gpuAuto, pipeline, chain('equalize | threshold --method gaussian --window 31'), photos), 0, 'a windowed threshold in a pipeline');
   assert.equal(laneSize({ cpuLane: 2 }, gpuAuto, COMMANDS.morph as ImageCommand, {}, photos), 2, 'asked for');
 });
 

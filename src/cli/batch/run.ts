@@ -342,7 +342,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
  * The codec workers of a batch's CPU lane (lane.ts), as many as it processes images at once: --cpu-lane N as asked
  * where the GPU runs the command alone (not --device cpu or both); 'auto' — the default — defaultLaneSize() where the
  * main thread is what bounds the batch, as measured: --device auto on a hardware GPU with the JPEG arithmetic there
- * (--jpeg auto), JPEGs to JPEGs for at least half the jobs, steps light on the CPU (equalize, gamma, threshold), one
+ * (--jpeg auto), JPEGs to JPEGs for at least half the jobs, steps light on the CPU (equalize, gamma, global thresholds), one
  * process (not a shard of --jobs); otherwise none
  * (--device gpu and --jpeg gpu ask for the GPU for every image). The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
  * main thread's or its file reads' and writes' (IMGPU_LANE_NICE overrides, for measurements).
@@ -362,8 +362,8 @@ export function laneSize(
   if (asked !== 'auto') return asked;
   const jpegAutoOnGpu = (o.jpeg ?? 'auto') === 'auto' && resolveJpegPath('auto', exec.gpu) === 'gpu';
   const photos = 2 * todo.filter((j) => isJpegName(j.input) && isJpegName(j.output)).length >= todo.length;
-  // Steps whose CPU path may cost far more than the codec (filters, morphology, CLAHE: OpDeclaration.light) could leave
-  // the batch waiting on the lane's first images, taken before any rate was measured.
-  const light = cmd.steps(params).every((s) => OPERATIONS[s.op]?.light === true);
+  // Steps whose CPU path may cost far more than the codec (filters, morphology, CLAHE, windowed thresholds:
+  // OpDeclaration.light) could leave the batch waiting on the lane's first images, taken before any rate was measured.
+  const light = cmd.steps(params).every((s) => OPERATIONS[s.op]?.light(s.params) === true);
   return exec.auto && jpegAutoOnGpu && photos && light && !shardOf() ? defaultLaneSize() : 0;
 }

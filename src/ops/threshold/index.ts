@@ -169,7 +169,7 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
   summary: 'binary segmentation: global otsu/isodata, local adaptive (isodata per window), mean/gaussian (cv2.adaptiveThreshold)',
   params: thresholdParams,
   input: { dtypes: ['uint8', 'uint16'], colour: 'gray', volumes: true },
-  light: true,
+  light: (p) => p.method === 'otsu' || p.method === 'isodata', // the windowed methods are neighbourhood work
   check: checkThreshold,
   cpu: (img, p, { pool, out }) => thresholdCpu(img, p, pool, out),
   gpu: (input, rec, p, _extra, opts) => thresholdGpu(input, rec, p, opts.inPlace),
