@@ -40,11 +40,6 @@ export interface OpCommand<T> {
   imageFlags?: readonly string[];
   /** The operation takes colour input as it is (e.g. CLAHE of the lightness); others get OpenCV's gray. */
   colour?: boolean;
-  /**
-   * A colour image runs on the GPU resident, as a GpuImage (the operation takes its channels as they are: gamma); a
-   * colour operation without it takes colour host images only (CLAHE's lightness path). Gray images always may.
-   */
-  residentColour?: boolean;
   run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
   compare(a: T, b: T): Comparison;
   write?(path: string, out: T, opts?: WriteOptions): Promise<void>;
@@ -78,7 +73,7 @@ export function isImageCommand(cmd: OpCommand<unknown>): cmd is ImageCommand {
  */
 function opCommand(op: Operation): OpCommand<unknown> {
   return {
-    summary: op.summary, params: op.params, colour: op.colour, residentColour: op.input.colour === 'channels',
+    summary: op.summary, params: op.params, colour: op.colour,
     positional: [...op.positional, 'in', ...(op.writes ? ['out'] : [])],
     imageFlags: op.params.filter((p) => p.kind === 'image').map((p) => p.name),
     prepare: (p) => loadFileParams(op.params, p),

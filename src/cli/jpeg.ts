@@ -54,20 +54,17 @@ export function gpuJpegEncoderHere(): boolean {
 /**
  * A JPEG input decoded straight to the GPU on the --jpeg path (resolved), or undefined where the input is not a JPEG
  * or the path is the CPU's (the input is then read and uploaded as before). Commands that take colour (`colour`:
- * clahe) take it on the host, so their input is decoded on the CPU. A fallback to the CPU is said once. `host`: a
+ * clahe, gamma) get it decoded in colour, resident like gray (the operations convert it on the device by their colour
+ * rule). A fallback to the CPU is said once. `host`: a
  * batch's recycled memory for the coefficients (node/jpeg-gpu-decode.ts HostBuffers).
  */
-export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, command: string, host?: HostBuffers): Promise<JpegOnGpu | undefined> {
+export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, host?: HostBuffers): Promise<JpegOnGpu | undefined> {
   if (resolveJpegPath(opt, ctx) !== 'gpu' || !isJpegName(path)) return undefined;
-  if (colour) {
-    noteOnce(`${command} takes colour images on the host`);
-    return undefined;
-  }
   // The file in the batch's recycled memory too (readFileInto says why), given back once decoded.
   const buf = await traced('file-read', path, () => (host ? readFileInto(path, host) : readFile(path)));
   try {
     if (!isJpeg(buf)) return undefined;
-    const r = await readJpegToGpu(ctx, buf, path, true, { jpeg: opt, async: true, host });
+    const r = await readJpegToGpu(ctx, buf, path, !colour, { jpeg: opt, async: true, host });
     if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
     else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
     return r;

@@ -160,7 +160,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   try {
     for (const w of exec.warnings) console.error(w);
     // --jpeg gpu: a JPEG input decoded on the GPU, resident, for the GPU run (the CPU run reads `img`).
-    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, cmd.colour ?? false, jpeg, name) : undefined;
+    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, cmd.colour ?? false, jpeg) : undefined;
     const results: Record<string, OpResult<unknown>> = {};
     const gpuInput = (onGpu?.image ?? img) as Image;
     for (let r = 0; r < repeat; r++) {

@@ -7,10 +7,11 @@ import { allocPixels, createImage, pixelCount } from './image.js';
  * lightness (CLAHE) work on Y and keep the chroma. This Y uses OpenCV's 14-bit weights, not the 15-bit ones of its
  * RGB→gray (core/image.ts GRAY_WEIGHTS): the two differ by one level on some pixels, as they do in OpenCV.
  */
-const SHIFT = 14;
-const R2Y = 4899, G2Y = 9617, B2Y = 1868;
-const Y2CR = 11682, Y2CB = 9241;
-const CR2R = 22987, CR2G = -11698, CB2G = -5636, CB2B = 29049;
+/** The one definition of OpenCV's YCrCb fixed-point weights: the CPU loops here, the native ones and the WGSL use these. */
+export const YCRCB = {
+  shift: 14, r2y: 4899, g2y: 9617, b2y: 1868, y2cr: 11682, y2cb: 9241, cr2r: 22987, cr2g: -11698, cb2g: -5636, cb2b: 29049,
+} as const;
+const { shift: SHIFT, r2y: R2Y, g2y: G2Y, b2y: B2Y, y2cr: Y2CR, y2cb: Y2CB, cr2r: CR2R, cr2g: CR2G, cb2g: CB2G, cb2b: CB2B } = YCRCB;
 const descale = (x: number): number => (x + (1 << (SHIFT - 1))) >> SHIFT;
 
 /** Y plane and packed (Cr, Cb) planes of an RGB(A) 8/16-bit image; alpha is left in the source. */

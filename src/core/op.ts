@@ -1,5 +1,6 @@
 import { rgbToYCrCb, yCrCbToRgb } from './colour.js';
 import { compareImages, type Comparison } from './compare.js';
+import { fromLumaGpu, grayGpu, lumaGpu } from './gpu/colour.js';
 import { inlinePool, type CpuPool } from './cpu/pool.js';
 import { InvalidArgumentError, optionRef, UnsupportedDtypeError } from './errors.js';
 import type { GpuContext } from './gpu/context.js';
@@ -207,12 +208,22 @@ function hostInput(src: Image, name: string, rule: InputRule): { img: Image; lum
   return { img: luma.y, luma };
 }
 
+/**
+ * Checks a resident input against the rule. A colour GpuImage (8/16-bit) is converted on the device where the rule
+ * asks (gpuConversion); float32 colour has no GPU conversion (its gray is float arithmetic cv2 fuses in its own way).
+ */
 function residentInput(src: GpuImage, name: string, rule: InputRule): void {
   src.assertLive();
-  if (rule.colour !== 'channels' && src.channels !== 1) {
-    throw new UnsupportedDtypeError(`${name} of a GpuImage needs one gray channel; convert with toGray() before upload${rule.colour === 'luma' ? ` (colour ${name} runs on host images)` : ''}`);
+  if (rule.colour !== 'channels' && src.channels !== 1 && src.dtype === 'float32') {
+    throw new UnsupportedDtypeError(`${name} of a float32 colour GpuImage: convert it with toGray() before upload`);
   }
   requireDtype(src, rule.dtypes, name);
+}
+
+/** The conversion a resident colour input takes on the device before (and, for luma, after) the operation. */
+function gpuConversion(input: Image | GpuImage, rule: InputRule): 'gray' | 'luma' | undefined {
+  if (!(input instanceof GpuImage) || input.channels === 1 || rule.colour === 'channels') return undefined;
+  return rule.colour;
 }
 
 /**
@@ -285,17 +296,30 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     const plan = decl.gpu;
-    if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input, gpu, opts.extras !== false))) return runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    const convert = gpuConversion(input, decl.input);
+    if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input, gpu, opts.extras !== false))) {
+      return convert ? stepsOnColour(gpu, input as GpuImage, convert, p, opts, t0, decl.gpuSteps) : runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
+    }
     if (!plan) throw new Error(`${name}: no GPU path`); // unreachable: checked when declared
     let produced: Produced<D, X> | undefined;
     const extraImages = (decl.gpuImages?.(p, input) ?? []).filter((x): x is Image | GpuImage => x !== undefined);
-    // In place only on a resident input: a host input's uploaded copy is released by runGpu after the download.
-    const planOpts = input instanceof GpuImage ? opts : { ...opts, inPlace: false };
+    // In place only on a resident input: a host input's uploaded copy is released by runGpu after the download. A
+    // plane converted here is this call's own: the operation may write over it.
+    const planOpts = input instanceof GpuImage ? { ...opts, inPlace: opts.inPlace || !!convert } : { ...opts, inPlace: false };
     const r = await runGpu<H, D>(gpu, input, decl.gpuName?.(p) ?? name, opts as GpuRunOptions & { out?: H }, async (x, rec, extra) => {
-      const out = await plan(x, rec, q, extra, planOpts);
-      if (!isProduced(out)) return out;
-      produced = out;
-      return out.output;
+      const work = convert ? await (convert === 'gray' ? grayGpu : lumaGpu)(x, rec) : x;
+      let out = await plan(work, rec, q, extra, planOpts);
+      if (isProduced(out)) {
+        produced = out;
+        out = out.output;
+      }
+      if (convert === 'luma') {
+        const y = out as unknown as GpuImage;
+        out = (await fromLumaGpu(x, y, rec)) as unknown as D;
+        if (y !== work) rec.retain(y.buffer); // back to the pool once the recorded work is submitted
+      }
+      if (work !== x && (out as unknown) !== work) rec.retain(work.buffer);
+      return out;
     }, { extra: extraImages, alwaysDownload: decl.alwaysDownload });
     let extra: Partial<X> = produced?.extra ?? {};
     const read = opts.extras === false ? undefined : produced?.read;
@@ -312,6 +336,25 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     }
     const timings = host || decl.alwaysDownload || read ? closeTimings(r.timings, t0) : r.timings;
     return { ...r, timings, ...extra };
+  }
+
+  /**
+   * GPU steps (several recordings, host decisions between them) on a resident colour input: the conversion is queued
+   * first, the steps run on the plane, and for luma the conversion back is queued after them.
+   */
+  async function stepsOnColour(gpu: GpuContext, input: GpuImage, convert: 'gray' | 'luma', p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, steps: GpuSteps<ResolvedOf<S>, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
+    const queued = { wait: false, recording: opts.recording, profile: opts.profile };
+    const work = (await runGpu<Image, GpuImage>(gpu, input, `${name}: ${convert}`, queued, (x, rec) => (convert === 'gray' ? grayGpu : lumaGpu)(x, rec))).output as GpuImage;
+    try {
+      const r = await runSteps<ResolvedOf<S>, X, H, D>(gpu, work, p, { ...opts, recording: undefined }, t0, steps);
+      if (convert === 'gray' || !(r.output instanceof GpuImage)) return r;
+      const y = r.output;
+      const back = await runGpu<Image, GpuImage>(gpu, input, `${name}: from luma`, { wait: false, profile: opts.profile }, (x, rec) => fromLumaGpu(x, y, rec));
+      if (y !== work) y.release(); // submitted: the queue reads it before any later reuse
+      return { ...r, output: back.output as unknown as D };
+    } finally {
+      work.release();
+    }
   }
 
   async function onGpuHost(gpu: GpuContext, img: Image, q: Q, opts: OpOptions<S>, t0: number, host: GpuHostRun<Q, H, X>): Promise<OpResult<H> & Partial<X>> {

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { Recording } from '../core/gpu/recording.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
-import { toGray, type Image } from '../core/image.js';
+import type { Image } from '../core/image.js';
 import { findParam, parseParamValue, resolveParams } from '../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../core/timings.js';
 import { OPERATIONS } from './registry.js';
@@ -67,21 +67,11 @@ function parseStep(op: ImageOperation, tokens: string[], at: string): Record<str
  */
 export type StageObserver = (step: number, output: Image | GpuImage, timings: Timings) => Promise<void> | void;
 
-/** Brings a colour image to gray where the next step works on gray (a resident one through the host). */
-async function grayFor(x: Image | GpuImage, colour: boolean | undefined, gpu?: GpuContext, rec?: Recording): Promise<Image | GpuImage> {
-  if (colour || x.channels === 1) return x;
-  if (!(x instanceof GpuImage)) return toGray(x);
-  rec?.flush(); // the image is computed there
-  const host = await x.toHost();
-  x.release();
-  return GpuImage.upload(gpu ?? x.ctx, toGray(host));
-}
-
 /**
  * The steps on the GPU, each recorded and submitted without waiting (`wait: false`) — or, with `rec`, recorded into
  * it for the caller to submit; an input this function made goes back to the pool once the next step is recorded
- * (with `rec`, once it is submitted), the caller's `start` never. Host transfers (the first upload, colour steps that
- * take host images) are added to `moved`.
+ * (with `rec`, once it is submitted), the caller's `start` never. The first upload (of a host
+ * `start`) is added to `moved`.
  */
 async function gpuSteps(
   start: Image | GpuImage, steps: PipelineStep[], gpu: GpuContext, pool: CpuPool | undefined, moved: { upload: number; download: number }, stage?: StageObserver,
@@ -90,19 +80,8 @@ async function gpuSteps(
   let cur = start;
   for (const [i, s] of steps.entries()) {
     const op = OPERATIONS[s.op];
-    if (op.colour && cur.channels > 1) {
-      // Colour in (CLAHE of YCrCb's Y): that path takes host images — the GPU does the work, with its transfers.
-      rec?.flush(); // the image is computed there
-      const host: Image = cur instanceof GpuImage ? await cur.toHost() : cur;
-      if (cur instanceof GpuImage) cur.release();
-      const r = await op.run(host, s.params, { gpu, pool });
-      moved.upload += r.timings.upload;
-      moved.download += r.timings.download;
-      cur = r.output;
-      await stage?.(i, cur, r.timings);
-      continue;
-    }
-    let input = await grayFor(cur, op.colour, gpu, rec);
+    // A colour image stays resident: each step converts it on the device by its colour rule (core/op.ts).
+    let input = cur;
     if (!(input instanceof GpuImage)) {
       const tu = now();
       input = await GpuImage.upload(gpu, input);
@@ -130,8 +109,8 @@ function releaseAfter(img: GpuImage, rec?: Recording): void {
  * Runs the steps one after another. GPU: one upload, every step on the resident image with `wait: false` (each
  * submits and returns; intermediate buffers go back to the pool as soon as the next step has been recorded —
  * the queue runs in order, so reuse is safe), one download: the chain waits once. Scalars a step would read back
- * (Otsu's threshold) are not read (RunOptions.extras false); a colour image meets the host where a colour step (CLAHE) takes it or a
- * gray-only step must convert it (OpenCV's gray, on the host).
+ * (Otsu's threshold) are not read (RunOptions.extras false); a colour image stays on the device, converted there by each
+ * step's colour rule (OpenCV's gray, or YCrCb's Y and back for CLAHE: core/gpu/colour.ts).
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
 export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver }): Promise<OpResult<Image>>;
@@ -143,7 +122,6 @@ export async function runPipeline(
     // Resident in, resident out: nothing is downloaded; the caller's input is not released (with `inPlace`, given up:
     // it may come back as the output, written over). With `recording`, the steps are recorded there for the caller
     // to submit (GpuRunOptions.recording).
-    if (src.channels > 1) throw new InvalidArgumentError(`pipeline step ${steps[0].op}: a resident colour image; convert to gray before upload`);
     const t0 = now();
     const output = (await gpuSteps(src, steps, src.ctx, on.pool, { upload: 0, download: 0 }, undefined, on.recording, on.inPlace)) as GpuImage;
     return { output, timings: makeTimings({ backend: 'gpu', upload: 0, download: 0, kernels: [{ name: 'pipeline (queued, not awaited)', ms: 0 }], kernelSource: 'wallclock', total: now() - t0 }) };

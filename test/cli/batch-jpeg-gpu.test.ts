@@ -37,14 +37,14 @@ async function batch(op: string, params: object, inDir: string, jpeg: BatchOptio
   return new Map(readdirSync(out).filter((f) => f.endsWith('.jpg')).map((f) => [f, readFileSync(join(out, f))]));
 }
 
-test('batch with jpeg \'gpu\': JPEG outputs encoded on the GPU are the bytes of the default path (gray and colour results; colour CLAHE, which takes host images)', { skip }, async (t) => {
+test('batch with jpeg \'gpu\': JPEG outputs encoded on the GPU are the bytes of the default path (gray and colour results; colour CLAHE, converted on the device)', { skip }, async (t) => {
   if (!(await gpuOrSkip(t))) return;
   const inDir = mkdtempSync(join(tmpdir(), 'imgpu-batch-jpeg-in-'));
   mkdirSync(inDir, { recursive: true });
   for (const f of ['chelsea.png', 'camera_301x256.png', 'coins.png']) copyFileSync(fixture('images', f), join(inDir, f));
   copyFileSync(fixture('jpeg', 'chelsea_q90.jpg'), join(inDir, 'chelsea_q90.jpg'));
-  // equalize works on gray (colour inputs read as gray); gamma keeps RGB: 4:2:0 colour JPEGs; CLAHE takes colour on
-  // the host only (its lightness), so its colour photos take the host path (resident, each one failed).
+  // equalize works on gray (colour inputs read as gray); gamma keeps RGB: 4:2:0 colour JPEGs; CLAHE works on the
+  // lightness: its colour photos decoded on the GPU go YCrCb's Y and back there.
   for (const [op, params] of [['equalize', {}], ['gamma', { gamma: 0.5 }], ['clahe', {}]] as const) {
     const gpu = await batch(op, params, inDir, 'gpu');
     const dflt = await batch(op, params, inDir, undefined);

@@ -132,7 +132,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // The JPEG kernels this batch will use compile while its first photos are read, all at once (prepareJpegGpu says why).
   if (jpegPath === 'gpu' && exec.gpu && !exec.cpu) {
     const gpu = exec.gpu;
-    void traced('prepare', 'jpeg kernels', () => prepareJpegGpu(gpu, { decode: !cmd.colour && todo.some((j) => isJpegName(j.input)), encode: todo.some((j) => isJpegName(j.output)) }));
+    void traced('prepare', 'jpeg kernels', () => prepareJpegGpu(gpu, { decode: todo.some((j) => isJpegName(j.input)), encode: todo.some((j) => isJpegName(j.output)) }));
   }
   // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
   const made = new Set<string>();
@@ -243,10 +243,8 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     let host = resident ? undefined : (input as Image);
     const onHost = async () => (host ??= await (input as GpuImage).toHost());
     try {
-      // A colour image the command takes only on the host (CLAHE's lightness) takes the path below: resident, every
-      // such photo failed ("clahe of a GpuImage needs one gray channel") under --jpeg gpu, auto's choice on a GPU.
-      const residentOk = input.channels === 1 || cmd.residentColour === true;
-      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && residentOk && isJpegName(job.output) && gpuJpegEncoderHere()) {
+      // Colour too: the operations convert a resident colour photo on the device (core/gpu/colour.ts).
+      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere()) {
         // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
         const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
         if (r.result) return r.result;
@@ -289,7 +287,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const jpegPaths: Record<string, number> = {};
   const huffmanPaths: Record<string, number> = {};
   const reader = async (j: Job): Promise<Image | GpuImage> => {
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, name, coefficients) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, coefficients) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     return onGpu?.image ?? codecs.read(j.input, read);

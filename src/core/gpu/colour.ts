@@ -1,0 +1,100 @@
+import { UnsupportedDtypeError } from '../errors.js';
+import { bytesPerElement, pixelCount, type Shape } from '../image.js';
+import type { GpuContext } from './context.js';
+import { grid1d } from './dispatch.js';
+import { GpuImage } from './gpu-image.js';
+import { bindingRanges, rangeBinding } from './limits.js';
+import type { Bindings, Recording } from './recording.js';
+import { acquireStorage } from './transfer.js';
+import { ColourParams, colourWgsl } from './wgsl/colour.js';
+
+/**
+ * OpenCV's colour conversions of a resident image, recorded on the GPU (kernels: wgsl/colour.ts): what the op
+ * skeleton (core/op.ts) runs where an operation takes a colour GpuImage by its colour rule — gray (cv2.COLOR_RGB2GRAY)
+ * or luma (the Y of cv2.COLOR_RGB2YCrCb, processed, and back with the original's chroma). The image never leaves the
+ * device: a batch's photo decoded on the GPU stays there, decode → conversion → operation → conversion → encode.
+ * 8- and 16-bit RGB or RGBA; images beyond one storage binding run in ranges of pixels.
+ */
+
+const WG = 256;
+type Entry = 'to_gray' | 'to_luma' | 'from_luma';
+
+class ColourGpuPlan {
+  private constructor(private readonly ctx: GpuContext, private readonly dtype: 'uint8' | 'uint16', private readonly pipelines: Record<Entry, GPUComputePipeline>) {}
+
+  static prepare(ctx: GpuContext, dtype: 'uint8' | 'uint16'): Promise<ColourGpuPlan> {
+    return ctx.plan(`colour:${dtype}`, async () => {
+      const code = colourWgsl(dtype);
+      const entries: Entry[] = ['to_gray', 'to_luma', 'from_luma'];
+      const made = await Promise.all(entries.map((e) => ctx.pipeline(`colour-${dtype}`, code, e, { WG })));
+      return new ColourGpuPlan(ctx, dtype, Object.fromEntries(entries.map((e, i) => [e, made[i]])) as Record<Entry, GPUComputePipeline>);
+    });
+  }
+
+  /**
+   * Records `entry` over the `n` pixels of `c` channels, range by range beyond one binding (ranges start at multiples
+   * of 256 pixels: whole words of every array, aligned offsets). `plane` is the 1-channel array (written by to_gray
+   * and to_luma, read by from_luma), `colour` the c-channel one (read; written by from_luma into `out`).
+   */
+  encode(rec: Recording, entry: Entry, n: number, c: number, colour: GPUBuffer, plane: GPUBuffer, out: GPUBuffer): void {
+    const bpp = bytesPerElement(this.dtype), per = 4 / bpp;
+    const ranges = bindingRanges(this.ctx, n, c * bpp);
+    rec.split(ranges.length);
+    const whole = ranges.length === 1;
+    for (const r of ranges) {
+      const src = rangeBinding(colour, r, c * bpp, whole);
+      const planeRange = rangeBinding(plane, r, bpp, whole);
+      const fromLuma = entry === 'from_luma';
+      // from_luma: one invocation per PER pixels writing c words; the others: one per word of the plane.
+      const words = Math.ceil((r.count * (fromLuma ? c : 1) * bpp) / 4);
+      const invocations = fromLuma ? Math.ceil(r.count / per) : words;
+      const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(invocations / WG)));
+      const P = rec.uniform(ColourParams, { n: r.count, c, words });
+      const buffers: Bindings = fromLuma ? { src, luma: planeRange, dst: rangeBinding(out, r, c * bpp, whole), P } : { src, dst: planeRange, P };
+      rec.dispatch(`colour.${entry}`, this.pipelines[entry], buffers, x, y);
+    }
+  }
+}
+
+function checkColour(img: GpuImage, what: string): 'uint8' | 'uint16' {
+  if (img.channels === 1 || img.dtype === 'float32') {
+    throw new UnsupportedDtypeError(`${what} on the GPU takes an 8- or 16-bit RGB or RGBA image, got ${img.channels} channel(s) ${img.dtype}`);
+  }
+  return img.dtype;
+}
+
+/** A new resident gray image (pooled): `img`'s pixels as cv2.cvtColor(COLOR_RGB2GRAY) gives them. */
+export async function grayGpu(img: GpuImage, rec: Recording): Promise<GpuImage> {
+  return plane(img, rec, 'to_gray');
+}
+
+/** A new resident plane (pooled): the Y of cv2.cvtColor(COLOR_RGB2YCrCb) of `img`. */
+export async function lumaGpu(img: GpuImage, rec: Recording): Promise<GpuImage> {
+  return plane(img, rec, 'to_luma');
+}
+
+async function plane(img: GpuImage, rec: Recording, entry: 'to_gray' | 'to_luma'): Promise<GpuImage> {
+  const dtype = checkColour(img, entry === 'to_gray' ? 'RGB → gray' : 'RGB → YCrCb');
+  const plan = await ColourGpuPlan.prepare(img.ctx, dtype);
+  const n = pixelCount(img.shape);
+  const out = acquireStorage(img.ctx, n * bytesPerElement(dtype), entry === 'to_gray' ? 'gray' : 'luma');
+  plan.encode(rec, entry, n, img.channels, img.buffer, out, out);
+  return new GpuImage(img.ctx, out, [...img.shape] as Shape, 1, dtype);
+}
+
+/**
+ * A new resident colour image (pooled) shaped like `colour`: the processed Y plane `y` with `colour`'s chroma put
+ * back, as cv2.cvtColor(COLOR_YCrCb2RGB) of (y, Cr, Cb of `colour`); alpha copied. `y` has `colour`'s shape and dtype.
+ */
+export async function fromLumaGpu(colour: GpuImage, y: GpuImage, rec: Recording): Promise<GpuImage> {
+  const dtype = checkColour(colour, 'YCrCb → RGB');
+  if (y.channels !== 1 || y.dtype !== dtype || y.shape.join() !== colour.shape.join()) {
+    throw new UnsupportedDtypeError(`YCrCb → RGB: the Y plane is ${y.shape.join('×')}×${y.channels} ${y.dtype}, the colour image ${colour.shape.join('×')} ${dtype}`);
+  }
+  const plan = await ColourGpuPlan.prepare(colour.ctx, dtype);
+  const out = acquireStorage(colour.ctx, colour.byteLength, 'colour');
+  plan.encode(rec, 'from_luma', pixelCount(colour.shape), colour.channels, colour.buffer, y.buffer, out);
+  const g = new GpuImage(colour.ctx, out, [...colour.shape] as Shape, colour.channels, dtype);
+  if (colour.geometry) g.geometry = colour.geometry;
+  return g;
+}
