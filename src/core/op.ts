@@ -1,4 +1,4 @@
-import { rgbToYCrCb, yCrCbToRgb } from './colour.js';
+import { grayCpu, lumaCpu, withLumaCpu } from './colour.js';
 import { compareImages, type Comparison } from './compare.js';
 import { fromLumaGpu, grayGpu, lumaGpu } from './gpu/colour.js';
 import { inlinePool, type CpuPool } from './cpu/pool.js';
@@ -194,18 +194,17 @@ export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S,
   return resolveParams<ResolvedOf<S>>(name, specs, opts);
 }
 
-/** The host image the operation works on, by its colour rule (luma: the Y plane and what puts the colour back). */
-function hostInput(src: Image, name: string, rule: InputRule): { img: Image; luma?: ReturnType<typeof rgbToYCrCb> } {
+/**
+ * The host image the operation works on, by its colour rule: gray, or the Y of YCrCb (luma: the colour image is kept
+ * to put the chroma back). 8/16-bit conversions run on the pool (native threads where it has them); float32 gray on
+ * the calling thread.
+ */
+async function hostInput(src: Image, name: string, rule: InputRule, pool: CpuPool): Promise<{ img: Image; luma: boolean }> {
   validateImage(src);
-  if (rule.colour === 'gray' || (rule.colour === 'luma' && src.channels === 1)) {
-    const img = rule.colour === 'gray' ? toGray(src) : src;
-    requireDtype(img, rule.dtypes, name);
-    return { img };
-  }
   requireDtype(src, rule.dtypes, name);
-  if (rule.colour === 'channels') return { img: src };
-  const luma = rgbToYCrCb(src);
-  return { img: luma.y, luma };
+  if (src.channels === 1 || rule.colour === 'channels') return { img: src, luma: false };
+  if (rule.colour === 'luma') return { img: await lumaCpu(src, pool), luma: true };
+  return { img: src.dtype === 'float32' ? toGray(src) : await grayCpu(src, pool), luma: false };
 }
 
 /**
@@ -273,7 +272,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
       decl.check?.(p, src, src.ctx);
       return keepGeometry(src, await onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false));
     }
-    const { img, luma } = hostInput(src, name, decl.input);
+    const pool = opts.pool ?? inlinePool;
+    const { img, luma } = await hostInput(src, name, decl.input, pool);
     decl.check?.(p, img, opts.gpu);
     const q = prepare(p, img, opts.gpu);
     if (out) checkOut(out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
@@ -281,7 +281,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     const r = keepGeometry(img, !opts.gpu ? await onCpu(img, q, inner, t0)
       : decl.gpuHost ? await onGpuHost(opts.gpu, img, q, inner, t0, decl.gpuHost) : await onGpu(opts.gpu, img, p, q, inner, t0, true));
     if (!luma) return r;
-    const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), out) as H;
+    const output = intoOut(await withLumaCpu(src, r.output as Image, pool), out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
   }
 

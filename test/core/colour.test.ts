@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rgbToYCrCb, yCrCbToRgb } from '../../src/core/colour.js';
+import { grayCpu, lumaCpu, lumaOf, withLuma, withLumaCpu } from '../../src/core/colour.js';
+import { inlinePool, type CpuPool } from '../../src/core/cpu/pool.js';
+import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { compareImages } from '../../src/core/compare.js';
 import { fromLumaGpu, grayGpu, lumaGpu } from '../../src/core/gpu/colour.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
@@ -65,9 +67,8 @@ test('RGB ↔ YCrCb equals cv2.cvtColor both ways, 8 and 16-bit, RGB and RGBA: C
     for (const c of [3, 4] as const) {
       const img = channels(rgba, c);
       const what = `${bits}-bit ${c === 3 ? 'RGB' : 'RGBA'}`;
-      const luma = rgbToYCrCb(img);
-      assertSame(luma.y, y, `${what} CPU Y`);
-      const cpuBack = yCrCbToRgb(inverted(y), luma, img);
+      assertSame(lumaOf(img), y, `${what} CPU Y`);
+      const cpuBack = withLuma(img, inverted(y));
       assertSame(channels(c === 4 ? cpuBack : channels3to4(cpuBack), 3), back, `${what} CPU back`);
       if (c === 4) assert.deepEqual([...channelOf(cpuBack, 3)], [...channelOf(img, 3)], `${what} CPU alpha kept`);
       if (!gpu) continue;
@@ -114,16 +115,41 @@ function oddImages(): Image[] {
   return out;
 }
 
+test('CPU colour conversions on the pool — native threads, JavaScript workers, one thread — give the same bytes as the loops, on odd sizes', async () => {
+  const pool = new NodeWorkerPool(2);
+  assert.ok(pool.native, 'the native module is built (npm run build)');
+  const workers = new NodeWorkerPool(2);
+  workers.native = undefined;
+  const pools: [string, CpuPool][] = [['native', pool], ['workers', workers], ['inline', inlinePool]];
+  // Sizes past one block of the workers' split (cpuTuning.pixelBlock) and of the native one (64 Ki pixels) as well.
+  const large = [imageFrom(randomBytes(301 * 503 * 3, 9), [301, 503], 3), imageFrom(randomU16(263 * 509 * 4, 10), [263, 509], 4)];
+  try {
+    for (const img of [...oddImages(), ...large]) {
+      const what = `${img.shape.join('×')}×${img.channels} ${img.dtype}`;
+      const y = lumaOf(img);
+      const y2 = inverted(y);
+      for (const [name, p] of pools) {
+        assertSame(await grayCpu(img, p), toGray(img), `${what} gray, ${name}`);
+        assertSame(await lumaCpu(img, p), y, `${what} Y, ${name}`);
+        assertSame(await withLumaCpu(img, y2, p), withLuma(img, y2), `${what} back, ${name}`);
+      }
+    }
+  } finally {
+    await pool.close();
+    await workers.close();
+  }
+});
+
 test('GPU colour conversions equal the CPU on odd sizes, 8 and 16-bit, RGB and RGBA', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   for (const img of oddImages()) {
     const what = `${img.shape.join('×')}×${img.channels} ${img.dtype}`;
-    const luma = rgbToYCrCb(img);
+    const y = lumaOf(img);
     assertSame(await onGpu(gpu, img, grayGpu), toGray(img), `${what} gray`);
-    assertSame(await onGpu(gpu, img, lumaGpu), luma.y, `${what} Y`);
-    const y2 = inverted(luma.y);
-    assertSame(await backOnGpu(gpu, img, y2), yCrCbToRgb(y2, luma, img), `${what} back`);
+    assertSame(await onGpu(gpu, img, lumaGpu), y, `${what} Y`);
+    const y2 = inverted(y);
+    assertSame(await backOnGpu(gpu, img, y2), withLuma(img, y2), `${what} back`);
   }
 });
 
@@ -131,7 +157,7 @@ test('GPU colour conversions beyond one storage binding run in ranges with the s
   const gpu = await gpuWithBindingLimit(t, 4096);
   if (!gpu) return;
   for (const img of [imageFrom(randomBytes(61 * 67 * 3, 5), [61, 67], 3), imageFrom(randomU16(41 * 53 * 4, 6), [41, 53], 4)]) {
-    const luma = rgbToYCrCb(img);
+    const luma = lumaOf(img);
     let pieces = 0;
     const y = (await runGpu<Image, GpuImage>(gpu, img, 'ranges', {}, async (x, rec) => {
       const out = await lumaGpu(x, rec);
@@ -139,9 +165,9 @@ test('GPU colour conversions beyond one storage binding run in ranges with the s
       return out;
     })).output as Image;
     assert.ok(pieces > 1, `${img.dtype}: split into ranges (${pieces})`);
-    assertSame(y, luma.y, `${img.dtype} Y in ranges`);
+    assertSame(y, luma, `${img.dtype} Y in ranges`);
     assertSame(await onGpu(gpu, img, grayGpu), toGray(img), `${img.dtype} gray in ranges`);
-    assertSame(await backOnGpu(gpu, img, inverted(luma.y)), yCrCbToRgb(inverted(luma.y), luma, img), `${img.dtype} back in ranges`);
+    assertSame(await backOnGpu(gpu, img, inverted(luma)), withLuma(img, inverted(luma)), `${img.dtype} back in ranges`);
   }
 });
 
