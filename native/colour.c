@@ -44,7 +44,13 @@ static inline int clamp_to(int v, int max) { return v < 0 ? 0 : v > max ? max : 
       for (size_t i = a; i < b; i++) d[i] = (T)y_##SUF(s + 3 * i);                                                     \
     else                                                                                                               \
       for (size_t i = a; i < b; i++) d[i] = (T)y_##SUF(s + 4 * i);                                                     \
-  }                                                                                                                    \
+  }
+
+COLOUR_KERNELS(uint8_t, u8, 255)
+COLOUR_KERNELS(uint16_t, u16, 65535)
+
+// The conversion back, with the arithmetic as OpenCV's YCrCb2RGB_i (16-bit; 8-bit takes the tables below).
+#define BACK_KERNEL(T, SUF, MAX) \
   static inline void back_px_##SUF(const T *p, int y2, T *o) {                                                         \
     const int half = (MAX + 1) >> 1, y = y_##SUF(p);                                                                   \
     const int dr = clamp_to(DESCALE((p[0] - y) * Y2CR + (half << SHIFT)), MAX) - half;                                 \
@@ -63,8 +69,43 @@ static inline int clamp_to(int v, int max) { return v < 0 ? 0 : v > max ? max : 
       }                                                                                                                \
   }
 
-COLOUR_KERNELS(uint8_t, u8, 255)
-COLOUR_KERNELS(uint16_t, u16, 65535)
+BACK_KERNEL(uint16_t, u16, 65535)
+
+// 8-bit: what the conversion back adds to the new Y is a function of R − Y (red, and Cr's share of green) and of
+// B − Y (blue, Cb's share), each in [−255, 255]: tables of them, made once (imgpu_colour_exports), replace the
+// chroma's multiplies and clamps — the same integers as BACK_KERNEL's arithmetic (tested against the JavaScript
+// loops), 1.5× faster measured. Green's two shares are kept unshifted and descaled once, as OpenCV rounds their sum.
+static int red8[511], blue8[511], green_r8[511], green_b8[511];
+static uint8_t clamp8[1024]; // clamp8[v + 384] = v clamped to [0, 255], v in [−384, 639]
+
+static void make_tables8(void) {
+  for (int d = -255; d <= 255; d++) {
+    const int dr = clamp_to(DESCALE(d * Y2CR + (128 << SHIFT)), 255) - 128;
+    const int db = clamp_to(DESCALE(d * Y2CB + (128 << SHIFT)), 255) - 128;
+    red8[d + 255] = DESCALE(dr * CR2R);
+    blue8[d + 255] = DESCALE(db * CB2B);
+    green_r8[d + 255] = dr * CR2G;
+    green_b8[d + 255] = db * CB2G;
+  }
+  for (int v = -384; v < 640; v++) clamp8[v + 384] = (uint8_t)clamp_to(v, 255);
+}
+
+static inline void back_px_tab8(const uint8_t *restrict p, int y2, uint8_t *restrict o) {
+  const int y = y_u8(p), r = p[0] - y + 255, b = p[2] - y + 255;
+  o[0] = clamp8[y2 + red8[r] + 384];
+  o[1] = clamp8[y2 + DESCALE(green_b8[b] + green_r8[r]) + 384];
+  o[2] = clamp8[y2 + blue8[b] + 384];
+}
+
+static void back_tab8(const uint8_t *restrict s, int c, const uint8_t *restrict y, uint8_t *restrict d, size_t a, size_t b) {
+  if (c == 3)
+    for (size_t i = a; i < b; i++) back_px_tab8(s + 3 * i, y[i], d + 3 * i);
+  else
+    for (size_t i = a; i < b; i++) {
+      back_px_tab8(s + 4 * i, y[i], d + 4 * i);
+      d[4 * i + 3] = s[4 * i + 3];
+    }
+}
 
 typedef struct {
   int kind, channels, wide; // wide: 16-bit samples
@@ -83,7 +124,7 @@ static void run_range(colour_job_t *j, size_t a, size_t b) {
   } else {
     if (j->kind == TO_GRAY) gray_u8(j->src, c, j->plane, a, b);
     else if (j->kind == TO_LUMA) luma_u8(j->src, c, j->plane, a, b);
-    else back_u8(j->src, c, j->plane, j->dst, a, b);
+    else back_tab8(j->src, c, j->plane, j->dst, a, b);
   }
 }
 
@@ -137,6 +178,7 @@ static napi_value colour_convert(napi_env env, napi_callback_info info) {
 
 // Adds this file's functions to the module's exports (module.c).
 int imgpu_colour_exports(napi_env env, napi_value exports) {
+  make_tables8();
   napi_property_descriptor props[] = {
       {"colourConvert", NULL, colour_convert, NULL, NULL, NULL, napi_default, NULL},
   };

@@ -6,5 +6,6 @@
 int imgpu_copy_exports(napi_env env, napi_value exports);
 int imgpu_point_exports(napi_env env, napi_value exports);
 int imgpu_colour_exports(napi_env env, napi_value exports);
+int imgpu_clahe_exports(napi_env env, napi_value exports);
 int imgpu_stderr_exports(napi_env env, napi_value exports);
 #endif

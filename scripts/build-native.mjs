@@ -6,8 +6,9 @@
 // - imgpu-jpegcoef.node: the CPU half of the GPU JPEG decoder (native/coef-decode.c: entropy decoding to DCT
 //   coefficients through libjpeg-turbo's libjpeg.so.62, from libjpeg62-turbo-dev), the library copied beside it too;
 // - imgpu-native.node: host copies split over threads (native/copy.c), for the copies into and out of GPU-mapped
-//   memory, the 8-bit histogram and LUT passes (native/point.c) and the colour conversions (native/colour.c), on one
-//   pool of threads (native/pool.c); and the capture of Dawn's notices on stderr (native/stderr.c);
+//   memory, the 8-bit histogram and LUT passes (native/point.c), the colour conversions (native/colour.c) and CLAHE's
+//   interpolation (native/clahe.c; float32 steps as OpenCV's, -ffp-contract=off), on one pool of threads
+//   (native/pool.c); and the capture of Dawn's notices on stderr (native/stderr.c);
 // - imgpu-jpegenc.node: the entropy coding of the GPU JPEG encoder (native/coef-encode.c, libjpeg's
 //   jpeg_write_coefficients), with Debian's libjpeg.so.62 copied beside it as the codec's library is.
 // The three JPEG modules share their Node-API glue (async work behind promises, Buffers, errors): native/napi-util.c.
@@ -84,5 +85,5 @@ if (!libjpeg) {
   else console.warn('imgpu: GPU JPEG encoder\'s entropy coder failed to compile; JPEG encodes on the CPU');
 }
 
-if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'colour.c', 'stderr.c', 'napi-util.c'], 'imgpu-native.node', ['-pthread'])) console.log('imgpu: native copies and point kernels built');
+if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'colour.c', 'clahe.c', 'stderr.c', 'napi-util.c'], 'imgpu-native.node', ['-pthread', '-ffp-contract=off'])) console.log('imgpu: native copies and point kernels built');
 else console.warn('imgpu: native copies and point kernels failed to compile; they run as JavaScript (TypedArray.set, the worker pool)');

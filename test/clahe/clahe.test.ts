@@ -232,6 +232,25 @@ test('worker pool gives the same result as the inline path', async () => {
   }
 });
 
+test('native interpolation (the pool\'s native threads) equals cv2.createCLAHE and the JavaScript loop: 8/16-bit, colour, odd sizes', async () => {
+  const pool = new NodeWorkerPool(2);
+  assert.ok(pool.native, 'the native module is built (npm run build)');
+  try {
+    for (const c of OPENCV_CASES) {
+      const img = await readImage(fixture('images', c.input));
+      assertSame((await clahe(img, { pool, tiles: { width: c.tiles[0], height: c.tiles[1] }, clip: c.clip })).output, await readImage(fixture('clahe', c.ref)), `${c.input} ${c.tiles.join('x')}`);
+    }
+    for (const [h, w, tx, ty] of [[1, 1, 1, 1], [7, 5, 3, 2], [97, 131, 8, 8], [53, 301, 16, 5]]) {
+      for (const img of [imageFrom(randomBytes(w * h, h * w, 256), [h, w]), imageFrom(randomU16(w * h, h + w, 4096), [h, w])]) {
+        const opts = { tiles: { width: tx, height: ty }, clip: 2 };
+        assertSame((await clahe(img, { ...opts, pool })).output, (await clahe(img, opts)).output, `${img.dtype} ${w}×${h} tiles ${tx}x${ty}`);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+});
+
 test('bad input: typed errors before any work', async () => {
   const img = imageFrom(randomBytes(20 * 30), [20, 30]);
   await assert.rejects(clahe(img, { clip: 0 }), InvalidArgumentError);

@@ -17,5 +17,12 @@ export interface PointKernels {
    * gray plane `plane`, kind 1 the Y of YCrCb; kind 2 writes `dst` (src's length) from plane's Y and src's chroma
    * (alpha copied). core/colour.ts has the JavaScript loops giving the same bytes.
    */
+  /**
+   * Tiled CLAHE's interpolation of every pixel (native/clahe.c; ops/clahe/cpu-kernels.ts claheInterpolateRows is the
+   * JavaScript twin): src, dst and lut all Uint8Array (bins 256) or all Uint16Array (bins 65536); the axis tables of
+   * ops/clahe/plan.ts; on `threads` native threads.
+   */
+  claheInterpolate(src: Uint8Array | Uint16Array, dst: Uint8Array | Uint16Array, width: number, tilesX: number, bins: number, lut: Uint8Array | Uint16Array,
+    xw: Float32Array, xt: Uint32Array, yw: Float32Array, yt: Uint32Array, threads: number): void;
   colourConvert(kind: 0 | 1 | 2, src: Uint8Array | Uint16Array, channels: number, plane: Uint8Array | Uint16Array, dst: Uint8Array | Uint16Array | null, threads: number): void;
 }
