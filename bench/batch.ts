@@ -13,7 +13,8 @@
  * extension; at least the source's size), a photograph's detail in every block — about 0.25 byte per pixel, nearer
  * a camera's files.
  *
- * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu` (--ops), each
+ * For `equalize`, `threshold --method otsu` and the pipeline `equalize | threshold --method otsu` (--ops; also `clahe`,
+ * colour CLAHE --tiles 8x8 --clip 2, when named), each
  * selected row (--rows) in the same run, images/s of the CLI's own batch mode (`imgpu <op> <folder> <out>`, one
  * process) and of bench/batch_anchors.py:
  * - gpu-jpeg-gpu: `--device gpu --jpeg gpu` (JPEG decode and encode arithmetic on the GPU, Huffman decoding and the
@@ -60,6 +61,8 @@ const OPS: Record<string, (src: string, out: string) => string[]> = {
   equalize: (src, out) => ['equalize', src, out],
   otsu: (src, out) => ['threshold', src, out, '--method', 'otsu'],
   pipeline: (src, out) => ['pipeline', src, out, 'equalize | threshold --method otsu'],
+  // Colour in, colour out (YCrCb's Y, CLAHE, back): on the GPU path resident from decode to encode (issue 40 item 2).
+  clahe: (src, out) => ['clahe', src, out, '--tiles', '8x8', '--clip', '2'],
 };
 
 /** An imgpu row: the flags and environment of its run, and whether it runs for every op or for equalize alone. */
@@ -104,7 +107,7 @@ function selection(flag: string, known: string[]): string[] {
   }
   return picked;
 }
-const ops = selection('ops', Object.keys(OPS));
+const ops = selection('ops', Object.keys(OPS).filter((k) => k !== 'clahe')); // clahe when asked: --ops clahe
 const rows = selection('rows', ROWS);
 selection('fill', ['resize', 'mirror']);
 

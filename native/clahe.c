@@ -33,7 +33,7 @@ static inline int round_even(float v) {
 // The tables are copied into restrict locals: a store through the 8-bit `d` may alias anything, so read through `j`
 // they would be reloaded for every pixel.
 #define INTERPOLATE(T, SUF)                                                                                            \
-  static void rows_##SUF(const interp_job_t *j, size_t y0, size_t y1) {                                               \
+  VECTORIZE static void rows_##SUF(const interp_job_t *j, size_t y0, size_t y1) {                                               \
     const T *restrict src = j->src, *restrict lut = j->lut;                                                            \
     T *restrict dst = j->dst;                                                                                          \
     const float *restrict xw = j->xw, *restrict yw = j->yw;                                                            \

@@ -27,85 +27,43 @@
 enum { TO_GRAY = 0, TO_LUMA = 1, FROM_LUMA = 2 };
 #define BLOCK (64 * 1024) // pixels a thread takes at a time
 
-static inline int clamp_to(int v, int max) { return v < 0 ? 0 : v > max ? max : v; }
+static inline int clamp_to(int v, int max) {
+  v = v < 0 ? 0 : v;
+  return v > max ? max : v;
+}
 
-// One kernel per sample type and conversion: the channel count is a constant inside each loop (3 or 4), so the
-// compiler sees fixed strides.
-#define COLOUR_KERNELS(T, SUF, MAX)                                                                                    \
-  static void gray_##SUF(const T *s, int c, T *d, size_t a, size_t b) {                                                \
-    if (c == 3)                                                                                                        \
-      for (size_t i = a; i < b; i++) d[i] = (T)GRAY((uint32_t)s[3 * i], (uint32_t)s[3 * i + 1], (uint32_t)s[3 * i + 2]); \
-    else                                                                                                               \
-      for (size_t i = a; i < b; i++) d[i] = (T)GRAY((uint32_t)s[4 * i], (uint32_t)s[4 * i + 1], (uint32_t)s[4 * i + 2]); \
+// The loops are written for the vectorizer (VECTORIZE, common.h): restrict pointers, the channel count a constant of
+// each loop, the clamps min/max — measured on 12 MP, the conversion back took 74 ms at -O2 (scalar), 70 at -O3 with
+// SSE2 and 12 with AVX2, as cv2's.
+
+#define COLOUR_KERNELS(T, SUF, MAX, C)                                                                                 \
+  VECTORIZE static void gray_##SUF##_##C(const T *restrict s, T *restrict d, size_t a, size_t b) {                     \
+    for (size_t i = a; i < b; i++) {                                                                                   \
+      const uint32_t r = s[C * i], g = s[C * i + 1], bl = s[C * i + 2];                                                \
+      d[i] = (T)GRAY(r, g, bl);                                                                                        \
+    }                                                                                                                  \
   }                                                                                                                    \
-  static inline int y_##SUF(const T *p) { return DESCALE(p[0] * R2Y + p[1] * G2Y + p[2] * B2Y); }                     \
-  static void luma_##SUF(const T *s, int c, T *d, size_t a, size_t b) {                                                \
-    if (c == 3)                                                                                                        \
-      for (size_t i = a; i < b; i++) d[i] = (T)y_##SUF(s + 3 * i);                                                     \
-    else                                                                                                               \
-      for (size_t i = a; i < b; i++) d[i] = (T)y_##SUF(s + 4 * i);                                                     \
-  }
-
-COLOUR_KERNELS(uint8_t, u8, 255)
-COLOUR_KERNELS(uint16_t, u16, 65535)
-
-// The conversion back, with the arithmetic as OpenCV's YCrCb2RGB_i (16-bit; 8-bit takes the tables below).
-#define BACK_KERNEL(T, SUF, MAX) \
-  static inline void back_px_##SUF(const T *p, int y2, T *o) {                                                         \
-    const int half = (MAX + 1) >> 1, y = y_##SUF(p);                                                                   \
-    const int dr = clamp_to(DESCALE((p[0] - y) * Y2CR + (half << SHIFT)), MAX) - half;                                 \
-    const int db = clamp_to(DESCALE((p[2] - y) * Y2CB + (half << SHIFT)), MAX) - half;                                 \
-    o[0] = (T)clamp_to(y2 + DESCALE(dr * CR2R), MAX);                                                                  \
-    o[1] = (T)clamp_to(y2 + DESCALE(db * CB2G + dr * CR2G), MAX);                                                      \
-    o[2] = (T)clamp_to(y2 + DESCALE(db * CB2B), MAX);                                                                  \
+  VECTORIZE static void luma_##SUF##_##C(const T *restrict s, T *restrict d, size_t a, size_t b) {                     \
+    for (size_t i = a; i < b; i++) d[i] = (T)DESCALE(s[C * i] * R2Y + s[C * i + 1] * G2Y + s[C * i + 2] * B2Y);        \
   }                                                                                                                    \
-  static void back_##SUF(const T *s, int c, const T *y, T *d, size_t a, size_t b) {                                    \
-    if (c == 3)                                                                                                        \
-      for (size_t i = a; i < b; i++) back_px_##SUF(s + 3 * i, y[i], d + 3 * i);                                        \
-    else                                                                                                               \
-      for (size_t i = a; i < b; i++) {                                                                                 \
-        back_px_##SUF(s + 4 * i, y[i], d + 4 * i);                                                                     \
-        d[4 * i + 3] = s[4 * i + 3];                                                                                   \
-      }                                                                                                                \
+  VECTORIZE static void back_##SUF##_##C(const T *restrict s, const T *restrict yp, T *restrict d, size_t a, size_t b) { \
+    const int half = (MAX + 1) >> 1;                                                                                   \
+    for (size_t i = a; i < b; i++) {                                                                                   \
+      const int r = s[C * i], g = s[C * i + 1], bl = s[C * i + 2], y2 = yp[i];                                         \
+      const int y = DESCALE(r * R2Y + g * G2Y + bl * B2Y);                                                             \
+      const int dr = clamp_to(DESCALE((r - y) * Y2CR + (half << SHIFT)), MAX) - half;                                  \
+      const int db = clamp_to(DESCALE((bl - y) * Y2CB + (half << SHIFT)), MAX) - half;                                 \
+      d[C * i] = (T)clamp_to(y2 + DESCALE(dr * CR2R), MAX);                                                            \
+      d[C * i + 1] = (T)clamp_to(y2 + DESCALE(db * CB2G + dr * CR2G), MAX);                                            \
+      d[C * i + 2] = (T)clamp_to(y2 + DESCALE(db * CB2B), MAX);                                                        \
+      if (C == 4) d[C * i + 3] = s[C * i + 3];                                                                         \
+    }                                                                                                                  \
   }
 
-BACK_KERNEL(uint16_t, u16, 65535)
-
-// 8-bit: what the conversion back adds to the new Y is a function of R − Y (red, and Cr's share of green) and of
-// B − Y (blue, Cb's share), each in [−255, 255]: tables of them, made once (imgpu_colour_exports), replace the
-// chroma's multiplies and clamps — the same integers as BACK_KERNEL's arithmetic (tested against the JavaScript
-// loops), 1.5× faster measured. Green's two shares are kept unshifted and descaled once, as OpenCV rounds their sum.
-static int red8[511], blue8[511], green_r8[511], green_b8[511];
-static uint8_t clamp8[1024]; // clamp8[v + 384] = v clamped to [0, 255], v in [−384, 639]
-
-static void make_tables8(void) {
-  for (int d = -255; d <= 255; d++) {
-    const int dr = clamp_to(DESCALE(d * Y2CR + (128 << SHIFT)), 255) - 128;
-    const int db = clamp_to(DESCALE(d * Y2CB + (128 << SHIFT)), 255) - 128;
-    red8[d + 255] = DESCALE(dr * CR2R);
-    blue8[d + 255] = DESCALE(db * CB2B);
-    green_r8[d + 255] = dr * CR2G;
-    green_b8[d + 255] = db * CB2G;
-  }
-  for (int v = -384; v < 640; v++) clamp8[v + 384] = (uint8_t)clamp_to(v, 255);
-}
-
-static inline void back_px_tab8(const uint8_t *restrict p, int y2, uint8_t *restrict o) {
-  const int y = y_u8(p), r = p[0] - y + 255, b = p[2] - y + 255;
-  o[0] = clamp8[y2 + red8[r] + 384];
-  o[1] = clamp8[y2 + DESCALE(green_b8[b] + green_r8[r]) + 384];
-  o[2] = clamp8[y2 + blue8[b] + 384];
-}
-
-static void back_tab8(const uint8_t *restrict s, int c, const uint8_t *restrict y, uint8_t *restrict d, size_t a, size_t b) {
-  if (c == 3)
-    for (size_t i = a; i < b; i++) back_px_tab8(s + 3 * i, y[i], d + 3 * i);
-  else
-    for (size_t i = a; i < b; i++) {
-      back_px_tab8(s + 4 * i, y[i], d + 4 * i);
-      d[4 * i + 3] = s[4 * i + 3];
-    }
-}
+COLOUR_KERNELS(uint8_t, u8, 255, 3)
+COLOUR_KERNELS(uint8_t, u8, 255, 4)
+COLOUR_KERNELS(uint16_t, u16, 65535, 3)
+COLOUR_KERNELS(uint16_t, u16, 65535, 4)
 
 typedef struct {
   int kind, channels, wide; // wide: 16-bit samples
@@ -115,17 +73,19 @@ typedef struct {
   size_t n, next;
 } colour_job_t;
 
+// The kernel for the job's conversion, sample type and channel count.
+#define PICK(SUF, C)                                                                                                   \
+  do {                                                                                                                 \
+    if (j->kind == TO_GRAY) gray_##SUF##_##C(j->src, j->plane, a, b);                                                  \
+    else if (j->kind == TO_LUMA) luma_##SUF##_##C(j->src, j->plane, a, b);                                             \
+    else back_##SUF##_##C(j->src, j->plane, j->dst, a, b);                                                             \
+  } while (0)
+
 static void run_range(colour_job_t *j, size_t a, size_t b) {
-  const int c = j->channels;
-  if (j->wide) {
-    if (j->kind == TO_GRAY) gray_u16(j->src, c, j->plane, a, b);
-    else if (j->kind == TO_LUMA) luma_u16(j->src, c, j->plane, a, b);
-    else back_u16(j->src, c, j->plane, j->dst, a, b);
-  } else {
-    if (j->kind == TO_GRAY) gray_u8(j->src, c, j->plane, a, b);
-    else if (j->kind == TO_LUMA) luma_u8(j->src, c, j->plane, a, b);
-    else back_tab8(j->src, c, j->plane, j->dst, a, b);
-  }
+  if (j->wide && j->channels == 3) PICK(u16, 3);
+  else if (j->wide) PICK(u16, 4);
+  else if (j->channels == 3) PICK(u8, 3);
+  else PICK(u8, 4);
 }
 
 // Blocks taken from a shared counter until none are left (as point.c's passes).
@@ -178,7 +138,6 @@ static napi_value colour_convert(napi_env env, napi_callback_info info) {
 
 // Adds this file's functions to the module's exports (module.c).
 int imgpu_colour_exports(napi_env env, napi_value exports) {
-  make_tables8();
   napi_property_descriptor props[] = {
       {"colourConvert", NULL, colour_convert, NULL, NULL, NULL, napi_default, NULL},
   };
