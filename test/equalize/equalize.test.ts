@@ -133,13 +133,19 @@ test('a GpuImage stays on the device; a second run allocates no new buffers', as
   dev.release();
 });
 
-test('bad input: empty image, float32, colour GpuImage', async (t) => {
+test('bad input: empty image, float32, float32 colour GpuImage; an 8-bit colour GpuImage is converted on the device', async (t) => {
   await assert.rejects(equalize({ data: new Uint8Array(0), shape: [0, 0], channels: 1, dtype: 'uint8' }), EmptyImageError);
   await assert.rejects(equalize(imageFrom(new Float32Array(4), [2, 2])), UnsupportedDtypeError);
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
-  const rgb = await GpuImage.upload(gpu, imageFrom(new Uint8Array(12), [2, 2], 3));
-  await assert.rejects(equalize(rgb), UnsupportedDtypeError);
+  const f32 = await GpuImage.upload(gpu, imageFrom(new Float32Array(12), [2, 2], 3));
+  await assert.rejects(equalize(f32), UnsupportedDtypeError);
+  f32.release();
+  const host = imageFrom(randomBytes(5 * 7 * 3, 3), [5, 7], 3);
+  const rgb = await GpuImage.upload(gpu, host);
+  const r = await equalize(rgb);
+  assertSame(await r.output.toHost(), (await equalize(host)).output, 'colour GpuImage: OpenCV gray, equalized');
+  r.output.release();
   rgb.release();
 });
 

@@ -117,7 +117,7 @@ export interface ImagesDone {
  * (runBatch, --jobs processes) and of a queue worker's job (scale/worker.ts).
  */
 export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOptions): Promise<ImagesDone> {
-  const { name, cmd, params, exec, codecs, lane: laneCodecs } = runner;
+  const { cmd, params, exec, codecs, lane: laneCodecs } = runner;
   const t0 = now();
   const phases = { host: 0, upload: 0, kernels: 0, download: 0, read: 0, write: 0 };
   let disagreed = 0;
