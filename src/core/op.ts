@@ -339,21 +339,18 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   }
 
   /**
-   * GPU steps (several recordings, host decisions between them) on a resident colour input: the conversion is queued
-   * first, the steps run on the plane, and for luma the conversion back is queued after them.
+   * GPU steps (several recordings, host decisions between them) on a resident colour input taken as gray: the
+   * conversion is queued first, the steps run on the gray image. (No operation on lightness declares steps.)
    */
   async function stepsOnColour(gpu: GpuContext, input: GpuImage, convert: 'gray' | 'luma', p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, steps: GpuSteps<ResolvedOf<S>, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
+    if (convert === 'luma') throw new Error(`${name}: GPU steps on the lightness of a colour image are not implemented`);
     const queued = { wait: false, recording: opts.recording, profile: opts.profile };
-    const work = (await runGpu<Image, GpuImage>(gpu, input, `${name}: ${convert}`, queued, (x, rec) => (convert === 'gray' ? grayGpu : lumaGpu)(x, rec))).output as GpuImage;
+    const gray = (await runGpu<Image, GpuImage>(gpu, input, `${name}: gray`, queued, (x, rec) => grayGpu(x, rec))).output as GpuImage;
     try {
-      const r = await runSteps<ResolvedOf<S>, X, H, D>(gpu, work, p, { ...opts, recording: undefined }, t0, steps);
-      if (convert === 'gray' || !(r.output instanceof GpuImage)) return r;
-      const y = r.output;
-      const back = await runGpu<Image, GpuImage>(gpu, input, `${name}: from luma`, { wait: false, profile: opts.profile }, (x, rec) => fromLumaGpu(x, y, rec));
-      if (y !== work) y.release(); // submitted: the queue reads it before any later reuse
-      return { ...r, output: back.output as unknown as D };
+      // runSteps submits the caller's recording first, where the conversion may have been queued.
+      return await runSteps<ResolvedOf<S>, X, H, D>(gpu, gray, p, opts, t0, steps);
     } finally {
-      work.release();
+      gray.release(); // the steps have submitted their work: the queue reads it before any later reuse
     }
   }
 

@@ -7,7 +7,8 @@ import { compareImages } from '../../src/core/compare.js';
 import { fromLumaGpu, grayGpu, lumaGpu } from '../../src/core/gpu/colour.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
-import type { Recording } from '../../src/core/gpu/recording.js';
+import { Recording } from '../../src/core/gpu/recording.js';
+import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { runGpu } from '../../src/core/gpu/run.js';
 import { allocPixels, imageFrom, toGray, type Channels, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
@@ -203,6 +204,18 @@ test('operations on gray take a resident colour GpuImage through the GPU convers
       th.output.release();
     }
     assert.deepEqual([...(await histogram(dev)).output], [...(await histogram(img)).output], 'histogram');
+    // In a shared recording (a batch's): the conversion queued there is submitted before the steps' own submissions.
+    // Noise of its own size, so that no pooled buffer already holds its gray.
+    const noise = imageFrom(randomBytes(61 * 83 * 3, 61), [61, 83], 3);
+    for (let i = 0; i < 3; i++) {
+      const devNoise = await GpuImage.upload(gpu, noise);
+      const rec = new Recording(gpu, new KernelTimer(gpu, false), 'shared');
+      const shared = await runPipeline(devNoise, [{ op: 'threshold', params: { method: 'isodata' } }], { recording: rec });
+      rec.submit();
+      assertSame(await shared.output.toHost(), (await threshold(noise, { method: 'isodata' })).output, `isodata after a conversion in a shared recording (${i})`);
+      shared.output.release();
+      devNoise.release();
+    }
     const chain = await runPipeline(img, [{ op: 'clahe', params: {} }, { op: 'threshold', params: { method: 'otsu' } }], { gpu });
     const cpuChain = await runPipeline(img, [{ op: 'clahe', params: {} }, { op: 'threshold', params: { method: 'otsu' } }], {});
     assertSame(chain.output, cpuChain.output, 'pipeline clahe | threshold on colour');
