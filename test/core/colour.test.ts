@@ -184,6 +184,14 @@ test('colour CLAHE of a resident colour GpuImage equals cv2 (YCrCb Y, back) and 
     r.output.release();
     dev.release();
   }
+  for (const img of [imageFrom(randomBytes(7 * 5 * 3, 75), [7, 5], 3), imageFrom(randomU16(97 * 131 * 4, 97, 4096), [97, 131], 4)]) {
+    const opts = { tiles: { width: 3, height: 2 }, clip: 2 };
+    const dev = await GpuImage.upload(gpu, img);
+    const r = await clahe(dev, opts);
+    assertSame(await r.output.toHost(), (await clahe(img, opts)).output, `resident colour CLAHE ${img.shape.join('×')}×${img.channels} ${img.dtype}`);
+    r.output.release();
+    dev.release();
+  }
 });
 
 test('operations on gray take a resident colour GpuImage through the GPU conversion: the host path\'s results', async (t) => {
