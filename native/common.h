@@ -4,9 +4,11 @@
 #include <node_api.h>
 #include <stddef.h>
 
-// A loop function compiled at -O3 and, on x86-64, also for AVX2 (target_clones: the CPU picks the version at load):
-// the vectorizer then does what the baseline build's SSE2 cannot (colour.c, clahe.c).
-#if defined(__x86_64__)
+// A loop function compiled at -O3 and, on x86-64 with glibc, also for AVX2 (target_clones: the CPU picks the version
+// at load through an ifunc, which musl lacks): the vectorizer then does what the baseline build's SSE2 cannot
+// (colour.c, clahe.c).
+#include <stdint.h> // with glibc, defines __GLIBC__
+#if defined(__x86_64__) && defined(__GLIBC__)
 #define VECTORIZE __attribute__((target_clones("avx2", "default"), optimize("O3")))
 #else
 #define VECTORIZE __attribute__((optimize("O3")))
