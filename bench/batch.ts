@@ -98,8 +98,8 @@ const IMGPU_ROWS: Record<string, ImgpuRow> = {
 const ROWS = [...Object.keys(IMGPU_ROWS), 'cv2'];
 
 /** A comma-separated selection out of `known`; an unknown name stops the run before any work. */
-function selection(flag: string, known: string[]): string[] {
-  const picked = arg(flag, known.join(',')).split(',').filter(Boolean);
+function selection(flag: string, known: string[], dflt = known): string[] {
+  const picked = arg(flag, dflt.join(',')).split(',').filter(Boolean);
   const bad = picked.filter((x) => !known.includes(x));
   if (bad.length) {
     console.error(`--${flag}: unknown ${bad.join(', ')} (known: ${known.join(', ')})`);
@@ -107,7 +107,7 @@ function selection(flag: string, known: string[]): string[] {
   }
   return picked;
 }
-const ops = selection('ops', Object.keys(OPS).filter((k) => k !== 'clahe')); // clahe when asked: --ops clahe
+const ops = selection('ops', Object.keys(OPS), Object.keys(OPS).filter((k) => k !== 'clahe')); // clahe when asked: --ops clahe
 const rows = selection('rows', ROWS);
 selection('fill', ['resize', 'mirror']);
 
