@@ -323,6 +323,8 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
   else if (d->arith_code) reason = "arithmetic coding";
   else if (d->restart_interval) reason = "restart markers";
   else if (d->comps_in_scan != d->num_components) reason = "components in more than one scan";
+  // What jdhuff.c start_pass_huff_decoder warns of (a warning ends the CPU stage's decode: it reports the file).
+  else if (d->Ss != 0 || d->Se != DCTSIZE2 - 1 || d->Ah != 0 || d->Al != 0) reason = "scan parameters of a progressive scan in a sequential file";
   else
     for (int i = 0; i < d->comps_in_scan; i++)
       if (d->cur_comp_info[i]->component_index != i) reason = "components scanned out of frame order";
@@ -332,13 +334,19 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
   }
   uint32_t *w = (uint32_t *)dst, *info = w + SCAN_INFO / 4;
   memset(dst, 0, SCAN_DATA);
-  for (int ci = 0; ci < l->components; ci++) {
-    const JQUANT_TBL *q = d->quant_tbl_ptrs[d->comp_info[ci].quant_tbl_no];
+  // Every component's, even those a gray output does not read: libjpeg requires them all (jdinput.c latch_quant_tables).
+  for (int ci = 0; ci < d->num_components; ci++) {
+    // The header's table selectors are not checked by jpeg_read_header (libjpeg does at jpeg_start_decompress, which
+    // this form never calls): one beyond the table arrays, or an undefined table, is left to the CPU stage, which
+    // reports it.
+    int qn = d->comp_info[ci].quant_tbl_no;
+    const JQUANT_TBL *q = qn >= 0 && qn < NUM_QUANT_TBLS ? d->quant_tbl_ptrs[qn] : NULL;
     if (!q) {
-      snprintf(why, why_len, "no quantization table %d", d->comp_info[ci].quant_tbl_no);
+      snprintf(why, why_len, "no quantization table %d", qn);
       return 0;
     }
-    for (int k = 0; k < DCTSIZE2; k++) w[ci * DCTSIZE2 + k] = q->quantval[k];
+    if (ci < l->components)
+      for (int k = 0; k < DCTSIZE2; k++) w[ci * DCTSIZE2 + k] = q->quantval[k];
   }
   // MCU geometry as jdinput.c per_scan_setup sets it: one block per MCU in a single-component scan.
   int single = d->comps_in_scan == 1;
@@ -349,7 +357,8 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
     jpeg_component_info *c = d->cur_comp_info[i];
     int ci = c->component_index, h = single ? 1 : c->h_samp_factor, v = single ? 1 : c->v_samp_factor;
     uint32_t *tables = w + SCAN_TABLES / 4 + (size_t)2 * ci * TBL_WORDS;
-    if (ci > 2 || derive_table(d->dc_huff_tbl_ptrs[c->dc_tbl_no], 1, tables) || derive_table(d->ac_huff_tbl_ptrs[c->ac_tbl_no], 0, tables + TBL_WORDS)) {
+    int tables_ok = c->dc_tbl_no >= 0 && c->dc_tbl_no < NUM_HUFF_TBLS && c->ac_tbl_no >= 0 && c->ac_tbl_no < NUM_HUFF_TBLS;
+    if (ci > 2 || !tables_ok || derive_table(d->dc_huff_tbl_ptrs[c->dc_tbl_no], 1, tables) || derive_table(d->ac_huff_tbl_ptrs[c->ac_tbl_no], 0, tables + TBL_WORDS)) {
       snprintf(why, why_len, "Huffman tables of component %d not usable here", ci);
       return 0;
     }
