@@ -7,7 +7,7 @@ RGB order. cv2 decodes all of them: libjpeg warns on the truncated and corrupt o
   dqt.jpg        the luma quantization table's DC entry set to 255 and entry 13 to 231 (no libjpeg warning): blocks
                  whose dequantized values leave the range where libjpeg-turbo's SIMD IDCT equals its C one (issue 39)
   truncated.jpg  the first 60 % of the file (libjpeg: "Premature end of JPEG file")
-  corrupt.jpg    16 bytes of entropy-coded data flipped mid-scan (libjpeg: "Corrupt JPEG data: …")
+  corrupt.jpg    64 bytes of entropy-coded data changed mid-scan (libjpeg: "Corrupt JPEG data: …")
 """
 import os
 import cv2
@@ -51,8 +51,9 @@ def main():
     files['truncated'] = src[: len(src) * 6 // 10]
     b = bytearray(src)
     mid = (sos_end(src) + len(src)) // 2
-    for i in range(mid, mid + 16):
-        b[i] ^= 0x5A if b[i] ^ 0x5A != 0xFF else 0x55  # never create a 0xFF (a marker)
+    for i in range(mid, mid + 64):
+        if b[i] != 0xFF and b[i - 1] != 0xFF:  # leave markers and stuffing as they are, and make none
+            b[i] ^= 0x5A if b[i] ^ 0x5A != 0xFF else 0x55
     files['corrupt'] = bytes(b)
     os.makedirs(OUT, exist_ok=True)
     for name, data in files.items():

@@ -11,7 +11,7 @@ import { FUZZ_SOURCES } from './jpeg-sources.js';
 // runs are bench/fuzz-jpeg.ts (docs/jpeg.md, "Damaged files", has their counts).
 const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native JPEG pieces not built (scripts/build-native.mjs)';
 
-test('differential JPEG fuzzing (seed 39, 150 mutated files): the CPU path and both GPU paths give cv2.imread\'s pixels or a typed error', { skip }, async (t) => {
+test('differential JPEG fuzzing (seed 39, 150 mutated files): the CPU path and both GPU paths give cv2.imread\'s pixels or a typed error; with failOn none, every file cv2 decodes gives its pixels', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
   if (!ctx) return;
   const cases = fuzzCases(FUZZ_SOURCES, 39, 150);
@@ -23,4 +23,7 @@ test('differential JPEG fuzzing (seed 39, 150 mutated files): the CPU path and b
   assert.ok(r.cv2Decoded > 20 && r.cv2Decoded < 140, `cv2 decoded ${r.cv2Decoded} of 150`);
   assert.deepEqual(r.violations, []);
   for (const path of ['cpu', 'gpu (Huffman on the gpu)', 'gpu (Huffman on the cpu)']) assert.ok((r.counts[path]?.same ?? 0) > 10, `${path}: ${JSON.stringify(r.counts[path])}`);
+  // Damaged files the default refuses are decoded leniently: more than the strict paths, exactly cv2's count.
+  assert.equal(r.counts['cpu, failOn none'].same, r.cv2Decoded);
+  assert.ok((r.counts['gpu, failOn none'].same ?? 0) > (r.counts.cpu.same ?? 0), JSON.stringify(r.counts));
 });
