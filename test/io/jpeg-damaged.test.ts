@@ -125,6 +125,10 @@ test('--fail-on: exit 3 by default for a truncated JPEG, its warning said and ex
     assert.equal(summary.processed, 2);
     assert.deepEqual(summary.warnings.map((w) => w.file), [join(inputs, 'corrupt.jpg')]);
     assert.match(summary.warnings[0].warnings.join(), /Corrupt JPEG data/);
+    // --jobs: the parent's summary merges the processes' warnings.
+    const jobs = cli('equalize', inputs, join(dir, 'out3'), '--device', 'cpu', '--json', '--quiet', '--fail-on', 'none', '--jobs', '2');
+    assert.equal(jobs.status, 0, jobs.stderr);
+    assert.deepEqual((JSON.parse(jobs.stdout) as typeof summary).warnings.map((w) => w.file).sort(), ['corrupt.jpg', 'truncated.jpg'].map((n) => join(inputs, n)));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
