@@ -9,7 +9,7 @@ import { fuzzCases, runFuzz } from './jpeg-differential.js';
 import { MUTATION_NAMES } from './jpeg-mutate.js';
 import { FUZZ_SOURCES } from './jpeg-sources.js';
 
-// The differential JPEG fuzzer's CI run (issue 39): a fixed seed, 150 cases (a few seconds on lavapipe). The long
+// The differential JPEG fuzzer's CI run (issue 39): a fixed seed, 150 cases (9–14 s on lavapipe, 2 cores). The long
 // runs are bench/fuzz-jpeg.ts (docs/jpeg.md, "Damaged files", has their counts).
 const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native JPEG pieces not built (scripts/build-native.mjs)';
 
