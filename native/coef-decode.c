@@ -45,7 +45,7 @@
 #define RAW_ROWS (MAX_SAMP_FACTOR * DCTSIZE)
 
 typedef struct {
-  int width, height, components, max_h, max_v;
+  int width, height, components, max_h, max_v, color_space;
   int h[3], v[3], blocks_w[3], blocks_h[3], stride[3], samples_w[3], samples_h[3];
   size_t offset[3], bytes;
   size_t header[3], values, compact_bytes;  // the compact form
@@ -64,6 +64,7 @@ static void plan_layout(j_decompress_ptr d, int gray, layout_t *l) {
   l->height = (int)d->image_height;
   l->max_h = d->max_h_samp_factor;
   l->max_v = d->max_v_samp_factor;
+  l->color_space = (int)d->jpeg_color_space;
   if (d->data_precision != 8) {
     snprintf(l->fallback, sizeof l->fallback, "%d-bit samples", d->data_precision);
     return;
@@ -323,6 +324,8 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
   else if (d->arith_code) reason = "arithmetic coding";
   else if (d->restart_interval) reason = "restart markers";
   else if (d->comps_in_scan != d->num_components) reason = "components in more than one scan";
+  // What jdhuff.c start_pass_huff_decoder warns of (a warning ends the CPU stage's decode: it reports the file).
+  else if (d->Ss != 0 || d->Se != DCTSIZE2 - 1 || d->Ah != 0 || d->Al != 0) reason = "scan parameters of a progressive scan in a sequential file";
   else
     for (int i = 0; i < d->comps_in_scan; i++)
       if (d->cur_comp_info[i]->component_index != i) reason = "components scanned out of frame order";
@@ -332,13 +335,19 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
   }
   uint32_t *w = (uint32_t *)dst, *info = w + SCAN_INFO / 4;
   memset(dst, 0, SCAN_DATA);
-  for (int ci = 0; ci < l->components; ci++) {
-    const JQUANT_TBL *q = d->quant_tbl_ptrs[d->comp_info[ci].quant_tbl_no];
+  // Every component's, even those a gray output does not read: libjpeg requires them all (jdinput.c latch_quant_tables).
+  for (int ci = 0; ci < d->num_components; ci++) {
+    // The header's table selectors are not checked by jpeg_read_header (libjpeg does at jpeg_start_decompress, which
+    // this form never calls): one beyond the table arrays, or an undefined table, is left to the CPU stage, which
+    // reports it.
+    int qn = d->comp_info[ci].quant_tbl_no;
+    const JQUANT_TBL *q = qn >= 0 && qn < NUM_QUANT_TBLS ? d->quant_tbl_ptrs[qn] : NULL;
     if (!q) {
-      snprintf(why, why_len, "no quantization table %d", d->comp_info[ci].quant_tbl_no);
+      snprintf(why, why_len, "no quantization table %d", qn);
       return 0;
     }
-    for (int k = 0; k < DCTSIZE2; k++) w[ci * DCTSIZE2 + k] = q->quantval[k];
+    if (ci < l->components)
+      for (int k = 0; k < DCTSIZE2; k++) w[ci * DCTSIZE2 + k] = q->quantval[k];
   }
   // MCU geometry as jdinput.c per_scan_setup sets it: one block per MCU in a single-component scan.
   int single = d->comps_in_scan == 1;
@@ -349,7 +358,8 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
     jpeg_component_info *c = d->cur_comp_info[i];
     int ci = c->component_index, h = single ? 1 : c->h_samp_factor, v = single ? 1 : c->v_samp_factor;
     uint32_t *tables = w + SCAN_TABLES / 4 + (size_t)2 * ci * TBL_WORDS;
-    if (ci > 2 || derive_table(d->dc_huff_tbl_ptrs[c->dc_tbl_no], 1, tables) || derive_table(d->ac_huff_tbl_ptrs[c->ac_tbl_no], 0, tables + TBL_WORDS)) {
+    int tables_ok = c->dc_tbl_no >= 0 && c->dc_tbl_no < NUM_HUFF_TBLS && c->ac_tbl_no >= 0 && c->ac_tbl_no < NUM_HUFF_TBLS;
+    if (ci > 2 || !tables_ok || derive_table(d->dc_huff_tbl_ptrs[c->dc_tbl_no], 1, tables) || derive_table(d->ac_huff_tbl_ptrs[c->ac_tbl_no], 0, tables + TBL_WORDS)) {
       snprintf(why, why_len, "Huffman tables of component %d not usable here", ci);
       return 0;
     }
@@ -418,8 +428,12 @@ static int run_coef_decode(coef_job_t *j) {
 static napi_value layout_object(napi_env env, const layout_t *l) {
   napi_value obj, comps;
   if (l->fallback[0]) {
+    // With the header's size and libjpeg's colour space (J_COLOR_SPACE), for a lenient decode of what TurboJPEG's
+    // header reader refuses (io/jpeg.ts nativePlan).
+    static const char *const fkeys[] = {"width", "height", "colorSpace"};
+    const double fvalues[] = {l->width, l->height, l->color_space};
     napi_value s;
-    if (napi_create_object(env, &obj) != napi_ok || napi_create_string_utf8(env, l->fallback, NAPI_AUTO_LENGTH, &s) != napi_ok ||
+    if (!(obj = napi_util_numbers(env, fkeys, fvalues, 3)) || napi_create_string_utf8(env, l->fallback, NAPI_AUTO_LENGTH, &s) != napi_ok ||
         napi_set_named_property(env, obj, "fallback", s) != napi_ok)
       return NULL;
     return obj;
@@ -477,6 +491,13 @@ static napi_value resolve_async(napi_env env, void *job) {
   return napi_create_double(env, (double)((coef_job_t *)job)->used, &v) == napi_ok ? v : NULL;
 }
 
+// A zeroed job of `size` bytes for the thread pool, or NULL with a JavaScript error thrown.
+static void *new_job(napi_env env, size_t size) {
+  void *j = calloc(1, size);
+  if (!j) napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
+  return j;
+}
+
 static const napi_util_async_t COEF_ASYNC = {"imgpu-jpegcoef", run_async, resolve_async, failure_async};
 
 // coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean, compact?: boolean) -> Promise<number>: fills `out`
@@ -486,11 +507,8 @@ static const napi_util_async_t COEF_ASYNC = {"imgpu-jpegcoef", run_async, resolv
 // before then).
 static napi_value coef_decode_async(napi_env env, napi_callback_info info) {
   napi_value argv[4];
-  coef_job_t *j = calloc(1, sizeof *j);
-  if (!j) {
-    napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
-    return NULL;
-  }
+  coef_job_t *j = new_job(env, sizeof *j);
+  if (!j) return NULL;
   bool gray = false, compact = false;
   size_t argc = napi_util_args(env, info, argv, 4, "bbz", "coefDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean, compact?: boolean)",
                                &j->src, &j->len, &j->dst, &j->cap, &gray);
@@ -513,11 +531,8 @@ static napi_value coef_decode_async(napi_env env, napi_callback_info info) {
 // thread pool, resolving with the bytes written; rejects as coefDecodeAsync does (EJPEGFALLBACK: decode it that way).
 static napi_value scan_decode_async(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  coef_job_t *j = calloc(1, sizeof *j);
-  if (!j) {
-    napi_throw_error(env, NULL, "imgpu-jpegcoef: out of memory");
-    return NULL;
-  }
+  coef_job_t *j = new_job(env, sizeof *j);
+  if (!j) return NULL;
   bool gray = false;
   if (!napi_util_args(env, info, argv, 3, "bbz", "scanDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean)", &j->src, &j->len, &j->dst, &j->cap, &gray)) {
     free(j);
@@ -528,11 +543,125 @@ static napi_value scan_decode_async(napi_env env, napi_callback_info info) {
   return napi_util_queue(env, &COEF_ASYNC, j, argv, 2);
 }
 
+// ---- Lenient decoding (io/jpeg.ts, ReadOptions.failOn below 'warning') ----
+// The whole decode to pixels, as cv2.imread runs libjpeg (grfmt_jpeg.cpp): islow IDCT, fancy upsampling, RGB or gray
+// out, warnings logged and the decode carried on (libjpeg fills what is missing: zero coefficients after a premature
+// end), only an error ending it. The TurboJPEG path (turbo.c) cannot say whether a warning it stopped on was the
+// only trouble, nor which warnings there were; here every one is counted, the first kept, and a premature end of
+// the file (JWRN_JPEG_EOF: truncated) flagged. Here rather than in turbo.c: this module links libjpeg's own API.
+#include <jerror.h>
+
+typedef struct {
+  jump_error_t jump;  // first: libjpeg's error manager
+  int warnings, truncated;
+  char first[JMSG_LENGTH_MAX];
+} warn_log_t;
+
+static void log_warning(j_common_ptr c, int level) {
+  warn_log_t *w = (warn_log_t *)c->err;
+  if (level >= 0) return;
+  if (c->err->msg_code == JWRN_JPEG_EOF) w->truncated = 1;
+  if (!w->warnings++) c->err->format_message(c, w->first);
+}
+
+typedef struct {
+  unsigned char *src, *dst;
+  size_t len, cap;
+  int channels;
+  volatile int rows_done;  // every row decoded: an error from here on (jpeg_finish_decompress) does not void them
+  warn_log_t log;
+  char err[JMSG_LENGTH_MAX + 64];
+} lenient_job_t;
+
+static int run_lenient(void *job) {
+  lenient_job_t *j = job;
+  struct jpeg_decompress_struct d;
+  d.err = jump_errors(&j->log.jump, 0);
+  j->log.jump.pub.emit_message = log_warning;
+  jpeg_create_decompress(&d);
+  if (setjmp(j->log.jump.jump)) {
+    jpeg_destroy_decompress(&d);
+    // cv2.imread keeps the image when only jpeg_finish_decompress fails (its result is set before that call), e.g.
+    // on a second scan in a single-scan file: so does this, the error counted as a warning.
+    if (j->rows_done) {
+      if (!j->log.warnings++) snprintf(j->log.first, sizeof j->log.first, "%s", j->log.jump.msg);
+      return 0;
+    }
+    snprintf(j->err, sizeof j->err, "corrupt JPEG: %s", j->log.jump.msg);
+    return -1;
+  }
+  jpeg_mem_src(&d, j->src, (unsigned long)j->len);
+  jpeg_read_header(&d, TRUE);
+  d.out_color_space = j->channels == 1 ? JCS_GRAYSCALE : JCS_EXT_RGB;
+  d.dct_method = JDCT_ISLOW;
+  jpeg_start_decompress(&d);
+  size_t stride = (size_t)d.output_width * (size_t)d.output_components;
+  if (d.output_components != j->channels || stride * d.output_height > j->cap) {
+    snprintf(j->err, sizeof j->err, "decode: %d components out, output buffer too small", d.output_components);
+    jpeg_destroy_decompress(&d);
+    return -1;
+  }
+  while (d.output_scanline < d.output_height) {
+    JSAMPROW row = j->dst + stride * d.output_scanline;
+    jpeg_read_scanlines(&d, &row, 1);
+  }
+  j->rows_done = 1;
+  jpeg_finish_decompress(&d);
+  jpeg_destroy_decompress(&d);
+  return 0;
+}
+
+// The promise's value: { warnings, truncated, first } (the first warning's message, '' if none).
+static napi_value resolve_lenient(napi_env env, void *job) {
+  lenient_job_t *j = job;
+  static const char *const keys[] = {"warnings", "truncated"};
+  const double values[] = {j->log.warnings, j->log.truncated};
+  napi_value obj = napi_util_numbers(env, keys, values, 2), first;
+  if (!obj || napi_create_string_utf8(env, j->log.first, NAPI_AUTO_LENGTH, &first) != napi_ok ||
+      napi_set_named_property(env, obj, "first", first) != napi_ok)
+    return NULL;
+  return obj;
+}
+
+static void failure_lenient(void *job, const char **code, const char **message) {
+  *code = "EJPEG";
+  *message = ((lenient_job_t *)job)->err;
+}
+
+static const napi_util_async_t LENIENT_ASYNC = {"imgpu-jpeglenient", run_lenient, resolve_lenient, failure_lenient};
+
+// decodeLenient(jpeg, out, channels: 1 | 3, async: boolean) -> { warnings, truncated, first } (or a Promise of it,
+// run on libuv's thread pool): fills `out` (width × height × channels) as cv2.imread does; throws (rejects) with
+// code EJPEG where libjpeg ends the decode with an error.
+static napi_value decode_lenient(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  lenient_job_t *j = new_job(env, sizeof *j);
+  if (!j) return NULL;
+  bool async = false;
+  const char *usage = "decodeLenient(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, async: boolean)";
+  if (!napi_util_args(env, info, argv, 4, "bbiz", usage, &j->src, &j->len, &j->dst, &j->cap, &j->channels, &async)) {
+    free(j);
+    return NULL;
+  }
+  if (j->channels != 1 && j->channels != 3) {
+    napi_throw_type_error(env, NULL, usage);
+    free(j);
+    return NULL;
+  }
+  if (async) return napi_util_queue(env, &LENIENT_ASYNC, j, argv, 2);
+  napi_value r = NULL;
+  if (run_lenient(j) == 0) r = resolve_lenient(env, j);
+  else napi_throw_error(env, "EJPEG", j->err);
+  free(j);
+  return r;
+}
+
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"coefLayout", NULL, coef_layout, NULL, NULL, NULL, napi_default, NULL},
       {"coefDecodeAsync", NULL, coef_decode_async, NULL, NULL, NULL, napi_default, NULL},
       {"scanDecodeAsync", NULL, scan_decode_async, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeLenient", NULL, decode_lenient, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

@@ -7,7 +7,7 @@ import type { GpuContext } from '../core/gpu/context.js';
 import type { DeviceResult } from '../core/gpu/run.js';
 import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
-import { exifOrientation, isJpeg, nativeJpeg } from '../io/jpeg.js';
+import { checkFailOn, exifOrientation, isJpeg, nativeJpeg, type FailOn } from '../io/jpeg.js';
 import { readFileInto } from '../node/codec-pool.js';
 import { traced } from '../node/trace.js';
 import { defaultDecodeEntropy } from '../node/jpeg-gpu-decode.js';
@@ -25,6 +25,13 @@ export function jpegOption(flags: Map<string, string>): JpegPathOption {
   if (!(JPEG_PATHS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--jpeg must be one of ${JPEG_PATHS.join('|')}, got '${v}'`);
   return v as JpegPathOption;
 }
+
+export const FAIL_ON_HELP = `  --fail-on <none|truncated|error|warning>  a damaged JPEG: decoded as cv2.imread decodes it, libjpeg's warnings said
+                                  (none), refused if it ends early (truncated, error), refused on any warning (warning,
+                                  the default); exit 3 when refused`;
+
+/** The --fail-on flag's value (default warning: any libjpeg warning refuses the file); exit 2 for another. */
+export const failOnOption = (flags: Map<string, string>): FailOn => checkFailOn(flags.get('fail-on') ?? 'warning');
 
 /** Whether a path names a JPEG by its extension (what readImage decodes through the JPEG codec). */
 export const isJpegName = (path: string): boolean => ['.jpg', '.jpeg'].includes(extname(path).toLowerCase());
@@ -58,13 +65,13 @@ export function gpuJpegEncoderHere(): boolean {
  * rule). A fallback to the CPU is said once. `host`: a
  * batch's recycled memory for the coefficients (node/jpeg-gpu-decode.ts HostBuffers).
  */
-export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, host?: HostBuffers): Promise<JpegOnGpu | undefined> {
+export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, host?: HostBuffers, failOn?: FailOn): Promise<JpegOnGpu | undefined> {
   if (resolveJpegPath(opt, ctx) !== 'gpu' || !isJpegName(path)) return undefined;
   // The file in the batch's recycled memory too (readFileInto says why), given back once decoded.
   const buf = await traced('file-read', path, () => (host ? readFileInto(path, host) : readFile(path)));
   try {
     if (!isJpeg(buf)) return undefined;
-    const r = await readJpegToGpu(ctx, buf, path, !colour, { jpeg: opt, async: true, host });
+    const r = await readJpegToGpu(ctx, buf, path, !colour, { jpeg: opt, async: true, host, failOn });
     if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
     else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
     return r;

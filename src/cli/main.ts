@@ -21,7 +21,7 @@ import { runBatch } from './batch/run.js';
 import { runBatchInProcesses, shardOf } from './batch/shard.js';
 import { cliWording } from './flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
-import { downloaded, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from './jpeg.js';
+import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from './jpeg.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -37,6 +37,7 @@ const COMMON = `Common options:
   --json                          print one JSON object on stdout instead of text (with "jpeg": the path that decoded a
                                   JPEG input, gpu or cpu)
 ${JPEG_HELP}
+${FAIL_ON_HELP}
 Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written.
   <out> must not be a folder the inputs are in, and no two inputs may give one output name (exit 2 before any work).
   An output is up to date, and skipped, when <out>/.imgpu-batch.json records that it was made from the same input
@@ -52,7 +53,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
                                   --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or global
                                   threshold steps, else 0); the same bytes either way
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane'];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on'];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
 
 /** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
@@ -125,6 +126,9 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const json = flags.has('json');
   const jpeg = jpegOption(flags);
+  const failOn = failOnOption(flags);
+  // The default adds nothing to the read options (nor to a batch's recipe: outputs made before stay up to date).
+  const lenient = failOn === 'warning' ? {} : { failOn };
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
@@ -134,7 +138,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new InvalidArgumentError(`--jobs must be an integer 1–64, got ${flags.get('jobs')}`);
   const cpuLane = cpuLaneOption(flags);
   if (outPath && isImageCommand(cmd) && (await isBatch(inputs, outPath))) {
-    const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags) }, write };
+    const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags), ...lenient }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
       ...codec, recipe: batchRecipe(name, params, codec), jpeg, cpuLane,
@@ -152,7 +156,8 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     }
   }
   if (outPath && cmd.write) await checkWritable(outPath); // known before reading or computing anything
-  const img = await readImage(inPath, { gray: !cmd.colour, raw: rawLayout(flags) });
+  const img = await readImage(inPath, { gray: !cmd.colour, raw: rawLayout(flags), ...lenient });
+  for (const w of img.warnings ?? []) console.error(`warning: ${inPath}: ${w}`);
   const images: Record<string, Image | undefined> = {};
   for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
@@ -160,7 +165,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   try {
     for (const w of exec.warnings) console.error(w);
     // --jpeg gpu: a JPEG input decoded on the GPU, resident, for the GPU run (the CPU run reads `img`).
-    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, cmd.colour ?? false, jpeg) : undefined;
+    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, cmd.colour ?? false, jpeg, undefined, lenient.failOn) : undefined;
     const results: Record<string, OpResult<unknown>> = {};
     const gpuInput = (onGpu?.image ?? img) as Image;
     for (let r = 0; r < repeat; r++) {
@@ -179,7 +184,7 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
     if (json) {
       console.log(JSON.stringify({
         op: name, input: { path: inPath, shape: img.shape, dtype: img.dtype }, output: outPath ?? null, params, ...extra.json,
-        adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null, jpeg: jpegPath ?? null,
+        adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null, jpeg: jpegPath ?? null, ...(img.warnings ? { warnings: img.warnings } : {}),
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
         identical: cmp ? cmp.identical : null, ...(cmp && (!cmp.identical || cmp.tolerance !== undefined) ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff, tolerance: cmp.tolerance } : {}),
       }));

@@ -19,6 +19,8 @@ export interface Image<A extends PixelArray = PixelArray> {
   dtype: Dtype;
   /** Where the voxels lie in the world (scans: DICOM, NIfTI); carried through operations to the writer. */
   geometry?: Geometry;
+  /** What the decoder warned of: a damaged file read with ReadOptions.failOn below 'warning' (io/jpeg.ts). */
+  warnings?: readonly string[];
 }
 
 /**

@@ -5,12 +5,13 @@ import { extname } from 'node:path';
 import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, planeSize, toGray, validateImage, type Channels, type Image } from '../core/image.js';
-import { decodeJpeg, encodeJpeg, isJpeg } from './jpeg.js';
+import { decodeJpeg, encodeJpeg, isJpeg, type FailOn } from './jpeg.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
 import { decodeNpy, encodeNpy } from './npy.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 
 export { decodeNpy, encodeNpy } from './npy.js';
+export { checkFailOn, FAIL_ON, type FailOn } from './jpeg.js';
 export { DEFAULT_MAX_INPUT_PIXELS } from './limits.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
 
@@ -55,6 +56,11 @@ export interface ReadOptions {
    * CLI exit 3). @default env IMGPU_MAX_PIXELS, else 16383 × 16383 (sharp's limitInputPixels)
    */
   maxPixels?: number;
+  /**
+   * A damaged JPEG: refused ('warning', the default: any libjpeg warning), refused only if truncated ('truncated',
+   * 'error'), or decoded as cv2.imread decodes it ('none'); what was decoded through is in Image.warnings (io/jpeg.ts FailOn).
+   */
+  failOn?: FailOn;
 }
 
 /** The bytes of an image file, or a typed error (FileAccessError) naming why it cannot be read. */
@@ -100,10 +106,12 @@ export async function decodeImageFile(bytes: Uint8Array, path: string, opts: Rea
   } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
     img = decodeDicom(buf, path);
   } else {
-    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false, opts.alloc, opts.maxPixels) : undefined) ?? (await decodeRaster(buf, path, opts.maxPixels));
+    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false, opts.alloc, opts.maxPixels, opts.failOn) : undefined) ?? (await decodeRaster(buf, path, opts.maxPixels));
   }
   validateImage(img, path);
-  return opts.gray ? toGray(img) : img;
+  if (!opts.gray) return img;
+  const gray = toGray(img);
+  return img.warnings ? { ...gray, warnings: img.warnings } : gray;
 }
 
 async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Promise<Image> {

@@ -39,7 +39,7 @@ export interface CoefLayout {
 
 interface CoefBinding {
   /** The header's layout, or why the GPU kernels do not cover the file. Throws (code EJPEG) on an unreadable header. */
-  coefLayout(jpeg: Uint8Array, gray: boolean): CoefLayout | { fallback: string };
+  coefLayout(jpeg: Uint8Array, gray: boolean): CoefLayout | CoefFallback;
   /**
    * Fills `out` (layout.bytes; with `compact`, the compact form: layout.compactBytes at most) on libuv's thread pool and
    * resolves with the bytes written; rejects with code EJPEGFALLBACK (a reason) or EJPEG (damaged).
@@ -50,6 +50,27 @@ interface CoefBinding {
    * GPU: node/jpeg-entropy.ts; `out` at least scanFormBytes(jpeg.length)); rejects as coefDecodeAsync does.
    */
   scanDecodeAsync(jpeg: Uint8Array, out: Uint8Array, gray: boolean): Promise<number>;
+  /**
+   * The whole decode to pixels as cv2.imread runs libjpeg, warnings counted (the first's message kept, a premature
+   * end flagged) and the decode carried on; throws (rejects) with code EJPEG on a libjpeg error (io/jpeg.ts failOn).
+   */
+  decodeLenient(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, async: false): LenientDecode;
+  decodeLenient(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, async: true): Promise<LenientDecode>;
+}
+
+/** Why the GPU kernels do not cover a file, with its header's size and libjpeg's colour space (J_COLOR_SPACE: 1 gray, 2 RGB, 3 YCbCr). */
+export interface CoefFallback {
+  fallback: string;
+  width: number;
+  height: number;
+  colorSpace: number;
+}
+
+/** What a lenient decode met: libjpeg's warnings, whether the file ended early, the first warning's message. */
+export interface LenientDecode {
+  warnings: number;
+  truncated: number;
+  first: string;
 }
 
 const FILE = 'imgpu-jpegcoef.node';

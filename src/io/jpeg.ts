@@ -1,8 +1,25 @@
-import { UnsupportedFormatError } from '../core/errors.js';
+import { InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, pixelCount, planeSize, type Dtype, type Image } from '../core/image.js';
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 import { isCheckout, loadNativeModule, nativeModuleProblem } from './native-module.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
+import { jpegCoefDecoder, jpegCoefProblem, type LenientDecode } from './jpeg-coef.js';
+
+/**
+ * What a damaged JPEG may be and still be decoded, in sharp's words (`failOn`), least strict first: 'none' (every
+ * file libjpeg decodes, its warnings reported: cv2.imread's pixels, libjpeg filling what is missing), 'truncated'
+ * and 'error' (refused if the file ends early; libjpeg's other damage — corrupt data, extraneous bytes — is a
+ * warning it decodes through, so the two are one level for JPEG, as in libvips), 'warning' (refused on any warning:
+ * the default). A libjpeg error (no image at all) is refused at every level.
+ */
+export type FailOn = 'none' | 'truncated' | 'error' | 'warning';
+export const FAIL_ON: readonly FailOn[] = ['none', 'truncated', 'error', 'warning'];
+
+/** `v` as a FailOn, or an InvalidArgumentError naming the option (CLI: --fail-on). */
+export function checkFailOn(v: unknown): FailOn {
+  if ((FAIL_ON as readonly unknown[]).includes(v)) return v as FailOn;
+  throw new InvalidArgumentError(`option \`failOn\` must be one of ${FAIL_ON.join('|')}, got '${String(v)}'`);
+}
 
 /**
  * JPEG through imgpu's native codec (native/turbo.c, libjpeg-turbo — the library behind cv2.imread/imwrite),
@@ -151,8 +168,8 @@ export function orient(img: Image, o: number): Image {
  * Decodes a JPEG natively: one channel when `gray` or the file is gray, RGB otherwise, into shared memory, EXIF
  * orientation applied. Returns undefined for what the native path leaves to sharp (no codec built, CMYK/YCCK).
  */
-export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer, maxPixels?: number): Image | undefined {
-  const plan = nativePlan(buf, path, gray, maxPixels);
+export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?: (bytes: number) => SharedArrayBuffer | ArrayBuffer, maxPixels?: number, failOn: FailOn = 'warning'): Image | undefined {
+  const plan = nativePlan(buf, path, gray, maxPixels, failOn);
   if (!plan) return undefined;
   const n = plan.width * plan.height * plan.channels;
   let data: Uint8Array;
@@ -162,8 +179,36 @@ export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?:
     // A header may declare up to 65535×65535 pixels in a file of a few bytes.
     throw new UnsupportedFormatError(`${path}: a ${plan.width}×${plan.height} JPEG does not fit in memory`);
   }
-  decodeInto(plan, buf, path, data);
-  return orient({ data, shape: [plan.height, plan.width], channels: plan.channels, dtype: 'uint8' }, plan.orientation);
+  const warnings = failOn === 'warning' ? decodeInto(plan, buf, path, data) : lenient(plan, buf, path, data, failOn, false);
+  const img = orient({ data, shape: [plan.height, plan.width], channels: plan.channels, dtype: 'uint8' }, plan.orientation);
+  return warnings.length ? { ...img, warnings } : img;
+}
+
+/**
+ * Decodes through libjpeg as cv2.imread does, damage warned of and decoded through (native/coef-decode.c
+ * decodeLenient), then applies `failOn`: the warnings to report, or an UnsupportedFormatError for a file it refuses.
+ */
+function lenient(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, failOn: FailOn, async: false): string[];
+function lenient(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, failOn: FailOn, async: true): Promise<string[]>;
+function lenient(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, failOn: FailOn, async: boolean): string[] | Promise<string[]> {
+  const coef = jpegCoefDecoder();
+  if (!coef) throw new UnsupportedFormatError(`${path}: option \`failOn: '${failOn}'\` needs the native libjpeg decoder (${jpegCoefProblem()})`);
+  if (!async) {
+    try {
+      return policy(coef.decodeLenient(buf, out, plan.channels, false), path, failOn);
+    } catch (e) {
+      throw e instanceof UnsupportedFormatError ? e : corrupt(path, e);
+    }
+  }
+  return coef.decodeLenient(buf, out, plan.channels, true).then((r) => policy(r, path, failOn), (e) => Promise.reject(corrupt(path, e)));
+}
+
+/** A lenient decode's outcome under `failOn`: its warnings in a line (none: []), or the refusal of a truncated file. */
+function policy(r: LenientDecode, path: string, failOn: FailOn): string[] {
+  if (!r.warnings) return [];
+  const said = `libjpeg: ${r.first}${r.warnings > 1 ? ` (and ${r.warnings - 1} more warning${r.warnings > 2 ? 's' : ''})` : ''}`;
+  if (r.truncated && failOn !== 'none') throw new UnsupportedFormatError(`${path} is truncated (${said}); option \`failOn: 'none'\` decodes it as cv2.imread does`);
+  return [said];
 }
 
 /** What the native decoder will produce for a JPEG (jpegDecodePlan). */
@@ -179,14 +224,15 @@ export interface NativePlan {
  * What the native decoder will produce for `buf`, or undefined where sharp must read it (no codec, CMYK/YCCK); an
  * image beyond the pixel limit (io/limits.ts) is refused from its header.
  */
-export function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixels?: number): NativePlan | undefined {
+export function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixels?: number, failOn: FailOn = 'warning'): NativePlan | undefined {
   const tj = codecOrNotice();
   if (!tj) return undefined;
   let h;
   try {
     h = tj.header(buf);
   } catch (e) {
-    throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
+    h = failOn === 'warning' ? undefined : libjpegHeader(buf);
+    if (!h) throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
   }
   if (!NATIVE_COLORSPACES.has(h.colorspace)) return undefined;
   checkInputPixels(h.width, h.height, path, maxInputPixels(maxPixels));
@@ -194,20 +240,45 @@ export function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixe
   return { tj, width: h.width, height: h.height, channels, orientation: exifOrientation(buf) };
 }
 
-function decodeInto(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array): void {
+// libjpeg's J_COLOR_SPACE as TurboJPEG's TJCS (gray, RGB, YCbCr; the others left to sharp).
+const TJCS_OF_JCS: Record<number, number> = { 1: 2, 2: 0, 3: 1 };
+
+/**
+ * The header as libjpeg reads it, in TurboJPEG's terms, for a lenient decode of a file whose sampling factors
+ * TurboJPEG's header reader cannot name (cv2.imread decodes those): undefined where libjpeg cannot read it either.
+ */
+function libjpegHeader(buf: Uint8Array): ReturnType<TurboBinding['header']> | undefined {
+  try {
+    const l = jpegCoefDecoder()?.coefLayout(buf, false);
+    if (!l) return undefined;
+    const colorspace = 'colorSpace' in l ? (TJCS_OF_JCS[l.colorSpace] ?? -1) : l.components.length === 1 ? 2 : 1;
+    return { width: l.width, height: l.height, subsampling: colorspace === 2 ? SAMP_GRAY : -1, colorspace };
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeInto(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array): string[] {
   try {
     plan.tj.decode(buf, out, plan.channels);
   } catch (e) {
     throw corrupt(path, e);
   }
+  return [];
 }
 
 const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
 
-/** Decodes a planned JPEG into `out` (plan.width × plan.height × plan.channels bytes), on this thread or libuv's. */
-export async function decodePlanned(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, opts: CodecThreadOptions = {}): Promise<void> {
-  if (opts.async) await plan.tj.decodeAsync(buf, out, plan.channels, opts.nice ?? 0).catch((e) => Promise.reject(corrupt(path, e)));
-  else decodeInto(plan, buf, path, out);
+/**
+ * Decodes a planned JPEG into `out` (plan.width × plan.height × plan.channels bytes), on this thread or libuv's,
+ * damage handled as `failOn` says (default 'warning'); resolves with the warnings to report.
+ */
+export async function decodePlanned(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, opts: CodecThreadOptions & { failOn?: FailOn } = {}): Promise<string[]> {
+  const failOn = opts.failOn ?? 'warning';
+  if (failOn !== 'warning') return opts.async ? lenient(plan, buf, path, out, failOn, true) : lenient(plan, buf, path, out, failOn, false);
+  if (!opts.async) return decodeInto(plan, buf, path, out);
+  await plan.tj.decodeAsync(buf, out, plan.channels, opts.nice ?? 0).catch((e) => Promise.reject(corrupt(path, e)));
+  return [];
 }
 
 /** Where the work of the async codec calls runs: off the JavaScript thread, at this nice value. */

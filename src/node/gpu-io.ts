@@ -72,7 +72,7 @@ export async function readImage(path: string, opts: ReadOptions & { gpu?: GpuCon
   if ((await stat(path).catch(() => undefined))?.isDirectory()) return GpuImage.upload(gpu, await readHostImage(path, host));
   const buf = await readImageBytes(path);
   if (isJpeg(buf)) {
-    const onGpu = await readJpegToGpu(gpu, buf, path, host.gray ?? false, { jpeg, async: true, maxPixels: host.maxPixels });
+    const onGpu = await readJpegToGpu(gpu, buf, path, host.gray ?? false, { jpeg, async: true, maxPixels: host.maxPixels, failOn: host.failOn });
     if (resolveJpegPath(jpeg, gpu) === 'gpu' && onGpu?.jpeg !== 'gpu') {
       warnFallback(onGpu?.fallback ?? 'this JPEG is one the GPU decoder leaves to the host (no native codec, CMYK, or an EXIF orientation after a fallback)', 'decoded on the CPU (the same pixels)');
     }

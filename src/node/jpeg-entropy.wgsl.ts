@@ -29,8 +29,11 @@ export const SYNC_PASSES = 3;
 export const STATUS_ERROR = 0;
 export const STATUS_CHANGED = 1;
 export const STATUS_WORDS = 4;
-/** Error bits: a code no table has; a coefficient past the 64th; data ending before the last block, or bytes after it; a block out of MCU order. */
-export const ERR_CODE = 1, ERR_RANGE = 2, ERR_LENGTH = 4, ERR_ORDER = 8;
+/**
+ * Error bits: a code no table has; a coefficient past the 64th; data ending before the last block, or bytes after it;
+ * a block out of MCU order; a workgroup of huff_sync not settled within its bound of rounds.
+ */
+export const ERR_CODE = 1, ERR_RANGE = 2, ERR_LENGTH = 4, ERR_ORDER = 8, ERR_SYNC = 16;
 
 /** `n` subsequences of `bits` data bits in the scan buffer (its last data word `lastWord`), `blocks` blocks; `pass` of the sync kernel. */
 export const EntropyParams = defineUniforms('EntropyParams', { n: 'u32', bits: 'u32', lastWord: 'u32', blocks: 'u32', round: 'u32', groups: 'u32' });
@@ -195,7 +198,10 @@ fn huff_sync(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
   var end = vec2u(0u);
   var tally = vec4u(0u); // blocks completed, then the DC differences of components 0–2 (wrapping u32 sums)
   var computed = false;
-  loop {
+  // Bounded: lane 0's start is fixed, and lane li's once lane li - 1's end is, so WG rounds settle any input; a
+  // workgroup still changing after them (it cannot) fails the decode rather than spin on the device.
+  var settled = false;
+  for (var round = 0u; round <= WG; round++) {
     if (li == 0u) { changed = 0u; }
     let go = dirty[li] == 1u && t < P.n;
     let start = ws[li];
@@ -221,8 +227,12 @@ fn huff_sync(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
     }
     let more = workgroupUniformLoad(&changed);
     workgroupBarrier();
-    if (more == 0u) { break; }
+    if (more == 0u) {
+      settled = true;
+      break;
+    }
   }
+  if (!settled && li == 0u) { atomicOr(&status[${STATUS_ERROR}u], ${ERR_SYNC}u); }
   let last = li == WG - 1u || t + 1u == P.n;
   if (computed) {
     counts[t] = tally;

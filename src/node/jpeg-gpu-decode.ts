@@ -9,7 +9,7 @@ import { GpuImage } from '../core/gpu/gpu-image.js';
 import { checkBinding, maxBinding } from '../core/gpu/limits.js';
 import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
-import { acquireStorage, deviceBytes, stageOffThread, stagingView } from '../core/gpu/transfer.js';
+import { acquireStorage, deviceBytes, downloadAfter, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
 import { JpegEntropyPlan, checkEntropy, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode, type ScanInfo } from './jpeg-entropy.js';
 import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
@@ -98,6 +98,18 @@ async function coefMemory(ctx: GpuContext, bytes: number, host?: HostBuffers): P
     submit: (into) => staged!.submit(label, into),
     discard: () => host.give(mem),
   };
+}
+
+/**
+ * Why a file's GPU decode was declined after its kernels ran: a block's coefficients beyond the range where the
+ * GPU's IDCT (libjpeg's C arithmetic) equals libjpeg-turbo's SIMD one (jpeg-gpu-decode.wgsl.ts RANGE_LIMIT).
+ */
+export const OUT_OF_RANGE = 'DCT values beyond the range where the GPU IDCT equals libjpeg-turbo\'s (damaged or unusual tables)';
+
+/** A GPU decode's image, and whether every block was within the IDCT's exact range (read back once the kernels ran). */
+interface Recorded {
+  image: GpuImage;
+  inRange: Promise<boolean>;
 }
 
 /** The GPU kernels' pipelines, made once per context. */
@@ -190,6 +202,7 @@ export async function decodeJpegOnGpu(
   const plan = await JpegDecodePlan.prepare(ctx);
   if (entropy === 'gpu' && bands >= mcuRowsOf(layout) && scanFits(ctx, layout, buf.length)) {
     const image = await decodeScan(ctx, buf, path, gray, layout, plan, orientation, host, times);
+    if (image && 'fallback' in image) return image;
     if (image) return { image, huffman: 'gpu' };
   }
   const compact = compactFits(ctx, layout, bands, host);
@@ -202,7 +215,15 @@ export async function decodeJpegOnGpu(
     record: (rec, coefs, used) => record(ctx, rec, plan, layout, bands, compact ? expand(ctx, rec, plan, layout, coefs, used) : coefs, orientation),
     bands: Math.ceil(mcuRowsOf(layout) / bands),
   });
-  return 'fallback' in image ? image : { image, huffman: 'cpu' };
+  if ('fallback' in image) return image;
+  return (await inRange(path, image)) ? { image: image.image, huffman: 'cpu' } : { fallback: OUT_OF_RANGE };
+}
+
+/** Whether a recorded decode's blocks were all within the IDCT's exact range; its image released where not. */
+async function inRange(path: string, r: Recorded): Promise<boolean> {
+  if (await traced('range-check', path, () => r.inRange)) return true;
+  r.image.release();
+  return false;
 }
 
 /** One GPU decode's stages, as decodeStages runs them. */
@@ -277,7 +298,7 @@ async function decodeStages<T>(ctx: GpuContext, path: string, host: HostBuffers 
 async function decodeScan(
   ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, layout: CoefLayout, plan: JpegDecodePlan, orientation: number,
   host: HostBuffers | undefined, times: GpuJpegTimes | undefined,
-): Promise<GpuImage | undefined> {
+): Promise<GpuImage | GpuJpegFallback | undefined> {
   const coef = jpegCoefDecoder()!;
   const entropy = await JpegEntropyPlan.prepare(ctx);
   let info: ScanInfo;
@@ -292,15 +313,16 @@ async function decodeScan(
     upload: (used) => alignUp(used, 4),
     record: (rec, form) => {
       const { plain, status } = entropy.record(rec, layout, form, info);
-      const image = record(ctx, rec, plan, layout, mcuRowsOf(layout), plain, orientation);
-      return { image, exact: decodeOk(rec, status) };
+      return { ...record(ctx, rec, plan, layout, mcuRowsOf(layout), plain, orientation), exact: decodeOk(rec, status) };
     },
     bands: 1,
   });
   if ('fallback' in r) return undefined;
-  if (await traced('huffman-check', path, () => r.exact)) return r.image;
-  r.image.release();
-  return undefined;
+  if (!(await traced('huffman-check', path, () => r.exact))) {
+    r.image.release();
+    return undefined;
+  }
+  return (await inRange(path, r)) ? r.image : { fallback: OUT_OF_RANGE };
 }
 
 const mcuRowsOf = (l: CoefLayout) => Math.ceil(l.height / (8 * l.maxV));
@@ -326,7 +348,27 @@ function blockRows(l: CoefLayout, c: CoefComponent, m0: number, m1: number): [nu
 /** A binding of `bytes` bytes of `buffer` from `offset` (a multiple of 256). */
 const range = (buffer: GPUBuffer, offset: number, bytes: number): GPUBufferBinding => ({ buffer, offset, size: deviceBytes(bytes) });
 
-function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, bandRows: number, coefs: GPUBuffer, orientation: number): GpuImage {
+/** The status word the IDCT sets for a block beyond its exact range (jpeg-gpu-decode.wgsl.ts), cleared in `rec`. */
+function rangeStatus(ctx: GpuContext, rec: Recording): GPUBuffer {
+  const status = acquireStorage(ctx, 4, 'jpeg range status');
+  rec.clear(status, 4);
+  rec.retain(status);
+  return status;
+}
+
+/** Whether the status word says every block was in range, read back after the kernels recorded so far in `rec`. */
+function readRange(rec: Recording, status: GPUBuffer): Promise<boolean> {
+  const inRange = downloadAfter(rec, status, 4).then((view) => {
+    const word = new Uint32Array(view.bytes, 0, 1)[0];
+    view.release();
+    return word === 0;
+  });
+  // Awaited only where the decode was recorded and submitted without error: a failure after that is the decode's.
+  inRange.catch(() => undefined);
+  return inRange;
+}
+
+function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, bandRows: number, coefs: GPUBuffer, orientation: number): Recorded {
   const channels = l.components.length === 1 ? 1 : 3;
   // Orientations 5–8 transpose: the output is height × width (one band then: the stored rows are the output's columns).
   const [outH, outW] = orientation >= 5 ? [l.width, l.height] : [l.height, l.width];
@@ -339,6 +381,7 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
     return { binding: range(rec.storage(deviceBytes(bytes), 'jpeg plane'), 0, bytes), rowWords: c.stride * 2 };
   });
   const pieces = Math.ceil(mcuRows / bandRows);
+  const status = rangeStatus(ctx, rec);
   rec.split(pieces);
   for (let m0 = 0; m0 < mcuRows; m0 += bandRows) {
     const m1 = Math.min(m0 + bandRows, mcuRows);
@@ -351,6 +394,7 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
         quant: range(coefs, i * QUANT_BYTES, QUANT_BYTES),
         plane: planes[i].binding,
         P: rec.uniform(IdctParams, { blocksW: c.blocksW, blocks, stride: c.stride }),
+        status,
       }, x, y);
       return r0 * 8;
     });
@@ -375,5 +419,5 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
     if (channels === 3) rec.dispatch('jpeg.ycc', plan.ycc, { plane0: planes[0].binding, plane1: planes[1].binding, plane2: planes[2].binding, dst, P }, x, y);
     else rec.dispatch('jpeg.gray', plan.gray, { plane0: planes[0].binding, dst, P }, x, y);
   }
-  return new GpuImage(ctx, out, [outH, outW], channels, 'uint8');
+  return { image: new GpuImage(ctx, out, [outH, outW], channels, 'uint8'), inRange: readRange(rec, status) };
 }

@@ -11,8 +11,9 @@ import { islowWgsl } from './jpeg-islow.wgsl.js';
  * - jpeg_gray / jpeg_ycc: one invocation per 4 output pixels (1 or 3 u32 of the interleaved image): jdsample.c's upsampling
  *   ("fancy" h2v1/h2v2 triangle filters with their rounding biases, or the box filter where libjpeg uses it) and
  *   jdcolor.c's YCbCr→RGB fixed-point tables (SCALEBITS 16, ONE_HALF, clamped).
- * All integer: i32 arithmetic as libjpeg's JLONG for 8-bit data (products stay below 2^31 for coefficients a
- * valid 8-bit JPEG holds).
+ * All integer: i32 arithmetic as libjpeg's JLONG for 8-bit data (exact: idct_islow checks that its inputs stay
+ * where no result reaches 2^31, and where libjpeg-turbo's SIMD IDCT agrees with its C one, and flags a block that
+ * does not: the caller then hands the file to libjpeg).
  */
 
 export const IdctParams = defineUniforms('IdctParams', { blocksW: 'u32', blocks: 'u32', stride: 'u32' });
@@ -84,8 +85,21 @@ ${IdctParams.wgsl}
 @group(0) @binding(1) var<storage, read> quant: array<u32>;
 @group(0) @binding(2) var<storage, read_write> plane: array<u32>;
 @group(0) @binding(3) var<uniform> P: IdctParams;
+@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
 
 ${islowWgsl}
+// libjpeg-turbo's x86 SIMD islow IDCT (what cv2.imread runs) dequantizes with 16-bit multiplies, sums pairs of
+// inputs in 16 bits, saturates each pass's outputs to 16 bits and clamps its samples, where its C version (the
+// arithmetic below) uses wide integers and a range-limit table that wraps: the two agree only while no value leaves
+// those ranges. A block is exact here where every dequantized coefficient and every pass-1 output is within
+// ±INPUT_LIMIT (so no 16-bit sum wraps, no pass saturates, and no 32-bit sum of either version overflows) and every
+// sample before range-limiting is within [-512, 511] (where the table equals a clamp). A photo's blocks are far
+// inside (its dequantized values are at most about 8 · 1024); a block outside sets the status word, and the file is
+// decoded by libjpeg instead (jpeg-gpu-decode.ts): damaged or hostile data never gives other pixels.
+const INPUT_LIMIT = 16383;
+fn exact_input(v: i32) -> bool { return abs(v) <= INPUT_LIMIT; }
+fn exact_sample(x: i32) -> bool { return x >= -512 && x <= 511; }
+
 // The post-IDCT range-limit table (jdmaster.c prepare_range_limit_table) indexed by x & RANGE_MASK (1023): x + 128
 // for x in [-128, 127], 255 above up to 511, 0 below down to -512, and wrapping beyond, as the table does.
 fn range_limit(x: i32) -> u32 {
@@ -153,11 +167,18 @@ fn idct_islow(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
   // Pass 1: columns, scaled up by 2^PASS1_BITS. (libjpeg's shortcut for all-zero AC columns and rows gives the
   // same values as the full computation, so it is not repeated here.)
   var ws: array<i32, 64>;
+  var exact = true;
   for (var c = 0u; c < 8u; c++) {
     var col: array<i32, 8>;
-    for (var r = 0u; r < 8u; r++) { col[r] = dequant(base, r * 8u + c); }
+    for (var r = 0u; r < 8u; r++) {
+      col[r] = dequant(base, r * 8u + c);
+      exact = exact && exact_input(col[r]);
+    }
     let o = idct8(col);
-    for (var r = 0u; r < 8u; r++) { ws[r * 8u + c] = descale(o[r], CONST_BITS - PASS1_BITS); }
+    for (var r = 0u; r < 8u; r++) {
+      ws[r * 8u + c] = descale(o[r], CONST_BITS - PASS1_BITS);
+      exact = exact && exact_input(ws[r * 8u + c]);
+    }
   }
   // Pass 2: rows, descaled by 8 and 2^PASS1_BITS, range-limited, packed 4 samples to a word.
   let stride = P.stride * 2u;
@@ -166,11 +187,16 @@ fn idct_islow(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
     for (var c = 0u; c < 8u; c++) { row[c] = ws[r * 8u + c]; }
     let o = idct8(row);
     var s: array<u32, 8>;
-    for (var c = 0u; c < 8u; c++) { s[c] = range_limit(descale(o[c], CONST_BITS + PASS1_BITS + 3u)); }
+    for (var c = 0u; c < 8u; c++) {
+      let x = descale(o[c], CONST_BITS + PASS1_BITS + 3u);
+      exact = exact && exact_sample(x);
+      s[c] = range_limit(x);
+    }
     let at = (by * 8u + r) * stride + bx * 2u;
     plane[at] = pack4(s[0], s[1], s[2], s[3]);
     plane[at + 1u] = pack4(s[4], s[5], s[6], s[7]);
   }
+  if (!exact) { atomicOr(&status[0], 1u); }
 }
 `;
 

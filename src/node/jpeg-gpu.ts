@@ -3,7 +3,8 @@
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import { jpegCoefDecoder } from '../io/jpeg-coef.js';
-import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type NativePlan } from '../io/jpeg.js';
+import { UnsupportedFormatError } from '../core/errors.js';
+import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type FailOn, type NativePlan } from '../io/jpeg.js';
 import { encodeJpegGpu, prepareJpegEncode, type JpegEncodePath, type JpegEntropyPath } from './jpeg-encode-gpu.js';
 import type { JpegEntropyDecode } from './jpeg-entropy.js';
 import { decodeJpegOnGpu, prepareJpegDecode, type GpuJpegTimes, type HostBuffers } from './jpeg-gpu-decode.js';
@@ -32,6 +33,11 @@ export interface JpegToGpuOptions extends CodecThreadOptions {
    * @default defaultDecodeEntropy(): IMGPU_JPEG_DECODE_ENTROPY, else 'gpu'
    */
   entropy?: JpegEntropyDecode;
+  /**
+   * A damaged file (io ReadOptions.failOn): below 'warning', one libjpeg warns of is decoded by libjpeg as cv2.imread
+   * decodes it (the GPU path declines it: its stages refuse damage), its warnings in `warnings`. @default 'warning'
+   */
+  failOn?: FailOn;
 }
 
 /** A decoded JPEG resident on the GPU, and the path that decoded it. */
@@ -42,6 +48,8 @@ export interface JpegOnGpu {
   fallback?: string;
   /** On the GPU path: where the Huffman decoding ran ('cpu' for files the GPU's does not cover: JpegToGpuOptions.entropy). */
   huffman?: JpegEntropyDecode;
+  /** What libjpeg warned of, where `failOn` let a damaged file be decoded. */
+  warnings?: readonly string[];
 }
 
 /**
@@ -71,17 +79,30 @@ export async function prepareJpegGpu(ctx: GpuContext, what: { decode?: boolean; 
  * an EXIF orientation on the CPU path): read it with readImage and upload that instead.
  */
 export async function readJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, opts: JpegToGpuOptions = {}): Promise<JpegOnGpu | undefined> {
-  const plan = isJpeg(buf) ? nativePlan(buf, path, gray, opts.maxPixels) : undefined;
+  const plan = isJpeg(buf) ? nativePlan(buf, path, gray, opts.maxPixels, opts.failOn) : undefined;
   if (!plan) return undefined;
   let fallback: string | undefined;
   if (resolveJpegPath(opts.jpeg, ctx) === 'gpu') {
-    const r = await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, plan.orientation, opts.host, opts.entropy);
+    const r = await onGpuOrDamaged(ctx, buf, path, gray, plan.orientation, opts);
     if ('image' in r) return { image: r.image, jpeg: 'gpu', huffman: r.huffman };
     fallback = r.fallback;
   }
   if (plan.orientation !== 1) return undefined; // the CPU path here does not orient: readImage does
-  const image = await decodeOnCpu(ctx, plan, buf, path, opts);
-  return fallback === undefined ? { image, jpeg: 'cpu' } : { image, jpeg: 'cpu', fallback };
+  const { image, warnings } = await decodeOnCpu(ctx, plan, buf, path, opts);
+  return { image, jpeg: 'cpu', ...(fallback === undefined ? {} : { fallback }), ...(warnings.length ? { warnings } : {}) };
+}
+
+/** Why the GPU path hands a damaged file to libjpeg where `failOn` lets it be decoded. */
+export const DAMAGED = 'damaged data (libjpeg warns): decoded by libjpeg, as cv2.imread';
+
+/** The GPU decode; below failOn 'warning', damage it refuses is a fallback to libjpeg's lenient decode instead. */
+async function onGpuOrDamaged(ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, orientation: number, opts: JpegToGpuOptions) {
+  try {
+    return await decodeJpegOnGpu(ctx, buf, path, gray, opts.times, orientation, opts.host, opts.entropy);
+  } catch (e) {
+    if ((opts.failOn ?? 'warning') === 'warning' || !(e instanceof UnsupportedFormatError)) throw e;
+    return { fallback: DAMAGED };
+  }
 }
 
 /**
@@ -94,16 +115,17 @@ export async function decodeJpegToGpu(ctx: GpuContext, buf: Uint8Array, path: st
   return (await readJpegToGpu(ctx, buf, path, gray, opts))?.image;
 }
 
-/** The CPU path: libjpeg-turbo decodes into mapped upload memory. */
-async function decodeOnCpu(ctx: GpuContext, plan: NativePlan, buf: Uint8Array, path: string, opts: CodecThreadOptions): Promise<GpuImage> {
+/** The CPU path: libjpeg-turbo decodes into mapped upload memory (damage as `failOn` says: its warnings returned). */
+async function decodeOnCpu(ctx: GpuContext, plan: NativePlan, buf: Uint8Array, path: string, opts: CodecThreadOptions & { failOn?: FailOn }): Promise<{ image: GpuImage; warnings: string[] }> {
   const staged = await GpuImage.staging(ctx, [plan.height, plan.width], 'uint8', plan.channels);
+  let warnings: string[];
   try {
-    await decodePlanned(plan, buf, path, staged.image.data as Uint8Array, opts);
+    warnings = await decodePlanned(plan, buf, path, staged.image.data as Uint8Array, opts);
   } catch (e) {
     staged.discard();
     throw e;
   }
-  return staged.upload();
+  return { image: staged.upload(), warnings };
 }
 
 /** Options of encodeJpegFromGpu: where the codec thread runs, and which encoder. */

@@ -90,12 +90,15 @@ export interface BatchSummary {
   huffman?: Record<string, number>;
   /** With a CPU lane (--cpu-lane): the images the GPU processed and those the lane processed whole on the CPU */
   lanes?: { gpu: number; cpu: number };
+  /** --fail-on below warning: the damaged inputs decoded anyway, and what libjpeg warned of in each */
+  warnings?: { file: string; warnings: readonly string[] }[];
 }
 
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */
 export function report(summary: BatchSummary, json: boolean): number {
   const { op, processed, skipped, failed, seconds, disagreed } = summary;
   if (json) console.log(JSON.stringify(summary));
-  else console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${summary.lanes ? `, ${summary.lanes.cpu} of them on the CPU beside the GPU` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
+  else for (const w of summary.warnings ?? []) console.error(`warning: ${w.file}: ${w.warnings.join('; ')}`);
+  if (!json) console.log(`${op}: ${processed} processed, ${skipped} skipped (up to date), ${failed.length} failed, ${seconds.toFixed(1)} s (${summary.images_per_s.toFixed(1)} images/s)${summary.processes ? ` in ${summary.processes} processes` : ''}${summary.lanes ? `, ${summary.lanes.cpu} of them on the CPU beside the GPU` : ''}${disagreed !== undefined ? `, CPU and GPU ${disagreed ? `DIFFER on ${disagreed}` : 'agree on all'}` : ''}`);
   return exitCodeOf(disagreed ?? 0, failed.length);
 }

@@ -57,10 +57,11 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
       written: async (job) => record(job.key, await BatchRecords.describe(job, o.recipe)),
     });
     const seconds = (now() - t0) / 1000;
-    const { processed, failed, phases, busy, disagreed, jpeg, huffman, lanes } = done;
+    const { processed, failed, phases, busy, disagreed, jpeg, huffman, lanes, warnings } = done;
     const summary: BatchSummary = {
       op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(lanes ? { lanes } : {}),
       ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}), ...(Object.keys(huffman).length ? { huffman } : {}),
+      ...(warnings.length ? { warnings } : {}),
     };
     return report(summary, o.json);
   } finally {
@@ -110,6 +111,8 @@ export interface ImagesDone {
   huffman: Record<string, number>;
   /** With a CPU lane: the images each side processed (the GPU's, and the lane's on the CPU) */
   lanes?: { gpu: number; cpu: number };
+  /** Inputs decoded through damage (--fail-on below warning), with libjpeg's warnings (BatchSummary.warnings) */
+  warnings: { file: string; warnings: readonly string[] }[];
 }
 
 /**
@@ -286,11 +289,19 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const huffmanPaths: Record<string, number> = {};
+  const warned: ImagesDone['warnings'] = [];
+  const noteWarnings = (file: string, warnings?: readonly string[]) => warnings?.length && warned.push({ file, warnings });
   const reader = async (j: Job): Promise<Image | GpuImage> => {
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, coefficients) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, coefficients, o.read.failOn) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
-    return onGpu?.image ?? codecs.read(j.input, read);
+    if (onGpu) {
+      noteWarnings(j.input, onGpu.warnings);
+      return onGpu.image;
+    }
+    const img = await codecs.read(j.input, read);
+    noteWarnings(j.input, img.warnings);
+    return img;
   };
   // A CPU lane beside the GPU (lane.ts): the smallest images processed whole on codec workers of its own, the GPU
   // taking the largest first.
@@ -333,7 +344,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     ...(lane ? { lane: lane.busyMs / (wall * lane.size) } : {}),
   };
   const lanes = lane ? { gpu: processed - lane.cpuImages, cpu: lane.cpuImages } : undefined;
-  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths, ...(lanes ? { lanes } : {}) };
+  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths, ...(lanes ? { lanes } : {}), warnings: warned };
 }
 
 /**

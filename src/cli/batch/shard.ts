@@ -100,6 +100,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
     ...(parts.some((p) => p.jpeg) ? { jpeg: addUp((p) => p.jpeg ?? {}) } : {}),
     ...(parts.some((p) => p.huffman) ? { huffman: addUp((p) => p.huffman ?? {}) } : {}),
     ...(parts.some((p) => p.lanes) ? { lanes: addUp((p) => p.lanes ?? {}) as BatchSummary['lanes'] } : {}),
+    ...(parts.some((p) => p.warnings) ? { warnings: parts.flatMap((p) => p.warnings ?? []) } : {}),
   };
   if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
   const code = report(summary, o.json);

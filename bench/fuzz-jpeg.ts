@@ -1,0 +1,39 @@
+/**
+ * The differential JPEG fuzzer's long run, outside CI: `node dist/bench/fuzz-jpeg.js [--seed 39] [--count 1000]
+ * [--first 0] [--no-gpu] [--verbose]`. Seeded mutations of the project's real JPEG fixtures (test/fuzz/jpeg-mutate.ts),
+ * each decoded by cv2.imread, imgpu's CPU path and its GPU path (both Huffman decoders): test/fuzz/jpeg-differential.ts.
+ * Prints the outcome counts per path and every violation (another image, pixels where cv2 decodes nothing, an untyped
+ * error) as one JSON object; exits 1 if there was any. A crash or hang shows as the last case --verbose named.
+ * The CI run is test/fuzz/jpeg-fuzz.test.ts (the same code, a fixed seed, a few dozen cases).
+ */
+import { createNodeGpuContext } from '../src/node/gpu.js';
+import { FUZZ_SOURCES } from '../test/fuzz/jpeg-sources.js';
+import { fuzzCases, runFuzz } from '../test/fuzz/jpeg-differential.js';
+
+const arg = (n: string, d: string) => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
+const seed = Number(arg('seed', '39'));
+const count = Number(arg('count', '1000'));
+const first = Number(arg('first', '0'));
+const verbose = process.argv.includes('--verbose');
+
+const ctx = process.argv.includes('--no-gpu') ? undefined : await createNodeGpuContext();
+const t0 = performance.now();
+// In chunks of 200: a corpus on disk and its references at a time.
+const report = { seed, first, cases: 0, cv2Decoded: 0, counts: {} as Record<string, Record<string, number>>, violations: [] as string[], seconds: 0 };
+for (let at = first; at < first + count; at += 200) {
+  const cases = fuzzCases(FUZZ_SOURCES, seed, Math.min(200, first + count - at), at);
+  const r = await runFuzz(cases, ctx, verbose ? (c) => console.error(`${c.name}: ${c.applied.join('+')} of ${c.source}`) : undefined);
+  report.cases += r.cases;
+  report.cv2Decoded += r.cv2Decoded;
+  report.violations.push(...r.violations);
+  for (const [path, row] of Object.entries(r.counts)) {
+    for (const [o, n] of Object.entries(row)) (report.counts[path] ??= {})[o] = (report.counts[path][o] ?? 0) + (n ?? 0);
+  }
+}
+report.seconds = Math.round((performance.now() - t0) / 100) / 10;
+console.log(JSON.stringify(report, null, 1));
+
+process.exit(report.violations.length ? 1 : 0);
