@@ -1,0 +1,51 @@
+import type { LbpFeature } from '../classifier.js';
+import { integralImage, lbpCode } from '../cpu-kernels.js';
+
+/**
+ * The feature pool of training: every multi-block LBP feature of a W×H window, in traincascade's order
+ * (lbpfeatures.cpp generateFeatures: x, then y, then cell width, then cell height), and the codes of samples.
+ */
+
+/** All (x, y, w, h) with x + 3w ≤ W and y + 3h ≤ H: 8,464 at 24×24. */
+export function mbLbpFeatures(W: number, H: number): LbpFeature[] {
+  const out: LbpFeature[] = [];
+  for (let x = 0; x < W; x++) {
+    for (let y = 0; y < H; y++) {
+      for (let w = 1; w <= W / 3; w++) {
+        for (let h = 1; h <= H / 3; h++) if (x + 3 * w <= W && y + 3 * h <= H) out.push({ x, y, w, h });
+      }
+    }
+  }
+  return out;
+}
+
+/** The features as packed x, y, w, h words (what the GPU kernel and the CPU loop read). */
+export function packFeatures(features: LbpFeature[]): Int32Array {
+  const out = new Int32Array(4 * features.length);
+  features.forEach((f, i) => out.set([f.x, f.y, f.w, f.h], 4 * i));
+  return out;
+}
+
+/** The integral images of n samples of W×H pixels, one after the other ((W+1)·(H+1) words each), as cv::integral. */
+export function sampleIntegrals(samples: readonly Uint8Array[], W: number, H: number): Int32Array {
+  const size = (W + 1) * (H + 1);
+  const out = new Int32Array(size * samples.length);
+  samples.forEach((s, i) => integralImage(s, W, H, out, i * size));
+  return out;
+}
+
+/**
+ * The LBP code of every feature on every sample, feature-major (`codes[f·n + i]`): a feature's codes lie together,
+ * which is how its histogram reads them. The CPU reference of the GPU's code kernel.
+ */
+export function sampleCodesCpu(integrals: Int32Array, n: number, W: number, H: number, features: Int32Array): Uint8Array {
+  const size = (W + 1) * (H + 1), s = W + 1;
+  const F = features.length / 4;
+  const codes = new Uint8Array(F * n);
+  for (let f = 0; f < F; f++) {
+    const fx = features[4 * f], fy = features[4 * f + 1], fw = features[4 * f + 2], fh = features[4 * f + 3];
+    const row = f * n;
+    for (let i = 0; i < n; i++) codes[row + i] = lbpCode(integrals, i * size, s, fx, fy, fw, fh);
+  }
+  return codes;
+}
