@@ -11,10 +11,12 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { parseVec, readBackgrounds, readPositives, train, type TrainFilesOptions } from '../../src/io/train.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { detect, type Detection } from '../../src/ops/detect/index.js';
-import { bestSplitOf, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
+import { bestSplitOf, histogramsCpu, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
+import { featureCodes, packFeatures, sampleCodesCpu, sampleIntegrals } from '../../src/ops/detect/train/features.js';
+import { GpuStageSamples } from '../../src/ops/detect/train/gpu.js';
 import { mbLbpFeatures, trainDetector } from '../../src/ops/detect/train/index.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
-import { fixture } from '../helpers/fixtures.js';
+import { fixture, randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { PYTHON } from '../helpers/parity.js';
 
@@ -164,4 +166,40 @@ test('imgpu train: a folder of crops as positives, progress per stage, the files
   writeFileSync(join(tmp, 'list.txt'), `${SCENE} 1 0 0 10 300\n`);
   assertOneLineError(cli('train', '--positives', join(tmp, 'list.txt'), '--negatives', BACKGROUNDS, '--out', out), 2, /box 0 0 10 300 is not inside the 320×212 image/);
   assert.equal((await readBackgrounds(BACKGROUNDS)).length, 9);
+});
+
+test('GPU codes and histograms equal the CPU reference: integer weights up to 2^30 summed exactly in any order', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const W = 12, H = 12, n = 203; // not a multiple of 4 (codes are packed 4 to a word) nor of the workgroup
+  const samples = Array.from({ length: n }, (_, i) => randomBytes(W * H, i + 1));
+  samples[5].fill(200); // a flat sample: code 255 everywhere
+  const features = packFeatures(mbLbpFeatures(W, H)), F = features.length / 4;
+  const integrals = sampleIntegrals(samples, W, H);
+  const positive = Uint8Array.from({ length: n }, (_, i) => (i % 3 === 0 ? 1 : 0));
+  const w = Float64Array.from({ length: n }, (_, i) => (i === 7 ? 0 : 1 + ((i * 7919) % 1000) ** 2));
+  const q = quantiseWeights(w);
+  const codes = sampleCodesCpu(integrals, n, W, H, features);
+  const cpu = new Uint32Array(F * 512);
+  histogramsCpu(codes, n, positive, q, F, cpu);
+  const g = await GpuStageSamples.create(gpu, integrals, n, W, features, positive);
+  try {
+    const hist = await g.histograms(q);
+    assert.equal(hist.length, cpu.length);
+    assert.ok(hist.every((v, i) => v === cpu[i]), 'histograms equal');
+    assert.ok(cpu.some((v) => v > 2 ** 24), 'bins past float precision are exercised');
+  } finally {
+    g.destroy();
+  }
+  assert.deepEqual(featureCodes(integrals, n, W, H, features, 41), codes.subarray(41 * n, 42 * n));
+});
+
+test('the GPU trainer writes the same stage files and cascade as the CPU reference, byte for byte', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  await trained();
+  const r = await train(opts('gpu', { stages: 2, gpu }));
+  for (const f of ['params.xml', 'stage0.xml', 'stage1.xml']) assert.equal(readFileSync(join(tmp, 'gpu', f), 'utf8'), readFileSync(join(tmp, 'reference', f), 'utf8'), f);
+  const cpu2 = await train(opts('cpu2', { stages: 2 }));
+  assert.equal(readFileSync(r.path, 'utf8'), readFileSync(cpu2.path, 'utf8'));
 });

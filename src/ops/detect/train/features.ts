@@ -34,18 +34,21 @@ export function sampleIntegrals(samples: readonly Uint8Array[], W: number, H: nu
   return out;
 }
 
+/** The codes of one feature on n samples (what the host needs of the feature a stump chose, on either path). */
+export function featureCodes(integrals: Int32Array, n: number, W: number, H: number, features: Int32Array, f: number, out = new Uint8Array(n)): Uint8Array {
+  const size = (W + 1) * (H + 1), s = W + 1;
+  const fx = features[4 * f], fy = features[4 * f + 1], fw = features[4 * f + 2], fh = features[4 * f + 3];
+  for (let i = 0; i < n; i++) out[i] = lbpCode(integrals, i * size, s, fx, fy, fw, fh);
+  return out;
+}
+
 /**
  * The LBP code of every feature on every sample, feature-major (`codes[f·n + i]`): a feature's codes lie together,
  * which is how its histogram reads them. The CPU reference of the GPU's code kernel.
  */
 export function sampleCodesCpu(integrals: Int32Array, n: number, W: number, H: number, features: Int32Array): Uint8Array {
-  const size = (W + 1) * (H + 1), s = W + 1;
   const F = features.length / 4;
   const codes = new Uint8Array(F * n);
-  for (let f = 0; f < F; f++) {
-    const fx = features[4 * f], fy = features[4 * f + 1], fw = features[4 * f + 2], fh = features[4 * f + 3];
-    const row = f * n;
-    for (let i = 0; i < n; i++) codes[row + i] = lbpCode(integrals, i * size, s, fx, fy, fw, fh);
-  }
+  for (let f = 0; f < F; f++) featureCodes(integrals, n, W, H, features, f, codes.subarray(f * n, (f + 1) * n));
   return codes;
 }

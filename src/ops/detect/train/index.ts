@@ -6,7 +6,8 @@ import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from '
 import type { Classifier, LbpFeature } from '../classifier.js';
 import { integralImage, lbpCode } from '../cpu-kernels.js';
 import { effectiveThreshold, histogramsCpu, stumpValue, type TrainedStage } from './boost.js';
-import { mbLbpFeatures, packFeatures, sampleCodesCpu, sampleIntegrals } from './features.js';
+import { featureCodes, mbLbpFeatures, packFeatures, sampleCodesCpu, sampleIntegrals } from './features.js';
+import { GpuStageSamples } from './gpu.js';
 import { mineNegatives } from './mine.js';
 import { trainStage, type HistogramBackend, type StageSamples } from './stage.js';
 import { cascadeXml, paramsXml, stageXml, stagesClassifier, trainedWaldBoostXml, type CascadeParams } from './xml.js';
@@ -151,10 +152,31 @@ function offsetsOf(samples: Uint8Array[], stages: TrainedStage[], pool: LbpFeatu
   return samples.map((s) => { integralImage(s, W, H, ii); return evaluate(stages, pool, ii, W, o.type).sum; });
 }
 
-/** Codes and histograms on the CPU (the reference backend). */
-export function cpuBackend(codes: Uint8Array, n: number, positive: Uint8Array, F: number): HistogramBackend {
+/** A stage's samples ready for boosting: the histogram backend, a feature's codes on demand, what to free after. */
+interface PreparedSamples {
+  backend: HistogramBackend;
+  codesOf(f: number): Uint8Array;
+  destroy(): void;
+}
+
+/**
+ * The CPU reference: every code computed once, feature-major, and counted into the histograms on the host. On the
+ * GPU the codes stay resident and the histograms come back; the host recomputes the chosen feature's codes alone
+ * (the same function as the CPU path), which is all the weight update needs.
+ */
+async function prepareSamples(integrals: Int32Array, n: number, win: { width: number; height: number }, packed: Int32Array, positive: Uint8Array, gpu?: GpuContext): Promise<PreparedSamples> {
+  const F = packed.length / 4, { width: W, height: H } = win;
+  if (gpu) {
+    const g = await GpuStageSamples.create(gpu, integrals, n, W, packed, positive);
+    return { backend: g, codesOf: (f) => featureCodes(integrals, n, W, H, packed, f), destroy: () => g.destroy() };
+  }
+  const codes = sampleCodesCpu(integrals, n, W, H, packed);
   const out = new Uint32Array(F * 512);
-  return { histograms: (q) => { histogramsCpu(codes, n, positive, q, F, out); return Promise.resolve(out); } };
+  return {
+    backend: { histograms: (q) => { histogramsCpu(codes, n, positive, q, F, out); return Promise.resolve(out); } },
+    codesOf: (f) => codes.subarray(f * n, (f + 1) * n),
+    destroy: () => undefined,
+  };
 }
 
 /**
@@ -185,10 +207,11 @@ export async function trainDetector(positives: readonly Uint8Array[], background
     const samples = [...pos.samples, ...mined.samples];
     const n = samples.length;
     const positive = new Uint8Array(n).fill(1, 0, pos.samples.length);
-    const codes = sampleCodesCpu(sampleIntegrals(samples, W, H), n, W, H, packed);
-    const d: StageSamples = { codes, n, positive, F: pool.length, offset: Float64Array.from([...pos.offsets, ...offsetsOf(mined.samples, stages, pool, o)]) };
+    const integrals = sampleIntegrals(samples, W, H);
+    const prepared = await prepareSamples(integrals, n, o.window, packed, positive, options.gpu);
+    const d: StageSamples = { codesOf: (f) => prepared.codesOf(f), n, positive, F: pool.length, offset: Float64Array.from([...pos.offsets, ...offsetsOf(mined.samples, stages, pool, o)]) };
     const t2 = performance.now();
-    const r = await trainStage(d, o, cpuBackend(codes, n, positive, pool.length));
+    const r = await trainStage(d, o, prepared.backend).finally(() => prepared.destroy());
     stages.push(r.stage);
     const t3 = performance.now();
     const p: StageProgress = {

@@ -11,9 +11,10 @@ export interface HistogramBackend {
   histograms(q: Uint32Array): Promise<Uint32Array>;
 }
 
-/** The samples of a stage: codes feature-major (codes[f·n + i]), labels, and the sums they carry in. */
+/** The samples of a stage: their codes (a feature's, on demand), labels, and the sums they carry in. */
 export interface StageSamples {
-  codes: Uint8Array;
+  /** The codes of feature f on every sample. */
+  codesOf(f: number): Uint8Array;
   n: number;
   /** 1 for a positive. */
   positive: Uint8Array;
@@ -81,10 +82,10 @@ export async function trainStage(d: StageSamples, o: StageOptions, backend: Hist
 
 /** Adds a stump's responses to the sums and updates the weights (Gentle AdaBoost: w ← w·exp(−y·h(x)), normalised). */
 function updateSamples(d: StageSamples, stump: TrainedStage['weak'][number], sums: Float64Array, w: Float64Array): void {
-  const row = stump.feature * d.n;
+  const codes = d.codesOf(stump.feature);
   let total = 0;
   for (let i = 0; i < d.n; i++) {
-    const v = stumpValue(stump, d.codes[row + i]);
+    const v = stumpValue(stump, codes[i]);
     sums[i] += v;
     total += w[i] *= Math.exp(-(d.positive[i] ? 1 : -1) * v);
   }
