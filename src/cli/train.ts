@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { paramHelp } from '../core/params.js';
 import { train } from '../io/train.js';
-import { trainParams, type StageProgress } from '../ops/detect/train/index.js';
+import { resolveTrainOptions, trainParams, type StageProgress } from '../ops/detect/train/index.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { acquire } from './context.js';
 import { EXIT_OK } from './exit.js';
@@ -37,11 +37,13 @@ export async function trainCommand(argv: string[]): Promise<number> {
   const [positives, negatives, out] = ['positives', 'negatives', 'out'].map((f) => flags.get(f));
   if (!positives || !negatives || !out) throw new InvalidArgumentError('imgpu train needs --positives, --negatives and --out (see imgpu train --help)');
   const json = flags.has('json'), quiet = flags.has('quiet');
+  const options = paramFlags(trainParams, flags);
+  resolveTrainOptions(options, 0); // bad values are refused before a GPU is acquired or a file read
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   try {
     for (const w of exec.warnings) console.error(w);
     const r = await train({
-      ...paramFlags(trainParams, flags), positives, negatives, out, gpu: exec.gpu, pool: exec.pool,
+      ...options, positives, negatives, out, gpu: exec.gpu, pool: exec.pool,
       onProgress: (p) => { if (json) console.log(JSON.stringify(p)); else if (!quiet) console.error(progressLine(p)); },
     });
     const why = STOPPED[r.stopped];

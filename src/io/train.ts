@@ -134,7 +134,7 @@ async function finishedStages(out: string, params: string, poolSize: number): Pr
 
 /** `imgpu train`'s library form: reads the samples, trains (continuing a run in `out`), writes the files. */
 export async function train(o: TrainFilesOptions): Promise<TrainFilesResult> {
-  const window = o.window ?? { width: 24, height: 24 };
+  const window = resolveTrainOptions(o, 0).window; // the options checked before any file is read
   const positives = await readPositives(o.positives, window);
   const backgrounds = await readBackgrounds(o.negatives);
   const resolved = resolveTrainOptions(o, positives.length);

@@ -10,6 +10,7 @@ import { parseClassifierXml, readClassifier } from '../../src/io/classifier.js';
 import { readImage, writeImage } from '../../src/io/index.js';
 import { parseVec, readBackgrounds, readPositives, train, type TrainFilesOptions } from '../../src/io/train.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
+import { lbpCode } from '../../src/ops/detect/cpu-kernels.js';
 import { detect, type Detection } from '../../src/ops/detect/index.js';
 import { bestSplitOf, histogramsCpu, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
 import { featureCodes, packFeatures, sampleCodesCpu, sampleIntegrals } from '../../src/ops/detect/train/features.js';
@@ -57,6 +58,13 @@ test("the feature pool is traincascade's: every (x, y, w, h) with 3w â‰¤ W, 3h â
   assert.deepEqual(f[8], { x: 0, y: 0, w: 2, h: 1 });
   assert.deepEqual(f.at(-1), { x: 21, y: 21, w: 1, h: 1 });
   assert.equal(mbLbpFeatures(12, 12).length, 484);
+  // A feature's codes over many samples (corner offsets computed once) are the detector's lbpCode on each.
+  const samples = Array.from({ length: 9 }, (_, i) => randomBytes(576, 100 + i, i === 4 ? 2 : 256));
+  const ii = sampleIntegrals(samples, 24, 24), packed = packFeatures(f);
+  for (const k of [0, 1234, 5000, 8463]) {
+    const { x, y, w, h } = f[k];
+    assert.deepEqual(Array.from(featureCodes(ii, 9, 24, 24, packed, k)), samples.map((_, i) => lbpCode(ii, i * 625, 25, x, y, w, h)), `feature ${k}`);
+  }
 });
 
 test('the categorical split: codes sorted by mean response, the best prefix, leaves the weighted means (hand-computed)', () => {

@@ -1,5 +1,5 @@
 import type { LbpFeature } from '../classifier.js';
-import { integralImage, lbpCode } from '../cpu-kernels.js';
+import { integralImage, lbpOfCorners } from '../cpu-kernels.js';
 
 /**
  * The feature pool of training: every multi-block LBP feature of a W×H window, in traincascade's order
@@ -34,11 +34,22 @@ export function sampleIntegrals(samples: readonly Uint8Array[], W: number, H: nu
   return out;
 }
 
-/** The codes of one feature on n samples (what the host needs of the feature a stump chose, on either path). */
+/**
+ * The codes of one feature on n samples (what the host needs of the feature a stump chose, on either path). The 16
+ * corner offsets are the same in every sample's integral image, so they are computed once; the code is the
+ * detector's (lbpOfCorners, cpu-kernels.ts).
+ */
 export function featureCodes(integrals: Int32Array, n: number, W: number, H: number, features: Int32Array, f: number, out = new Uint8Array(n)): Uint8Array {
   const size = (W + 1) * (H + 1), s = W + 1;
   const fx = features[4 * f], fy = features[4 * f + 1], fw = features[4 * f + 2], fh = features[4 * f + 3];
-  for (let i = 0; i < n; i++) out[i] = lbpCode(integrals, i * size, s, fx, fy, fw, fh);
+  const o = Int32Array.from({ length: 16 }, (_, k) => (fy + (k >> 2) * fh) * s + fx + (k & 3) * fw);
+  const [o00, o01, o02, o03, o10, o11, o12, o13, o20, o21, o22, o23, o30, o31, o32, o33] = o;
+  for (let i = 0, b = 0; i < n; i++, b += size) {
+    out[i] = lbpOfCorners(
+      integrals[b + o00], integrals[b + o01], integrals[b + o02], integrals[b + o03], integrals[b + o10], integrals[b + o11], integrals[b + o12], integrals[b + o13],
+      integrals[b + o20], integrals[b + o21], integrals[b + o22], integrals[b + o23], integrals[b + o30], integrals[b + o31], integrals[b + o32], integrals[b + o33],
+    );
+  }
   return out;
 }
 
