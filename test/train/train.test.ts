@@ -125,7 +125,7 @@ test('--type waldboost: one running sum with each stage threshold on its last we
   assert.equal(c.staged, false);
   assert.ok(!c.weak.some((w) => w.reset));
   assert.deepEqual(c.weak.map((w) => [w.reject, Array.from(w.table)]), r.classifier.weak.map((w) => [w.reject, Array.from(w.table)]));
-  // The second stage continues the sum of the first: its threshold is on the running sum (larger than a fresh stage's could be alone).
+  // Two stages, two thresholds, both on the one running sum (no reset between them).
   const ends = c.weak.filter((w) => Number.isFinite(w.reject));
   assert.equal(ends.length, 2);
   const scene = await readImage(SCENE, { gray: true });
