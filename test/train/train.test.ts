@@ -15,7 +15,7 @@ import { detect, type Detection } from '../../src/ops/detect/index.js';
 import { bestSplitOf, histogramsCpu, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
 import { featureCodes, packFeatures, sampleCodesCpu, sampleIntegrals } from '../../src/ops/detect/train/features.js';
 import { GpuStageSamples } from '../../src/ops/detect/train/gpu.js';
-import { mbLbpFeatures, trainDetector } from '../../src/ops/detect/train/index.js';
+import { mbLbpFeatures, stageXml, trainDetector } from '../../src/ops/detect/train/index.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture, randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -116,6 +116,13 @@ test('each stage is saved as it finishes: a run over the same folder continues a
   assert.equal(second.resumed, 2);
   assert.equal(readFileSync(second.path, 'utf8'), readFileSync(r.path, 'utf8'));
   await assert.rejects(train(opts('continued', { numNeg: 150 })), (e: Error) => e instanceof InvalidArgumentError && /other parameters/.test(e.message));
+});
+
+test('the result does not depend on the threads: one thread (no pool) trains the stages of the two-thread pool', async () => {
+  await trained();
+  const positives = await readPositives(FACES, { width: 24, height: 24 }), backgrounds = await readBackgrounds(BACKGROUNDS);
+  const r = await trainDetector(positives, backgrounds, { ...SMALL, stages: 2 });
+  assert.equal(stageXml(r.stages[1], 1), readFileSync(join(tmp, 'reference', 'stage1.xml'), 'utf8'));
 });
 
 test('--type waldboost: one running sum with each stage threshold on its last weak classifier, written as the WaldBoost XML imgpu detect reads', async () => {

@@ -63,18 +63,23 @@ export function quantiseWeights(w: Float64Array): Uint32Array {
 }
 
 /**
- * The CPU histograms: per feature, the quantised weights of the positives per code (bins 0–255) and of the negatives
- * (bins 256–511), into `out` (F·512 words). The reference of the GPU histogram kernel.
+ * The CPU histograms of features [f0, f1): per feature, the quantised weights of the positives per code (bins 0–255)
+ * and of the negatives (bins 256–511), into `out` (512 words per feature). The reference of the GPU histogram kernel.
  */
-export function histogramsCpu(codes: Uint8Array, n: number, positive: Uint8Array, q: Uint32Array, F: number, out: Uint32Array): void {
-  out.fill(0);
-  for (let f = 0; f < F; f++) {
+export function histogramsRange(codes: Uint8Array, n: number, positive: Uint8Array, q: Uint32Array, f0: number, f1: number, out: Uint32Array): void {
+  out.fill(0, f0 * 512, f1 * 512);
+  for (let f = f0; f < f1; f++) {
     const row = f * n, h = f * 512;
     for (let i = 0; i < n; i++) {
       const wq = q[i];
       if (wq) out[h + codes[row + i] + (positive[i] ? 0 : 256)] += wq;
     }
   }
+}
+
+/** histogramsRange over all F features. */
+export function histogramsCpu(codes: Uint8Array, n: number, positive: Uint8Array, q: Uint32Array, F: number, out: Uint32Array): void {
+  histogramsRange(codes, n, positive, q, 0, F, out);
 }
 
 /** The best categorical split of one feature's histogram: its score (Σ²/weight of both sides) and the codes of the left side. */
@@ -120,13 +125,20 @@ export function bestSplitOf(hist: Uint32Array, offset: number, feature: number):
   return { score: best, feature, left: codes.slice(0, at + 1), leftSum: bestL, leftWeight: bestLW, rightSum: S - bestL, rightWeight: Wt - bestLW };
 }
 
-/** The best split over all features (the first of equal scores: the lowest feature index). */
-export function bestSplit(hist: Uint32Array, F: number): Split | undefined {
+/** The best split of features [f0, f1) (the first of equal scores: the lowest feature index). */
+export function bestSplitRange(hist: Uint32Array, f0: number, f1: number): Split | undefined {
   let best: Split | undefined;
-  for (let f = 0; f < F; f++) {
+  for (let f = f0; f < f1; f++) {
     const s = bestSplitOf(hist, f * 512, f);
     if (s && (!best || s.score > best.score)) best = s;
   }
+  return best;
+}
+
+/** The best of the chunks' best splits, taken in feature order (so equal to one pass over all features). */
+export function bestOfSplits(splits: (Split | undefined)[]): Split | undefined {
+  let best: Split | undefined;
+  for (const s of splits) if (s && (!best || s.score > best.score)) best = s;
   return best;
 }
 

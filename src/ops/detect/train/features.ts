@@ -39,7 +39,7 @@ export function sampleIntegrals(samples: readonly Uint8Array[], W: number, H: nu
  * corner offsets are the same in every sample's integral image, so they are computed once; the code is the
  * detector's (lbpOfCorners, cpu-kernels.ts).
  */
-export function featureCodes(integrals: Int32Array, n: number, W: number, H: number, features: Int32Array, f: number, out = new Uint8Array(n)): Uint8Array {
+export function featureCodes(integrals: Int32Array, n: number, W: number, H: number, features: Int32Array, f: number, out: Uint8Array = new Uint8Array(n)): Uint8Array {
   const size = (W + 1) * (H + 1), s = W + 1;
   const fx = features[4 * f], fy = features[4 * f + 1], fw = features[4 * f + 2], fh = features[4 * f + 3];
   const o = Int32Array.from({ length: 16 }, (_, k) => (fy + (k >> 2) * fh) * s + fx + (k & 3) * fw);

@@ -1,12 +1,13 @@
-import type { CpuPool } from '../../../core/cpu/pool.js';
+import { forChunks, inlinePool, type CpuPool } from '../../../core/cpu/pool.js';
 import { InvalidArgumentError } from '../../../core/errors.js';
 import type { GpuContext } from '../../../core/gpu/context.js';
 import type { Image } from '../../../core/image.js';
 import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from '../../../core/params.js';
 import type { Classifier, LbpFeature } from '../classifier.js';
 import { integralImage, lbpCode } from '../cpu-kernels.js';
-import { effectiveThreshold, histogramsCpu, stumpValue, type TrainedStage } from './boost.js';
-import { featureCodes, mbLbpFeatures, packFeatures, sampleCodesCpu, sampleIntegrals } from './features.js';
+import { bestOfSplits, effectiveThreshold, stumpValue, type Split, type TrainedStage } from './boost.js';
+import { trainCodesTask, trainHistogramsTask, trainSplitTask } from './cpu-kernels.js';
+import { featureCodes, mbLbpFeatures, packFeatures, sampleIntegrals } from './features.js';
 import { GpuStageSamples } from './gpu.js';
 import { mineNegatives } from './mine.js';
 import { trainStage, type HistogramBackend, type StageSamples } from './stage.js';
@@ -164,19 +165,38 @@ interface PreparedSamples {
  * GPU the codes stay resident and the histograms come back; the host recomputes the chosen feature's codes alone
  * (the same function as the CPU path), which is all the weight update needs.
  */
-async function prepareSamples(integrals: Int32Array, n: number, win: { width: number; height: number }, packed: Int32Array, positive: Uint8Array, gpu?: GpuContext): Promise<PreparedSamples> {
+async function prepareSamples(integrals: Int32Array, n: number, win: { width: number; height: number }, packed: Int32Array, positive: Uint8Array, pool: CpuPool, gpu?: GpuContext): Promise<PreparedSamples> {
   const F = packed.length / 4, { width: W, height: H } = win;
   if (gpu) {
     const g = await GpuStageSamples.create(gpu, integrals, n, W, packed, positive);
     return { backend: g, codesOf: (f) => featureCodes(integrals, n, W, H, packed, f), destroy: () => g.destroy() };
   }
-  const codes = sampleCodesCpu(integrals, n, W, H, packed);
-  const out = new Uint32Array(F * 512);
-  return {
-    backend: { histograms: (q) => { histogramsCpu(codes, n, positive, q, F, out); return Promise.resolve(out); } },
-    codesOf: (f) => codes.subarray(f * n, (f + 1) * n),
-    destroy: () => undefined,
+  const shared = { integrals: sharedCopy(pool, integrals), features: sharedCopy(pool, packed), positive: sharedCopy(pool, positive) };
+  const codes = sharedCopy(pool, new Uint8Array(F * n));
+  await forChunks(pool, F, FEATURES_PER_TASK, trainCodesTask, { integrals: shared.integrals, n, W, H, features: shared.features, codes });
+  const out = sharedCopy(pool, new Uint32Array(F * 512));
+  const histograms = async (q: Uint32Array) => {
+    await forChunks(pool, F, FEATURES_PER_TASK, trainHistogramsTask, { codes, n, positive: shared.positive, q: sharedCopy(pool, q), out });
+    return out;
   };
+  return { backend: { histograms }, codesOf: (f) => codes.subarray(f * n, (f + 1) * n), destroy: () => undefined };
+}
+
+/** Features per task of the pool (a task of fewer costs more to hand over than it saves). */
+const FEATURES_PER_TASK = 256;
+
+/** `a` in shared memory when the pool has workers (they read it without a copy; outputs are written in place). */
+function sharedCopy<A extends Uint8Array | Int32Array | Uint32Array>(pool: CpuPool, a: A): A {
+  if (pool.size <= 1 || typeof SharedArrayBuffer === 'undefined' || a.buffer instanceof SharedArrayBuffer) return a;
+  const Ctor = a.constructor as new (b: SharedArrayBuffer) => A;
+  const copy = new Ctor(new SharedArrayBuffer(a.byteLength));
+  copy.set(a as never);
+  return copy;
+}
+
+/** The best split over all features, split across the pool by feature ranges and reduced in feature order. */
+async function bestSplitOn(pool: CpuPool, hist: Uint32Array, F: number): Promise<Split | undefined> {
+  return bestOfSplits(await forChunks(pool, F, FEATURES_PER_TASK, trainSplitTask, { hist: sharedCopy(pool, hist) }));
 }
 
 /**
@@ -208,8 +228,9 @@ export async function trainDetector(positives: readonly Uint8Array[], background
     const n = samples.length;
     const positive = new Uint8Array(n).fill(1, 0, pos.samples.length);
     const integrals = sampleIntegrals(samples, W, H);
-    const prepared = await prepareSamples(integrals, n, o.window, packed, positive, options.gpu);
-    const d: StageSamples = { codesOf: (f) => prepared.codesOf(f), n, positive, F: pool.length, offset: Float64Array.from([...pos.offsets, ...offsetsOf(mined.samples, stages, pool, o)]) };
+    const cpuPool = options.pool ?? inlinePool;
+    const prepared = await prepareSamples(integrals, n, o.window, packed, positive, cpuPool, options.gpu);
+    const d: StageSamples = { codesOf: (f) => prepared.codesOf(f), bestSplit: (h) => bestSplitOn(cpuPool, h, pool.length), n, positive, F: pool.length, offset: Float64Array.from([...pos.offsets, ...offsetsOf(mined.samples, stages, pool, o)]) };
     const t2 = performance.now();
     const r = await trainStage(d, o, prepared.backend).finally(() => prepared.destroy());
     stages.push(r.stage);

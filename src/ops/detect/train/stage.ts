@@ -1,4 +1,4 @@
-import { bestSplit, effectiveThreshold, quantiseWeights, stageThreshold, stumpOf, stumpValue, trimWeights, type TrainedStage } from './boost.js';
+import { effectiveThreshold, quantiseWeights, stageThreshold, stumpOf, stumpValue, trimWeights, type Split, type TrainedStage } from './boost.js';
 
 /**
  * One stage of boosting (CvCascadeBoost::train): weak learners added until the stage meets its false-alarm rate at
@@ -20,6 +20,8 @@ export interface StageSamples {
   positive: Uint8Array;
   /** Feature count of the pool. */
   F: number;
+  /** The best split of the histograms (over the CPU pool's threads: the same split whatever their number). */
+  bestSplit(hist: Uint32Array): Promise<Split | undefined>;
   /** The running sum each sample starts the stage with: 0 for a cascade; the sum so far for WaldBoost (one sum). */
   offset: Float64Array;
 }
@@ -66,7 +68,7 @@ export async function trainStage(d: StageSamples, o: StageOptions, backend: Hist
   let r = { hitRate: 1, falseAlarm: 1 };
   while (stage.weak.length < o.maxWeakCount) {
     const hist = await backend.histograms(quantiseWeights(trimWeights(w, o.weightTrimming)));
-    const split = bestSplit(hist, d.F);
+    const split = await d.bestSplit(hist);
     if (!split) break; // every weighted sample has the same code on every feature: nothing left to split
     const stump = stumpOf(split);
     stage.weak.push(stump);
