@@ -160,6 +160,7 @@ test('negatives exhausted: training stops with the stages so far and says so (ne
 });
 
 test('imgpu train: a folder of crops as positives, progress per stage, the files in --out; bad arguments exit 2, missing files 3', async () => {
+  await trained();
   const crops = join(tmp, 'crops');
   mkdirSync(crops);
   const faces = parseVec(readFileSync(FACES), { width: 24, height: 24 }, FACES);
@@ -178,6 +179,14 @@ test('imgpu train: a folder of crops as positives, progress per stage, the files
   assertOneLineError(cli('train', '--positives', crops, '--out', out), 2, /needs --positives, --negatives and --out/);
   assertOneLineError(cli('train', '--positives', join(tmp, 'nope'), '--negatives', BACKGROUNDS, '--out', out), 3, /no such positives/);
   assertOneLineError(cli('train', '--positives', crops, '--negatives', BACKGROUNDS, '--out', out, '--type', 'haar'), 2, /type must be one of cascade\|waldboost/);
+  // An opencv_annotation list: the held-out scene's 20 boxes (paths relative to the list), each resized to the window.
+  const boxes = (JSON.parse(readFileSync(fixture('train', 'scene.json'), 'utf8')) as { boxes: number[][] }).boxes;
+  writeFileSync(join(tmp, 'scene.txt'), `${SCENE} ${boxes.length} ${boxes.flat().join(' ')}\n`);
+  const listed = await readPositives(join(tmp, 'scene.txt'), { width: 24, height: 24 });
+  assert.equal(listed.length, 20);
+  const scene = await readImage(SCENE, { gray: true });
+  const [x, y] = boxes.find((b) => b[2] === 24)!;
+  assert.deepEqual(listed[boxes.findIndex((b) => b[2] === 24)], Uint8Array.from({ length: 576 }, (_, k) => (scene.data as Uint8Array)[(y + Math.floor(k / 24)) * 320 + x + (k % 24)]), 'a 24×24 box is cut as it is');
   writeFileSync(join(tmp, 'list.txt'), `${SCENE} 1 0 0 10 300\n`);
   assertOneLineError(cli('train', '--positives', join(tmp, 'list.txt'), '--negatives', BACKGROUNDS, '--out', out), 2, /box 0 0 10 300 is not inside the 320×212 image/);
   assert.equal((await readBackgrounds(BACKGROUNDS)).length, 9);
