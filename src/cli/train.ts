@@ -26,6 +26,7 @@ const STOPPED: Record<string, string> = {
   'negatives-exhausted': 'no negatives left: the cascade rejects every window of the backgrounds (give more or harder backgrounds to train further)',
   'positives-exhausted': 'too few positives left that the cascade accepts (give more samples, or a smaller --num-pos)',
   'false-alarm-reached': "the cascade's false-alarm rate on the backgrounds is below max-false-alarm^stages",
+  inseparable: 'no feature tells the remaining positives from the negatives',
 };
 
 /** `imgpu train`: flags → the library's train(); progress per stage; the stop reason said. */

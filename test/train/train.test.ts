@@ -147,6 +147,8 @@ test('bad data is a typed error before any work: too few positives, a background
   assert.throws(() => parseVec(readFileSync(FACES), { width: 20, height: 20 }, 'faces.vec'), (e: Error) => e instanceof InvalidArgumentError && /576 pixels, not the 20×20/.test(e.message));
   assert.throws(() => parseVec(new Uint8Array(20), { width: 24, height: 24 }, 'x.vec'), UnsupportedFormatError);
   await assert.rejects(trainDetector(positives, [small], { numPos: 10, minHitRate: 1.5 }), /minHitRate must be ≤ 1/);
+  const flat = Array.from({ length: 10 }, () => new Uint8Array(576).fill(90));
+  await assert.rejects(trainDetector(flat, [imageFrom(new Uint8Array(40 * 40).fill(90), [40, 40])], { numNeg: 10, stages: 1 }), (e: Error) => e instanceof InvalidArgumentError && /no feature tells the positives from the negatives/.test(e.message));
 });
 
 test('negatives exhausted: training stops with the stages so far and says so (never a crash)', async () => {

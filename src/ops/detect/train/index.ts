@@ -58,7 +58,7 @@ export interface StageProgress {
 }
 
 /** Why training stopped. */
-export type StopReason = 'done' | 'false-alarm-reached' | 'negatives-exhausted' | 'positives-exhausted';
+export type StopReason = 'done' | 'false-alarm-reached' | 'negatives-exhausted' | 'positives-exhausted' | 'inseparable';
 
 export interface TrainResult {
   stages: TrainedStage[];
@@ -233,6 +233,12 @@ export async function trainDetector(positives: readonly Uint8Array[], background
     const d: StageSamples = { codesOf: (f) => prepared.codesOf(f), bestSplit: (h) => bestSplitOn(cpuPool, h, pool.length), n, positive, F: pool.length, offset: Float64Array.from([...pos.offsets, ...offsetsOf(mined.samples, stages, pool, o)]) };
     const t2 = performance.now();
     const r = await trainStage(d, o, prepared.backend).finally(() => prepared.destroy());
+    if (!r.stage.weak.length) {
+      // Every weighted sample has the same code on every feature: no stump separates them.
+      if (!stages.length) throw new InvalidArgumentError('train: no feature tells the positives from the negatives (are the samples all alike?)');
+      stopped = 'inseparable';
+      break;
+    }
     stages.push(r.stage);
     const t3 = performance.now();
     const p: StageProgress = {
