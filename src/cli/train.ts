@@ -11,7 +11,7 @@ const USAGE = `imgpu train --positives <folder|annotations.txt|samples.vec> --ne
   receives params.xml, stageN.xml after each stage (a run over the same folder continues after them) and cascade.xml
   (waldboost.xml with --type waldboost). Progress per stage on stderr (--quiet: none; --json: a JSON line per stage).
 ${paramHelp(trainParams)}
-  --device <cpu|gpu|auto>           where to train (default auto: the GPU unless it is a software one)
+  --device <cpu|gpu|auto>         where to train (default auto: the GPU unless it is a software one)
   --json, --quiet, --threads N, --adapter NAME
 Exit codes: 0 done (also when it stops early: negatives or positives exhausted, false-alarm rate reached — said on stderr),
 2 bad arguments (too few positives, a background smaller than the window), 3 unreadable files, 4 no GPU adapter.`;
