@@ -20,3 +20,4 @@ export { otsuThreshold, isodataThreshold } from './ops/threshold/global.js';
 export type { Size } from './core/params.js';
 export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js';
 export { parseClassifierXml, waldBoostXml } from './ops/detect/classifier-xml.js';
+export { trainDetector, trainParams, TRAIN_TYPES, type StageProgress, type StopReason, type TrainedStage, type TrainOptions, type TrainResult, type TrainType } from './ops/detect/train/index.js';

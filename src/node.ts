@@ -6,6 +6,7 @@ export { decodeNpy, encodeNpy, type ReadOptions, type WriteOptions } from './io/
 // io's readImage/writeImage, which also read into and write from a resident GpuImage (the GPU JPEG codec is node's).
 export { readImage, writeImage, type ReadToGpuOptions, type WriteFromGpuOptions } from './node/gpu-io.js';
 export { readClassifier } from './io/classifier.js';
+export { parseVec, readBackgrounds, readPositives, train, type TrainFilesOptions, type TrainFilesResult } from './io/train.js';
 export {
   decodeJpegToGpu, encodeJpegFromGpu, readJpegToGpu,
   type CodecThreadOptions, type JpegOnGpu, type JpegPath, type JpegPathOption, type JpegToGpuOptions,

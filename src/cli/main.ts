@@ -16,6 +16,7 @@ import { acquire, runGpuOrCpu } from './context.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
+import { trainCommand } from './train.js';
 import { batchFormat, batchRecipe, isBatch, type BatchOptions } from './batch/plan.js';
 import { runBatch } from './batch/run.js';
 import { runBatchInProcesses, shardOf } from './batch/shard.js';
@@ -85,6 +86,7 @@ Usage:
 ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
   imgpu classifier convert <opencv.xml> <waldboost.xml>   an OpenCV LBP cascade written as a WaldBoost classifier (exactly)
+  imgpu train --positives P --negatives DIR --out DIR   trains an LBP cascade or WaldBoost classifier (docs/training.md)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
   imgpu adapters [--json]                   the GPU adapters available (names for --adapter)
   imgpu submit <inputs…|folder> <out> "<pipeline>" --redis URL   a batch queued on Redis for workers (docs/scale-out.md)
@@ -246,6 +248,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'gmu') return gmuCommand(rest);
   if (command === 'detect') return detectCommand(rest);
   if (command === 'classifier') return classifierCommand(rest);
+  if (command === 'train') return trainCommand(rest);
   if (command === 'adapters') return adaptersCommand(rest);
   // Scale-out (Redis, BullMQ) is loaded only for its own commands.
   if (SCALE.includes(command)) return (await import('./scale/index.js')).SCALE_COMMANDS[command](rest);

@@ -29,6 +29,14 @@ export function lbpCode(ii: Int32Array, base: number, s: number, fx: number, fy:
   const p10 = ii[r1], p11 = ii[r1 + c1], p12 = ii[r1 + c2], p13 = ii[r1 + c3];
   const p20 = ii[r2], p21 = ii[r2 + c1], p22 = ii[r2 + c2], p23 = ii[r2 + c3];
   const p30 = ii[r3], p31 = ii[r3 + c1], p32 = ii[r3 + c2], p33 = ii[r3 + c3];
+  return lbpOfCorners(p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23, p30, p31, p32, p33);
+}
+
+/** The MB-LBP code from the 16 integral-image corners of the 3×3 cells (p<row><column>); training uses it too. */
+export function lbpOfCorners(
+  p00: number, p01: number, p02: number, p03: number, p10: number, p11: number, p12: number, p13: number,
+  p20: number, p21: number, p22: number, p23: number, p30: number, p31: number, p32: number, p33: number,
+): number {
   const c = (p11 - p12 - p21 + p22) | 0;
   return ((((p00 - p01 - p10 + p11) | 0) >= c ? 128 : 0)
     | (((p01 - p02 - p11 + p12) | 0) >= c ? 64 : 0)
