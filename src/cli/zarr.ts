@@ -77,7 +77,7 @@ export async function runZarrOp(op: Operation, inPath: string, outPath: string, 
       : await op.run(slab, params, { pool: exec.pool })).output as Image;
     const quiet = flags.has('quiet') || flags.has('json');
     const report = await runChunked(inPath, outPath, run, reach, outDtype, {
-      memory, write, recipe: JSON.stringify({ op: op.name, params, input: inPath, device: exec.gpu ? 'gpu' : 'cpu' }),
+      memory, write, collect: () => exec.pool.collect?.() ?? Promise.resolve(), recipe: JSON.stringify({ op: op.name, params, input: inPath, device: exec.gpu ? 'gpu' : 'cpu' }),
       progress: quiet ? undefined : (d, t) => process.stderr.write(`\r${op.name}: slab ${d} of ${t}${d === t ? '\n' : ''}`),
     });
     const d = describe(report, memory);

@@ -1,5 +1,5 @@
 import { totalmem } from 'node:os';
-import { InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
+import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Image } from '../core/image.js';
 import type { Reach } from '../core/op.js';
 import {
@@ -33,6 +33,8 @@ export interface ChunkedOptions {
   recipe: string;
   /** Called after each slab is written. */
   progress?: (done: number, total: number) => void;
+  /** Frees what a slab left (the CPU pool's shared buffers: CpuPool.collect), called after each slab. */
+  collect?: () => Promise<void>;
 }
 
 export interface ChunkedReport {
@@ -63,7 +65,7 @@ const BYTES: Record<Dtype, number> = { uint8: 1, uint16: 2, float32: 4 };
  */
 export function slabBytes(plane: number, n: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number): number {
   const inPlanes = n + reach.before + reach.after + 1;
-  return plane * ((inPlanes + 2 * chunkZIn) * (BYTES[inDtype] + 12) + n * (3 * BYTES[outDtype] + 4));
+  return plane * (inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4));
 }
 
 /** Output planes per slab: the most whole chunk rows (of `cz` planes) whose slab fits the budget; a typed error if none does. */
@@ -71,7 +73,7 @@ function planeBudget(depth: number, plane: number, cz: number, reach: Reach, inD
   const fits = (rows: number) => slabBytes(plane, rows * cz, reach, inDtype, outDtype, chunkZIn) <= memory;
   if (!fits(1)) {
     const need = slabBytes(plane, cz, reach, inDtype, outDtype, chunkZIn);
-    throw new InvalidArgumentError(`memory ${mb(memory)}: one row of output chunks (${cz} planes of ${plane} voxels with ${reach.before + reach.after} halo planes) needs about ${mb(need)}; give more memory or thinner chunks`);
+    throw new InvalidArgumentError(`${optionRef('memory', mb(memory))}: one row of output chunks (${cz} plane(s) of ${plane} voxels with ${reach.before + reach.after} halo planes) needs about ${mb(need)}; give more memory or thinner chunks`);
   }
   // The most rows that fit: slab bytes grow with the rows.
   let lo = 1, hi = Math.ceil(depth / cz);
@@ -83,7 +85,8 @@ function planeBudget(depth: number, plane: number, cz: number, reach: Reach, inD
   return Math.min(depth, lo * cz);
 }
 
-const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+/** A size in words: MiB, or KiB below one MiB. */
+const mb = (b: number) => (b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(1)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
 
 interface Manifest {
   recipe: string;
@@ -103,16 +106,25 @@ async function readManifest(store: AtomicFsStore): Promise<Manifest | undefined>
   }
 }
 
-/** The input planes a slab [s0, s1) reads: their indices in the volume (gathered by the border rule, or clipped). */
+/**
+ * The input planes a slab [s0, s1) reads: their indices in the volume (gathered by the border rule, or clipped to
+ * it), and where output plane s0 lies among them. A slab holds at least the kernel's extent and two planes, so that
+ * it is a volume the operation accepts (one plane would run as a 2D image; a clipped end slab could be thinner than
+ * the kernel): a clipped one is lengthened on its inner side, which its outputs do not read.
+ */
 export function slabPlanes(s0: number, s1: number, depth: number, reach: Reach): { planes: number[]; first: number } {
-  // At least two planes, so that the slab is a volume (one plane would run as a 2D image).
-  const extra = s1 - s0 + reach.before + reach.after < 2 && depth > 1 ? 1 : 0;
+  const need = Math.min(depth, Math.max(2, reach.before + reach.after + 1));
   if (reach.gather) {
+    const extra = Math.max(0, need - (s1 - s0 + reach.before + reach.after));
     const planes: number[] = [];
     for (let p = s0 - reach.before - extra; p < s1 + reach.after; p++) planes.push(reach.gather(p, depth));
     return { planes, first: reach.before + extra };
   }
-  const lo = Math.max(0, s0 - reach.before - extra), hi = Math.min(depth, s1 + reach.after);
+  let lo = Math.max(0, s0 - reach.before), hi = Math.min(depth, s1 + reach.after);
+  if (hi - lo < need) {
+    if (lo === 0) hi = need;
+    else lo = hi - need;
+  }
   return { planes: Array.from({ length: hi - lo }, (_, i) => lo + i), first: s0 - lo };
 }
 
@@ -165,8 +177,9 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
   const whole = reach === undefined;
   const r: Reach = reach ?? { before: 0, after: 0 };
   const cz = whole ? depth : Math.min(chunks[0], depth);
+  const wholeBytes = slabBytes(plane, depth, r, src.dtype, outDtype, level.chunks[0]);
+  if (whole && wholeBytes > memory) throw new InvalidArgumentError(`this operation needs the whole ${depth}×${h}×${w} volume at once (about ${mb(wholeBytes)}), more than ${optionRef('memory', mb(memory))}`);
   const n = planeBudget(depth, plane, cz, r, src.dtype, outDtype, level.chunks[0], memory);
-  if (whole && n < depth) throw new InvalidArgumentError(`this operation needs the whole ${depth}×${h}×${w} volume at once (about ${mb(slabBytes(plane, depth, r, src.dtype, outDtype, level.chunks[0]))}), more than memory ${mb(memory)}`);
   const { out, manifest, store } = await outputOf(outRoot, level.shape, outDtype, src, o);
   const report: ChunkedReport = { shape: level.shape, outDtype, slabPlanes: n, slabs: 0, skipped: 0, estimate: slabBytes(plane, n, r, src.dtype, outDtype, level.chunks[0]), levels: out.levels.length, whole };
   const outCz = out.levels[0].chunks[0];
@@ -177,6 +190,7 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
     const result = await run(input);
     await writePlanes(out.levels[0], planesOf(result, first, first + s1 - s0), s0);
     report.slabs++;
+    await o.collect?.();
     o.progress?.(report.slabs, total);
   }, () => report.skipped++);
   for (let i = 1; i < out.levels.length; i++) await pyramidLevel(out, store, manifest, i, memory);

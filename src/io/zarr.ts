@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises
 import { dirname, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import * as zarr from 'zarrita';
-import { InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
+import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
 
 /**
@@ -113,10 +113,10 @@ export function isZarrPath(path: string): boolean {
 
 /** Checks write options before any work (typed errors naming the option). */
 export function checkZarrWriteOptions(o: ZarrWriteOptions): void {
-  if (o.compressor && !(ZARR_COMPRESSORS as readonly string[]).includes(o.compressor)) throw new InvalidArgumentError(`zarr compressor must be one of ${ZARR_COMPRESSORS.join(', ')}, got '${o.compressor}'`);
-  if (o.ome && !(OME_VERSIONS as readonly string[]).includes(o.ome)) throw new InvalidArgumentError(`ome must be 0.4 or 0.5, got '${o.ome}'`);
-  if (o.levels !== undefined && (!Number.isInteger(o.levels) || o.levels < 1 || o.levels > 16)) throw new InvalidArgumentError(`levels must be an integer 1–16, got ${o.levels}`);
-  if (o.chunks && (o.chunks.length !== 3 || o.chunks.some((c) => !Number.isInteger(c) || c < 1))) throw new InvalidArgumentError(`chunks must be three positive integers z, y, x, got ${o.chunks.join(',')}`);
+  if (o.compressor && !(ZARR_COMPRESSORS as readonly string[]).includes(o.compressor)) throw new InvalidArgumentError(`${optionRef('compressor')} must be one of ${ZARR_COMPRESSORS.join(', ')}, got '${o.compressor}'`);
+  if (o.ome && !(OME_VERSIONS as readonly string[]).includes(o.ome)) throw new InvalidArgumentError(`${optionRef('ome')} must be 0.4 or 0.5, got '${o.ome}'`);
+  if (o.levels !== undefined && (!Number.isInteger(o.levels) || o.levels < 1 || o.levels > 16)) throw new InvalidArgumentError(`${optionRef('levels')} must be an integer 1–16, got ${o.levels}`);
+  if (o.chunks && (o.chunks.length !== 3 || o.chunks.some((c) => !Number.isInteger(c) || c < 1))) throw new InvalidArgumentError(`${optionRef('chunks')} must be three positive integers z, y, x, got ${o.chunks.join(',')}`);
 }
 
 /** The shape of pyramid level `i` of a [z, y, x] volume: each axis halved (rounded up) i times. */
