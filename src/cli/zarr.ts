@@ -50,9 +50,11 @@ async function chunkedExecution(flags: Map<string, string>): Promise<Execution> 
 
 /** A report of a chunked run, in words or as JSON fields. */
 function describe(r: ChunkedReport, memory: number): { json: Record<string, unknown>; text: string } {
-  const json = { shape: r.shape, dtype: r.outDtype, slabPlanes: r.slabPlanes, slabs: r.slabs, skipped: r.skipped, estimateBytes: r.estimate, memoryBytes: memory, levels: r.levels, whole: r.whole };
+  // The process's peak resident memory (getrusage), modules, threads and GPU driver included.
+  const peak = process.resourceUsage().maxRSS * 1024;
+  const json = { shape: r.shape, dtype: r.outDtype, slabPlanes: r.slabPlanes, slabs: r.slabs, skipped: r.skipped, estimateBytes: r.estimate, memoryBytes: memory, peakRssBytes: peak, levels: r.levels, whole: r.whole };
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-  const text = `  chunked: ${r.slabs} slab(s) of ${r.slabPlanes} plane(s)${r.skipped ? `, ${r.skipped} already done` : ''}${r.whole ? ' (the operation needs the whole volume)' : ''}, ~${mib(r.estimate)} each of --memory ${mib(memory)}; ${r.levels} level(s)`;
+  const text = `  chunked: ${r.slabs} slab(s) of ${r.slabPlanes} plane(s)${r.skipped ? `, ${r.skipped} already done` : ''}${r.whole ? ' (the operation needs the whole volume)' : ''}, ~${mib(r.estimate)} each of --memory ${mib(memory)}; ${r.levels} level(s); peak resident ${mib(peak)}`;
   return { json, text };
 }
 

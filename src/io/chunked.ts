@@ -131,6 +131,8 @@ export function slabPlanes(s0: number, s1: number, depth: number, reach: Reach):
 /** Reads the listed planes of a level, one read per run of consecutive planes. */
 async function gatherPlanes(level: ZarrLevel, dtype: Dtype, planes: number[], name: string): Promise<Image> {
   const [, h, w] = level.shape, plane = h * w;
+  // One run (a slab away from the ends, or clipped): read as it is, no second copy.
+  if (planes.every((p, i) => i === 0 || p === planes[i - 1] + 1)) return readPlanes(level, dtype, planes[0], planes[planes.length - 1] + 1, name);
   const data = allocPixels(dtype, planes.length * plane);
   for (let i = 0; i < planes.length;) {
     let j = i + 1;
