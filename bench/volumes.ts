@@ -101,7 +101,7 @@ for (const compressor of compressors) {
   ];
   for (const [name, args] of runs) {
     const { seconds, json } = timed(args);
-    const row = { compressor, run: name, seconds: +seconds.toFixed(2), GBs: +(logical / seconds / 1e9).toFixed(3), peakRssMiB: Math.round(Number(json.peakRssBytes) / 2 ** 20), slabs: json.slabs, slabPlanes: json.slabPlanes };
+    const row = { compressor, run: name, seconds: +seconds.toFixed(2), GBs: +(logical / seconds / 1e9).toFixed(3), peakRssMiB: Math.round(Number(json.peakRssBytes) / 2 ** 20), slabs: Number(json.slabs), slabPlanes: Number(json.slabPlanes) };
     rows.push(row);
     console.log(`  ${name.padEnd(9)} ${row.seconds} s  ${row.GBs} GB/s of logical voxels  peak RSS ${row.peakRssMiB} MiB  (${row.slabs} slabs of ${row.slabPlanes} planes)`);
     rmSync(args[2], { recursive: true, force: true });
