@@ -31,7 +31,7 @@ export interface ChunkedOptions {
   write?: ZarrWriteOptions;
   /** What the output is made of (the operation and its parameters): a manifest made for another recipe is not resumed. */
   recipe: string;
-  /** Called after each slab is written. */
+  /** Called once each slab is written and recorded as finished (slabs skipped as finished before count as done). */
   progress?: (done: number, total: number) => void;
   /** Frees what a slab left (the CPU pool's shared buffers: CpuPool.collect), called after each slab. */
   collect?: () => Promise<void>;
@@ -193,8 +193,7 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
     await writePlanes(out.levels[0], planesOf(result, first, first + s1 - s0), s0);
     report.slabs++;
     await o.collect?.();
-    o.progress?.(report.slabs, total);
-  }, () => report.skipped++);
+  }, () => report.skipped++, () => o.progress?.(report.slabs + report.skipped, total));
   for (let i = 1; i < out.levels.length; i++) await pyramidLevel(out, store, manifest, i, memory);
   return report;
 }
@@ -203,7 +202,7 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
  * Calls `slab(s0, s1)` for each slab of `n` planes (a multiple of the chunk depth `cz`) not yet finished, and
  * records its chunk rows in the manifest (atomically) once its chunks are written.
  */
-async function slabsOf(store: AtomicFsStore | undefined, manifest: Manifest, key: string, depth: number, n: number, cz: number, slab: (s0: number, s1: number) => Promise<void>, skip: () => void): Promise<void> {
+async function slabsOf(store: AtomicFsStore | undefined, manifest: Manifest, key: string, depth: number, n: number, cz: number, slab: (s0: number, s1: number) => Promise<void>, skip: () => void, recorded?: () => void): Promise<void> {
   const done = new Set(manifest.done[key] ?? []);
   for (let s0 = 0; s0 < depth; s0 += n) {
     const s1 = Math.min(depth, s0 + n);
@@ -217,6 +216,7 @@ async function slabsOf(store: AtomicFsStore | undefined, manifest: Manifest, key
     for (const c of rows) done.add(c);
     manifest.done[key] = [...done].sort((a, b) => a - b);
     await store?.set(`/${MANIFEST}`, new TextEncoder().encode(JSON.stringify(manifest)));
+    recorded?.();
   }
 }
 
