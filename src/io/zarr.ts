@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import * as zarr from 'zarrita';
 import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
@@ -25,18 +26,23 @@ export type OmeVersion = (typeof OME_VERSIONS)[number];
 const ZARR_DTYPES: Record<string, Dtype> = { uint8: 'uint8', uint16: 'uint16', float32: 'float32' };
 const V2_DTYPES: Record<Dtype, string> = { uint8: '|u1', uint16: '<u2', float32: '<f4' };
 
-/** gzip that encodes too (zarrita's GzipCodec decodes only): Node's zlib, level from the metadata. */
+const gzipAsync = promisify(gzip), gunzipAsync = promisify(gunzip);
+
+/**
+ * gzip that encodes too (zarrita's GzipCodec decodes only): Node's zlib, level from the metadata, on libuv's
+ * threads (zarrita encodes and decodes a slab's chunks concurrently, so they deflate in parallel).
+ */
 class ZlibGzipCodec {
   readonly kind = 'bytes_to_bytes';
   constructor(private readonly level: number) {}
   static fromConfig(c: { level?: number }) {
     return new ZlibGzipCodec(c.level ?? 1);
   }
-  encode(b: Uint8Array): Uint8Array {
-    return gzipSync(b, { level: this.level });
+  async encode(b: Uint8Array): Promise<Uint8Array> {
+    return gzipAsync(b, { level: this.level });
   }
-  decode(b: Uint8Array): Uint8Array {
-    return gunzipSync(b);
+  async decode(b: Uint8Array): Promise<Uint8Array> {
+    return gunzipAsync(b);
   }
 }
 zarr.registry.set('gzip', () => ZlibGzipCodec as never);
