@@ -78,11 +78,20 @@ export class AtomicFsStore {
   }
 }
 
-export type ZarrArray = zarr.Array<zarr.DataType, AtomicFsStore>;
+type ZarrArray = zarr.Array<zarr.DataType, AtomicFsStore>;
+
+/**
+ * A level's zarrita array, opaque outside this module: the package's declarations then do not reach zarrita's and
+ * numcodecs' own, which do not compile under a user's strict NodeNext settings (test/package).
+ */
+export interface ZarrArrayHandle {
+  readonly shape: number[];
+  readonly chunks: number[];
+}
 
 /** One level of an opened OME-Zarr: its array, shape [z, y, x], chunk shape, and its path in the group. */
 export interface ZarrLevel {
-  array: ZarrArray;
+  array: ZarrArrayHandle;
   path: string;
   shape: [number, number, number];
   chunks: [number, number, number];
@@ -221,7 +230,7 @@ function geometryFrom(attrs: Record<string, unknown>, ms: { datasets: { coordina
 }
 
 /** A level's array, its leading axes of size 1 (OME's t, c) dropped: [z, y, x] (a 2D array as one plane). */
-function levelOf(array: ZarrArray, path: string, name: string): ZarrLevel {
+function levelOf(array: ZarrArray, path: string, name: string): ZarrLevel & { array: ZarrArray } {
   const lead = array.shape.slice(0, -3);
   if (array.shape.length < 2 || lead.some((n) => n !== 1)) throw new UnsupportedFormatError(`${name}: array ${path} has shape ${array.shape.join('×')}; imgpu reads one 3D scalar volume (z, y, x; leading axes of size 1)`);
   const last3 = (a: number[]) => (a.length === 2 ? [1, ...a] : a.slice(-3)) as [number, number, number];
@@ -240,7 +249,7 @@ export async function openOmeZarr(root: string): Promise<OmeZarr> {
   } catch (e) {
     throw new UnsupportedFormatError(`${root} is not a Zarr store (${(e as Error).message})`);
   }
-  let levels: ZarrLevel[];
+  let levels: (ZarrLevel & { array: ZarrArray })[];
   let attrs: Record<string, unknown> = {};
   let ome: OmeVersion | undefined;
   let ms: Parameters<typeof geometryFrom>[1];
@@ -262,17 +271,19 @@ export async function openOmeZarr(root: string): Promise<OmeZarr> {
   }
   const dtype = ZARR_DTYPES[levels[0].array.dtype];
   if (!dtype) throw new UnsupportedFormatError(`${root}: Zarr data type ${levels[0].array.dtype} is not supported (uint8, uint16, float32)`);
+  // Opaque from here on (ZarrArrayHandle): readPlanes and writePlanes take the zarrita array back.
   return { root, dtype, levels, geometry: geometryFrom(attrs, ms), ome };
 }
 
 /** Planes [z0, z1) of a level as a host image (decoded chunk by chunk by zarrita). */
 export async function readPlanes(level: ZarrLevel, dtype: Dtype, z0: number, z1: number, name = 'zarr'): Promise<Image> {
   const [, h, w] = level.shape;
-  const lead = level.array.shape.slice(0, -3).map(() => 0);
-  const sel = level.array.shape.length === 2 ? [null, null] : [...lead, zarr.slice(z0, z1), null, null];
+  const array = level.array as ZarrArray;
+  const lead = array.shape.slice(0, -3).map(() => 0);
+  const sel = array.shape.length === 2 ? [null, null] : [...lead, zarr.slice(z0, z1), null, null];
   let chunk: { data: unknown };
   try {
-    chunk = await zarr.get(level.array, sel);
+    chunk = await zarr.get(array, sel);
   } catch (e) {
     throw new UnsupportedFormatError(`${name}: chunks of level ${level.path || '0'} cannot be decoded (${(e as Error).message}); imgpu reads raw, gzip, zlib, zstd, blosc and lz4 chunks`);
   }
@@ -284,10 +295,11 @@ export async function readPlanes(level: ZarrLevel, dtype: Dtype, z0: number, z1:
 /** Writes the planes of `img` ([n, h, w], the level's dtype) at plane z0 of a level: whole chunks, each file atomically. */
 export async function writePlanes(level: ZarrLevel, img: Image, z0: number): Promise<void> {
   const [n, h, w] = img.shape.length === 3 ? img.shape : [1, ...img.shape];
-  const lead = level.array.shape.slice(0, -3).map(() => 0);
+  const array = level.array as zarr.Array<'uint16', AtomicFsStore>;
+  const lead = array.shape.slice(0, -3).map(() => 0);
   const sel = [...lead, zarr.slice(z0, z0 + n), null, null];
   const shape = [...lead.map(() => 1), n, h, w];
-  await zarr.set(level.array as zarr.Array<'uint16', AtomicFsStore>, sel, { data: img.data as Uint16Array, shape, stride: shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1)) });
+  await zarr.set(array, sel, { data: img.data as Uint16Array, shape, stride: shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1)) });
 }
 
 /** The whole of level 0 in memory (a volume that fits: convert to NIfTI, small inputs), its geometry attached. */
