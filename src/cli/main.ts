@@ -23,6 +23,9 @@ import { runBatchInProcesses, shardOf } from './batch/shard.js';
 import { cliWording } from './flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
 import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from './jpeg.js';
+import { isZarrPath } from '../io/zarr.js';
+import { ALL_OPERATIONS } from '../ops/registry.js';
+import { convertCommand, runZarrOp, ZARR_FLAGS, ZARR_HELP, zarrWriteOptions } from './zarr.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -39,6 +42,7 @@ const COMMON = `Common options:
                                   JPEG input, gpu or cpu)
 ${JPEG_HELP}
 ${FAIL_ON_HELP}
+${ZARR_HELP}
 Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written.
   <out> must not be a folder the inputs are in, and no two inputs may give one output name (exit 2 before any work).
   An output is up to date, and skipped, when <out>/.imgpu-batch.json records that it was made from the same input
@@ -54,7 +58,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
                                   --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or global
                                   threshold steps, else 0); the same bytes either way
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on'];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', ...ZARR_FLAGS];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
 
 /** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
@@ -87,6 +91,7 @@ ${ops}
   imgpu gmu <atomic|subhist> <equalize|otsu|segmentation> <image>   CPU and GPU side by side (the GMU tool)
   imgpu classifier convert <opencv.xml> <waldboost.xml>   an OpenCV LBP cascade written as a WaldBoost classifier (exactly)
   imgpu train --positives P --negatives DIR --out DIR   trains an LBP cascade or WaldBoost classifier (docs/training.md)
+  imgpu convert <in> <out> [--levels n]     a volume between NIfTI/DICOM/.npy and OME-Zarr (pyramid, --ome 0.4|0.5)
   imgpu info [--adapter name] [--json]      the GPU adapter, its limits and features
   imgpu adapters [--json]                   the GPU adapters available (names for --adapter)
   imgpu submit <inputs…|folder> <out> "<pipeline>" --redis URL   a batch queued on Redis for workers (docs/scale-out.md)
@@ -94,7 +99,7 @@ ${ops}
   imgpu status <batch> --redis URL [--watch] [--json]  a queued batch's jobs, images, rate, failures; imgpu retry <batch>
 
 Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D); volumes: .nii/.nii.gz, DICOM (.dcm file or a folder
-holding one series; read, geometry kept, written as NIfTI), .raw with --shape/--dtype. Colour is converted to gray (OpenCV's RGB→gray),
+holding one series; read, geometry kept, written as NIfTI), OME-Zarr (.zarr: .zarr → .zarr runs in chunks within --memory), .raw with --shape/--dtype. Colour is converted to gray (OpenCV's RGB→gray),
 except by clahe, which equalizes the Y of OpenCV's YCrCb and keeps the chroma.
 ${COMMON}`;
 }
@@ -134,12 +139,14 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
-  const write: WriteOptions = { compression: num('compression'), quality: num('quality') };
+  const write: WriteOptions = { compression: num('compression'), quality: num('quality'), zarr: zarrWriteOptions(flags) };
   checkWriteOptions(write);
   const jobs = Number(flags.get('jobs') ?? 1);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new InvalidArgumentError(`--jobs must be an integer 1–64, got ${flags.get('jobs')}`);
   const cpuLane = cpuLaneOption(flags);
-  if (outPath && isImageCommand(cmd) && (await isBatch(inputs, outPath))) {
+  // OME-Zarr to OME-Zarr: chunk range by chunk range within --memory (a .zarr on one side only is read or written whole).
+  if (outPath && inputs.length === 1 && isZarrPath(inPath) && isZarrPath(outPath) && ALL_OPERATIONS[name]) return runZarrOp(ALL_OPERATIONS[name], inPath, outPath, prepared, flags);
+  if (outPath && isImageCommand(cmd) && !isZarrPath(inPath) && (await isBatch(inputs, outPath))) {
     const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags), ...lenient }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
@@ -250,6 +257,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'classifier') return classifierCommand(rest);
   if (command === 'train') return trainCommand(rest);
   if (command === 'adapters') return adaptersCommand(rest);
+  if (command === 'convert') return convertCommand(rest);
   // Scale-out (Redis, BullMQ) is loaded only for its own commands.
   if (SCALE.includes(command)) return (await import('./scale/index.js')).SCALE_COMMANDS[command](rest);
   const op = COMMANDS[command];

@@ -106,6 +106,12 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
    * (large kernels).
    */
   light?: boolean | ((p: ResolvedOf<S>) => boolean);
+  /**
+   * How far along z (a volume's first axis) an output plane reads, for these parameters and this input: a chunked
+   * run (io/chunked.ts) reads that many planes as halo around each slab. Absent, or undefined for some parameters:
+   * the output depends on the whole volume (a global histogram, a running sum across NaNs) and it runs whole.
+   */
+  reach?(p: ResolvedOf<S>, input: Pick<Image, 'shape' | 'dtype' | 'geometry'>): Reach | undefined;
   /** Checks the parameters as a whole against the input (and the device), before any work. */
   check?(p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): void;
   /**
@@ -144,6 +150,18 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   writes?: boolean;
 }
 
+/** How far an output plane z reads: input planes [z − before, z + after]. */
+export interface Reach {
+  before: number;
+  after: number;
+  /**
+   * Which plane of a volume of `depth` planes a position beyond its ends reads (the border rule): a slab's halo is
+   * gathered so. Absent: the slab's input is clipped to the volume, and the operation's own border applies at the
+   * true ends, which the slabs there share (a border that pads each pass, as 'constant' does).
+   */
+  gather?: (z: number, depth: number) => number;
+}
+
 /** A declared operation as data: what generic front ends (CLI, pipeline, batch, playground) use. */
 export interface Operation<S extends readonly ParamSpec[] = readonly ParamSpec[], X extends object = object, H = unknown, D = unknown> {
   readonly name: string;
@@ -157,6 +175,10 @@ export interface Operation<S extends readonly ParamSpec[] = readonly ParamSpec[]
   readonly writes: boolean;
   /** Whether its CPU path is light with these parameters (checked and defaulted as a run would: OpDeclaration.light). */
   light(params: Record<string, unknown>): boolean;
+  /** The shape and type of its output for this input (OpDeclaration.outputOf; the input's by default). */
+  outputOf(params: Record<string, unknown>, input: Image): { shape: Shape; dtype: Dtype };
+  /** Its reach along z with these parameters on this input (OpDeclaration.reach); undefined: it needs the whole volume. */
+  reach(params: Record<string, unknown>, input: Pick<Image, 'shape' | 'dtype' | 'geometry'>): Reach | undefined;
   /** Runs on either path with untyped parameters (checked against the declaration): the front ends' entry. */
   run(src: Image, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<H> & Partial<X>>;
   run(src: GpuImage, params: Record<string, unknown>, on?: RunOptions): Promise<OpResult<D> & Partial<X>>;
@@ -364,6 +386,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
     writes: imageOut,
     light: (params) => (typeof decl.light === 'function' ? decl.light(paramsOf(name, decl.params, params)) : decl.light === true),
+    outputOf: (params, input) => decl.outputOf?.(paramsOf(name, decl.params, params), input) ?? { shape: input.shape, dtype: input.dtype },
+    reach: (params, input) => decl.reach?.(paramsOf(name, decl.params, params), input),
     run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
     compare: (a, b) => (decl.compare ? decl.compare(a, b) : compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },

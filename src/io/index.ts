@@ -9,11 +9,15 @@ import { decodeJpeg, encodeJpeg, isJpeg, type FailOn } from './jpeg.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
 import { decodeNpy, encodeNpy } from './npy.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
+import { writeOmeZarr } from './chunked.js';
+import { checkZarrWriteOptions, isZarrPath, readOmeZarr, type ZarrWriteOptions } from './zarr.js';
 
 export { decodeNpy, encodeNpy } from './npy.js';
 export { checkFailOn, FAIL_ON, type FailOn } from './jpeg.js';
 export { DEFAULT_MAX_INPUT_PIXELS } from './limits.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
+export { OME_VERSIONS, ZARR_COMPRESSORS, isZarrPath, openOmeZarr, readOmeZarr, type OmeVersion, type ZarrCompressor, type ZarrWriteOptions } from './zarr.js';
+export { defaultMemory, runChunked, writeOmeZarr, type ChunkedOptions, type ChunkedReport, type SlabRun } from './chunked.js';
 
 /** A .raw file's layout, as readImage takes it; the CLI words it as its flags (cli/flags.ts). */
 export const RAW_LAYOUT = "option `raw: { shape: [H, W] or [D, H, W], dtype: 'uint8' | 'uint16' | 'float32' }`";
@@ -26,6 +30,7 @@ export const READERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii'
 /** The format `path` is written in, or a typed error naming the ones imgpu writes. */
 function writerFormat(path: string): string {
   const ext = formatOf(path);
+  if (ext === '.zarr') return ext; // a folder: an OME-Zarr (io/zarr.ts)
   if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
   return ext;
 }
@@ -81,6 +86,7 @@ export async function readImageBytes(path: string): Promise<Uint8Array> {
  * a folder holding one series) and .raw with a given layout. Gray+alpha drops alpha; colour stays RGB(A) unless `gray`.
  */
 export async function readImage(path: string, opts: ReadOptions = {}): Promise<Image> {
+  if (isZarrPath(path)) return readOmeZarr(path); // an OME-Zarr's full resolution, whole (io/chunked.ts runs one in slabs)
   const info = await stat(path).catch(() => undefined);
   if (info?.isDirectory()) {
     const vol = await readDicomSeries(path);
@@ -216,12 +222,15 @@ export interface WriteOptions {
   compression?: number;
   /** JPEG quality 1–100. @default 95 */
   quality?: number;
+  /** An OME-Zarr's layout: chunks, compressor, OME version, pyramid levels (io/zarr.ts). */
+  zarr?: ZarrWriteOptions;
 }
 
 /** Checks write options (CLI --compression, --quality) before any work. */
 export function checkWriteOptions(o: WriteOptions): void {
   if (o.compression !== undefined && (!Number.isInteger(o.compression) || o.compression < 0 || o.compression > 9)) throw new InvalidArgumentError(`${optionRef('compression')} must be an integer 0–9, got ${o.compression}`);
   if (o.quality !== undefined && (!Number.isInteger(o.quality) || o.quality < 1 || o.quality > 100)) throw new InvalidArgumentError(`${optionRef('quality')} must be an integer 1–100, got ${o.quality}`);
+  if (o.zarr) checkZarrWriteOptions(o.zarr);
 }
 
 /** Whether a writer format (formatOf) is JPEG's. */
@@ -235,18 +244,26 @@ export const isJpegFormat = (ext: string): boolean => ext === '.jpg' || ext === 
 export function checkFormatHolds(path: string, img: Pick<Image, 'shape' | 'dtype'>): string {
   const ext = writerFormat(path);
   if (ext === '.npy' || ext === '.nii' || ext === '.nii.gz') return ext;
+  if (ext === '.zarr') return ext; // one channel: writeOmeZarr checks it
   if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
   if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or filter with ${optionRef('saturate')} for 8/16-bit input`);
   if (img.dtype === 'uint16' && isJpegFormat(ext)) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
   return ext;
 }
 
-/** Writes PNG/TIFF (8/16-bit), JPEG (8-bit; gray and RGB natively, as cv2.imwrite), .npy or NIfTI .nii/.nii.gz (any dtype, 2D or 3D, geometry kept), by extension, atomically. */
+/**
+ * Writes PNG/TIFF (8/16-bit), JPEG (8-bit; gray and RGB natively, as cv2.imwrite), .npy or NIfTI .nii/.nii.gz (any
+ * dtype, 2D or 3D, geometry kept), by extension, atomically; an OME-Zarr (.zarr, a folder) chunk file by chunk file atomically.
+ */
 export async function writeImage(path: string, img: Image, opts: WriteOptions = {}): Promise<void> {
   checkWriteOptions(opts);
   validateImage(img);
   const ext = checkFormatHolds(path, img);
   let bytes: Uint8Array;
+  if (ext === '.zarr') {
+    await writeOmeZarr(path, img, opts.zarr);
+    return;
+  }
   if (ext === '.npy') {
     bytes = encodeNpy(img);
   } else if (ext === '.nii' || ext === '.nii.gz') {

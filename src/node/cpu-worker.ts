@@ -2,8 +2,17 @@
 import { parentPort } from 'node:worker_threads';
 import { runTask } from '../core/cpu/pool.js';
 import { TASKS } from '../ops/tasks.js';
+import { fullGc } from './gc.js';
 
-parentPort!.on('message', (msg: { task: string; args: unknown }) => {
+let collect: (() => void) | undefined;
+
+parentPort!.on('message', (msg: { task: string; args: unknown } | { gc: true }) => {
+  if ('gc' in msg) {
+    // NodeWorkerPool.collect: the shared buffers of past tasks are garbage here too (node/gc.ts).
+    (collect ??= fullGc())();
+    parentPort!.postMessage({ ok: true });
+    return;
+  }
   try {
     parentPort!.postMessage({ ok: true, value: runTask(TASKS, msg.task, msg.args) });
   } catch (e) {

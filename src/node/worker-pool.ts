@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { PointKernels } from '../core/cpu/native.js';
 import type { CpuPool, TaskHandle } from '../core/cpu/pool.js';
 import { TASKS } from '../ops/tasks.js';
+import { fullGc } from './gc.js';
 import { loadPointKernels } from './native-kernels.js';
 
 interface Pending {
@@ -25,6 +26,7 @@ export class NodeWorkerPool implements CpuPool {
   private readonly idle: Worker[] = [];
   private readonly queue: { task: string; args: unknown; p: Pending }[] = [];
   private readonly pending = new Map<Worker, Pending>();
+  private gc: (() => void) | undefined;
 
   /**
    * Workers start when a task finds none idle, up to `size`: each costs ~160 ms of CPU to start, and a GPU run
@@ -80,6 +82,20 @@ export class NodeWorkerPool implements CpuPool {
     if (msg.ok) p?.resolve(msg.value);
     else p?.reject(new Error(msg.error));
     this.pump();
+  }
+
+  /**
+   * A full garbage collection in the main thread and in every idle worker, so that the SharedArrayBuffers of past
+   * tasks are freed (V8 does not collect them in time by itself: node/gc.ts). Workers busy with a task are skipped.
+   */
+  async collect(): Promise<void> {
+    (this.gc ??= fullGc())();
+    const idle = this.idle.splice(0);
+    await Promise.all(idle.map((w) => new Promise((resolve, reject) => {
+      this.pending.set(w, { resolve, reject });
+      w.ref();
+      w.postMessage({ gc: true });
+    })));
   }
 
   async close(): Promise<void> {

@@ -60,7 +60,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 // ---- 1. Every documented function is exported.
 
-const NODE_ONLY = new Set(['readImage', 'writeImage', 'decodeNpy', 'encodeNpy', 'readClassifier', 'train', 'createNodeGpuContext', 'NodeWorkerPool', 'decodeJpegToGpu', 'readJpegToGpu', 'encodeJpegFromGpu', 'encodeJpegGpu']);
+const NODE_ONLY = new Set(['readImage', 'writeImage', 'decodeNpy', 'encodeNpy', 'readClassifier', 'train', 'createNodeGpuContext', 'NodeWorkerPool', 'decodeJpegToGpu', 'readJpegToGpu', 'encodeJpegFromGpu', 'encodeJpegGpu', 'readOmeZarr', 'writeOmeZarr', 'openOmeZarr', 'runChunked', 'defaultMemory', 'isZarrPath']);
 const BROWSER_ONLY = new Set(['createBrowserGpuContext']);
 
 /** Names exported (function, class or const) by any module the package ships. */

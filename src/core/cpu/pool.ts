@@ -47,6 +47,8 @@ export interface CpuPool {
   run<A, R>(task: TaskHandle<A, R>, args: A): Promise<R>;
   /** Runs a task on the calling thread (for work too small to be worth a thread hand-off). */
   runLocal<A, R>(task: TaskHandle<A, R>, args: A): R;
+  /** Frees the shared buffers of past tasks now (a Node pool: node/gc.ts); long runs of many inputs call it between them. */
+  collect?(): Promise<void>;
   close(): Promise<void>;
 }
 

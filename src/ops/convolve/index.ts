@@ -1,4 +1,4 @@
-import { BORDER_MODES, borderParam } from '../../core/border.js';
+import { BORDER_MODES, borderIndex, borderParam } from '../../core/border.js';
 import { compareWithin } from '../../core/compare.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { GpuContext } from '../../core/gpu/context.js';
@@ -76,6 +76,17 @@ const filterOp = defineOp<typeof filterParams, { impl: string }>({
   summary: 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)',
   params: filterParams,
   input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray', volumes: true },
+  reach: (p, input) => {
+    const run = filterRun(p, input);
+    // 'valid' shrinks the volume, and a float box spreads a NaN down the rest of its line (scipy's running sum): whole.
+    if (p.border === 'valid' || (run.plan.nonFinite === 'running' && input.dtype === 'float32')) return undefined;
+    const ks = run.plan.components;
+    return {
+      before: Math.max(...ks.map((k) => k.anchor[0])), after: Math.max(...ks.map((k) => k.size[0] - 1 - k.anchor[0])),
+      // 'constant' pads each 1-D pass with cval, which a gathered plane would not reproduce: the ends are the slab's own.
+      gather: p.border === 'constant' ? undefined : (z: number, depth: number) => borderIndex(z, depth, p.border),
+    };
+  },
   check: (p, input) => {
     const run = filterRun(p, input);
     if (input instanceof GpuImage) residentSlabs(input.ctx, input.shape, run.plan, p.border, run.outDtype);

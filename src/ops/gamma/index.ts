@@ -31,6 +31,7 @@ export const gamma = defineOp({
   params: gammaParams,
   input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'channels', volumes: true },
   light: true,
+  reach: () => ({ before: 0, after: 0 }), // voxel by voxel
   check: (_p, img) => {
     if (!(img instanceof GpuImage) && img.dtype === 'float32') assertNonNegative(img.data);
   },

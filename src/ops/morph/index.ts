@@ -114,6 +114,13 @@ export const morph = defineOp({
   params: morphParams,
   positional: ['op'],
   input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray', volumes: true },
+  // As deep along z as the composed operation reads (its device slabs' halo); each pass applies its border at the
+  // volume's true ends, which a clipped slab shares.
+  reach: (p, img) => {
+    const se = element(p.se, img.shape.length === 3 && img.shape[0] > 1 ? 3 : 2);
+    const r = DEPTH[p.op] * Math.max(...(['erode', 'dilate'] as const).map((op) => primitiveReach(se, op, p.border, p.iterations, 0)));
+    return { before: r, after: r };
+  },
   prepare,
   cpu: async (img, p, { pool, out }) => {
     const tk = now();

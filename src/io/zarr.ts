@@ -1,0 +1,336 @@
+import { mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import * as zarr from 'zarrita';
+import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
+import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
+
+/**
+ * OME-Zarr volumes on the filesystem through zarrita: Zarr v2 with OME-Zarr 0.4 metadata (the default, which more
+ * viewers read) or Zarr v3 with 0.5; chunks raw, gzip (zlib here: zarrita's own gzip codec only decodes), zstd or
+ * blosc (numcodecs' wasm builds, through zarrita's registry). One 3D scalar array per level, axes z, y, x in the
+ * geometry's units (millimetres, as NIfTI and DICOM give them), a multiscale pyramid whose level i has scale
+ * 2^i · spacing and the half-voxel translation origin + (2^i − 1)/2 · spacing of a 2×2×2 mean.
+ *
+ * Chunk files are written atomically (a temporary file renamed over the chunk: zarrita's filesystem store writes in
+ * place), so an interrupted writer leaves whole chunks or none.
+ */
+
+export const ZARR_COMPRESSORS = ['raw', 'gzip', 'zstd', 'blosc'] as const;
+export type ZarrCompressor = (typeof ZARR_COMPRESSORS)[number];
+export const OME_VERSIONS = ['0.4', '0.5'] as const;
+export type OmeVersion = (typeof OME_VERSIONS)[number];
+
+/** Zarr data types imgpu keeps as they are (others are refused: it processes uint8, uint16 and float32 volumes). */
+const ZARR_DTYPES: Record<string, Dtype> = { uint8: 'uint8', uint16: 'uint16', float32: 'float32' };
+const V2_DTYPES: Record<Dtype, string> = { uint8: '|u1', uint16: '<u2', float32: '<f4' };
+
+const gzipAsync = promisify(gzip), gunzipAsync = promisify(gunzip);
+
+/**
+ * gzip that encodes too (zarrita's GzipCodec decodes only): Node's zlib, level from the metadata, on libuv's
+ * threads (zarrita encodes and decodes a slab's chunks concurrently, so they deflate in parallel).
+ */
+class ZlibGzipCodec {
+  readonly kind = 'bytes_to_bytes';
+  constructor(private readonly level: number) {}
+  static fromConfig(c: { level?: number }) {
+    return new ZlibGzipCodec(c.level ?? 1);
+  }
+  async encode(b: Uint8Array): Promise<Uint8Array> {
+    return gzipAsync(b, { level: this.level });
+  }
+  async decode(b: Uint8Array): Promise<Uint8Array> {
+    return gunzipAsync(b);
+  }
+}
+zarr.registry.set('gzip', () => ZlibGzipCodec as never);
+zarr.registry.set('numcodecs.gzip', () => ZlibGzipCodec as never);
+
+/** zarrita's filesystem store with atomic writes: each chunk goes to a temporary file renamed over its name. */
+export class AtomicFsStore {
+  constructor(readonly root: string) {}
+  private path(key: string): string {
+    return join(this.root, key.replace(/^\//, ''));
+  }
+  async get(key: string): Promise<Uint8Array | undefined> {
+    return readFile(this.path(key)).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength), (e) => {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    });
+  }
+  async set(key: string, value: Uint8Array): Promise<void> {
+    const p = this.path(key);
+    await mkdir(dirname(p), { recursive: true });
+    const tmp = `${p}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    try {
+      await writeFile(tmp, value);
+      await rename(tmp, p);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+  async delete(key: string): Promise<boolean> {
+    await unlink(this.path(key));
+    return true;
+  }
+}
+
+type ZarrArray = zarr.Array<zarr.DataType, AtomicFsStore>;
+
+/**
+ * A level's zarrita array, opaque outside this module: the package's declarations then do not reach zarrita's and
+ * numcodecs' own, which do not compile under a user's strict NodeNext settings (test/package).
+ */
+export interface ZarrArrayHandle {
+  readonly shape: number[];
+  readonly chunks: number[];
+}
+
+/** One level of an opened OME-Zarr: its array, shape [z, y, x], chunk shape, and its path in the group. */
+export interface ZarrLevel {
+  array: ZarrArrayHandle;
+  path: string;
+  shape: [number, number, number];
+  chunks: [number, number, number];
+}
+
+/** An OME-Zarr (or a plain 3D Zarr array) opened for reading or writing. */
+export interface OmeZarr {
+  root: string;
+  dtype: Dtype;
+  levels: ZarrLevel[];
+  geometry?: Geometry;
+  ome: OmeVersion | undefined;
+}
+
+/** How a new OME-Zarr is laid out. */
+export interface ZarrWriteOptions {
+  /** Chunk shape [z, y, x] (default [64, 64, 64] clipped to the volume). */
+  chunks?: [number, number, number];
+  compressor?: ZarrCompressor;
+  /** Compression level (gzip 1–9, default 1; zstd 1–22, default 3; blosc 1–9, default 5). */
+  level?: number;
+  /** OME-Zarr version: 0.4 (Zarr v2, default) or 0.5 (Zarr v3). */
+  ome?: OmeVersion;
+  /** Levels of the multiscale pyramid, 1 = the full resolution only (default 1). */
+  levels?: number;
+}
+
+const IDENTITY: Geometry = { spacing: [1, 1, 1], origin: [0, 0, 0], direction: [1, 0, 0, 0, 1, 0, 0, 0, 1] };
+
+/** Whether a path names a Zarr store (by extension: .zarr, .ome.zarr, a trailing slash allowed). */
+export function isZarrPath(path: string): boolean {
+  return /\.zarr\/?$/i.test(path);
+}
+
+/** Checks write options before any work (typed errors naming the option). */
+export function checkZarrWriteOptions(o: ZarrWriteOptions): void {
+  if (o.compressor && !(ZARR_COMPRESSORS as readonly string[]).includes(o.compressor)) throw new InvalidArgumentError(`${optionRef('compressor')} must be one of ${ZARR_COMPRESSORS.join(', ')}, got '${o.compressor}'`);
+  if (o.ome && !(OME_VERSIONS as readonly string[]).includes(o.ome)) throw new InvalidArgumentError(`${optionRef('ome')} must be 0.4 or 0.5, got '${o.ome}'`);
+  if (o.levels !== undefined && (!Number.isInteger(o.levels) || o.levels < 1 || o.levels > 16)) throw new InvalidArgumentError(`${optionRef('levels')} must be an integer 1–16, got ${o.levels}`);
+  if (o.chunks && (o.chunks.length !== 3 || o.chunks.some((c) => !Number.isInteger(c) || c < 1))) throw new InvalidArgumentError(`${optionRef('chunks')} must be three positive integers z, y, x, got ${o.chunks.join(',')}`);
+}
+
+/** The shape of pyramid level `i` of a [z, y, x] volume: each axis halved (rounded up) i times. */
+export function levelShape(shape: readonly number[], i: number): [number, number, number] {
+  return shape.map((n) => Math.ceil(n / 2 ** i)) as [number, number, number];
+}
+
+/** OME-Zarr coordinate transformations of level i: scale 2^i · spacing, translation origin + (2^i − 1)/2 · spacing. */
+function transformsOf(g: Geometry, i: number) {
+  const sp = [g.spacing[2], g.spacing[1], g.spacing[0]];
+  const org = [g.origin[2], g.origin[1], g.origin[0]];
+  const f = 2 ** i;
+  return [
+    { type: 'scale', scale: sp.map((s) => s * f) },
+    { type: 'translation', translation: org.map((o, a) => o + ((f - 1) / 2) * sp[a]) },
+  ];
+}
+
+/** The multiscales attribute of OME-Zarr 0.4/0.5 for `levels` levels, with the geometry as scale and translation. */
+function multiscales(levels: number, g: Geometry, ome: OmeVersion) {
+  const axis = (name: string) => ({ name, type: 'space', unit: 'millimeter' });
+  return [{
+    ...(ome === '0.4' ? { version: '0.4' } : {}),
+    name: 'image',
+    axes: [axis('z'), axis('y'), axis('x')],
+    datasets: Array.from({ length: levels }, (_, i) => ({ path: String(i), coordinateTransformations: transformsOf(g, i) })),
+    type: 'mean',
+    metadata: { method: 'imgpu 2x2x2 mean (odd edges: the mean of the voxels present)' },
+  }];
+}
+
+function v2Compressor(c: ZarrCompressor, level?: number) {
+  if (c === 'raw') return null;
+  if (c === 'gzip') return { id: 'gzip', level: level ?? 1 };
+  if (c === 'zstd') return { id: 'zstd', level: level ?? 3 };
+  return { id: 'blosc', cname: 'lz4', clevel: level ?? 5, shuffle: 1, blocksize: 0 };
+}
+
+function v3Codecs(c: ZarrCompressor, level: number | undefined, typesize: number) {
+  const bytes = { name: 'bytes', configuration: { endian: 'little' } };
+  if (c === 'raw') return [bytes];
+  if (c === 'gzip') return [bytes, { name: 'gzip', configuration: { level: level ?? 1 } }];
+  if (c === 'zstd') return [bytes, { name: 'zstd', configuration: { level: level ?? 3, checksum: false } }];
+  return [bytes, { name: 'blosc', configuration: { cname: 'lz4', clevel: level ?? 5, shuffle: typesize > 1 ? 'shuffle' : 'noshuffle', typesize, blocksize: 0 } }];
+}
+
+/** JSON in ASCII (non-ASCII characters escaped): zarr-python 2 decodes metadata as ASCII. */
+const json = (o: unknown) => new TextEncoder().encode(JSON.stringify(o, null, 2).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+
+/**
+ * Creates an OME-Zarr for a [z, y, x] volume of `dtype` (its levels' arrays empty: chunks are written later, a
+ * missing chunk reads as 0), replacing whatever was at `root`. Returns it opened.
+ */
+export async function createOmeZarr(root: string, shape: [number, number, number], dtype: Dtype, geometry: Geometry | undefined, o: ZarrWriteOptions = {}): Promise<OmeZarr> {
+  checkZarrWriteOptions(o);
+  const ome = o.ome ?? '0.4', levels = o.levels ?? 1, comp = o.compressor ?? 'gzip';
+  const g = geometry ?? IDENTITY;
+  const store = new AtomicFsStore(root);
+  await rm(root, { recursive: true, force: true });
+  const attrs = { multiscales: multiscales(levels, g, ome), imgpu: { geometry: g } };
+  const size = { uint8: 1, uint16: 2, float32: 4 }[dtype];
+  if (ome === '0.4') {
+    await store.set('/.zgroup', json({ zarr_format: 2 }));
+    await store.set('/.zattrs', json(attrs));
+  } else {
+    await store.set('/zarr.json', json({ zarr_format: 3, node_type: 'group', attributes: { ome: { version: '0.5', multiscales: attrs.multiscales }, imgpu: attrs.imgpu } }));
+  }
+  for (let i = 0; i < levels; i++) {
+    const s = levelShape(shape, i);
+    const chunks = (o.chunks ?? [64, 64, 64]).map((c, a) => Math.min(c, s[a]));
+    if (ome === '0.4') {
+      await store.set(`/${i}/.zarray`, json({
+        zarr_format: 2, shape: s, chunks, dtype: V2_DTYPES[dtype], compressor: v2Compressor(comp, o.level), fill_value: 0,
+        order: 'C', filters: null, dimension_separator: '/',
+      }));
+    } else {
+      await store.set(`/${i}/zarr.json`, json({
+        zarr_format: 3, node_type: 'array', shape: s, data_type: dtype, chunk_grid: { name: 'regular', configuration: { chunk_shape: chunks } },
+        chunk_key_encoding: { name: 'default', configuration: { separator: '/' } }, codecs: v3Codecs(comp, o.level, size), fill_value: 0,
+        dimension_names: ['z', 'y', 'x'], attributes: {},
+      }));
+    }
+  }
+  return openOmeZarr(root);
+}
+
+/** The geometry of level 0 from OME-Zarr transformations (identity direction), or imgpu's own record of it. */
+function geometryFrom(attrs: Record<string, unknown>, ms: { datasets: { coordinateTransformations?: { type: string; scale?: number[]; translation?: number[] }[] }[] } | undefined): Geometry | undefined {
+  const own = (attrs.imgpu as { geometry?: Geometry } | undefined)?.geometry;
+  if (own) return own;
+  const t = ms?.datasets[0]?.coordinateTransformations;
+  if (!t) return undefined;
+  const sc = t.find((x) => x.type === 'scale')?.scale?.slice(-3) ?? [1, 1, 1];
+  const tr = t.find((x) => x.type === 'translation')?.translation?.slice(-3) ?? [0, 0, 0];
+  return { spacing: [sc[2], sc[1], sc[0]], origin: [tr[2], tr[1], tr[0]], direction: [...IDENTITY.direction] };
+}
+
+/** A level's array, its leading axes of size 1 (OME's t, c) dropped: [z, y, x] (a 2D array as one plane). */
+function levelOf(array: ZarrArray, path: string, name: string): ZarrLevel & { array: ZarrArray } {
+  const lead = array.shape.slice(0, -3);
+  if (array.shape.length < 2 || lead.some((n) => n !== 1)) throw new UnsupportedFormatError(`${name}: array ${path} has shape ${array.shape.join('×')}; imgpu reads one 3D scalar volume (z, y, x; leading axes of size 1)`);
+  const last3 = (a: number[]) => (a.length === 2 ? [1, ...a] : a.slice(-3)) as [number, number, number];
+  return { array, path, shape: last3(array.shape), chunks: last3(array.chunks) };
+}
+
+/**
+ * Opens an OME-Zarr 0.4/0.5 image (every multiscale level) or a plain Zarr array (one level): typed errors for a
+ * missing store, a data type other than uint8/uint16/float32, or a codec zarrita cannot decode (first chunk read).
+ */
+export async function openOmeZarr(root: string): Promise<OmeZarr> {
+  const store = new AtomicFsStore(root);
+  let node: zarr.Array<zarr.DataType, AtomicFsStore> | zarr.Group<AtomicFsStore>;
+  try {
+    node = await zarr.open(store);
+  } catch (e) {
+    throw new UnsupportedFormatError(`${root} is not a Zarr store (${(e as Error).message})`);
+  }
+  let levels: (ZarrLevel & { array: ZarrArray })[];
+  let attrs: Record<string, unknown> = {};
+  let ome: OmeVersion | undefined;
+  let ms: Parameters<typeof geometryFrom>[1];
+  if (node instanceof zarr.Array) {
+    levels = [levelOf(node, '', root)];
+  } else {
+    attrs = node.attrs as Record<string, unknown>;
+    const omeAttr = attrs.ome as { version?: string; multiscales?: unknown[] } | undefined;
+    ms = ((omeAttr?.multiscales ?? attrs.multiscales) as typeof ms[] | undefined)?.[0];
+    if (!ms) throw new UnsupportedFormatError(`${root}: a Zarr group without OME-Zarr multiscales metadata`);
+    ome = omeAttr ? '0.5' : '0.4';
+    levels = [];
+    for (const d of ms.datasets as { path: string }[]) {
+      const a = await zarr.open(node.resolve(d.path), { kind: 'array' }).catch((e: Error) => {
+        throw new UnsupportedFormatError(`${root}: level ${d.path} cannot be opened (${e.message})`);
+      });
+      levels.push(levelOf(a, d.path, root));
+    }
+  }
+  const dtype = ZARR_DTYPES[levels[0].array.dtype];
+  if (!dtype) throw new UnsupportedFormatError(`${root}: Zarr data type ${levels[0].array.dtype} is not supported (uint8, uint16, float32)`);
+  // Opaque from here on (ZarrArrayHandle): readPlanes and writePlanes take the zarrita array back.
+  return { root, dtype, levels, geometry: geometryFrom(attrs, ms), ome };
+}
+
+/** Planes [z0, z1) of a level as a host image (decoded chunk by chunk by zarrita). */
+export async function readPlanes(level: ZarrLevel, dtype: Dtype, z0: number, z1: number, name = 'zarr'): Promise<Image> {
+  const [, h, w] = level.shape;
+  const array = level.array as ZarrArray;
+  const lead = array.shape.slice(0, -3).map(() => 0);
+  const sel = array.shape.length === 2 ? [null, null] : [...lead, zarr.slice(z0, z1), null, null];
+  let chunk: { data: unknown };
+  try {
+    chunk = await zarr.get(array, sel);
+  } catch (e) {
+    throw new UnsupportedFormatError(`${name}: chunks of level ${level.path || '0'} cannot be decoded (${(e as Error).message}); imgpu reads raw, gzip, zlib, zstd, blosc and lz4 chunks`);
+  }
+  const data = allocPixels(dtype, (z1 - z0) * h * w);
+  data.set(chunk.data as ArrayLike<number>);
+  return { data, shape: [z1 - z0, h, w], channels: 1, dtype };
+}
+
+/** Writes the planes of `img` ([n, h, w], the level's dtype) at plane z0 of a level: whole chunks, each file atomically. */
+export async function writePlanes(level: ZarrLevel, img: Image, z0: number): Promise<void> {
+  const [n, h, w] = img.shape.length === 3 ? img.shape : [1, ...img.shape];
+  const array = level.array as zarr.Array<'uint16', AtomicFsStore>;
+  const lead = array.shape.slice(0, -3).map(() => 0);
+  const sel = [...lead, zarr.slice(z0, z0 + n), null, null];
+  const shape = [...lead.map(() => 1), n, h, w];
+  await zarr.set(array, sel, { data: img.data as Uint16Array, shape, stride: shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1)) });
+}
+
+/** The whole of level 0 in memory (a volume that fits: convert to NIfTI, small inputs), its geometry attached. */
+export async function readOmeZarr(root: string): Promise<Image> {
+  const z = await openOmeZarr(root);
+  const l = z.levels[0];
+  const img = await readPlanes(l, z.dtype, 0, l.shape[0], root);
+  const shape = l.shape[0] > 1 ? l.shape : [l.shape[1], l.shape[2]];
+  return { ...img, shape: shape as Image['shape'], geometry: z.geometry };
+}
+
+/** The level below `src` (2×2×2 mean) for planes [z0, z1) of the coarser level, from the finer level's planes. */
+export function downsample(fine: Image, fineShape: readonly number[], z0: number, z1: number): Image {
+  const [D, H, W] = fineShape, h = Math.ceil(H / 2), w = Math.ceil(W / 2);
+  const out = allocPixels(fine.dtype, (z1 - z0) * h * w);
+  const src = fine.data, int = fine.dtype !== 'float32';
+  const base = 2 * z0; // fine holds planes [2·z0, min(D, 2·z1))
+  for (let z = z0; z < z1; z++) {
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        let sum = 0, n = 0;
+        for (let dz = 0; dz < 2 && 2 * z + dz < D; dz++) {
+          for (let dy = 0; dy < 2 && 2 * y + dy < H; dy++) {
+            const row = ((2 * z + dz - base) * H + 2 * y + dy) * W;
+            for (let dx = 0; dx < 2 && 2 * x + dx < W; dx++) { sum += src[row + 2 * x + dx]; n++; }
+          }
+        }
+        // Integers: the mean rounded half up (exact: sums of at most 8 voxels); floats: the float64 mean, stored float32.
+        out[((z - z0) * h + y) * w + x] = int ? Math.floor((sum + n / 2) / n) : sum / n;
+      }
+    }
+  }
+  return { data: out, shape: [z1 - z0, h, w], channels: 1, dtype: fine.dtype };
+}
