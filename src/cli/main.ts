@@ -10,18 +10,18 @@ import { checkWritable, checkWriteOptions, readImage, type RawLayout, type Write
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
-import { EXIT_DISAGREE, EXIT_OK } from './exit.js';
-import { COMMANDS, isImageCommand, type OpCommand } from './commands.js';
-import { acquire, runGpuOrCpu } from './context.js';
+import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
+import { COMMANDS, isImageCommand, type OpCommand } from '../engine/commands.js';
+import { acquire, runGpuOrCpu } from '../engine/context.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
-import { batchFormat, batchRecipe, isBatch, type BatchOptions } from './batch/plan.js';
-import { runBatch } from './batch/run.js';
-import { runBatchInProcesses, shardOf } from './batch/shard.js';
-import { cliWording } from './flags.js';
+import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
+import { runBatch } from '../engine/batch/run.js';
+import { runBatchInProcesses, shardOf } from '../engine/batch/shard.js';
+import { cliWording } from '../engine/flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
-import { downloaded, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from './jpeg.js';
+import { downloaded, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from '../engine/jpeg.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -227,7 +227,7 @@ async function gmuCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** The scale-out commands (src/cli/scale/, imported when one is run). */
+/** The scale-out commands (src/cli/scale.ts over src/engine/scale, imported when one is run). */
 const SCALE = ['submit', 'worker', 'status', 'retry'];
 
 export async function main(argv: string[]): Promise<number> {
@@ -243,7 +243,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'classifier') return classifierCommand(rest);
   if (command === 'adapters') return adaptersCommand(rest);
   // Scale-out (Redis, BullMQ) is loaded only for its own commands.
-  if (SCALE.includes(command)) return (await import('./scale/index.js')).SCALE_COMMANDS[command](rest);
+  if (SCALE.includes(command)) return (await import('./scale.js')).SCALE_COMMANDS[command](rest);
   const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
   return runOp(command, op, rest);

@@ -14,7 +14,7 @@ export { decodeNpy, encodeNpy } from './npy.js';
 export { DEFAULT_MAX_INPUT_PIXELS } from './limits.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
 
-/** A .raw file's layout, as readImage takes it; the CLI words it as its flags (cli/flags.ts). */
+/** A .raw file's layout, as readImage takes it; the CLI words it as its flags (engine/flags.ts). */
 export const RAW_LAYOUT = "option `raw: { shape: [H, W] or [D, H, W], dtype: 'uint8' | 'uint16' | 'float32' }`";
 
 /** Formats imgpu writes, by file extension. */

@@ -8,8 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { compareImages } from '../../src/core/compare.js';
 import { readImage } from '../../src/io/index.js';
-import { checkServer, parseRedisUrl, redisConnection } from '../../src/cli/scale/connection.js';
-import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from '../../src/cli/scale/jobs.js';
+import { checkServer, parseRedisUrl, redisConnection } from '../../src/engine/scale/connection.js';
+import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from '../../src/engine/scale/jobs.js';
+import { queueModules } from '../../src/engine/scale/modules.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { freePort } from '../helpers/process.js';
@@ -38,7 +39,7 @@ async function startRedis(t: TestContext, binary: string, port?: number, passwor
   const end = Date.now() + 20_000;
   for (;;) {
     try {
-      await checkServer(parseRedisUrl(url));
+      await checkServer(await queueModules(), parseRedisUrl(url));
       return { url, port, proc };
     } catch (e) {
       if (Date.now() > end) throw e;
@@ -90,7 +91,7 @@ function imageFolder(): { dir: string; inDir: string; sources: Map<string, strin
 
 /** The queue as the test reads it (job states, progress, results). */
 async function openQueue(t: TestContext, url: string): Promise<Queue<ScaleJobData, ScaleJobResult>> {
-  const connection = redisConnection(parseRedisUrl(url));
+  const connection = redisConnection(await queueModules(), parseRedisUrl(url));
   connection.on('error', () => undefined);
   const q = new Queue<ScaleJobData, ScaleJobResult>(QUEUE, { connection });
   t.after(async () => {
@@ -232,7 +233,7 @@ test('scale-out: an output folder that cannot be made fails its job with the rea
 
 test('scale-out: a bad --redis URL or a server that is not there is a one-line error at once (exit 2, 7), not a hang', async () => {
   assertOneLineError(cli('status', 'b1', '--redis', 'not a url'), 2, /--redis must be a URL/);
-  assertOneLineError(cli('submit', 'in', 'out', 'equalize', '--redis', 'http://127.0.0.1:1'), 2, /--redis must start with redis:\/\/ or unix:\/\//);
+  assertOneLineError(cli('submit', 'in', 'out', 'equalize', '--redis', 'http://127.0.0.1:1'), 2, /--redis must start with redis:\/\/, rediss:\/\/ \(TLS\) or unix:\/\//);
   const port = await freePort(); // nothing listens there
   assertOneLineError(cli('worker', '--redis', `redis://127.0.0.1:${port}`, '--device', 'cpu'), 7, /cannot reach the Redis server at redis:\/\/127\.0\.0\.1:\d+: connection refused/);
   assertOneLineError(cli('status', 'b1', '--redis', 'unix:///nonexistent/redis.sock'), 7, /no such socket/);
