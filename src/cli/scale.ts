@@ -67,6 +67,7 @@ function queueTarget(flags: Map<string, string>): QueueTarget {
   };
   const tls: RedisTls = { ca: file('tls-ca'), cert: file('tls-cert'), key: file('tls-key') };
   const given = Object.values(tls).some((v) => v !== undefined);
+  if (given && !flags.get('redis')?.startsWith('rediss:')) throw new InvalidArgumentError(`--tls-ca, --tls-cert and --tls-key are for a rediss:// server, got --redis ${flags.get('redis')}`);
   return { redis: flags.get('redis') ?? '', queue: flags.get('queue'), tls: given ? tls : undefined };
 }
 

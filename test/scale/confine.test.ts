@@ -139,7 +139,7 @@ test('scale-out with Redis secured: an ACL user with a password over TLS (rediss
   assertOneLineError(cli('status', 'b1', '--redis', `rediss://imgpu:wrong@127.0.0.1:${port}`, '--tls-ca', certs.ca), 7, /refused the connection: WRONGPASS/);
   assertOneLineError(cli('status', 'b1', '--redis', url), 7, /cannot reach the Redis server at rediss:.*: self[- ]signed certificate/);
   assertOneLineError(cli('status', 'b1', '--redis', `redis://imgpu:s3cret@127.0.0.1:${port}`), 7, /cannot reach the Redis server/);
-  assertOneLineError(cli('status', 'b1', '--redis', `redis://127.0.0.1:${port}`, '--tls-ca', certs.ca), 2, /TLS certificates \(--tls\) are for a rediss:\/\/ server/);
+  assertOneLineError(cli('status', 'b1', '--redis', `redis://127.0.0.1:${port}`, '--tls-ca', certs.ca), 2, /--tls-ca, --tls-cert and --tls-key are for a rediss:\/\/ server, got --redis redis:\/\/127\.0\.0\.1:\d+$/);
 
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-tls-batch-'));
   const s = await submit({ redis: url, tls, inputs: [fixture('camera.png'), fixture('coins.png')], out: join(dir, 'out'), pipeline: 'equalize' });
