@@ -1,5 +1,6 @@
 // The layering of docs/architecture.md, checked by `npm run lint` (dependency-cruiser):
-//   core ← ops ← io ← node / browser (src/node.ts, src/browser.ts, src/index.ts) ← cli / playground
+//   core ← ops ← io ← node (platform) ← engine (batch, scale: src/engine) ← entries (src/node.ts, src/browser.ts,
+//   src/index.ts, src/scale.ts) ← cli / playground
 // A layer imports only the layers to its left. Operation families (src/ops/<family>/) import one another only
 // through the shared primitives below; the ops-level modules (registry, pipeline, tasks, input) sit beside them.
 /** Families that other families build on: the histogram (equalize, thresholds) and applying a LUT. */
@@ -20,14 +21,28 @@ module.exports = {
       comment: 'ops import core and ops only (no io, node, browser, cli, entry points or playground).',
       severity: 'error',
       from: { path: '^src/ops/' },
-      to: { path: '^src/(io|node|cli)/|^src/[^/]+\\.ts$|^playground/' },
+      to: { path: '^src/(io|node|engine|cli)/|^src/[^/]+\\.ts$|^playground/' },
     },
     {
       name: 'io-imports-no-higher-layer',
-      comment: 'io imports core, ops and io only (no node, browser, cli, entry points or playground).',
+      comment: 'io imports core, ops and io only (no node, engine, browser, cli, entry points or playground).',
       severity: 'error',
       from: { path: '^src/io/' },
-      to: { path: '^src/(node|cli)/|^src/[^/]+\\.ts$|^playground/' },
+      to: { path: '^src/(node|engine|cli)/|^src/[^/]+\\.ts$|^playground/' },
+    },
+    {
+      name: 'platform-below-engine',
+      comment: 'src/node (the platform: GPU context, codecs, workers) imports no engine.',
+      severity: 'error',
+      from: { path: '^src/node/' },
+      to: { path: '^src/engine/' },
+    },
+    {
+      name: 'engine-below-front-ends',
+      comment: 'The engine (src/engine: batch and scale-out, the library behind imgpu/scale) imports no cli, entry point or playground: the CLI is parsing and printing over it.',
+      severity: 'error',
+      from: { path: '^src/engine/' },
+      to: { path: '^src/cli/|^src/[^/]+\\.ts$|^playground/' },
     },
     {
       name: 'platform-imports-no-front-end',
@@ -66,17 +81,24 @@ module.exports = {
     },
     {
       name: 'queue-in-scale-only',
-      comment: 'bullmq (scale-out, issue 21) is imported by src/cli/scale/ only.',
+      comment: 'bullmq and ioredis (scale-out, optional peer dependencies) are named by src/engine/scale/ only.',
       severity: 'error',
-      from: { path: '^src/|^playground/', pathNot: '^src/cli/scale/' },
-      to: { path: 'node_modules/bullmq' },
+      from: { path: '^src/|^playground/', pathNot: '^src/engine/scale/' },
+      to: { path: 'node_modules/(bullmq|ioredis)/' },
     },
     {
-      name: 'scale-loaded-lazily',
-      comment: 'src/cli/scale/ is loaded by a dynamic import only (main.ts), so no other command loads bullmq.',
+      name: 'queue-loaded-on-first-call',
+      comment: 'bullmq and ioredis are loaded by modules.ts\'s dynamic import only (types elsewhere): importing imgpu or imgpu/scale loads neither, and their absence is a one-line error.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/cli/scale/' },
-      to: { path: '^src/cli/scale/', dependencyTypesNot: ['dynamic-import'] },
+      from: { path: '^src/engine/scale/' },
+      to: { path: 'node_modules/(bullmq|ioredis)/', dependencyTypesNot: ['dynamic-import', 'type-only'] },
+    },
+    {
+      name: 'scale-commands-loaded-lazily',
+      comment: 'src/cli/scale.ts is loaded by a dynamic import only (main.ts), so the image commands load none of scale-out.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/scale\\.ts$' },
+      to: { path: '^src/cli/scale\\.ts$', dependencyTypesNot: ['dynamic-import'] },
     },
     {
       name: 'no-circular',

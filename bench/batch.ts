@@ -86,7 +86,7 @@ const IMGPU_ROWS: Record<string, ImgpuRow> = {
   ])),
   cpu: { key: 'cpu', flags: ['--device', 'cpu'] },
   // What `imgpu <op> <folder> <out>` does with no flags: --device auto, --jpeg auto and --cpu-lane auto — on a
-  // hardware GPU the JPEG arithmetic there and a CPU lane of the cores but four beside it (cli/batch/lane.ts).
+  // hardware GPU the JPEG arithmetic there and a CPU lane of the cores but four beside it (engine/batch/lane.ts).
   auto: { key: 'auto', flags: [] },
   // --jpeg gpu with a CPU lane of N images at once beside the GPU (--cpu-lane N).
   ...Object.fromEntries([4, 6, 8, 10, 12, 14].map((n) => [`gpu-jpeg-gpu-lane${n}`, { key: `gpu_jpeg_gpu_lane${n}`, flags: ['--device', 'gpu', '--jpeg', 'gpu', '--cpu-lane', String(n)] }])),

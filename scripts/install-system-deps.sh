@@ -7,7 +7,7 @@
 #  - libturbojpeg0-dev and a C compiler, for imgpu's native JPEG codec, and libjpeg62-turbo-dev for the GPU JPEG
 #    codec's CPU halves (the decoder's entropy stage, the encoder's entropy coder) (scripts/build-native.mjs, run by
 #    npm ci: so run this script before `npm install`);
-#  - redis-server (Debian's 7.0): the scale-out tests (imgpu submit/worker/status on BullMQ) start their own server
+#  - redis-server (Debian's 7.0): the scale-out tests (imgpu submit/worker/status on BullMQ) start their own server; openssl makes their TLS certificates
 #    on loopback;
 #  - Debian's python3-opencv, python3-scipy and python3-skimage: the references of the randomized differential test
 #    (test/parity), run through /usr/bin/python3; python3-zarr reads and writes the OME-Zarr of test/io/zarr.test.ts.
@@ -22,9 +22,9 @@ fi
 APT=($SUDO apt-get -o DPkg::Lock::Timeout=600)
 have() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | grep -q "install ok installed${2:+ .*$2}"; }
 if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have libturbojpeg0-dev || ! have libjpeg62-turbo-dev || ! have gcc \
-  || ! have python3-opencv || ! have python3-scipy || ! have python3-skimage || ! have python3-zarr || ! have redis-server; then
+  || ! have python3-opencv || ! have python3-scipy || ! have python3-skimage || ! have python3-zarr || ! have redis-server || ! have openssl; then
   "${APT[@]}" update -qq
   "${APT[@]}" install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
-  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage python3-zarr redis-server >/dev/null
+  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage python3-zarr redis-server openssl >/dev/null
 fi
 echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev python3-opencv redis-server)"

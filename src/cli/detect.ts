@@ -12,12 +12,12 @@ import { annotate, pyramidMontage } from '../ops/detect/annotate.js';
 import { detectionJson, detectorParams, detectParams, Detector, resizeLinearExact, sameHits, type Classifier, type DetectOutput } from '../ops/detect/index.js';
 import { listNodeAdapters } from '../node/gpu.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
-import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from './exit.js';
-import { folderJobs } from './batch/plan.js';
-import { eachImage, FileImages, VideoFrames, type FrameJob, type LoopJob } from './batch/loop.js';
-import { Progress } from './batch/report.js';
+import { EXIT_DISAGREE, EXIT_OK, exitCodeOf } from '../engine/exit.js';
+import { folderJobs } from '../engine/batch/plan.js';
+import { eachImage, FileImages, VideoFrames, type FrameJob, type LoopJob } from '../engine/batch/loop.js';
+import { Progress } from '../engine/batch/report.js';
 import { CodecPool } from '../node/codec-pool.js';
-import { acquire, type Execution } from './context.js';
+import { acquire, type Execution } from '../engine/context.js';
 import { formatTimings } from '../core/timings.js';
 
 /** Options of `imgpu detect` besides the detector's own parameters (flags in kebab case, as every parameter's). */

@@ -1,6 +1,6 @@
 import { parseArgs, rejectUnknown } from './args.js';
 import { createNodeGpuContext } from '../node/gpu.js';
-import { jpegInfo } from './jpeg.js';
+import { jpegInfo } from '../engine/jpeg.js';
 
 /** `imgpu info`: the adapter, its limits and its features, and the JPEG decode paths (--jpeg). */
 export async function infoCommand(argv: string[]): Promise<number> {

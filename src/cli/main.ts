@@ -10,19 +10,19 @@ import { checkWritable, checkWriteOptions, readImage, type RawLayout, type Write
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
-import { EXIT_DISAGREE, EXIT_OK } from './exit.js';
-import { COMMANDS, isImageCommand, type OpCommand } from './commands.js';
-import { acquire, runGpuOrCpu } from './context.js';
+import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
+import { COMMANDS, isImageCommand, type OpCommand } from '../engine/commands.js';
+import { acquire, runGpuOrCpu } from '../engine/context.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
 import { trainCommand } from './train.js';
-import { batchFormat, batchRecipe, isBatch, type BatchOptions } from './batch/plan.js';
-import { runBatch } from './batch/run.js';
-import { runBatchInProcesses, shardOf } from './batch/shard.js';
-import { cliWording } from './flags.js';
+import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
+import { runBatch } from '../engine/batch/run.js';
+import { runBatchInProcesses, shardOf } from '../engine/batch/shard.js';
+import { cliWording } from '../engine/flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
-import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from './jpeg.js';
+import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from '../engine/jpeg.js';
 import { isZarrPath } from '../io/zarr.js';
 import { ALL_OPERATIONS } from '../ops/registry.js';
 import { convertCommand, runZarrOp, ZARR_FLAGS, ZARR_HELP, zarrWriteOptions } from './zarr.js';
@@ -241,7 +241,7 @@ async function gmuCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** The scale-out commands (src/cli/scale/, imported when one is run). */
+/** The scale-out commands (src/cli/scale.ts over src/engine/scale, imported when one is run). */
 const SCALE = ['submit', 'worker', 'status', 'retry'];
 
 export async function main(argv: string[]): Promise<number> {
@@ -259,7 +259,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'adapters') return adaptersCommand(rest);
   if (command === 'convert') return convertCommand(rest);
   // Scale-out (Redis, BullMQ) is loaded only for its own commands.
-  if (SCALE.includes(command)) return (await import('./scale/index.js')).SCALE_COMMANDS[command](rest);
+  if (SCALE.includes(command)) return (await import('./scale.js')).SCALE_COMMANDS[command](rest);
   const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
   return runOp(command, op, rest);

@@ -3,8 +3,8 @@ import { paramHelp } from '../core/params.js';
 import { train } from '../io/train.js';
 import { resolveTrainOptions, trainParams, type StageProgress } from '../ops/detect/train/index.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
-import { acquire } from './context.js';
-import { EXIT_OK } from './exit.js';
+import { acquire } from '../engine/context.js';
+import { EXIT_OK } from '../engine/exit.js';
 
 const USAGE = `imgpu train --positives <folder|annotations.txt|samples.vec> --negatives <folder|bg.txt> --out <folder> [options]
   trains an LBP cascade as opencv_traincascade (-featureType LBP -bt GAB) or a WaldBoost classifier; the out folder

@@ -3,8 +3,8 @@ import type { Dtype, Image } from '../core/image.js';
 import type { Operation } from '../core/op.js';
 import { defaultMemory, isZarrPath, openOmeZarr, readImage, runChunked, writeImage, type ChunkedReport, type OmeVersion, type SlabRun, type ZarrCompressor, type ZarrWriteOptions } from '../io/index.js';
 import { parseArgs, rejectUnknown } from './args.js';
-import { acquire, runGpuOrCpu, type Execution } from './context.js';
-import { EXIT_OK } from './exit.js';
+import { acquire, runGpuOrCpu, type Execution } from '../engine/context.js';
+import { EXIT_OK } from '../engine/exit.js';
 
 /** The OME-Zarr flags of volume commands (and convert): where a .zarr is written, and the memory a chunked run may take. */
 export const ZARR_FLAGS = ['memory', 'ome', 'levels', 'chunks', 'compressor', 'clevel'] as const;

@@ -97,6 +97,15 @@ export class RuntimeVersionError extends ImgpuError {
   override readonly exitCode: number = 6;
 }
 
+/**
+ * An optional package a feature needs is not installed (imgpu/scale's bullmq and ioredis, peer dependencies that
+ * `npm install imgpu` leaves out): the message says what to install. Exit 6, as the runtime's other shortfalls.
+ */
+export class MissingDependencyError extends ImgpuError {
+  override readonly code: string = 'MISSING_DEPENDENCY';
+  override readonly exitCode: number = 6;
+}
+
 /** A value as an error message shows it: strings as they are, objects as JSON (not "[object Object]"). */
 export function shownValue(v: unknown): string {
   if (typeof v === 'string') return v;
@@ -112,7 +121,7 @@ export function shownValue(v: unknown): string {
 
 /**
  * How library messages name what the caller can change, in the API's words: the CPU path (CPU_PATH) and options
- * (optionRef). The CLI rewords both as its flags (src/cli/flags.ts), so no library error speaks of CLI flags.
+ * (optionRef). The CLI rewords both as its flags (src/engine/flags.ts), so no library error speaks of CLI flags.
  */
 export const CPU_PATH = 'the CPU path (no `gpu` option)';
 

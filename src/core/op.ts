@@ -100,7 +100,7 @@ export interface OpDeclaration<S extends readonly ParamSpec[], X extends object,
   input: InputRule;
   /**
    * The CPU path is a few operations a pixel (look-up tables, global thresholds, histograms): less than a JPEG
-   * codec's own work on the image, so a GPU batch's CPU lane takes such images by default (cli/batch/lane.ts;
+   * codec's own work on the image, so a GPU batch's CPU lane takes such images by default (engine/batch/lane.ts;
    * measured on these) — for every parameter set, or for those where the function says so (threshold's global
    * methods, not its windowed ones). Absent: neighbourhood work, which may cost the CPU far more than the codec
    * (large kernels).

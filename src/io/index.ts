@@ -19,7 +19,7 @@ export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf,
 export { OME_VERSIONS, ZARR_COMPRESSORS, isZarrPath, openOmeZarr, readOmeZarr, type OmeVersion, type ZarrCompressor, type ZarrWriteOptions } from './zarr.js';
 export { defaultMemory, runChunked, writeOmeZarr, type ChunkedOptions, type ChunkedReport, type SlabRun } from './chunked.js';
 
-/** A .raw file's layout, as readImage takes it; the CLI words it as its flags (cli/flags.ts). */
+/** A .raw file's layout, as readImage takes it; the CLI words it as its flags (engine/flags.ts). */
 export const RAW_LAYOUT = "option `raw: { shape: [H, W] or [D, H, W], dtype: 'uint8' | 'uint16' | 'float32' }`";
 
 /** Formats imgpu writes, by file extension. */

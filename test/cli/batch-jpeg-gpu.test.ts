@@ -3,10 +3,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { batchFormat, batchRecipe, type BatchOptions } from '../../src/cli/batch/plan.js';
-import { runBatch } from '../../src/cli/batch/run.js';
-import { COMMANDS, type ImageCommand } from '../../src/cli/commands.js';
-import { acquire } from '../../src/cli/context.js';
+import { batchFormat, batchRecipe, type BatchOptions } from '../../src/engine/batch/plan.js';
+import { runBatch } from '../../src/engine/batch/run.js';
+import { COMMANDS, type ImageCommand } from '../../src/engine/commands.js';
+import { acquire } from '../../src/engine/context.js';
 import { readbackCount } from '../../src/core/gpu/transfer.js';
 import { resolveParams } from '../../src/core/params.js';
 import { nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';

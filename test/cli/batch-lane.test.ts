@@ -3,9 +3,9 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CpuLane, defaultLaneSize, SplitQueue } from '../../src/cli/batch/lane.js';
-import { laneSize } from '../../src/cli/batch/run.js';
-import { COMMANDS, type ImageCommand } from '../../src/cli/commands.js';
+import { CpuLane, defaultLaneSize, SplitQueue } from '../../src/engine/batch/lane.js';
+import { laneSize } from '../../src/engine/batch/run.js';
+import { COMMANDS, type ImageCommand } from '../../src/engine/commands.js';
 import type { GpuContext } from '../../src/core/gpu/context.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { parsePipeline } from '../../src/ops/pipeline.js';

@@ -16,7 +16,7 @@ import { toGray } from '../../src/core/image.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 import { childrenOf, mkfifo, readerGone, readerOf, running, until } from '../helpers/process.js';
-import { RECORDS_FILE } from '../../src/cli/records.js';
+import { RECORDS_FILE } from '../../src/engine/records.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });

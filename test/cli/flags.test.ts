@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cliWording } from '../../src/cli/flags.js';
+import { cliWording } from '../../src/engine/flags.js';
 import { CPU_PATH, optionRef } from '../../src/core/errors.js';
 import { readImage } from '../../src/io/index.js';
 import { clahe } from '../../src/ops/clahe/index.js';

@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { jpegInputOnGpu } from '../../src/cli/jpeg.js';
+import { jpegInputOnGpu } from '../../src/engine/jpeg.js';
 import { compareImages } from '../../src/core/compare.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { nativeJpeg } from '../../src/io/jpeg.js';

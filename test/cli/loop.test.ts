@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FileAccessError, GpuDeviceLostError } from '../../src/core/errors.js';
 import type { Image } from '../../src/core/image.js';
-import { eachImage, FileImages, type ImageSource, type LoopJob, type Next } from '../../src/cli/batch/loop.js';
+import { eachImage, FileImages, type ImageSource, type LoopJob, type Next } from '../../src/engine/batch/loop.js';
 import type { CodecPool } from '../../src/node/codec-pool.js';
-import { Progress } from '../../src/cli/batch/report.js';
+import { Progress } from '../../src/engine/batch/report.js';
 
 // The loop shared by batch mode and detection (src/cli/batch/loop.ts), driven by a source of n tiny images whose
 // steps and keeps log what they do, in the order they do it.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { batchId, DEFAULT_SHARD, jobId, shardImages } from '../../src/cli/scale/jobs.js';
-import type { Job } from '../../src/cli/batch/plan.js';
+import { batchId, DEFAULT_SHARD, jobId, shardImages } from '../../src/engine/scale/jobs.js';
+import type { Job } from '../../src/engine/batch/plan.js';
 
 const image = (input: string, mtimeMs = 1): Job => ({ input: `/in/${input}`, output: `/out/${input}`, key: input, bytes: 100, mtimeMs });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -8,44 +8,19 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { compareImages } from '../../src/core/compare.js';
 import { readImage } from '../../src/io/index.js';
-import { checkServer, parseRedisUrl, redisConnection } from '../../src/cli/scale/connection.js';
-import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from '../../src/cli/scale/jobs.js';
+import { parseRedisUrl, redisConnection } from '../../src/engine/scale/connection.js';
+import type { ScaleJobData, ScaleJobProgress, ScaleJobResult } from '../../src/engine/scale/jobs.js';
+import { queueModules } from '../../src/engine/scale/modules.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { freePort } from '../helpers/process.js';
+import { redisServerOrSkip, startRedis } from '../helpers/redis.js';
 
-// Scale-out with a real Redis server started by the test (redis-server, installed by scripts/install-system-deps.sh):
-// skipped with the reason where it is not installed, unless IMGPU_REQUIRE_REDIS=1 (.ci/run), which fails instead.
+// Scale-out with a real Redis server started by the test (test/helpers/redis.ts).
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const PIPELINE = 'clahe --clip 2 | gamma --gamma 0.8';
 const QUEUE = 'imgpu';
-
-function redisServerOrSkip(t: TestContext): string | undefined {
-  const path = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(existsSync) ?? spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
-  if (path) return path;
-  if (process.env.IMGPU_REQUIRE_REDIS === '1') throw new Error('IMGPU_REQUIRE_REDIS=1 but redis-server is not installed (scripts/install-system-deps.sh installs it)');
-  t.skip('redis-server is not installed (scripts/install-system-deps.sh installs it; IMGPU_REQUIRE_REDIS=1 fails instead)');
-  return undefined;
-}
-
-/** A redis-server of the test's own on a free loopback port, nothing saved; stopped when the test ends. */
-async function startRedis(t: TestContext, binary: string, port?: number, password?: string): Promise<{ url: string; port: number; proc: ChildProcess }> {
-  port ??= await freePort();
-  const proc = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(password ? ['--requirepass', password] : [])], { stdio: 'ignore' });
-  t.after(() => proc.kill('SIGKILL'));
-  const url = `redis://${password ? `:${password}@` : ''}127.0.0.1:${port}`;
-  const end = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await checkServer(parseRedisUrl(url));
-      return { url, port, proc };
-    } catch (e) {
-      if (Date.now() > end) throw e;
-      await sleep(100);
-    }
-  }
-}
 
 /** Worker C's device: the GPU where there is an adapter (required with IMGPU_REQUIRE_GPU=1), else the CPU. */
 async function gpuDevice(): Promise<'gpu' | 'cpu'> {
@@ -90,7 +65,7 @@ function imageFolder(): { dir: string; inDir: string; sources: Map<string, strin
 
 /** The queue as the test reads it (job states, progress, results). */
 async function openQueue(t: TestContext, url: string): Promise<Queue<ScaleJobData, ScaleJobResult>> {
-  const connection = redisConnection(parseRedisUrl(url));
+  const connection = redisConnection(await queueModules(), parseRedisUrl(url));
   connection.on('error', () => undefined);
   const q = new Queue<ScaleJobData, ScaleJobResult>(QUEUE, { connection });
   t.after(async () => {
@@ -207,7 +182,7 @@ test('scale-out: an output folder that cannot be made fails its job with the rea
   redis.proc.kill('SIGKILL');
   await new Promise((r) => redis.proc.once('exit', r));
   await sleep(500);
-  const again = await startRedis(t, binary, redis.port);
+  const again = await startRedis(t, binary, { port: redis.port });
   const s2 = JSON.parse(cli('submit', join(inDir, '1-moon.png'), out, 'equalize', '--redis', again.url, '--json').stdout);
   const after = spawnSync(process.execPath, [BIN, 'status', s2.batch, '--redis', again.url, '--watch', '--json', '--interval', '0.3'], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(after.status, 0, `${after.stderr}\n${w.stderr()}`);
@@ -232,7 +207,7 @@ test('scale-out: an output folder that cannot be made fails its job with the rea
 
 test('scale-out: a bad --redis URL or a server that is not there is a one-line error at once (exit 2, 7), not a hang', async () => {
   assertOneLineError(cli('status', 'b1', '--redis', 'not a url'), 2, /--redis must be a URL/);
-  assertOneLineError(cli('submit', 'in', 'out', 'equalize', '--redis', 'http://127.0.0.1:1'), 2, /--redis must start with redis:\/\/ or unix:\/\//);
+  assertOneLineError(cli('submit', 'in', 'out', 'equalize', '--redis', 'http://127.0.0.1:1'), 2, /--redis must start with redis:\/\/, rediss:\/\/ \(TLS\) or unix:\/\//);
   const port = await freePort(); // nothing listens there
   assertOneLineError(cli('worker', '--redis', `redis://127.0.0.1:${port}`, '--device', 'cpu'), 7, /cannot reach the Redis server at redis:\/\/127\.0\.0\.1:\d+: connection refused/);
   assertOneLineError(cli('status', 'b1', '--redis', 'unix:///nonexistent/redis.sock'), 7, /no such socket/);
@@ -242,7 +217,7 @@ test('scale-out: a bad --redis URL or a server that is not there is a one-line e
 test('scale-out: a password the server refuses is exit 7 with its answer, the password not shown; the right one works', async (t) => {
   const binary = redisServerOrSkip(t);
   if (!binary) return;
-  const { port } = await startRedis(t, binary, undefined, 's3cret');
+  const { port } = await startRedis(t, binary, { password: 's3cret' });
   assertOneLineError(cli('status', 'b1', '--redis', `redis://:wrong@127.0.0.1:${port}`), 7, /the Redis server at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ refused the connection: WRONGPASS/);
   assertOneLineError(cli('status', 'b1', '--redis', `redis://:s3cret@127.0.0.1:${port}/3`), 2, /no batch b1 on queue imgpu/);
 });

@@ -5,7 +5,7 @@ import { bindingRanges, checkBinding, maxBinding, rangeBinding, type ElementRang
 import { deviceBytes } from '../../core/gpu/transfer.js';
 import { HistogramParams, PIXELS_PER_VEC, SUB_BINS, SumParams, atomicHistogramWgsl, subHistogramWgsl, sumPartialsWgsl } from './histogram.wgsl.js';
 
-/** The advice where sub-histograms exceed a binding; the CLI words it as its flag (cli/flags.ts). */
+/** The advice where sub-histograms exceed a binding; the CLI words it as its flag (engine/flags.ts). */
 export const ATOMIC_HISTOGRAM = "the 'atomic' histogram method";
 
 /** The two GPU histogram algorithms (see histogram.wgsl.ts). */

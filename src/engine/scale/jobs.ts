@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { isAbsolute, normalize } from 'node:path';
+import { InvalidArgumentError } from '../../core/errors.js';
 import type { WriteOptions } from '../../io/index.js';
 import type { Job as Image } from '../batch/plan.js';
 
@@ -80,4 +82,55 @@ export function jobId(images: readonly Image[], recipe: string): string {
 /** A batch's id: a digest of its jobs' ids, so submitting the same batch again names the same batch. */
 export function batchId(jobIds: readonly string[]): string {
   return `b${digest(jobIds).slice(0, 16)}`;
+}
+
+/** The most images one job may carry (submit's --shard is at most 100,000). */
+const MAX_JOB_IMAGES = 100_000;
+/** The longest pipeline a job may carry (a chain of tens of steps is a few hundred characters). */
+const MAX_PIPELINE = 10_000;
+
+/**
+ * A job's payload checked against ScaleJobData's schema before a worker acts on it: anyone who can write to the
+ * queue can put anything there. Every field of the right type, nothing else; paths absolute and normalized (no '.',
+ * '..' or '//': what is checked against a worker's roots is then the path the files are opened by). An
+ * InvalidArgumentError naming the first field that is wrong.
+ */
+export function checkJobData(data: unknown): ScaleJobData {
+  const d = record(data, 'the job');
+  onlyKeys(d, 'the job', ['batch', 'pipeline', 'write', 'outDir', 'images']);
+  if (typeof d.batch !== 'string' || !/^b[0-9a-f]{16}$/.test(d.batch)) bad('batch must be a batch id (b and 16 hex digits)');
+  if (typeof d.pipeline !== 'string' || d.pipeline.length === 0 || d.pipeline.length > MAX_PIPELINE) bad(`pipeline must be a string of 1–${MAX_PIPELINE} characters`);
+  const w = record(d.write, 'write');
+  onlyKeys(w, 'write', ['compression', 'quality']);
+  for (const k of ['compression', 'quality']) if (w[k] !== undefined && !Number.isInteger(w[k])) bad(`write.${k} must be an integer`);
+  absolutePath(d.outDir, 'outDir');
+  if (!Array.isArray(d.images) || d.images.length === 0 || d.images.length > MAX_JOB_IMAGES) bad(`images must be a list of 1–${MAX_JOB_IMAGES} images`);
+  (d.images as unknown[]).forEach((v, i) => {
+    const img = record(v, `images[${i}]`);
+    onlyKeys(img, `images[${i}]`, ['input', 'output', 'key', 'bytes', 'mtimeMs']);
+    absolutePath(img.input, `images[${i}].input`);
+    absolutePath(img.output, `images[${i}].output`);
+    if (typeof img.key !== 'string' || img.key.length === 0) bad(`images[${i}].key must be a non-empty string`);
+    if (!Number.isSafeInteger(img.bytes) || (img.bytes as number) < 0) bad(`images[${i}].bytes must be a size in bytes`);
+    if (typeof img.mtimeMs !== 'number' || !Number.isFinite(img.mtimeMs)) bad(`images[${i}].mtimeMs must be a time in ms`);
+  });
+  return d as unknown as ScaleJobData;
+}
+
+function bad(what: string): never {
+  throw new InvalidArgumentError(`malformed job: ${what}`);
+}
+
+function record(v: unknown, what: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) bad(`${what} must be an object`);
+  return v as Record<string, unknown>;
+}
+
+function onlyKeys(o: Record<string, unknown>, what: string, keys: readonly string[]): void {
+  const extra = Object.keys(o).find((k) => !keys.includes(k));
+  if (extra !== undefined) bad(`${what} has an unknown field '${extra}'`);
+}
+
+function absolutePath(v: unknown, what: string): void {
+  if (typeof v !== 'string' || !isAbsolute(v) || normalize(v) !== v || v.includes('\0') || (v.length > 1 && v.endsWith('/'))) bad(`${what} must be an absolute, normalized path`);
 }

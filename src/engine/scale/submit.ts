@@ -1,0 +1,91 @@
+import { resolve } from 'node:path';
+import { InvalidArgumentError } from '../../core/errors.js';
+import { checkWriteOptions, type WriteOptions } from '../../io/index.js';
+import { parsePipeline } from '../../ops/pipeline.js';
+import { COMMANDS } from '../commands.js';
+import { batchFormat, batchRecipe, noImages, plan, prepareOutputFolder, type BatchOptions } from '../batch/plan.js';
+import { batchKey, checkServer, parseRedisUrl, queueName, redisConnection, type QueueTarget } from './connection.js';
+import { batchId, DEFAULT_SHARD, jobId, shardImages, type ScaleJobData } from './jobs.js';
+import { queueModules } from './modules.js';
+
+/** Jobs added to the queue per transaction. */
+const ADD_SLICE = 500;
+
+/** What submit() takes: a batch as local batch mode takes it (`imgpu pipeline <inputs…> <out> "<pipeline>"`). */
+export interface SubmitOptions extends QueueTarget {
+  /** image files and folders (made absolute: every worker must see them at the same paths) */
+  inputs: readonly string[];
+  /** the output folder (made if missing) */
+  out: string;
+  /** the operations, as `imgpu pipeline` takes them: "clahe --clip 2 | threshold --method otsu" */
+  pipeline: string;
+  /** images per job (default 32; a volume is a job alone) */
+  shard?: number;
+  /** include sub-folders (their layout kept under `out`) */
+  recursive?: boolean;
+  /** the output format's extension (default: each input's) */
+  format?: string;
+  compression?: number;
+  quality?: number;
+}
+
+/** What submit() enqueued. */
+export interface Submitted {
+  batch: string;
+  queue: string;
+  /** jobs and images enqueued now */
+  jobs: number;
+  images: number;
+  /** the batch's jobs and images, those already on the queue (queued, done or failed) included */
+  totalJobs: number;
+  totalImages: number;
+}
+
+/**
+ * A batch on the queue: planned as local batch mode plans it (the same walk, output names and checks; the
+ * pipeline and the files it names checked here, not by the first worker), split into jobs, those not on the
+ * queue yet enqueued. Returns at once; status() follows it.
+ */
+export async function submit(o: SubmitOptions): Promise<Submitted> {
+  const m = await queueModules();
+  const inputs = o.inputs.map((p) => resolve(p));
+  const outDir = resolve(o.out);
+  const server = parseRedisUrl(o.redis, o.tls);
+  const queue = queueName(o.queue);
+  const shard = o.shard ?? DEFAULT_SHARD;
+  if (!Number.isInteger(shard) || shard < 1 || shard > 100_000) throw new InvalidArgumentError(`option \`shard\` must be an integer 1–100000, got ${o.shard}`);
+  const steps = parsePipeline(o.pipeline);
+  await COMMANDS.pipeline.prepare!({ chain: o.pipeline });
+  const write: WriteOptions = { compression: o.compression, quality: o.quality };
+  checkWriteOptions(write);
+  const codec = { format: batchFormat(o.format), read: {}, write };
+  // The recipe of the resolved steps (defaults included): "clahe|otsu" and "clahe --clip 2 | otsu" are one recipe.
+  const b: BatchOptions = { recursive: o.recursive ?? false, overwrite: false, quiet: true, json: false, ...codec, recipe: batchRecipe('pipeline', { steps }, codec) };
+  await checkServer(m, server);
+  const images = await plan(inputs, outDir, b);
+  if (images.length === 0) throw noImages(inputs, b);
+  await prepareOutputFolder(outDir);
+  const shards = shardImages(images, shard);
+  const ids = shards.map((s) => jobId(s, b.recipe));
+  const batch = batchId(ids);
+  const connection = redisConnection(m, server);
+  const q = new m.bullmq.Queue<ScaleJobData>(queue, { connection });
+  try {
+    // Work already on the queue — waiting, running, done or failed — is not enqueued again.
+    const states = await Promise.all(ids.map((id) => q.getJobState(id)));
+    const fresh = shards.map((s, i) => ({ images: s, id: ids[i] })).filter((_, i) => states[i] === 'unknown');
+    // In slices: addBulk is one transaction, and a million photos are ~250 MB of job data.
+    for (let i = 0; i < fresh.length; i += ADD_SLICE) {
+      await q.addBulk(fresh.slice(i, i + ADD_SLICE).map((f) => ({
+        name: 'pipeline', data: { batch, pipeline: o.pipeline, write, outDir, images: f.images },
+        // Results stay (status counts from them; a job id kept is what makes a second submit enqueue nothing).
+        opts: { jobId: f.id, removeOnComplete: false, removeOnFail: false },
+      })));
+    }
+    await connection.hset(batchKey(queue, batch), { jobs: JSON.stringify(ids), images: images.length, pipeline: o.pipeline, outDir, submitted: Date.now() });
+    return { batch, queue, jobs: fresh.length, images: fresh.reduce((a, f) => a + f.images.length, 0), totalJobs: ids.length, totalImages: images.length };
+  } finally {
+    await q.close();
+    await connection.quit();
+  }
+}
