@@ -34,6 +34,8 @@ export const MAX_AREA_FIXED8 = 256;
 
 /** cv2.blur's 8-bit value of an exact window sum `s` of `area` ≤ MAX_AREA_FIXED8 pixels (see there). */
 export function roundBox8(s: number, area: number): number {
+  // A 1×1 window is the identity in cv2.blur (no scaling happens); the fixed point's +1 would add one level.
+  if (area === 1) return s;
   const pow2 = (area & (area - 1)) === 0;
   // The fixed point can round a full window of 255 to 256 (area 2): OpenCV's packing saturates it.
   return pow2 ? Math.min(255, Math.floor((s + area / 2 + 1) / area)) : Math.floor((2 * s + area) / (2 * area));

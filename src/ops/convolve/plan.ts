@@ -17,11 +17,15 @@ export interface AxisGeo {
 /** [z, y, x] */
 export type Geo3 = [AxisGeo, AxisGeo, AxisGeo];
 
-/** The geometry of a kernel over a whole [d, h, w] volume: same size out, or shrunk for 'valid'. */
+/**
+ * The geometry of a kernel over a whole [d, h, w] volume: same size out, or shrunk for 'valid'. A kernel larger
+ * than the image reads the border rule at any distance (as scipy.ndimage and cv2.filter2D do); only 'valid' has
+ * no output then, and refuses it.
+ */
 export function wholeGeometry(shape: [number, number, number], k: ConvKernel, mode: BorderMode): Geo3 {
   return [0, 1, 2].map((a) => {
     const n = shape[a], kk = k.size[a];
-    if (kk > n) throw new InvalidArgumentError(`the kernel is larger than the image along ${'zyx'[a]} (${kk} taps, ${n} pixels)`);
+    if (kk > n && mode === 'valid') throw new InvalidArgumentError(`border 'valid': the kernel is larger than the image along ${'zyx'[a]} (${kk} taps, ${n} pixels), no output lies inside; use another border`);
     return mode === 'valid' ? { nIn: n, nOut: n - kk + 1, off: 0, lo: 0, hi: n } : { nIn: n, nOut: n, off: -k.anchor[a], lo: 0, hi: n };
   }) as Geo3;
 }
