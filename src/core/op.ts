@@ -6,9 +6,9 @@ import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
 import type { Recording } from './gpu/recording.js';
 import { PROFILE_BY_DEFAULT, runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
-import { checkOut, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
+import { channelPlanes, checkOut, interleavePlanes, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
 import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from './params.js';
-import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from './timings.js';
+import { closeTimings, makeTimings, now, sumTimings, type KernelTime, type OpResult, type Timings } from './timings.js';
 
 /**
  * One operation, declared once. From a declaration come the public function (host image or GpuImage in), the
@@ -19,9 +19,14 @@ import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Ti
 /**
  * How colour input is taken: 'gray' converts a colour host image to OpenCV's gray first (a GpuImage must be
  * gray); 'luma' runs on the Y of OpenCV's YCrCb and puts the chroma back (CLAHE); 'channels' processes every
- * channel alike (point operations).
+ * channel alike (point operations); 'planes' runs the operation on each channel of a colour host image alone and
+ * interleaves the results, as OpenCV's filters and morphology do (cv2.GaussianBlur, cv2.blur, cv2.Sobel, cv2.erode
+ * of the image cv2.imread returns) — unless the declared parameter `gray` (GRAY_PARAM) asks for gray first.
  */
-export type ColourRule = 'gray' | 'luma' | 'channels';
+export type ColourRule = 'gray' | 'luma' | 'channels' | 'planes';
+
+/** The parameter of 'planes' operations that converts colour to gray first instead (CLI `--gray`). */
+export const GRAY_PARAM = { name: 'gray', kind: 'bool', default: false, doc: 'colour input: convert to gray first (OpenCV\'s weights) instead of processing each channel' } as const;
 
 export interface InputRule {
   dtypes: readonly Dtype[];
@@ -193,16 +198,19 @@ export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S,
   return resolveParams<ResolvedOf<S>>(name, specs, opts);
 }
 
-/** The host image the operation works on, by its colour rule (luma: the Y plane and what puts the colour back). */
-function hostInput(src: Image, name: string, rule: InputRule): { img: Image; luma?: ReturnType<typeof rgbToYCrCb> } {
+/**
+ * The host image the operation works on, by its colour rule (luma: the Y plane and what puts the colour back;
+ * planes: the colour image itself, split by the caller; `gray`: the 'planes' rule's parameter asking for gray).
+ */
+function hostInput(src: Image, name: string, rule: InputRule, gray: boolean): { img: Image; luma?: ReturnType<typeof rgbToYCrCb> } {
   validateImage(src);
-  if (rule.colour === 'gray' || (rule.colour === 'luma' && src.channels === 1)) {
-    const img = rule.colour === 'gray' ? toGray(src) : src;
+  if (rule.colour === 'gray' || src.channels === 1 || (rule.colour === 'planes' && gray)) {
+    const img = rule.colour === 'luma' ? src : toGray(src);
     requireDtype(img, rule.dtypes, name);
     return { img };
   }
   requireDtype(src, rule.dtypes, name);
-  if (rule.colour === 'channels') return { img: src };
+  if (rule.colour === 'channels' || rule.colour === 'planes') return { img: src };
   const luma = rgbToYCrCb(src);
   return { img: luma.y, luma };
 }
@@ -262,7 +270,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
       decl.check?.(p, src, src.ctx);
       return keepGeometry(src, await onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false));
     }
-    const { img, luma } = hostInput(src, name, decl.input);
+    const { img, luma } = hostInput(src, name, decl.input, (p as { gray?: boolean }).gray === true);
+    if (decl.input.colour === 'planes' && img.channels > 1) return onPlanes(img, opts, out, t0);
     decl.check?.(p, img, opts.gpu);
     const q = prepare(p, img, opts.gpu);
     if (out) checkOut(out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
@@ -272,6 +281,19 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     if (!luma) return r;
     const output = intoOut(yCrCbToRgb(r.output as Image, luma, src), out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
+  }
+
+  /**
+   * A colour host image under the 'planes' rule: the operation on each channel alone (CPU or GPU as asked),
+   * interleaved back; the timings summed (the split and the interleave count as host time).
+   */
+  async function onPlanes(img: Image, opts: OpOptions<S>, out: Image | undefined, t0: number): Promise<OpResult<H> & Partial<X>> {
+    const results: (OpResult<H | D> & Partial<X>)[] = [];
+    for (const plane of channelPlanes(img)) results.push(await run(plane, { ...opts, out: undefined, view: false }));
+    const planes = results.map((r) => r.output as Image);
+    if (out) checkOut(out, { ...planes[0], channels: img.channels });
+    const output = intoOut(interleavePlanes(planes), out) as H;
+    return { ...results[0], output, timings: closeTimings(sumTimings(results.map((r) => r.timings)), t0) };
   }
 
   async function onCpu(img: Image, q: Q, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {

@@ -32,6 +32,18 @@ def gray_of(img, channels):
     return cv2.cvtColor(img, cv2.COLOR_RGBA2GRAY if channels == 4 else cv2.COLOR_RGB2GRAY)
 
 
+def per_channel(ref):
+    """The library's rule for filters and morphology: a colour image is processed channel by channel (as OpenCV's
+    functions do on a 3-channel array), each output stacked back as a channel."""
+    def run(inputs, a):
+        if a['channels'] == 1:
+            return ref(inputs, a)
+        src = inputs['src']
+        outs = [ref(dict(inputs, src=np.ascontiguousarray(src[..., c])), dict(a, channels=1)) for c in range(a['channels'])]
+        return {k: np.stack([o[k] for o in outs], axis=-1) for k in outs[0]}
+    return run
+
+
 def ref_gray(inputs, a):
     return {'image': gray_of(inputs['src'], a['channels'])}
 
@@ -163,6 +175,7 @@ CV_OPS = {'open': cv2.MORPH_OPEN, 'close': cv2.MORPH_CLOSE, 'gradient': cv2.MORP
           'tophat': cv2.MORPH_TOPHAT, 'blackhat': cv2.MORPH_BLACKHAT}
 
 
+@per_channel
 def ref_morph_cv(inputs, a):
     img, k, it = gray_of(inputs['src'], a['channels']), np.array(a['se'], np.uint8), a['iterations']
     if a['op'] == 'erode':
@@ -172,6 +185,7 @@ def ref_morph_cv(inputs, a):
     return {'image': cv2.morphologyEx(img, CV_OPS[a['op']], k, iterations=it)}
 
 
+@per_channel
 def ref_morph_scipy(inputs, a):
     """scipy.ndimage grey morphology (mode 'reflect', footprint = the element); `iterations` repeats each erosion
     and dilation; differences saturate at 0 for integer images (docs/morphology.md: as cv2.subtract) — with an
@@ -269,6 +283,7 @@ def cv2_filter(img, a):
     raise ValueError(f'no OpenCV counterpart for {kind}')
 
 
+@per_channel
 def ref_filter(inputs, a):
     """Named filters and kernels: scipy's float64 result; with `saturate`, also the integer result — OpenCV's
     (a['cv2']) or scipy's rounded half to even and clamped."""
@@ -313,7 +328,7 @@ def ref_chain(inputs, a):
     img, channels = inputs['src'], a['channels']
     for step in a['steps']:
         img = REFS[step['fn']]({'src': img}, dict(step['args'], channels=channels))['image']
-        channels = channels if step['fn'] == 'clahe' else 1
+        channels = channels if step['fn'] in ('clahe', 'filter', 'morph_cv', 'morph_scipy') else 1
     return {'image': img}
 
 
