@@ -49,6 +49,27 @@ for n in ('u8', 'u16'):
   }
 });
 
+test('gauss --truncate 3 of an 8-bit colour photo equals cv2.GaussianBlur byte for byte (its fixed point and kernel size), every implementation, CPU and GPU', async (t) => {
+  const img = await readImage(fixture('images', 'chelsea.png'));
+  const SIGMAS = [[0.8], [1.1], [2], [3.3], [1.5, 2.5]];
+  const refs = pythonArrays(`
+x = cv2.imread('${fixture('images', 'chelsea.png')}')
+for i, s in enumerate(${JSON.stringify(SIGMAS)}):
+    O[f'g{i}'] = cv2.GaussianBlur(x, (0, 0), s[0], sigmaY=s[-1])[:, :, ::-1]
+O['wrap'] = cv2.GaussianBlur(x, (0, 0), 2, borderType=cv2.BORDER_REPLICATE)[:, :, ::-1]
+`, {});
+  const gpu = await gpuOrSkip(t);
+  const impls = ['naive', 'tiled', 'separable', 'fused'] as const;
+  for (const [i, s] of SIGMAS.entries()) {
+    const spec = `gauss:${s.join(',')}`, o: FilterOptions = { saturate: true, truncate: 3, border: 'reflect101' };
+    const want = colour(refs[`g${i}`]);
+    assertSame((await filter(img, spec, o)).output, want, `CPU ${spec}`);
+    // One GPU implementation per sigma, in turn: all meet the integer kernels; each costs shader compilations.
+    if (gpu) assertSame((await filter(img, spec, { ...o, gpu, impl: impls[i % impls.length] })).output, want, `GPU ${impls[i % impls.length]} ${spec}`);
+  }
+  assertSame((await filter(img, 'gauss:2', { saturate: true, truncate: 3, border: 'replicate' })).output, colour(refs.wrap), 'CPU gauss:2 replicate');
+});
+
 test('gray stays available: with `gray` a colour image is converted first (OpenCV\'s weights), as before', async () => {
   const img = await readImage(fixture('images', 'chelsea.png'));
   const gray = toGray(img);
@@ -75,6 +96,10 @@ O['gray'] = cv2.blur(cv2.imread('${photo}', cv2.IMREAD_GRAYSCALE), (5, 3))
   assertSame(await readImage(join(dir, 'b.png')), colour(refs.b), 'CLI box colour');
   assertSame(await readImage(join(dir, 'gray.png')), refs.gray, 'CLI box --gray');
   assert.equal((await readImage(join(dir, 'g.png'))).channels, 3, 'gauss:2 --saturate of a colour photo is a colour image');
+  const g3 = run('filter', photo, join(dir, 'g3.png'), '--filter', 'gauss:2', '--saturate', '--truncate', '3', '--border', 'reflect101');
+  assert.equal(g3.status, 0, g3.stderr);
+  const gr = pythonArrays(`O['g'] = cv2.GaussianBlur(cv2.imread('${photo}'), (0, 0), 2)[:, :, ::-1]`, {});
+  assertSame(await readImage(join(dir, 'g3.png')), colour(gr.g), 'CLI gauss:2 --truncate 3 = cv2.GaussianBlur');
   const m = run('morph', 'erode', photo, join(dir, 'e.png'), '--se', 'rect:5x5');
   assert.equal(m.status, 0, m.stderr);
   const e = pythonArrays(`O['e'] = cv2.erode(cv2.imread('${photo}'), np.ones((5, 5), np.uint8))[:, :, ::-1]`, {});

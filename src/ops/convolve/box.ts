@@ -18,6 +18,8 @@ export interface BoxRounding {
   /** The output row width and the first column of OpenCV's scalar tail (width − width mod 8). */
   width: number;
   tail: number;
+  /** Not a box: cv2's fixed-point Gaussian (gauss8.ts), whose exact sums are rounded as (s + 2^(shift−1)) >> shift. */
+  shift?: number;
 }
 
 /**
@@ -67,6 +69,7 @@ export function boxSums(plan: FilterPlan, dtype: Dtype, outDtype: Dtype, cval: n
 
 /** OpenCV's 8- or 16-bit value of an exact window sum `s` at column x (see BoxRounding, MAX_AREA_FIXED8). */
 export function roundBoxSum(s: number, x: number, r: BoxRounding): number {
+  if (r.shift) return Math.min(255, Math.floor((s + 2 ** (r.shift - 1)) / 2 ** r.shift));
   if (r.dtype === 'uint8') return roundBox8(s, r.area);
   if (x < r.tail) {
     const v = Math.fround(s * boxScale(r.area)); // s < 2^24: the product is exact in double, fround rounds it once

@@ -492,10 +492,14 @@ fn magnitude(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: ve
  * round(sum · float(1/area)) before column n.z of each row of n.y pixels, the exact quotient from there on
  * (integers: sums < 2^24).
  */
-export function castWgsl(dtype: 'uint8' | 'uint16', boxArea?: number): string {
+export function castWgsl(dtype: 'uint8' | 'uint16', boxArea?: number, fixedShift?: number): string {
   const [per, max, shift] = dtype === 'uint8' ? [4, 255, 8] : [2, 65535, 16];
   const pow2 = boxArea !== undefined && (boxArea & (boxArea - 1)) === 0;
-  const box = boxArea === undefined ? '' : dtype === 'uint8' ? /* wgsl */ `
+  // cv2's fixed-point Gaussian (gauss8.ts): exact sums, (s + 2^(shift−1)) >> shift, saturated.
+  const box = fixedShift ? /* wgsl */ `
+fn box_round(s: f32, i: u32) -> u32 {
+  return min((u32(s) + ${2 ** (fixedShift - 1)}u) >> ${fixedShift}u, 255u);
+}` : boxArea === undefined ? '' : dtype === 'uint8' ? /* wgsl */ `
 fn box_round(s: f32, i: u32) -> u32 {
   let a = ${boxArea}u;
   return ${boxArea === 1 ? 'u32(s)' : pow2 ? 'min((u32(s) + a / 2u + 1u) / a, 255u)' : '(2u * u32(s) + a) / (2u * a)'};
