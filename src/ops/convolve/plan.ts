@@ -1,5 +1,6 @@
 import { borderIndex, type BorderMode } from '../../core/border.js';
 import { CPU_PATH, InvalidArgumentError } from '../../core/errors.js';
+import { planRowSlabs } from '../../core/gpu/slabs.js';
 import type { ConvKernel } from './kernel.js';
 
 /**
@@ -55,20 +56,22 @@ export interface Slab {
 /**
  * Splits a filter over a volume into slabs along `axis` so that each slab's input (with its halo planes) and
  * output fit in `maxBytes` (dask's map_overlap): halo planes are gathered through the border rule, so the
- * kernels see only in-range planes and the border is applied at the volume's true edges only.
+ * kernels see only in-range planes and the border is applied at the volume's true edges only. The cut is the one
+ * slab planner's (core/gpu/slabs.ts planRowSlabs, which device slabs use too), asked for slabs of at most
+ * `own` output planes; what differs is only what each slab reads: gathered planes here ('wrap' and 'valid'
+ * included), the clipped range of a resident image there.
  */
 export function planSlabs(geos: Geo3[], ks: ConvKernel[], mode: BorderMode, axis: 0 | 1, planeBytesIn: number, planeBytesOut: number, maxBytes: number): Slab[] {
   const g0 = geos[0][axis];
   const offMin = Math.min(...geos.map((g) => g[axis].off));
   const endMax = Math.max(...geos.map((g, c) => g[axis].off + ks[c].size[axis] - 1));
   const haloPlanes = endMax - offMin;
-  const per = Math.floor((maxBytes / planeBytesIn) - haloPlanes);
-  const perOut = Math.floor(maxBytes / planeBytesOut);
-  const step = Math.min(per, perOut);
-  if (step < 1) throw new InvalidArgumentError(`one ${axis === 0 ? 'plane' : 'row'} of this volume with its halo does not fit the GPU's ${maxBytes}-byte buffer limit; use ${CPU_PATH}`);
+  const own = Math.min(Math.floor((maxBytes / planeBytesIn) - haloPlanes), Math.floor(maxBytes / planeBytesOut));
+  // No halo for the planner to keep: the halo planes are gathered below, so a budget of `own` units is `own` per slab.
+  const cuts = own < 1 ? undefined : planRowSlabs(g0.nOut, 0, own, 1);
+  if (!cuts) throw new InvalidArgumentError(`one ${axis === 0 ? 'plane' : 'row'} of this volume with its halo does not fit the GPU's ${maxBytes}-byte buffer limit; use ${CPU_PATH}`);
   const slabs: Slab[] = [];
-  for (let s0 = 0; s0 < g0.nOut; s0 += step) {
-    const s1 = Math.min(g0.nOut, s0 + step);
+  for (const { y0: s0, y1: s1 } of cuts) {
     const first = s0 + offMin, count = s1 - 1 + endMax - first + 1;
     const planes = new Int32Array(count);
     for (let i = 0; i < count; i++) {
