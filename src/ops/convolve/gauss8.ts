@@ -1,4 +1,5 @@
 import type { BorderMode } from '../../core/border.js';
+import { gaussianKernelBitExact } from '../../core/gaussian.js';
 import type { Dtype } from '../../core/image.js';
 import type { BoxRounding } from './box.js';
 import type { FilterPlan } from './filters.js';
@@ -23,25 +24,6 @@ export function cvGaussianSize(sigma: number, truncate: number): number {
   const v = sigma * 2 * truncate + 1;
   const r = Math.round(v);
   return (r - v === 0.5 && r % 2 !== 0 ? r - 1 : r) | 1; // cvRound: half to even
-}
-
-/** getGaussianKernelBitExact (OpenCV smooth.dispatch.cpp): n weights exp(−x²/2σ²), normalized, in double. */
-export function gaussianKernelBitExact(n: number, sigma: number): number[] {
-  const scale2X = -0.125 / (sigma * sigma);
-  const half = (n - 1) / 2;
-  const values: number[] = [];
-  let sum = 0;
-  for (let i = 0, x = 1 - n; i < half; i++, x += 2) {
-    const t = Math.exp(x * x * scale2X);
-    values.push(t);
-    sum += t;
-  }
-  sum = sum * 2 + 1;
-  const mul = 1 / sum;
-  const out = new Array<number>(n);
-  for (let i = 0; i < half; i++) out[i] = out[n - 1 - i] = values[i] * mul;
-  out[half] = mul;
-  return out;
 }
 
 /** getGaussianKernelFixedPoint_ED with 8 fractional bits: integer weights summing to 256. */
