@@ -108,7 +108,8 @@ function synopsis(name: string, cmd: OpCommand<unknown>): string {
   return `imgpu ${name} ${cmd.positional.map((p) => `<${p}>`).join(' ')} [options]`;
 }
 
-async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
+async function runOp(name: string, command: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
+  let cmd = command;
   const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...flagNames(cmd.params.filter((p) => p.kind === 'bool'))]));
   if (flags.has('help')) {
     console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${COMMON}`);
@@ -138,6 +139,8 @@ async function runOp(name: string, cmd: OpCommand<unknown>, argv: string[], quie
   const lenient = failOn === 'warning' ? {} : { failOn };
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
+  // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it.
+  if (prepared.gray === true) cmd = { ...cmd, colour: false };
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const write: WriteOptions = { compression: num('compression'), quality: num('quality'), zarr: zarrWriteOptions(flags) };
   checkWriteOptions(write);

@@ -164,6 +164,34 @@ export function toGray(img: Image): Image {
   return out;
 }
 
+/**
+ * The channels of an interleaved colour image as gray images of its shape (R, G, B[, A] in order): how operations
+ * that OpenCV applies to each channel alone (filters, morphology) see a colour image. Gray images: themselves.
+ */
+export function channelPlanes(img: Image): Image[] {
+  const c = img.channels, n = pixelCount(img.shape);
+  if (c === 1) return [img];
+  return Array.from({ length: c }, (_, k) => {
+    const plane = createImage(img.shape, img.dtype, 1);
+    const src = img.data, dst = plane.data;
+    for (let i = 0, j = k; i < n; i++, j += c) dst[i] = src[j];
+    return { ...plane, geometry: img.geometry };
+  });
+}
+
+/** Gray images of one shape and type interleaved as the channels of one image (channelPlanes' inverse). */
+export function interleavePlanes(planes: Image[]): Image {
+  const c = planes.length as Channels, n = pixelCount(planes[0].shape);
+  if (c === 1) return planes[0];
+  const out = createImage(planes[0].shape, planes[0].dtype, c);
+  const dst = out.data;
+  planes.forEach((p, k) => {
+    const src = p.data;
+    for (let i = 0, j = k; i < n; i++, j += c) dst[j] = src[i];
+  });
+  return { ...out, geometry: planes[0].geometry };
+}
+
 /** The caller's `out` image holding `result`'s pixels (copied unless they are already there), or `result`. */
 export function intoOut(result: Image, out?: Image): Image {
   if (!out) return result;

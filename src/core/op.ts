@@ -7,9 +7,9 @@ import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
 import type { Recording } from './gpu/recording.js';
 import { PROFILE_BY_DEFAULT, runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
-import { checkOut, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
+import { channelPlanes, checkOut, interleavePlanes, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
 import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from './params.js';
-import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from './timings.js';
+import { closeTimings, makeTimings, now, sumTimings, type KernelTime, type OpResult, type Timings } from './timings.js';
 
 /**
  * One operation, declared once. From a declaration come the public function (host image or GpuImage in), the
@@ -20,9 +20,14 @@ import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Ti
 /**
  * How colour input is taken: 'gray' converts a colour host image to OpenCV's gray first (a GpuImage must be
  * gray); 'luma' runs on the Y of OpenCV's YCrCb and puts the chroma back (CLAHE); 'channels' processes every
- * channel alike (point operations).
+ * channel alike (point operations); 'planes' runs the operation on each channel of a colour host image alone and
+ * interleaves the results, as OpenCV's filters and morphology do (cv2.GaussianBlur, cv2.blur, cv2.Sobel, cv2.erode
+ * of the image cv2.imread returns) — unless the declared parameter `gray` (GRAY_PARAM) asks for gray first.
  */
-export type ColourRule = 'gray' | 'luma' | 'channels';
+export type ColourRule = 'gray' | 'luma' | 'channels' | 'planes';
+
+/** The parameter of 'planes' operations that converts colour to gray first instead (CLI `--gray`). */
+export const GRAY_PARAM = { name: 'gray', kind: 'bool', default: false, doc: 'colour input: convert to gray first (OpenCV\'s weights) instead of processing each channel' } as const;
 
 export interface InputRule {
   dtypes: readonly Dtype[];
@@ -217,14 +222,16 @@ export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S,
 }
 
 /**
- * The host image the operation works on, by its colour rule: gray, or the Y of YCrCb (luma: the colour image is kept
- * to put the chroma back). 8/16-bit conversions run on the pool (native threads where it has them); float32 gray on
+/**
+ * The host image the operation works on, by its colour rule: gray, the Y of YCrCb (luma: the colour image is kept
+ * to put the chroma back), or the colour image itself ('channels'; 'planes', split by the caller — unless its `gray`
+ * parameter asks for gray). 8/16-bit conversions run on the pool (native threads where it has them); float32 gray on
  * the calling thread.
  */
-async function hostInput(src: Image, name: string, rule: InputRule, pool: CpuPool): Promise<{ img: Image; luma: boolean }> {
+async function hostInput(src: Image, name: string, rule: InputRule, pool: CpuPool, gray: boolean): Promise<{ img: Image; luma: boolean }> {
   validateImage(src);
   requireDtype(src, rule.dtypes, name);
-  if (src.channels === 1 || rule.colour === 'channels') return { img: src, luma: false };
+  if (src.channels === 1 || rule.colour === 'channels' || (rule.colour === 'planes' && !gray)) return { img: src, luma: false };
   if (rule.colour === 'luma') return { img: await lumaCpu(src, pool), luma: true };
   return { img: src.dtype === 'float32' ? toGray(src) : await grayCpu(src, pool), luma: false };
 }
@@ -242,9 +249,15 @@ function residentInput(src: GpuImage, name: string, rule: InputRule): void {
 }
 
 /** The conversion a resident colour input takes on the device before (and, for luma, after) the operation. */
-function gpuConversion(input: Image | GpuImage, rule: InputRule): 'gray' | 'luma' | undefined {
+function gpuConversion(input: Image | GpuImage, rule: InputRule, gray: boolean): 'gray' | 'luma' | undefined {
   if (!(input instanceof GpuImage) || input.channels === 1 || rule.colour === 'channels') return undefined;
+  if (rule.colour === 'planes') return gray ? 'gray' : undefined;
   return rule.colour;
+}
+
+/** Whether the parameters of a 'planes' operation ask for gray first (GRAY_PARAM). */
+function grayAsked(p: object): boolean {
+  return (p as { gray?: boolean }).gray === true;
 }
 
 /**
@@ -290,12 +303,14 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     if (src instanceof GpuImage) {
       // A resident input runs on its own context: a `gpu` option naming another one is a mistake, not a choice.
       if (opts.gpu && opts.gpu !== src.ctx) throw new InvalidArgumentError(`${name}: the GpuImage belongs to another GPU context than ${optionRef('gpu')}`);
+      if (decl.input.colour === 'planes' && src.channels > 1 && !grayAsked(p)) return planesOfResident(src, opts, t0);
       residentInput(src, name, decl.input);
       decl.check?.(p, src, src.ctx);
       return keepGeometry(src, await onGpu(src.ctx, src, p, prepare(p, src, src.ctx), { ...opts, out }, t0, false));
     }
     const pool = opts.pool ?? inlinePool;
-    const { img, luma } = await hostInput(src, name, decl.input, pool);
+    const { img, luma } = await hostInput(src, name, decl.input, pool, grayAsked(p));
+    if (decl.input.colour === 'planes' && img.channels > 1) return onPlanes(img, opts, out, t0);
     decl.check?.(p, img, opts.gpu);
     const q = prepare(p, img, opts.gpu);
     if (out) checkOut(out, luma ? src : { ...img, ...decl.outputOf?.(p, img) });
@@ -305,6 +320,36 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     if (!luma) return r;
     const output = intoOut(await withLumaCpu(src, r.output as Image, pool), out) as H;
     return { ...r, output, timings: closeTimings(r.timings, t0) }; // colour conversion counts as host time
+  }
+
+  /**
+   * A colour host image under the 'planes' rule: the operation on each channel alone (CPU or GPU as asked),
+   * interleaved back; the timings summed (the split and the interleave count as host time).
+   */
+  async function onPlanes(img: Image, opts: OpOptions<S>, out: Image | undefined, t0: number): Promise<OpResult<H> & Partial<X>> {
+    const results: (OpResult<H | D> & Partial<X>)[] = [];
+    for (const plane of channelPlanes(img)) results.push(await run(plane, { ...opts, out: undefined, view: false }));
+    const planes = results.map((r) => r.output as Image);
+    if (out) checkOut(out, { ...planes[0], channels: img.channels });
+    const output = intoOut(interleavePlanes(planes), out) as H;
+    return { ...results[0], output, timings: closeTimings(sumTimings(results.map((r) => r.timings)), t0) };
+  }
+
+  /**
+   * A colour GpuImage under the 'planes' rule: no kernel splits channels on the device yet, so it takes the host
+   * image's path (downloaded; each channel uploaded, run on the device, interleaved back) and the result is uploaded
+   * again: a resident input still gives a resident output, at the cost of two transfers, and the pixels are the
+   * host path's.
+   */
+  async function planesOfResident(src: GpuImage, opts: OpOptions<S>, t0: number): Promise<OpResult<H | D> & Partial<X>> {
+    src.assertLive();
+    requireDtype(src, decl.input.dtypes, name);
+    if (opts.out) throw new InvalidArgumentError(`${name} of a colour GpuImage (each channel alone) takes no ${optionRef('out')}`);
+    opts.recording?.flush(); // what the caller recorded (the decode that made src) goes first
+    const host = await src.toHost();
+    const r = await run(host, { ...opts, gpu: src.ctx, recording: undefined, inPlace: false });
+    const output = await GpuImage.upload(src.ctx, r.output as Image);
+    return { ...r, output: output as unknown as D, timings: closeTimings(r.timings, t0) };
   }
 
   async function onCpu(img: Image, q: Q, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {
@@ -318,7 +363,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     const plan = decl.gpu;
-    const convert = gpuConversion(input, decl.input);
+    const convert = gpuConversion(input, decl.input, grayAsked(p));
     if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input, gpu, opts.extras !== false))) {
       return convert ? stepsOnColour(gpu, input as GpuImage, convert, p, opts, t0, decl.gpuSteps) : runSteps(gpu, input, p, opts, t0, decl.gpuSteps);
     }

@@ -49,6 +49,21 @@ export function closeTimings(t: Timings, t0: number): Timings {
   return { ...t, total, host: Math.max(0, total - t.upload - t.download - kernelTotal(t)) };
 }
 
+/**
+ * Several runs' timings as one (each channel of a colour image filtered alone): phases summed, kernels of the same
+ * name summed; `total` (and host) closed by the caller around the whole.
+ */
+export function sumTimings(ts: Timings[]): Timings {
+  const kernels: KernelTime[] = [];
+  for (const k of ts.flatMap((t) => t.kernels)) {
+    const e = kernels.find((x) => x.name === k.name);
+    if (e) e.ms += k.ms;
+    else kernels.push({ ...k });
+  }
+  const sum = (f: 'host' | 'upload' | 'download' | 'total') => ts.reduce((a, t) => a + t[f], 0);
+  return { ...ts[0], host: sum('host'), upload: sum('upload'), download: sum('download'), total: sum('total'), kernels };
+}
+
 /** The result of every operation: its output and the time it took. */
 export interface OpResult<T> {
   output: T;

@@ -66,6 +66,11 @@ export interface ReadOptions {
    * 'error'), or decoded as cv2.imread decodes it ('none'); what was decoded through is in Image.warnings (io/jpeg.ts FailOn).
    */
   failOn?: FailOn;
+  /**
+   * The most bytes of voxel data a .nii.gz may declare: checked from its header before inflating, and the inflation
+   * stopped past that size (ImageTooLargeError / UnsupportedFormatError, CLI exit 3). @default 4 GiB
+   */
+  maxVolumeBytes?: number;
 }
 
 /** The bytes of an image file, or a typed error (FileAccessError) naming why it cannot be read. */
@@ -105,7 +110,7 @@ export async function decodeImageFile(bytes: Uint8Array, path: string, opts: Rea
   if (fmt === '.npy') {
     img = decodeNpy(buf, path);
   } else if (fmt === '.nii' || fmt === '.nii.gz') {
-    img = decodeNifti(buf, path);
+    img = decodeNifti(buf, path, opts.maxVolumeBytes);
   } else if (fmt === '.raw') {
     if (!opts.raw) throw new InvalidArgumentError(`${path}: a .raw file needs its layout: ${RAW_LAYOUT}`);
     img = decodeRaw(buf, opts.raw, path);

@@ -1,5 +1,6 @@
+import { Gunzip } from 'fflate';
 import * as nifti from 'nifti-reader-js';
-import { UnsupportedFormatError } from '../core/errors.js';
+import { ImageTooLargeError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image, type Shape } from '../core/image.js';
 
 /**
@@ -8,11 +9,56 @@ import { allocPixels, type Dtype, type Geometry, type Image, type Shape } from '
  * with x fastest — NIfTI's i, j, k — and their geometry in NIfTI's RAS+ world (core/image.ts Geometry).
  */
 
-/** Inflates a gzip stream (synchronously: the decoder reads the header from the whole file). */
-export type Gunzip = (gz: Uint8Array) => Uint8Array;
+/**
+ * Inflates gzip streams with a bound, so that a small file cannot expand into gigabytes (a decompression bomb):
+ * `head` the first `n` bytes (fewer where the stream is shorter; stops there), `all` the whole stream, or undefined
+ * as soon as it would exceed `max` bytes (stops there).
+ */
+export interface Inflater {
+  head(gz: Uint8Array, n: number): Uint8Array;
+  all(gz: Uint8Array, max: number): Uint8Array | undefined;
+}
 
-/** The reader's own inflater (fflate, which nifti-reader-js ships): what a page without zlib uses. */
-const readerGunzip: Gunzip = (gz) => new Uint8Array(nifti.decompress(arrayBufferOf(gz)));
+/**
+ * fflate's streaming inflater (what nifti-reader-js ships; a page without zlib uses it): fed 64 KiB at a time,
+ * stopped once `enough` says so. Returns the output and whether it stopped early.
+ */
+function inflateUntil(gz: Uint8Array, enough: (total: number) => boolean): { out: Uint8Array; stopped: boolean } {
+  const chunks: Uint8Array[] = [];
+  let total = 0, stopped = false;
+  const g = new Gunzip((chunk) => {
+    chunks.push(chunk);
+    total += chunk.length;
+    stopped ||= enough(total);
+  });
+  for (let i = 0; i < gz.length && !stopped; i += 1 << 16) g.push(gz.subarray(i, i + (1 << 16)), i + (1 << 16) >= gz.length);
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) out.set(c, (o += c.length) - c.length);
+  return { out, stopped };
+}
+
+/** The reader's own inflater (fflate), bounded. */
+const readerInflater: Inflater = {
+  head: (gz, n) => inflateUntil(gz, (t) => t >= n).out,
+  all: (gz, max) => {
+    const r = inflateUntil(gz, (t) => t > max);
+    return r.stopped ? undefined : r.out;
+  },
+};
+
+/** The largest NIfTI header: NIfTI-2's 540 bytes (NIfTI-1's is 348). */
+const HEADER_BYTES = 540;
+/**
+ * Bytes a stream may inflate to beyond its header's voxel data (vox_offset + voxels · bytes) before it is refused:
+ * writers pad a little; far more is a decompression bomb.
+ */
+const TRAILING_BYTES = 1 << 20;
+/**
+ * The most bytes a NIfTI file's header may declare (4 GiB: a 1024×1024×309 float CT is 1.3 GB), checked before
+ * its gzip stream is inflated (ReadOptions.maxVolumeBytes sets another).
+ */
+export const DEFAULT_MAX_VOLUME_BYTES = 2 ** 32;
 
 /** The bytes of a view as an ArrayBuffer of their own (a copy only where the view is part of a larger buffer). */
 function arrayBufferOf(b: Uint8Array): ArrayBuffer {
@@ -46,28 +92,8 @@ const NIFTI_TYPES: Record<number, { bytes: number; get: (v: DataView, o: number,
   768: { bytes: 4, get: (v, o, le) => v.getUint32(o, le) },
 };
 
-/**
- * Reads a NIfTI-1 or NIfTI-2 volume (gzipped or not). uint8/uint16 data without scaling keep their type;
- * everything else becomes float32 with scl_slope/scl_inter applied (nibabel's get_fdata, in float32). The
- * affine is nibabel's best affine: the sform when sform_code > 0, else the qform, else the voxel sizes. A gzipped
- * file is inflated with `gunzip` (default: the reader's own, fflate; Node passes zlib's).
- */
-export function decodeNifti(bytes: Uint8Array, name: string, gunzip: Gunzip = readerGunzip): Image {
-  // An empty file is said as such (the gzip check below cannot read its two magic bytes).
-  if (bytes.byteLength === 0) throw new UnsupportedFormatError(`${name} is empty (0 bytes): not a NIfTI file`);
-  let data: ArrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  try {
-    if (bytes.byteLength >= 2 && nifti.isCompressed(data)) data = arrayBufferOf(gunzip(new Uint8Array(data)));
-  } catch (e) {
-    throw new UnsupportedFormatError(`${name}: corrupt gzip stream (${(e as Error).message})`);
-  }
-  if (!nifti.isNIFTI(data)) throw new UnsupportedFormatError(`${name} is not a NIfTI file (no n+1/ni1/n+2 magic)`);
-  let h: ReturnType<typeof nifti.readHeader>;
-  try {
-    h = nifti.readHeader(data);
-  } catch (e) {
-    throw new UnsupportedFormatError(`${name}: unreadable NIfTI header (${(e as Error).message})`);
-  }
+/** Where a header puts its voxels: dimensions, type, count, offset — or a typed error for what imgpu does not read. */
+function voxelLayout(h: ReturnType<typeof nifti.readHeader>, name: string) {
   const dims = h.dims;
   const rank = dims[0];
   if (rank < 2 || rank > 7) throw new UnsupportedFormatError(`${name}: NIfTI dim[0] = ${rank}`);
@@ -78,6 +104,59 @@ export function decodeNifti(bytes: Uint8Array, name: string, gunzip: Gunzip = re
   if (!t) throw new UnsupportedFormatError(`${name}: NIfTI datatype ${h.datatypeCode} is not supported (integer or real scalars)`);
   const n = nx * ny * nz;
   const off = Math.floor(h.vox_offset);
+  return { nx, ny, nz, t, n, off, end: off + n * t.bytes };
+}
+
+/** A header read from its own bytes (extensions, which lie after it, not followed). */
+function readHeader(data: ArrayBuffer, name: string): ReturnType<typeof nifti.readHeader> {
+  try {
+    return nifti.readHeader(data);
+  } catch (e) {
+    throw new UnsupportedFormatError(`${name}: unreadable NIfTI header (${(e as Error).message})`);
+  }
+}
+
+/** Runs an inflater, its failures as the typed error of a corrupt stream. */
+function inflating<T>(name: string, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    throw new UnsupportedFormatError(`${name}: corrupt gzip stream (${(e as Error).message})`);
+  }
+}
+
+/**
+ * A .nii.gz inflated within what its header declares: the header first (the stream's first 540 bytes), its voxel
+ * data's size checked against `maxBytes` before the rest is inflated, and the inflation stopped — the file refused
+ * — once it passes that size by more than TRAILING_BYTES (a small file that inflates to gigabytes).
+ */
+function inflateDeclared(gz: Uint8Array, name: string, inflater: Inflater, maxBytes: number): ArrayBuffer {
+  const head = arrayBufferOf(inflating(name, () => inflater.head(gz, HEADER_BYTES)));
+  if (!nifti.isNIFTI(head)) throw new UnsupportedFormatError(`${name} is not a NIfTI file (no n+1/ni1/n+2 magic)`);
+  const { end } = voxelLayout(readHeader(head.slice(0, nifti.isNIFTI1(head) ? 348 : HEADER_BYTES), name), name);
+  if (!Number.isSafeInteger(end) || end > maxBytes) {
+    throw new ImageTooLargeError(`${name}: its header declares ${end} bytes of voxel data, more than the ${maxBytes} imgpu inflates (ReadOptions.maxVolumeBytes)`);
+  }
+  const all = inflating(name, () => inflater.all(gz, end + TRAILING_BYTES));
+  if (!all) throw new UnsupportedFormatError(`${name}: the gzip stream inflates to more than the ${end} bytes its header declares (stopped there: a decompression bomb or a corrupt header)`);
+  return arrayBufferOf(all);
+}
+
+/**
+ * Reads a NIfTI-1 or NIfTI-2 volume (gzipped or not). uint8/uint16 data without scaling keep their type;
+ * everything else becomes float32 with scl_slope/scl_inter applied (nibabel's get_fdata, in float32). The
+ * affine is nibabel's best affine: the sform when sform_code > 0, else the qform, else the voxel sizes. A gzipped
+ * file is inflated by `inflater` (default: the reader's own, fflate; Node passes zlib's) within the size its
+ * header declares, at most `maxBytes` (inflateDeclared).
+ */
+export function decodeNifti(bytes: Uint8Array, name: string, inflater: Inflater = readerInflater, maxBytes = DEFAULT_MAX_VOLUME_BYTES): Image {
+  // An empty file is said as such (the gzip check below cannot read its two magic bytes).
+  if (bytes.byteLength === 0) throw new UnsupportedFormatError(`${name} is empty (0 bytes): not a NIfTI file`);
+  let data: ArrayBuffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  if (bytes.byteLength >= 2 && nifti.isCompressed(data)) data = inflateDeclared(bytes, name, inflater, maxBytes);
+  if (!nifti.isNIFTI(data)) throw new UnsupportedFormatError(`${name} is not a NIfTI file (no n+1/ni1/n+2 magic)`);
+  const h = readHeader(data, name);
+  const { nx, ny, nz, t, n, off } = voxelLayout(h, name);
   if (off + n * t.bytes > data.byteLength) throw new UnsupportedFormatError(`${name} is truncated: ${data.byteLength - off} bytes of voxel data, the header needs ${n * t.bytes}`);
   const slope = Number.isFinite(h.scl_slope) && h.scl_slope !== 0 ? h.scl_slope : 1;
   const inter = Number.isFinite(h.scl_inter) && h.scl_slope !== 0 ? h.scl_inter : 0;

@@ -1,10 +1,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { constants as zlibConstants, gunzipSync, gzipSync } from 'node:zlib';
 import { InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, pixelCount, type Dtype, type Image, type Shape } from '../core/image.js';
 import { dicomSeries, type NamedBytes } from './dicom.js';
-import { decodeNifti as decodeNiftiWith, encodeNiftiFile } from './nifti.js';
+import { decodeNifti as decodeNiftiWith, encodeNiftiFile, type Inflater } from './nifti.js';
 
 /**
  * Medical volumes from files, in Node: NIfTI (io/nifti.ts, gzip by zlib), DICOM files and series (io/dicom.ts,
@@ -14,9 +14,30 @@ import { decodeNifti as decodeNiftiWith, encodeNiftiFile } from './nifti.js';
 export { affineOf, geometryOf } from './nifti.js';
 export { decodeDicom, decodeDicomSlice } from './dicom.js';
 
-/** A NIfTI-1 or NIfTI-2 volume (gzipped or not, inflated by zlib): io/nifti.ts decodeNifti. */
-export function decodeNifti(bytes: Uint8Array, name: string): Image {
-  return decodeNiftiWith(bytes, name, gunzipSync);
+/**
+ * zlib, bounded (io/nifti.ts Inflater): the head from a growing prefix of the stream, flushed without its end (so at
+ * most ~1,000× the prefix is inflated); the whole stream with zlib's output limit.
+ */
+const zlibInflater: Inflater = {
+  head(gz, n) {
+    for (let prefix = 1024; ; prefix *= 4) {
+      const out = gunzipSync(gz.subarray(0, prefix), { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      if (out.length >= n || prefix >= gz.length) return out;
+    }
+  },
+  all(gz, max) {
+    try {
+      return gunzipSync(gz, { maxOutputLength: max });
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return undefined;
+      throw e;
+    }
+  },
+};
+
+/** A NIfTI-1 or NIfTI-2 volume (gzipped or not, inflated by zlib within its header's size): io/nifti.ts decodeNifti. */
+export function decodeNifti(bytes: Uint8Array, name: string, maxBytes?: number): Image {
+  return decodeNiftiWith(bytes, name, zlibInflater, maxBytes);
 }
 
 /** A NIfTI-1 single file (.nii; gzipped for .nii.gz) with the image's voxels and geometry: io/nifti.ts encodeNiftiFile. */

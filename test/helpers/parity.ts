@@ -89,11 +89,6 @@ export const KNOWN_DIFFERENCES = {
     bound: 'at most 2 ulp of 0.299·|R| + 0.587·|G| + 0.114·|B| (of the gray value for non-negative inputs)',
     reason: "cv2 computes fma(b, 0.114, fma(g, 0.587, r·0.299)) in float32; imgpu rounds each product and sum: apart on ~22% of pixels, by 1 ulp mostly, 2 at most in 10^6 random pixels per range (8/16-bit stay exact)",
   },
-  'kernel-larger-than-image': {
-    what: 'filter with a kernel larger than the image along an axis (any border)',
-    bound: 'refused with InvalidArgumentError before any work',
-    reason: 'a documented limit (docs/convolution.md): scipy.ndimage and cv2 compute it, imgpu refuses it',
-  },
 } as const;
 export type KnownDifference = keyof typeof KNOWN_DIFFERENCES;
 

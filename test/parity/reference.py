@@ -12,6 +12,7 @@ as {"error": "..."}; the test decides what that means. One process for all cases
 skimage costs more than most cases.
 """
 import json
+import math
 import os
 import sys
 import traceback
@@ -30,6 +31,18 @@ def gray_of(img, channels):
     if channels == 1:
         return img
     return cv2.cvtColor(img, cv2.COLOR_RGBA2GRAY if channels == 4 else cv2.COLOR_RGB2GRAY)
+
+
+def per_channel(ref):
+    """The library's rule for filters and morphology: a colour image is processed channel by channel (as OpenCV's
+    functions do on a 3-channel array), each output stacked back as a channel."""
+    def run(inputs, a):
+        if a['channels'] == 1:
+            return ref(inputs, a)
+        src = inputs['src']
+        outs = [ref(dict(inputs, src=np.ascontiguousarray(src[..., c])), dict(a, channels=1)) for c in range(a['channels'])]
+        return {k: np.stack([o[k] for o in outs], axis=-1) for k in outs[0]}
+    return run
 
 
 def ref_gray(inputs, a):
@@ -163,6 +176,7 @@ CV_OPS = {'open': cv2.MORPH_OPEN, 'close': cv2.MORPH_CLOSE, 'gradient': cv2.MORP
           'tophat': cv2.MORPH_TOPHAT, 'blackhat': cv2.MORPH_BLACKHAT}
 
 
+@per_channel
 def ref_morph_cv(inputs, a):
     img, k, it = gray_of(inputs['src'], a['channels']), np.array(a['se'], np.uint8), a['iterations']
     if a['op'] == 'erode':
@@ -172,6 +186,7 @@ def ref_morph_cv(inputs, a):
     return {'image': cv2.morphologyEx(img, CV_OPS[a['op']], k, iterations=it)}
 
 
+@per_channel
 def ref_morph_scipy(inputs, a):
     """scipy.ndimage grey morphology (mode 'reflect', footprint = the element); `iterations` repeats each erosion
     and dilation; differences saturate at 0 for integer images (docs/morphology.md: as cv2.subtract) — with an
@@ -269,6 +284,40 @@ def cv2_filter(img, a):
     raise ValueError(f'no OpenCV counterpart for {kind}')
 
 
+def cv_gauss_kernel8(sigma, truncate):
+    """cv2's 8-bit Gaussian kernel: getGaussianKernelBitExact, then 8 fractional bits with the rounding error carried
+    on (getGaussianKernelFixedPoint_ED), the centre making the sum 256; size cvRound(2·truncate·σ + 1) | 1."""
+    if sigma <= 1e-15:
+        return [256]
+    n = int(np.rint(sigma * 2 * truncate + 1)) | 1
+    half, scale = (n - 1) // 2, -0.125 / (sigma * sigma)
+    vals = [math.exp(float(x * x) * scale) for x in range(1 - n, 0, 2)]
+    mul = 1.0 / (sum(vals) * 2 + 1.0)
+    k, err, total = [0] * n, 0.0, 0
+    for i in range(half):
+        adj = vals[i] * mul * 256 + err
+        v = int(np.rint(adj))
+        err = adj - v
+        k[i] = k[n - 1 - i] = v
+        total += v
+    k[half] = 256 - 2 * total
+    return k
+
+
+def gauss_fixed8(img, a):
+    """cv2.GaussianBlur's fixed point on 8-bit images (integer row then column sums, (s + 2^15) >> 16): cv2 itself
+    where it has the border, the same arithmetic in integers otherwise (wrap)."""
+    sx, sy = a['sigma'][0], a['sigma'][-1]
+    if a['border'] in CV_BORDERS:  # constant only with cval 0 here, as cv2 pads
+        n = lambda s: (int(np.rint(s * 2 * a['truncate'] + 1)) | 1) if s > 1e-15 else 1  # noqa: E731
+        return cv2.GaussianBlur(img, (n(sx), n(sy)), sx, sigmaY=sy, borderType=CV_BORDERS[a['border']])
+    mode = SCIPY_MODES[a['border']]
+    r = ndimage.correlate1d(img.astype(np.int64), cv_gauss_kernel8(sx, a['truncate']), axis=1, mode=mode)
+    c = ndimage.correlate1d(r, cv_gauss_kernel8(sy, a['truncate']), axis=0, mode=mode)
+    return np.minimum(255, (c + 32768) >> 16).astype(np.uint8)
+
+
+@per_channel
 def ref_filter(inputs, a):
     """Named filters and kernels: scipy's float64 result; with `saturate`, also the integer result — OpenCV's
     (a['cv2']) or scipy's rounded half to even and clamped."""
@@ -292,6 +341,8 @@ def ref_filter(inputs, a):
     if a.get('saturate'):
         if a.get('cv2'):
             res['image'] = cv2_filter(img, a)
+        elif a['kind'] == 'gauss' and img.dtype == np.uint8 and img.ndim == 2 and a['border'] != 'valid' and (a['border'] != 'constant' or a.get('cval', 0) == 0):
+            res['image'] = gauss_fixed8(img, a)
         else:
             res['image'] = saturate(out, img.dtype)
     return res
@@ -313,7 +364,7 @@ def ref_chain(inputs, a):
     img, channels = inputs['src'], a['channels']
     for step in a['steps']:
         img = REFS[step['fn']]({'src': img}, dict(step['args'], channels=channels))['image']
-        channels = channels if step['fn'] == 'clahe' else 1
+        channels = channels if step['fn'] in ('clahe', 'filter', 'morph_cv', 'morph_scipy') else 1
     return {'image': img}
 
 

@@ -10,8 +10,9 @@ import { acquireStorage } from './transfer.js';
  * Neighbourhood operations on images beyond one storage binding: the image is cut into slabs of whole rows (2D)
  * or planes (volumes), each with `halo` extra rows/planes on both sides, copied into a buffer of its own; the
  * operation runs on each slab as if it were the whole image, and only the slab's own rows are copied into the
- * output. Rows at least `halo` away from a cut never see it, so the output equals the whole image's — the
- * device-side twin of the filters' host slabs (ops/convolve/plan.ts planSlabs, dask's map_overlap).
+ * output. Rows at least `halo` away from a cut never see it, so the output equals the whole image's (dask's
+ * map_overlap). planRowSlabs is the one slab planner: the filters' host slabs (ops/convolve/plan.ts planSlabs) take
+ * their cuts from it too, and gather their halo planes through the border rule instead of copying a clipped range.
  */
 
 /** One slab: output units (rows or planes) [y0, y1), computed from the input units [in0, in1) copied for it. */

@@ -18,6 +18,8 @@ export interface BoxRounding {
   /** The output row width and the first column of OpenCV's scalar tail (width − width mod 8). */
   width: number;
   tail: number;
+  /** Not a box: cv2's fixed-point Gaussian (gauss8.ts), whose exact sums are rounded as (s + 2^(shift−1)) >> shift. */
+  shift?: number;
 }
 
 /**
@@ -34,6 +36,8 @@ export const MAX_AREA_FIXED8 = 256;
 
 /** cv2.blur's 8-bit value of an exact window sum `s` of `area` ≤ MAX_AREA_FIXED8 pixels (see there). */
 export function roundBox8(s: number, area: number): number {
+  // A 1×1 window is the identity in cv2.blur (no scaling happens); the fixed point's +1 would add one level.
+  if (area === 1) return s;
   const pow2 = (area & (area - 1)) === 0;
   // The fixed point can round a full window of 255 to 256 (area 2): OpenCV's packing saturates it.
   return pow2 ? Math.min(255, Math.floor((s + area / 2 + 1) / area)) : Math.floor((2 * s + area) / (2 * area));
@@ -65,6 +69,7 @@ export function boxSums(plan: FilterPlan, dtype: Dtype, outDtype: Dtype, cval: n
 
 /** OpenCV's 8- or 16-bit value of an exact window sum `s` at column x (see BoxRounding, MAX_AREA_FIXED8). */
 export function roundBoxSum(s: number, x: number, r: BoxRounding): number {
+  if (r.shift) return Math.min(255, Math.floor((s + 2 ** (r.shift - 1)) / 2 ** r.shift));
   if (r.dtype === 'uint8') return roundBox8(s, r.area);
   if (x < r.tail) {
     const v = Math.fround(s * boxScale(r.area)); // s < 2^24: the product is exact in double, fround rounds it once

@@ -456,7 +456,12 @@ fn plane(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 /** The binding names of magnitudeWgsl's parts, in order. */
 export const MAGNITUDE_PARTS = ['a', 'b', 'c'] as const;
 
-/** √(Σ cᵢ²) of 2 or 3 float32 buffers, in float32. */
+/**
+ * √(Σ cᵢ²) of 2 or 3 float32 buffers, in float32, without overflow or underflow (as np.hypot): where the largest
+ * |cᵢ| lies beyond 2^±60 its squares would leave float32's range (a Sobel gradient of values above ~2^63 summed to
+ * +inf where scipy's magnitude is finite), so the parts are scaled by a power of two first — exactly — and the
+ * root scaled back. Parts in range (every image of real data) take the plain form, unchanged.
+ */
 export function magnitudeWgsl(parts: number): string {
   const names = MAGNITUDE_PARTS.slice(0, parts);
   return /* wgsl */ `
@@ -469,8 +474,15 @@ ${gridWgsl}
 fn magnitude(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let i = linear_group_id(wid, nwg) * 256u + li;
   if (i >= P.n) { return; }
-  ${names.map((v) => `let ${v}2 = ${v}[i] * ${v}[i];`).join('\n  ')}
-  dst[i] = sqrt(${names.map((v) => `${v}2`).join(' + ')});
+  ${names.map((v) => `let ${v}v = ${v}[i];`).join('\n  ')}
+  let m = ${names.map((v) => `abs(${v}v)`).reduce((acc, x) => `max(${acc}, ${x})`)};
+  if ((m > 0x1p60f && m <= 0x1.fffffep+127f) || (m > 0.0 && m < 0x1p-60f)) {
+    let e = frexp(m).exp;
+    ${names.map((v) => `let ${v}_s = ldexp(${v}v, -e);`).join('\n    ')}
+    dst[i] = ldexp(sqrt(${names.map((v) => `${v}_s * ${v}_s`).join(' + ')}), e);
+    return;
+  }
+  dst[i] = sqrt(${names.map((v) => `${v}v * ${v}v`).join(' + ')});
 }`;
 }
 
@@ -480,13 +492,17 @@ fn magnitude(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: ve
  * round(sum · float(1/area)) before column n.z of each row of n.y pixels, the exact quotient from there on
  * (integers: sums < 2^24).
  */
-export function castWgsl(dtype: 'uint8' | 'uint16', boxArea?: number): string {
+export function castWgsl(dtype: 'uint8' | 'uint16', boxArea?: number, fixedShift?: number): string {
   const [per, max, shift] = dtype === 'uint8' ? [4, 255, 8] : [2, 65535, 16];
   const pow2 = boxArea !== undefined && (boxArea & (boxArea - 1)) === 0;
-  const box = boxArea === undefined ? '' : dtype === 'uint8' ? /* wgsl */ `
+  // cv2's fixed-point Gaussian (gauss8.ts): exact sums, (s + 2^(shift−1)) >> shift, saturated.
+  const box = fixedShift ? /* wgsl */ `
+fn box_round(s: f32, i: u32) -> u32 {
+  return min((u32(s) + ${2 ** (fixedShift - 1)}u) >> ${fixedShift}u, 255u);
+}` : boxArea === undefined ? '' : dtype === 'uint8' ? /* wgsl */ `
 fn box_round(s: f32, i: u32) -> u32 {
   let a = ${boxArea}u;
-  return ${pow2 ? 'min((u32(s) + a / 2u + 1u) / a, 255u)' : '(2u * u32(s) + a) / (2u * a)'};
+  return ${boxArea === 1 ? 'u32(s)' : pow2 ? 'min((u32(s) + a / 2u + 1u) / a, 255u)' : '(2u * u32(s) + a) / (2u * a)'};
 }` : /* wgsl */ `
 fn box_round(s: f32, i: u32) -> u32 {
   if (i % P.row < P.tail) { return sat(s * bitcast<f32>(${f32ToBits(boxScale(boxArea))}u)); }

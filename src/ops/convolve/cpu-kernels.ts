@@ -102,13 +102,16 @@ export function convDense({ src, dst, hIn, wIn, hOut, wOut, kz, ky, kx, w, iz, i
   }
 }
 
-/** √(Σ cᵢ²) element-wise in float32 steps (as numpy computes np.sqrt(a**2 + b**2 [+ c**2]) on float32 arrays). */
+/**
+ * √(Σ cᵢ²) element-wise, the sum in float64 and the root rounded once to float32: no overflow where the float32
+ * squares would pass 3.4e38 (np.hypot's result, which scipy users take for the magnitude; the float32 steps of
+ * np.sqrt(a**2 + b**2) gave +inf for gradients above ~1.8e19).
+ */
 export function magnitudeRange({ parts, out, start: s, end: e }: { parts: Float32Array[]; out: Float32Array } & Range): void {
-  const f = Math.fround;
   for (let i = s; i < e; i++) {
-    let acc = f(parts[0][i] * parts[0][i]);
-    for (let c = 1; c < parts.length; c++) acc = f(acc + f(parts[c][i] * parts[c][i]));
-    out[i] = f(Math.sqrt(acc));
+    let acc = 0;
+    for (let c = 0; c < parts.length; c++) acc += parts[c][i] * parts[c][i];
+    out[i] = Math.sqrt(acc);
   }
 }
 

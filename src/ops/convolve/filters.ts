@@ -21,6 +21,8 @@ export interface FilterPlan {
   combine: 'single' | 'magnitude';
   /** box:… filters: the window size per axis [z,] y, x (box.ts rounds them back to 16 bits as cv2.blur does). */
   box?: number[];
+  /** gauss:… filters: sigma per axis ([y, x] or [z, y, x]) in voxels (gauss8.ts: cv2's fixed-point Gaussian of 8-bit images). */
+  gauss?: number[];
   /** How NaN and ±inf spread in scipy's version of the filter, where the fast paths differ (nonfinite.ts). */
   nonFinite?: NonFiniteRule;
 }
@@ -98,7 +100,7 @@ export function parseFilter(spec: string, ctx: FilterContext): FilterPlan {
       vox = sig.map((s, i) => s / sp[rank - 1 - i]);
     }
     const truncate = ctx.truncate ?? 4;
-    return { name, combine: 'single', components: [separableKernel(vox.map((s) => gaussianWeights(s, truncate)), undefined, spec)] };
+    return { name, combine: 'single', components: [separableKernel(vox.map((s) => gaussianWeights(s, truncate)), undefined, spec)], gauss: vox };
   }
   if (head === 'box' || head === 'mean') {
     if (!arg) throw new InvalidArgumentError(`${spec}: give the size, e.g. box:5 or box:5x3`);

@@ -253,7 +253,7 @@ export class ConvGpu {
     const per = dtype === 'uint8' ? 4 : 2;
     const words = Math.ceil(n / per);
     const dst = acquireStorage(this.ctx, words * 4, 'cast output');
-    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype, box?.area), 'cast_sat');
+    const pipe = await this.ctx.pipeline('convolve-cast', castWgsl(dtype, box?.area, box?.shift), 'cast_sat');
     const [x, y] = grid1d(this.ctx, Math.ceil(words / 256));
     rec.dispatch('convolve.cast', pipe, { src: src.buffer, dst, P: rec.uniform(CastParams, { n, row: box?.width ?? 0, tail: box?.tail ?? 0 }) }, x, y);
     return { buffer: dst, dtype, shape: src.shape };

@@ -5,7 +5,7 @@ import type { GpuContext } from '../../core/gpu/context.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { intoOut, type Image, type Shape } from '../../core/image.js';
-import { defineOp, paramsOf, type OpOptions, type RunOptions } from '../../core/op.js';
+import { defineOp, GRAY_PARAM, paramsOf, type OpOptions, type RunOptions } from '../../core/op.js';
 import type { ParamSpec } from '../../core/params.js';
 import type { OpResult } from '../../core/timings.js';
 import { filterCpu } from './cpu.js';
@@ -39,6 +39,7 @@ export const filterParams = [
   { name: 'impl', kind: 'enum', choices: CONV_IMPLS, default: 'auto', doc: 'GPU implementation: naive (global memory) | tiled (workgroup memory) | separable (1-D passes, x and y in one kernel) | fused (separable, one pass) | auto' },
   { name: 'truncate', kind: 'float', default: 4, min: 0.5, max: 20, doc: 'Gaussian radius in sigmas (scipy truncate)' },
   { name: 'saturate', kind: 'bool', default: false, doc: 'round and saturate the float32 result back to an 8/16-bit input type (cv2 ddepth = -1)' },
+  GRAY_PARAM,
 ] as const satisfies readonly ParamSpec[];
 
 /** Options a filter call takes besides its parameters (tests, benchmarks): no command-line flags. */
@@ -68,14 +69,15 @@ const tuning = (opts: RunOptions): RunOptions & FilterTuning => opts;
 
 /**
  * The operation: a named filter (filters.ts) or a FilterPlan (`kernel:FILE` loaded) over a gray 2D image or 3D
- * volume, float32 out (`saturate`: back to the 8/16-bit input type). Host images beyond the GPU's buffers run in
+ * volume — a colour image channel by channel (core/op.ts 'planes'; `gray`: converted first) —, float32 out (`saturate`: back to the 8/16-bit input type). Host images beyond the GPU's buffers run in
  * host slabs, resident ones in device slabs (device.ts).
  */
 const filterOp = defineOp<typeof filterParams, { impl: string }>({
   name: 'filter',
   summary: 'convolution filters on 2D images and 3D volumes: sobel, prewitt, roberts, gauss, box, laplace, any kernel (= scipy.ndimage / cv2 within 1e-5)',
   params: filterParams,
-  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray', volumes: true },
+  // Colour: each channel alone, as cv2.GaussianBlur/blur/Sobel/filter2D of a 3-channel image (gray with `gray`).
+  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'planes', volumes: true },
   reach: (p, input) => {
     const run = filterRun(p, input);
     // 'valid' shrinks the volume, and a float box spreads a NaN down the rest of its line (scipy's running sum): whole.

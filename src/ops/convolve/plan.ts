@@ -1,5 +1,6 @@
 import { borderIndex, type BorderMode } from '../../core/border.js';
 import { CPU_PATH, InvalidArgumentError } from '../../core/errors.js';
+import { planRowSlabs } from '../../core/gpu/slabs.js';
 import type { ConvKernel } from './kernel.js';
 
 /**
@@ -17,11 +18,15 @@ export interface AxisGeo {
 /** [z, y, x] */
 export type Geo3 = [AxisGeo, AxisGeo, AxisGeo];
 
-/** The geometry of a kernel over a whole [d, h, w] volume: same size out, or shrunk for 'valid'. */
+/**
+ * The geometry of a kernel over a whole [d, h, w] volume: same size out, or shrunk for 'valid'. A kernel larger
+ * than the image reads the border rule at any distance (as scipy.ndimage and cv2.filter2D do); only 'valid' has
+ * no output then, and refuses it.
+ */
 export function wholeGeometry(shape: [number, number, number], k: ConvKernel, mode: BorderMode): Geo3 {
   return [0, 1, 2].map((a) => {
     const n = shape[a], kk = k.size[a];
-    if (kk > n) throw new InvalidArgumentError(`the kernel is larger than the image along ${'zyx'[a]} (${kk} taps, ${n} pixels)`);
+    if (kk > n && mode === 'valid') throw new InvalidArgumentError(`border 'valid': the kernel is larger than the image along ${'zyx'[a]} (${kk} taps, ${n} pixels), no output lies inside; use another border`);
     return mode === 'valid' ? { nIn: n, nOut: n - kk + 1, off: 0, lo: 0, hi: n } : { nIn: n, nOut: n, off: -k.anchor[a], lo: 0, hi: n };
   }) as Geo3;
 }
@@ -51,20 +56,22 @@ export interface Slab {
 /**
  * Splits a filter over a volume into slabs along `axis` so that each slab's input (with its halo planes) and
  * output fit in `maxBytes` (dask's map_overlap): halo planes are gathered through the border rule, so the
- * kernels see only in-range planes and the border is applied at the volume's true edges only.
+ * kernels see only in-range planes and the border is applied at the volume's true edges only. The cut is the one
+ * slab planner's (core/gpu/slabs.ts planRowSlabs, which device slabs use too), asked for slabs of at most
+ * `own` output planes; what differs is only what each slab reads: gathered planes here ('wrap' and 'valid'
+ * included), the clipped range of a resident image there.
  */
 export function planSlabs(geos: Geo3[], ks: ConvKernel[], mode: BorderMode, axis: 0 | 1, planeBytesIn: number, planeBytesOut: number, maxBytes: number): Slab[] {
   const g0 = geos[0][axis];
   const offMin = Math.min(...geos.map((g) => g[axis].off));
   const endMax = Math.max(...geos.map((g, c) => g[axis].off + ks[c].size[axis] - 1));
   const haloPlanes = endMax - offMin;
-  const per = Math.floor((maxBytes / planeBytesIn) - haloPlanes);
-  const perOut = Math.floor(maxBytes / planeBytesOut);
-  const step = Math.min(per, perOut);
-  if (step < 1) throw new InvalidArgumentError(`one ${axis === 0 ? 'plane' : 'row'} of this volume with its halo does not fit the GPU's ${maxBytes}-byte buffer limit; use ${CPU_PATH}`);
+  const own = Math.min(Math.floor((maxBytes / planeBytesIn) - haloPlanes), Math.floor(maxBytes / planeBytesOut));
+  // No halo for the planner to keep: the halo planes are gathered below, so a budget of `own` units is `own` per slab.
+  const cuts = own < 1 ? undefined : planRowSlabs(g0.nOut, 0, own, 1);
+  if (!cuts) throw new InvalidArgumentError(`one ${axis === 0 ? 'plane' : 'row'} of this volume with its halo does not fit the GPU's ${maxBytes}-byte buffer limit; use ${CPU_PATH}`);
   const slabs: Slab[] = [];
-  for (let s0 = 0; s0 < g0.nOut; s0 += step) {
-    const s1 = Math.min(g0.nOut, s0 + step);
+  for (const { y0: s0, y1: s1 } of cuts) {
     const first = s0 + offMin, count = s1 - 1 + endMax - first + 1;
     const planes = new Int32Array(count);
     for (let i = 0; i < count; i++) {

@@ -2,6 +2,7 @@ import type { BorderMode } from '../../core/border.js';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { asShape3D, type Dtype, type Geometry, type Shape } from '../../core/image.js';
 import { boxSums, type BoxRounding } from './box.js';
+import { gaussFixed8 } from './gauss8.js';
 import { parseFilter, type FilterPlan } from './filters.js';
 import type { ConvKernel } from './kernel.js';
 import { wholeGeometry, type Geo3 } from './plan.js';
@@ -47,12 +48,16 @@ export function filterRun(p: FilterArgs, input: { shape: Shape; dtype: Dtype; ge
     if (rank === 2 && k.size[0] > 1) throw new InvalidArgumentError(`${asked.name}: a 3D kernel (${k.size.join('×')}) needs a volume; the image is 2D`);
   }
   const shape = asShape3D(input.shape);
-  const geos = asked.components.map((k) => wholeGeometry(shape, k, p.border));
+  const outDtype = p.saturate && input.dtype !== 'float32' ? input.dtype : 'float32';
+  const cval = p.border === 'constant' ? p.cval : 0;
+  // An 8-bit 2D Gaussian rounded back to 8 bits: cv2.GaussianBlur's fixed point with its own kernel size (gauss8.ts).
+  const fixed = gaussFixed8(asked, input.dtype, outDtype, rank, p.truncate, p.border, cval, shape[2]);
+  const chosen = fixed?.plan ?? asked;
+  const geos = chosen.components.map((k) => wholeGeometry(shape, k, p.border));
   const out3 = geos[0].map((g) => g.nOut) as [number, number, number];
   if (geos.some((g) => g.some((a, i) => a.nOut !== out3[i]))) throw new InvalidArgumentError(`${asked.name}: its kernels give outputs of different sizes with border 'valid'`);
-  const outDtype = p.saturate && input.dtype !== 'float32' ? input.dtype : 'float32';
   // A 16-bit box (an 8-bit one on a 2D image) rounded back to its type runs as window sums rounded as cv2.blur does (box.ts).
-  const sums = boxSums(asked, input.dtype, outDtype, p.border === 'constant' ? p.cval : 0, out3[2], rank === 2);
+  const sums = fixed ?? boxSums(asked, input.dtype, outDtype, cval, out3[2], rank === 2);
   return { plan: sums?.plan ?? asked, rank, shape, geos, outDtype, outShape: (rank === 2 ? out3.slice(1) : out3) as Shape, box: sums?.rounding };
 }
 

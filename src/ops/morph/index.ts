@@ -4,7 +4,7 @@ import type { GpuImage } from '../../core/gpu/gpu-image.js';
 import { checkBinding } from '../../core/gpu/limits.js';
 import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { asShape3D, intoOut, type Image } from '../../core/image.js';
-import { defineOp, type OpOptions } from '../../core/op.js';
+import { defineOp, GRAY_PARAM, type OpOptions } from '../../core/op.js';
 import type { ParamSpec, ResolvedOf } from '../../core/params.js';
 import { now } from '../../core/timings.js';
 import { primitiveCpu, subtractCpu } from './cpu.js';
@@ -38,6 +38,7 @@ export const morphParams = [
   { name: 'iterations', kind: 'int', min: 1, max: 1000, default: 1, doc: 'erosions/dilations per primitive (OpenCV: a rectangle runs once, enlarged)' },
   { name: 'border', kind: 'enum', choices: MORPH_BORDERS, default: 'opencv', doc: 'convention, not a border mode — opencv: neutral constant border, anchor ⌊k/2⌋ (= cv2); scipy: reflect border, reflected dilation (= scipy.ndimage)' },
   { name: 'impl', aliases: ['method'], kind: 'enum', choices: MORPH_METHODS, default: 'auto', doc: 'auto: van Herk/Gil-Werman for boxes, direct otherwise; naive: direct for every element' },
+  GRAY_PARAM,
 ] as const satisfies readonly ParamSpec[];
 
 /** `se`: an element spec (e.g. 'rect:51x51', 'ellipse:7x7') or a StructuringElement; `impl` (or `method`). */
@@ -113,7 +114,8 @@ export const morph = defineOp({
   summary: 'morphology: erode|dilate|open|close|gradient|tophat|blackhat, van Herk/Gil-Werman for boxes (= cv2, or scipy with --border scipy)',
   params: morphParams,
   positional: ['op'],
-  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'gray', volumes: true },
+  // Colour: each channel alone, as cv2.erode/dilate/morphologyEx of a 3-channel image (gray with `gray`).
+  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'planes', volumes: true },
   // As deep along z as the composed operation reads (its device slabs' halo); each pass applies its border at the
   // volume's true ends, which a clipped slab shares.
   reach: (p, img) => {

@@ -3,6 +3,7 @@
  * k×k window with replicated borders (BORDER_REPLICATE | BORDER_ISOLATED), rounded to 8 bits, and
  * out = src − mean > −ceil(C) ? maxValue : 0. Each works on a band of rows [y0, y1) so the pool can split.
  */
+import { gaussianKernelBitExact } from '../../core/gaussian.js';
 import { roundHalfEven } from '../../core/rounding.js';
 import { defineTask, type Range } from '../../core/cpu/pool.js';
 import { isodataRowsTask } from './adaptive-kernels.js';
@@ -207,22 +208,7 @@ export function gaussianKernel(k: number): Float32Array {
     9: [0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625],
   };
   if (SMALL[k]) return Float32Array.from(SMALL[k]);
-  const sigma = k * 0.15 + 0.35;
-  const scale2 = -0.125 / (sigma * sigma);
-  const half = (k - 1) / 2;
-  const values: number[] = [];
-  let sum = 0;
-  for (let i = 0, x = 1 - k; i < half; i++, x += 2) {
-    const t = Math.exp(x * x * scale2);
-    values.push(t);
-    sum += t;
-  }
-  sum = sum * 2 + 1;
-  const mul = 1 / sum;
-  const out = new Float32Array(k);
-  for (let i = 0; i < half; i++) out[i] = out[k - 1 - i] = values[i] * mul;
-  out[half] = mul;
-  return out;
+  return Float32Array.from(gaussianKernelBitExact(k, k * 0.15 + 0.35));
 }
 
 export const boxThresholdTask = defineTask('threshold.boxRows', boxThresholdRows);
