@@ -63,6 +63,9 @@ const OPS: Record<string, (src: string, out: string) => string[]> = {
   pipeline: (src, out) => ['pipeline', src, out, 'equalize | threshold --method otsu'],
   // Colour in, colour out (YCrCb's Y, CLAHE, back): on the GPU path resident from decode to encode (issue 40 item 2).
   clahe: (src, out) => ['clahe', src, out, '--tiles', '8x8', '--clip', '2'],
+  // Colour per channel (issue 40 item 3): cv2.erode and cv2.GaussianBlur (8-bit fixed point: --truncate 3) of the colour image.
+  erode: (src, out) => ['morph', 'erode', src, out, '--se', 'rect:5x5'],
+  gauss: (src, out) => ['filter', src, out, '--filter', 'gauss:2', '--saturate', '--truncate', '3', '--border', 'reflect101'],
 };
 
 /** An imgpu row: the flags and environment of its run, and whether it runs for every op or for equalize alone. */
@@ -107,7 +110,7 @@ function selection(flag: string, known: string[], dflt = known): string[] {
   }
   return picked;
 }
-const ops = selection('ops', Object.keys(OPS), Object.keys(OPS).filter((k) => k !== 'clahe')); // clahe when asked: --ops clahe
+const ops = selection('ops', Object.keys(OPS), ['equalize', 'otsu', 'pipeline']); // clahe, erode, gauss when asked: --ops clahe,erode,gauss
 const rows = selection('rows', ROWS);
 selection('fill', ['resize', 'mirror']);
 

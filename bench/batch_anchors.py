@@ -2,7 +2,8 @@
 """Batch anchors for bench/batch.ts: the Python a user would write over a folder of images, in the same run.
 Usage: python3 bench/batch_anchors.py <in dir> <out dir> <op> [processes] [pool-only] -> JSON {loop, pool} in images/s
 (pool-only: the loop left out, null).
-op: equalize | otsu | pipeline (equalizeHist then Otsu) | clahe (colour: YCrCb's Y, back). Each image: cv2.imread(gray; clahe: colour) -> op -> cv2.imwrite
+op: equalize | otsu | pipeline (equalizeHist then Otsu) | clahe (colour: YCrCb's Y, back) | erode (colour, 5x5 rect) |
+gauss (colour, cv2.GaussianBlur sigma 2). Each image: cv2.imread(gray; clahe, erode, gauss: colour) -> op -> cv2.imwrite
 (same extension); `loop` is a plain for loop, `pool` the same function in a multiprocessing.Pool(processes)."""
 import json
 import os
@@ -11,6 +12,9 @@ import time
 from multiprocessing import Pool
 
 import cv2
+import numpy as np
+
+COLOUR_OPS = ('clahe', 'erode', 'gauss')  # imgpu's clahe, morph and filter take colour photos as colour
 
 
 def colour_clahe(bgr):
@@ -22,7 +26,7 @@ def colour_clahe(bgr):
 
 def work(args):
     src, dst, op = args
-    img = cv2.imread(src, cv2.IMREAD_COLOR if op == 'clahe' else cv2.IMREAD_GRAYSCALE)
+    img = cv2.imread(src, cv2.IMREAD_COLOR if op in COLOUR_OPS else cv2.IMREAD_GRAYSCALE)
     if img is None:
         return 0
     if op == 'equalize':
@@ -31,6 +35,10 @@ def work(args):
         out = cv2.threshold(img, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1]
     elif op == 'clahe':
         out = colour_clahe(img)
+    elif op == 'erode':
+        out = cv2.erode(img, np.ones((5, 5), np.uint8))
+    elif op == 'gauss':
+        out = cv2.GaussianBlur(img, (0, 0), 2)
     else:
         out = cv2.threshold(cv2.equalizeHist(img), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1]
     cv2.imwrite(dst, out)

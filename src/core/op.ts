@@ -1,6 +1,6 @@
 import { grayCpu, lumaCpu, withLumaCpu } from './colour.js';
 import { compareImages, type Comparison } from './compare.js';
-import { fromLumaGpu, grayGpu, lumaGpu } from './gpu/colour.js';
+import { channelGpu, fromLumaGpu, grayGpu, lumaGpu, mergeChannelsGpu } from './gpu/colour.js';
 import { inlinePool, type CpuPool } from './cpu/pool.js';
 import { InvalidArgumentError, optionRef, UnsupportedDtypeError } from './errors.js';
 import type { GpuContext } from './gpu/context.js';
@@ -222,7 +222,6 @@ export function paramsOf<S extends readonly ParamSpec[]>(name: string, specs: S,
 }
 
 /**
-/**
  * The host image the operation works on, by its colour rule: gray, the Y of YCrCb (luma: the colour image is kept
  * to put the chroma back), or the colour image itself ('channels'; 'planes', split by the caller — unless its `gray`
  * parameter asks for gray). 8/16-bit conversions run on the pool (native threads where it has them); float32 gray on
@@ -336,20 +335,41 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   }
 
   /**
-   * A colour GpuImage under the 'planes' rule: no kernel splits channels on the device yet, so it takes the host
-   * image's path (downloaded; each channel uploaded, run on the device, interleaved back) and the result is uploaded
-   * again: a resident input still gives a resident output, at the cost of two transfers, and the pixels are the
-   * host path's.
+   * A colour GpuImage under the 'planes' rule, on the device: each channel taken out as a plane (channelGpu), the
+   * operation run on it, the planes merged back (mergeChannelsGpu) — the host path's pixels, recorded into the
+   * caller's recording where there is one. A result of another type than the input's (a float filter of 8-bit
+   * channels) is interleaved on the host and uploaded again.
    */
   async function planesOfResident(src: GpuImage, opts: OpOptions<S>, t0: number): Promise<OpResult<H | D> & Partial<X>> {
     src.assertLive();
     requireDtype(src, decl.input.dtypes, name);
     if (opts.out) throw new InvalidArgumentError(`${name} of a colour GpuImage (each channel alone) takes no ${optionRef('out')}`);
-    opts.recording?.flush(); // what the caller recorded (the decode that made src) goes first
-    const host = await src.toHost();
-    const r = await run(host, { ...opts, gpu: src.ctx, recording: undefined, inPlace: false });
-    const output = await GpuImage.upload(src.ctx, r.output as Image);
-    return { ...r, output: output as unknown as D, timings: closeTimings(r.timings, t0) };
+    const gpu = src.ctx, rec = opts.recording;
+    if (src.dtype === 'float32') {
+      // No float kernels split channels: the host path's planes, uploaded again.
+      rec?.flush();
+      const r = await run(await src.toHost(), { ...opts, gpu, recording: undefined, inPlace: false });
+      return { ...r, output: (await GpuImage.upload(gpu, r.output as Image)) as unknown as D, timings: closeTimings(r.timings, t0) };
+    }
+    const queued = { wait: false, recording: rec, profile: opts.profile };
+    // A plane or per-channel result goes back to the pool once the recorded work reading it is submitted.
+    const done = (g: GpuImage): void => (rec ? rec.retain(g.buffer) : g.release());
+    const results: (OpResult<H | D> & Partial<X>)[] = [];
+    for (let k = 0; k < src.channels; k++) {
+      const plane = (await runGpu<Image, GpuImage>(gpu, src, `${name}: channel ${k}`, queued, (x, r) => channelGpu(x, k, r))).output as GpuImage;
+      results.push(await run(plane, { ...opts, out: undefined, inPlace: false }));
+      done(plane);
+    }
+    const outs = results.map((r) => r.output as unknown as GpuImage);
+    let output: GpuImage;
+    if (outs[0].dtype === src.dtype) {
+      output = (await runGpu<Image, GpuImage>(gpu, outs[0], `${name}: channels`, queued, (_x, r) => mergeChannelsGpu(src, outs, r))).output as GpuImage;
+    } else {
+      rec?.flush();
+      output = await GpuImage.upload(gpu, interleavePlanes(await Promise.all(outs.map((o) => o.toHost()))));
+    }
+    outs.forEach(done);
+    return { ...results[0], output: output as unknown as D, timings: closeTimings(sumTimings(results.map((r) => r.timings)), t0) };
   }
 
   async function onCpu(img: Image, q: Q, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { compareImages } from '../../src/core/compare.js';
+import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { toGray, type Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { filter, type FilterOptions } from '../../src/ops/convolve/index.js';
@@ -68,6 +69,35 @@ O['wrap'] = cv2.GaussianBlur(x, (0, 0), 2, borderType=cv2.BORDER_REPLICATE)[:, :
     if (gpu) assertSame((await filter(img, spec, { ...o, gpu, impl: impls[i % impls.length] })).output, want, `GPU ${impls[i % impls.length]} ${spec}`);
   }
   assertSame((await filter(img, 'gauss:2', { saturate: true, truncate: 3, border: 'replicate' })).output, colour(refs.wrap), 'CPU gauss:2 replicate');
+});
+
+test('a resident colour GpuImage (8- and 16-bit) is filtered and eroded per channel on the device: the host path\'s pixels, resident out; gray converts on the device; a float result of 8-bit channels too', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const resident = async (img: Image, f: (x: GpuImage) => Promise<{ output: unknown }>): Promise<Image> => {
+    const dev = await GpuImage.upload(gpu, img);
+    const out = (await f(dev)).output as GpuImage;
+    assert.ok(out instanceof GpuImage, 'resident in, resident out');
+    assert.doesNotThrow(() => dev.assertLive(), 'the input is left alone');
+    const host = await out.toHost();
+    out.release();
+    dev.release();
+    return host;
+  };
+  const photos = { u8: await readImage(fixture('images', 'chelsea.png')), u16: await readImage(fixture('images', 'chelsea16.png')) };
+  for (const [what, run] of CASES) {
+    for (const [n, img] of Object.entries(photos)) {
+      const want = (await run(img, {})).output;
+      assertSame(await resident(img, (x) => run(x as unknown as Image, {})), want, `resident ${what} ${n}`);
+    }
+  }
+  const img = photos.u8;
+  const o: FilterOptions = { saturate: true, truncate: 3, border: 'reflect101' };
+  assertSame(await resident(img, (x) => filter(x as unknown as Image, 'gauss:2', o)), (await filter(img, 'gauss:2', o)).output, 'resident gauss:2 --saturate');
+  const gray = await resident(img, (x) => filter(x as unknown as Image, 'box:5', { saturate: true, gray: true }));
+  assert.equal(gray.channels, 1);
+  assertSame(gray, (await filter(toGray(img), 'box:5', { saturate: true })).output, 'resident box:5 gray');
+  assertSame(await resident(img, (x) => filter(x as unknown as Image, 'box:3')), (await filter(img, 'box:3', { gpu })).output, 'resident float box:3');
 });
 
 test('gray stays available: with `gray` a colour image is converted first (OpenCV\'s weights), as before', async () => {

@@ -17,7 +17,7 @@ import { ColourParams, colourWgsl } from './wgsl/colour.js';
  */
 
 const WG = 256;
-type Entry = 'to_gray' | 'to_luma' | 'from_luma';
+type Entry = 'to_gray' | 'to_luma' | 'from_luma' | 'to_channel' | 'set_channel';
 
 class ColourGpuPlan {
   private constructor(private readonly ctx: GpuContext, private readonly dtype: 'uint8' | 'uint16', private readonly pipelines: Record<Entry, GPUComputePipeline>) {}
@@ -25,7 +25,7 @@ class ColourGpuPlan {
   static prepare(ctx: GpuContext, dtype: 'uint8' | 'uint16'): Promise<ColourGpuPlan> {
     return ctx.plan(`colour:${dtype}`, async () => {
       const code = colourWgsl(dtype);
-      const entries: Entry[] = ['to_gray', 'to_luma', 'from_luma'];
+      const entries: Entry[] = ['to_gray', 'to_luma', 'from_luma', 'to_channel', 'set_channel'];
       const made = await Promise.all(entries.map((e) => ctx.pipeline(`colour-${dtype}`, code, e, { WG })));
       return new ColourGpuPlan(ctx, dtype, Object.fromEntries(entries.map((e, i) => [e, made[i]])) as Record<Entry, GPUComputePipeline>);
     });
@@ -33,24 +33,25 @@ class ColourGpuPlan {
 
   /**
    * Records `entry` over the `n` pixels of `c` channels, range by range beyond one binding (ranges start at multiples
-   * of 256 pixels: whole words of every array, aligned offsets). `plane` is the 1-channel array (written by to_gray
-   * and to_luma, read by from_luma), `colour` the c-channel one (read; written by from_luma into `out`).
+   * of 256 pixels: whole words of every array, aligned offsets). `plane` is the 1-channel array (written by to_gray,
+   * to_luma and to_channel, read by from_luma and set_channel), `colour` the c-channel one (read; from_luma and
+   * set_channel write into `out`). `k`, `first`: the channel of to_channel/set_channel, and set_channel's first pass.
    */
-  encode(rec: Recording, entry: Entry, n: number, c: number, colour: GPUBuffer, plane: GPUBuffer, out: GPUBuffer): void {
+  encode(rec: Recording, entry: Entry, n: number, c: number, colour: GPUBuffer, plane: GPUBuffer, out: GPUBuffer, k = 0, first = true): void {
     const bpp = bytesPerElement(this.dtype), per = 4 / bpp;
     const ranges = bindingRanges(this.ctx, n, c * bpp);
     rec.split(ranges.length);
     const whole = ranges.length === 1;
+    const writesColour = entry === 'from_luma' || entry === 'set_channel';
     for (const r of ranges) {
       const src = rangeBinding(colour, r, c * bpp, whole);
       const planeRange = rangeBinding(plane, r, bpp, whole);
-      const fromLuma = entry === 'from_luma';
-      // from_luma: one invocation per PER pixels writing c words; the others: one per word of the plane.
-      const words = Math.ceil((r.count * (fromLuma ? c : 1) * bpp) / 4);
-      const invocations = fromLuma ? Math.ceil(r.count / per) : words;
+      // from_luma: one invocation per PER pixels writing c words; the others: one per word written.
+      const words = Math.ceil((r.count * (writesColour ? c : 1) * bpp) / 4);
+      const invocations = entry === 'from_luma' ? Math.ceil(r.count / per) : words;
       const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(invocations / WG)));
-      const P = rec.uniform(ColourParams, { n: r.count, c, words });
-      const buffers: Bindings = fromLuma ? { src, luma: planeRange, dst: rangeBinding(out, r, c * bpp, whole), P } : { src, dst: planeRange, P };
+      const P = rec.uniform(ColourParams, { n: r.count, c, words, k, first: first ? 1 : 0 });
+      const buffers: Bindings = writesColour ? { src, luma: planeRange, dst: rangeBinding(out, r, c * bpp, whole), P } : { src, dst: planeRange, P };
       rec.dispatch(`colour.${entry}`, this.pipelines[entry], buffers, x, y);
     }
   }
@@ -94,6 +95,33 @@ export async function fromLumaGpu(colour: GpuImage, y: GpuImage, rec: Recording)
   const plan = await ColourGpuPlan.prepare(colour.ctx, dtype);
   const out = acquireStorage(colour.ctx, colour.byteLength, 'colour');
   plan.encode(rec, 'from_luma', pixelCount(colour.shape), colour.channels, colour.buffer, y.buffer, out);
+  const g = new GpuImage(colour.ctx, out, [...colour.shape] as Shape, colour.channels, dtype);
+  if (colour.geometry) g.geometry = colour.geometry;
+  return g;
+}
+
+/** A new resident plane (pooled): channel `k` of `img` (the 'planes' colour rule: an operation on each channel alone). */
+export async function channelGpu(img: GpuImage, k: number, rec: Recording): Promise<GpuImage> {
+  const dtype = checkColour(img, 'a channel');
+  const plan = await ColourGpuPlan.prepare(img.ctx, dtype);
+  const n = pixelCount(img.shape);
+  const out = acquireStorage(img.ctx, n * bytesPerElement(dtype), 'channel');
+  plan.encode(rec, 'to_channel', n, img.channels, img.buffer, out, out, k);
+  return new GpuImage(img.ctx, out, [...img.shape] as Shape, 1, dtype);
+}
+
+/**
+ * A new resident image (pooled) shaped like `colour` whose channel k is `planes[k]` (channelGpu's inverse, after
+ * each plane was processed): one plane per channel, each of `colour`'s shape and dtype.
+ */
+export async function mergeChannelsGpu(colour: GpuImage, planes: GpuImage[], rec: Recording): Promise<GpuImage> {
+  const dtype = checkColour(colour, 'channels merged');
+  if (planes.length !== colour.channels || planes.some((y) => y.channels !== 1 || y.dtype !== dtype || y.shape.join() !== colour.shape.join())) {
+    throw new UnsupportedDtypeError(`channels merged: ${planes.length} plane(s) for ${colour.channels} channel(s) of ${colour.shape.join('×')} ${dtype}`);
+  }
+  const plan = await ColourGpuPlan.prepare(colour.ctx, dtype);
+  const out = acquireStorage(colour.ctx, colour.byteLength, 'colour');
+  planes.forEach((y, k) => plan.encode(rec, 'set_channel', pixelCount(colour.shape), colour.channels, colour.buffer, y.buffer, out, k, k === 0));
   const g = new GpuImage(colour.ctx, out, [...colour.shape] as Shape, colour.channels, dtype);
   if (colour.geometry) g.geometry = colour.geometry;
   return g;

@@ -11,12 +11,15 @@ import { gridWgsl } from './grid.js';
  * - `to_luma`: RGB(A) → the Y of COLOR_RGB2YCrCb (14-bit weights);
  * - `from_luma`: a processed Y with the chroma of the original RGB(A) → COLOR_YCrCb2RGB, alpha copied. Cr and Cb are
  *   recomputed from the original (still resident) instead of being kept in a buffer of their own: they are a
- *   function of its pixels, and the conversion back reads them where it reads the alpha anyway.
+ *   function of its pixels, and the conversion back reads them where it reads the alpha anyway;
+ * - `to_channel`: channel `k` of an RGB(A) image as a plane, `set_channel`: a plane written as channel `k` of the
+ *   colour image `dst` (the other channels from `src` on the first pass, `first`, else kept): the 'planes' colour rule
+ *   (filters and morphology per channel, as OpenCV works on a 3-channel image) without leaving the device.
  * Samples lie packed in u32 words (8-bit: four a word, 16-bit: two); an invocation makes one output word of a plane
  * (PER pixels) or one group of PER colour pixels (C words). `n` pixels of `c` channels; words beyond the output's are
  * never written (a buffer holds whole 16-byte vectors, no more).
  */
-export const ColourParams = defineUniforms('ColourParams', { n: 'u32', c: 'u32', words: 'u32' });
+export const ColourParams = defineUniforms('ColourParams', { n: 'u32', c: 'u32', words: 'u32', k: 'u32', first: 'u32' });
 
 export function colourWgsl(dtype: 'uint8' | 'uint16'): string {
   const bits = dtype === 'uint8' ? 8 : 16;
@@ -51,6 +54,38 @@ fn ycrcb(p: u32) -> vec3i {
   let cr = i32(clamp_sample(descale((r - y) * ${y2cr} + ${half << shift})));
   let cb = i32(clamp_sample(descale((b - y) * ${y2cb} + ${half << shift})));
   return vec3i(y, cr, cb);
+}
+
+/** One word of channel P.k's plane: its PER pixels' samples of that channel. */
+fn channel_word(w: u32) -> u32 {
+  var packed = 0u;
+  for (var q = 0u; q < PER; q++) {
+    let p = w * PER + q;
+    if (p < P.n) { packed |= sample(p * P.c + P.k) << (q * BITS); }
+  }
+  return packed;
+}
+
+@compute @workgroup_size(WG)
+fn to_channel(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let stride = linear_group_count(nwg) * WG;
+  for (var w = linear_group_id(wid, nwg) * WG + li; w < P.words; w += stride) { dst[w] = channel_word(w); }
+}
+
+/** One word of the colour image: its samples of channel P.k from the plane, the others from src (first) or kept. */
+@compute @workgroup_size(WG)
+fn set_channel(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let stride = linear_group_count(nwg) * WG;
+  for (var w = linear_group_id(wid, nwg) * WG + li; w < P.words; w += stride) {
+    let old = select(dst[w], src[w], P.first == 1u);
+    var packed = 0u;
+    for (var q = 0u; q < PER; q++) {
+      let s = w * PER + q;
+      let v = select((old >> (q * BITS)) & MASK, luma_at(s / P.c), s % P.c == P.k && s < P.n * P.c);
+      packed |= v << (q * BITS);
+    }
+    dst[w] = packed;
+  }
 }
 
 /** One word of a plane: PER pixels weighed by \`gray\` (true: RGB2GRAY, false: YCrCb's Y). */
