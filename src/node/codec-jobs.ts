@@ -6,7 +6,7 @@ import type { CpuPool, TaskHandle } from '../core/cpu/pool.js';
 import type { Image } from '../core/image.js';
 import { readImage, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { runPipeline, type PipelineStep } from '../ops/pipeline.js';
-import { RecycledBuffers } from './codec-pool.js';
+import { RecycledBuffers, type LaneDone } from './codec-pool.js';
 import { loadPointKernels } from './native-kernels.js';
 
 type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image; opts: WriteOptions }
@@ -28,15 +28,16 @@ let processed = 0;
 
 /**
  * Reads `path`, runs `steps` on the CPU, writes the output to `out` (atomically, as every write); returns the
- * milliseconds it took, and whether it was this worker's first (its code compiled and its modules loaded then).
+ * milliseconds it took, whether it was this worker's first (its code compiled and its modules loaded then), and the
+ * decoder's warnings on a damaged file read through under a lenient failOn (the batch summary lists them).
  */
-async function processWhole(job: Extract<Job, { kind: 'process' }>): Promise<{ ms: number; first: boolean }> {
+async function processWhole(job: Extract<Job, { kind: 'process' }>): Promise<LaneDone> {
   const t = performance.now();
   const img = await readImage(job.path, { ...job.read, alloc });
   const r = await runPipeline(img, job.steps, { pool: onePool });
   await writeImage(job.out, r.output, job.write);
   buffers.give(img.data.buffer);
-  return { ms: performance.now() - t, first: processed++ === 0 };
+  return { ms: performance.now() - t, first: processed++ === 0, ...(img.warnings?.length ? { warnings: img.warnings } : {}) };
 }
 
 // Each job's errors go back to the main thread as a message: the handler's promise never rejects.

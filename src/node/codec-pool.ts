@@ -6,6 +6,14 @@ import type { Image } from '../core/image.js';
 import type { ReadOptions, WriteOptions } from '../io/index.js';
 import type { PipelineStep } from '../ops/pipeline.js';
 
+/** What a lane worker reports of an image it processed whole (CodecPool.process). */
+export interface LaneDone {
+  ms: number;
+  first: boolean;
+  /** The decoder's warnings, where a lenient failOn read a damaged file through. */
+  warnings?: readonly string[];
+}
+
 /**
  * The capacity of a recycled pixel buffer for `bytes`: 8 size classes per doubling (at most 12.5 % more), so the
  * photos of a folder, which rarely share a size, share buffers.
@@ -162,10 +170,11 @@ export class CodecPool {
   /**
    * Processes an image whole on a worker: reads `path` (`read`), runs `steps` on the CPU there, writes `out`
    * (atomically, `write`). Nothing of it runs on the calling thread (a batch's CPU lane). Resolves to the
-   * milliseconds the worker spent on it, and whether it was the worker's first (slower: its code still compiling).
+   * milliseconds the worker spent on it, whether it was the worker's first (slower: its code still compiling), and
+   * the decoder's warnings where a lenient failOn read a damaged file through.
    */
-  process(path: string, out: string, steps: PipelineStep[], read: ReadOptions, write: WriteOptions = {}): Promise<{ ms: number; first: boolean }> {
-    return this.send<{ ms: number; first: boolean }>({ kind: 'process', path, out, steps, read, write });
+  process(path: string, out: string, steps: PipelineStep[], read: ReadOptions, write: WriteOptions = {}): Promise<LaneDone> {
+    return this.send<LaneDone>({ kind: 'process', path, out, steps, read, write });
   }
 
   async close(): Promise<void> {

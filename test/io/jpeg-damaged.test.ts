@@ -129,6 +129,12 @@ test('--fail-on: exit 3 by default for a truncated JPEG, its warning said and ex
     const jobs = cli('equalize', inputs, join(dir, 'out3'), '--device', 'cpu', '--json', '--quiet', '--fail-on', 'none', '--jobs', '2');
     assert.equal(jobs.status, 0, jobs.stderr);
     assert.deepEqual((JSON.parse(jobs.stdout) as typeof summary).warnings.map((w) => w.file).sort(), ['corrupt.jpg', 'truncated.jpg'].map((n) => join(inputs, n)));
+    // A CPU lane beside the GPU: the files its workers decode report their warnings too.
+    const lane = cli('equalize', inputs, join(dir, 'out4'), '--device', 'gpu', '--jpeg', 'gpu', '--cpu-lane', '2', '--json', '--quiet', '--fail-on', 'none');
+    assert.equal(lane.status, 0, lane.stderr);
+    const laned = JSON.parse(lane.stdout) as typeof summary & { lanes?: { cpu: number } };
+    assert.ok((laned.lanes?.cpu ?? 0) > 0, `the lane took images: ${JSON.stringify(laned.lanes)}`);
+    assert.deepEqual(laned.warnings.map((w) => w.file).sort(), ['corrupt.jpg', 'truncated.jpg'].map((n) => join(inputs, n)));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -311,6 +311,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     await ensureDir(dirname(job.output));
     const done = await traced('lane', job.input, () => laneCodecs.process(job.input, job.output, cmd.steps!(params), read, o.write));
     if (isJpegName(job.input)) jpegPaths.cpu = (jpegPaths.cpu ?? 0) + 1;
+    noteWarnings(job.input, done.warnings);
     await o.written(job);
     return done;
   }) : undefined;
