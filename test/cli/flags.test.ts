@@ -1,4 +1,4 @@
-// Library errors speak of API options; the CLI says the same thing with its flags (src/cli/flags.ts).
+// Library errors speak of API options; the CLI says the same thing with its flags (src/engine/flags.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

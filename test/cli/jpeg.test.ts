@@ -12,7 +12,7 @@ import { assertOneLineError, cli, cliWith } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
-// --jpeg gpu|cpu|auto (src/cli/jpeg.ts): the path a JPEG input is decoded on when the command runs on the GPU, said
+// --jpeg gpu|cpu|auto (src/engine/jpeg.ts): the path a JPEG input is decoded on when the command runs on the GPU, said
 // in the --json summaries; the outputs are the same bytes on either path.
 const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NATIVE === '1' ? false : 'native JPEG pieces not built (scripts/build-native.mjs)';
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-cli-jpeg-'));

@@ -6,7 +6,7 @@ import { eachImage, FileImages, type ImageSource, type LoopJob, type Next } from
 import type { CodecPool } from '../../src/node/codec-pool.js';
 import { Progress } from '../../src/engine/batch/report.js';
 
-// The loop shared by batch mode and detection (src/cli/batch/loop.ts), driven by a source of n tiny images whose
+// The loop shared by batch mode and detection (src/engine/batch/loop.ts), driven by a source of n tiny images whose
 // steps and keeps log what they do, in the order they do it.
 
 const image = (): Image => ({ data: new Uint8Array(1), shape: [1, 1], dtype: 'uint8', channels: 1 }) as Image;
