@@ -70,7 +70,8 @@ const gray: Family = {
     const ch = rng.pick([3, 4] as const);
     return grayCase(dtype === 'float32' ? noise(rng, shape, dtype, ch, 0, 1) : anyInput(rng, S, shape, dtype, ch));
   },
-  run: async (c, on) => ({ image: (await morph(c.src, { se: 'rect:1x1', ...on })).output }),
+  // gray: true — a colour image is eroded per channel otherwise (cv2.erode's rule); this family checks the conversion.
+  run: async (c, on) => ({ image: (await morph(c.src, { se: 'rect:1x1', gray: true, ...on })).output }),
 };
 function grayCase(m: Made): Spec {
   const compare: ParityCase['compare'] = m.img.dtype === 'float32' ? { image: { kind: 'ulp', ulps: 2, known: 'gray-float32-ulp' } } : undefined;
