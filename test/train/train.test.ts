@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { GpuContext } from '../../src/core/gpu/context.js';
 import { InvalidArgumentError, UnsupportedFormatError } from '../../src/core/errors.js';
 import { imageFrom, type Image } from '../../src/core/image.js';
 import { parseClassifierXml, readClassifier } from '../../src/io/classifier.js';
@@ -11,10 +12,11 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { parseVec, readBackgrounds, readPositives, train, type TrainFilesOptions } from '../../src/io/train.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { lbpCode } from '../../src/ops/detect/cpu-kernels.js';
-import { detect, type Detection } from '../../src/ops/detect/index.js';
+import { detect, Detector, type Detection } from '../../src/ops/detect/index.js';
 import { bestSplitOf, histogramsCpu, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
 import { featureCodes, packFeatures, sampleCodesCpu, sampleIntegrals } from '../../src/ops/detect/train/features.js';
 import { GpuStageSamples } from '../../src/ops/detect/train/gpu.js';
+import { scanBackgrounds } from '../../src/ops/detect/train/mine.js';
 import { mbLbpFeatures, stageXml, trainDetector } from '../../src/ops/detect/train/index.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture, randomBytes } from '../helpers/fixtures.js';
@@ -228,4 +230,38 @@ test('the GPU trainer writes the same stage files and cascade as the CPU referen
   for (const f of ['params.xml', 'stage0.xml', 'stage1.xml']) assert.equal(readFileSync(join(tmp, 'gpu', f), 'utf8'), readFileSync(join(tmp, 'reference', f), 'utf8'), f);
   const cpu2 = await train(opts('cpu2', { stages: 2 }));
   assert.equal(readFileSync(r.path, 'utf8'), readFileSync(cpu2.path, 'utf8'));
+});
+
+type Scan = { gpu?: GpuContext; pool?: NodeWorkerPool };
+test('mining scans many backgrounds at once (frames in flight on the GPU, several on the pool) and finds the windows of a scan one at a time', async (t) => {
+  // Five sizes, interleaved (more than the detector keeps plans for); one stage accepts 600–17,000 windows a
+  // background, more than a readback's first copy holds (4,096): frames in flight must not read each other's.
+  const backgrounds = await readBackgrounds(BACKGROUNDS);
+  const r = await trainDetector(await readPositives(FACES, { width: 24, height: 24 }), backgrounds, { ...SMALL, stages: 1, pool });
+  const window = { width: 24, height: 24 }, scale = 1.2;
+  const oneByOne = async (o: Scan) => {
+    const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o });
+    try {
+      const outs = [];
+      for (const b of backgrounds) outs.push((await det.run(b)).output);
+      return outs.map((x) => ({ windows: x.windows, hits: x.hits.map((h) => [h.level, h.x, h.y]) }));
+    } finally {
+      det.close();
+    }
+  };
+  const together = async (o: Scan) => {
+    const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o });
+    try {
+      const outs = await scanBackgrounds(backgrounds, det, { window, scale, ...o });
+      return outs.map((x) => ({ windows: x.windows, hits: x.hits.map((h) => [h.level, h.x, h.y]) }));
+    } finally {
+      det.close();
+    }
+  };
+  const expected = await oneByOne({ pool });
+  assert.ok(expected.filter((x) => x.hits.length > 4096).length >= 3, 'backgrounds of one size with more hits than the first copy holds');
+  assert.deepEqual(await together({ pool }), expected);
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  assert.deepEqual(await together({ gpu }), expected);
 });

@@ -139,8 +139,17 @@ async function mappedWords(b: GPUBuffer): Promise<Uint32Array> {
   return words;
 }
 
-/** Detections read straight after the counters in the same copy; more need a second round trip. */
+/**
+ * Detections read straight after the counters in the same copy; more need a second round trip, from the plan's
+ * detection buffer — which only a frame that has the plan to itself may do (a frame in flight behind it would have
+ * overwritten it), so frames in flight read back into buffers that hold every detection (`staging(true)`).
+ */
 const DETS_PREVIEW = 4096;
+
+/** How many detections a readback buffer has room for after the counters. */
+function detectionsHeld(staging: GPUBuffer): number {
+  return Math.floor((staging.size - 4 * COUNTERS.HIST) / 16);
+}
 const COUNTER_WORDS = COUNTERS.HIST + 4096 + 1;
 
 /** Host-side level table and sizes of the packed buffers. */
@@ -414,7 +423,7 @@ export class DetectGpu {
   private recordReadback(rec: Recording, staging: GPUBuffer): void {
     const b = this.buf;
     rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
-    rec.copyRange(b.dets, 0, staging, 4 * COUNTERS.HIST, 16 * Math.min(DETS_PREVIEW, this.capDets));
+    rec.copyRange(b.dets, 0, staging, 4 * COUNTERS.HIST, 16 * Math.min(detectionsHeld(staging), this.capDets));
   }
 
   /** Records a calibration pass: every window through the whole classifier, rejections counted per weak classifier. */
@@ -464,17 +473,20 @@ export class DetectGpu {
   }
 
   /** A mappable buffer for one pass's counters and detections. */
-  staging(): GPUBuffer {
-    const bytes = 4 * COUNTERS.HIST + 16 * Math.max(DETS_PREVIEW, this.cc.count);
+  staging(whole = false): GPUBuffer {
+    const bytes = 4 * COUNTERS.HIST + 16 * Math.max(whole ? this.capDets : DETS_PREVIEW, this.cc.count);
     return this.ctx.createBuffer(bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'detect readback');
   }
 
-  /** Reads a submitted pass's results from `staging` (and the rest of the detections, if there were more). */
+  /**
+   * Reads a submitted pass's results from `staging` (and the rest of the detections, if there were more than it
+   * holds: only when no later frame has been submitted since).
+   */
   async readDetect(staging: GPUBuffer, schedule: ReductionSchedule | undefined): Promise<{ hits: RawHit[]; info: GpuPassInfo }> {
     const words = await mappedWords(staging);
     const n = Math.min(words[COUNTERS.DETS], this.capDets);
-    let dets = words.subarray(COUNTERS.HIST, COUNTERS.HIST + 4 * Math.min(n, DETS_PREVIEW));
-    if (n > DETS_PREVIEW) {
+    let dets = words.subarray(COUNTERS.HIST, COUNTERS.HIST + 4 * Math.min(n, detectionsHeld(staging)));
+    if (n > detectionsHeld(staging)) {
       const more = this.ctx.createBuffer(16 * n, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'detect readback (all detections)');
       const enc = this.ctx.device.createCommandEncoder({ label: 'detect readback' });
       enc.copyBufferToBuffer(this.buf.dets, 0, more, 0, 16 * n);
@@ -499,6 +511,11 @@ export class DetectGpu {
         droppedDetections: words[COUNTERS.DETS + 1],
       },
     };
+  }
+
+  /** Whether `staging` holds every detection this plan's buffer can (a frame in flight must: see submitGpu). */
+  holdsAll(staging: GPUBuffer): boolean {
+    return detectionsHeld(staging) >= this.capDets;
   }
 
   /** Reads a calibration: the survivor curve over weak classifier counts 0..count. */

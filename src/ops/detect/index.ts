@@ -267,7 +267,7 @@ export class Detector {
     const p = await this.plan(ctx, W, H, img.channels, levels);
     if (!p.schedule) return this.submitAfterCalibration(img, ctx);
     const schedule = p.schedule;
-    const staging = p.idle.pop() ?? p.gpu.staging();
+    const staging = frameStaging(p);
     const timer = new KernelTimer(ctx, true);
     const scope = ctx.openScope('detect');
     let thrown: unknown;
@@ -358,6 +358,17 @@ export class Detector {
 /** runGpu's output of an alwaysDownload body is the host value (its type says either). */
 async function hostPass(r: Pass | DeviceResult<Pass>): Promise<Pass> {
   return 'toHost' in r ? r.toHost() : r;
+}
+
+/**
+ * A readback buffer for a frame in flight: later frames overwrite the plan's buffers before this one is read, so it
+ * must hold every detection the plan can (an idle one made before the detection buffer grew is replaced).
+ */
+function frameStaging(p: Plan): GPUBuffer {
+  const idle = p.idle.pop();
+  if (idle && p.gpu.holdsAll(idle)) return idle;
+  idle?.destroy();
+  return p.gpu.staging(true);
 }
 
 /** Whether a pass dropped candidates or detections for want of room (its result is then incomplete). */

@@ -2,7 +2,7 @@ import type { CpuPool } from '../../../core/cpu/pool.js';
 import type { GpuContext } from '../../../core/gpu/context.js';
 import type { Image } from '../../../core/image.js';
 import type { Classifier } from '../classifier.js';
-import { Detector } from '../index.js';
+import { Detector, type DetectOutput, type PendingDetection } from '../index.js';
 import { pyramidLevels, resizeLinearExact, windowGrid, type Level } from '../pyramid.js';
 
 /**
@@ -52,25 +52,86 @@ function gridWindow(levels: Level[], k: number): [number, number, number] {
 export async function mineNegatives(backgrounds: readonly Image[], cascade: Classifier | undefined, numNeg: number, o: MiningOptions): Promise<Mined> {
   const candidates: Candidates[] = [];
   let scanned = 0;
-  const detector = cascade ? new Detector(cascade, { scale: o.scale, minNeighbors: 0, gpu: o.gpu, pool: o.pool }) : undefined;
-  try {
+  if (!cascade) {
     for (const img of backgrounds) {
-      if (!detector) {
-        const c = gridCandidates(img, o);
-        scanned += c.count;
-        candidates.push(c);
-        continue;
-      }
-      const out = (await detector.run(img)).output;
-      scanned += out.windows;
-      const hits = Int32Array.from(out.hits.flatMap((h) => [h.level, h.x, h.y]));
-      candidates.push({ levels: out.levels, hits, count: out.hits.length });
+      const c = gridCandidates(img, o);
+      scanned += c.count;
+      candidates.push(c);
     }
-  } finally {
-    detector?.close();
+  } else {
+    const detector = new Detector(cascade, { scale: o.scale, minNeighbors: 0, gpu: o.gpu, pool: o.pool });
+    try {
+      for (const out of await scanBackgrounds(backgrounds, detector, o)) {
+        scanned += out.windows;
+        const hits = Int32Array.from(out.hits.flatMap((h) => [h.level, h.x, h.y]));
+        candidates.push({ levels: out.levels, hits, count: out.hits.length });
+      }
+    } finally {
+      detector.close();
+    }
   }
   const found = candidates.reduce((a, c) => a + c.count, 0);
   return { samples: pick(backgrounds, candidates, Math.min(numNeg, found), found, o.window), found, scanned };
+}
+
+/** Frames in flight on the GPU while mining: enough to hide a readback's latency behind the next frames' kernels. */
+const GPU_DEPTH = 8;
+
+/**
+ * Every background scanned by the detector, results in the backgrounds' order. Backgrounds are small and many, so
+ * one at a time leaves the device or the pool idle between them (on the H200, mining was three quarters of a
+ * training run, latency-bound): on the GPU, frames are submitted ahead (`submitGpu`) up to GPU_DEPTH and completed
+ * in order, grouped by size so that a size's plan is never evicted while its frames are in flight; on the CPU,
+ * several backgrounds share the pool at once. A background's windows do not depend on what runs beside it, so the
+ * candidates — and the cascade — are those of a scan one at a time (tested).
+ */
+export async function scanBackgrounds(backgrounds: readonly Image[], detector: Detector, o: MiningOptions): Promise<DetectOutput[]> {
+  const out: DetectOutput[] = new Array(backgrounds.length);
+  if (o.gpu) {
+    const gpu = o.gpu;
+    const pending: { i: number; done: PendingDetection }[] = [];
+    const complete = async (): Promise<void> => {
+      const f = pending.shift()!;
+      out[f.i] = (await f.done()).output;
+    };
+    let size = '';
+    try {
+      for (const i of bySize(backgrounds)) {
+        const key = backgrounds[i].shape.join('x');
+        if (key !== size || pending.length >= GPU_DEPTH) {
+          while (pending.length && (key !== size || pending.length >= GPU_DEPTH)) await complete();
+          size = key;
+        }
+        pending.push({ i, done: await detector.submitGpu(backgrounds[i], gpu) });
+      }
+      while (pending.length) await complete();
+    } finally {
+      // On an error, the frames still in flight are completed (and their errors dropped) before the detector closes.
+      await Promise.allSettled(pending.map((f) => f.done()));
+    }
+    return out;
+  }
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < backgrounds.length) {
+      const i = next++;
+      out[i] = (await detector.runCpu(backgrounds[i])).output;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(backgrounds.length, 2 * (o.pool?.size ?? 1)) }, lane));
+  return out;
+}
+
+/** The backgrounds' indices, those of one size together (first appearance order, stable within a size). */
+function bySize(backgrounds: readonly Image[]): number[] {
+  const groups = new Map<string, number[]>();
+  backgrounds.forEach((b, i) => {
+    const key = b.shape.join('x');
+    const g = groups.get(key);
+    if (g) g.push(i);
+    else groups.set(key, [i]);
+  });
+  return [...groups.values()].flat();
 }
 
 /** k of the `found` candidates, evenly spaced in order, cut out of their levels (each level resized once). */
