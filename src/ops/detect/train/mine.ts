@@ -86,7 +86,7 @@ const GPU_DEPTH = 8;
  * candidates — and the cascade — are those of a scan one at a time (tested).
  */
 export async function scanBackgrounds(backgrounds: readonly Image[], detector: Detector, o: MiningOptions): Promise<DetectOutput[]> {
-  const out: DetectOutput[] = new Array(backgrounds.length);
+  const out = new Array<DetectOutput>(backgrounds.length);
   if (o.gpu) {
     const gpu = o.gpu;
     const pending: { i: number; done: PendingDetection }[] = [];
