@@ -5,11 +5,11 @@ import type { DecodeOptions, ImageFormat } from './format.js';
 import { startsWith } from './samples.js';
 
 /**
- * A JPEG with the browser's own decoder (createImageBitmap; EXIF orientation applied, as cv2.imread does, no colour
+ * A JPEG (or any image this browser reads: WebP, GIF, BMP) with the browser's own decoder (createImageBitmap; EXIF orientation applied, as cv2.imread does, no colour
  * management): one channel when every pixel is gray, else RGB; 8 bits a sample. Browsers' IDCTs differ from
  * libjpeg-turbo's by a level here and there, so these pixels are close to, not equal to, Node's (io/jpeg.ts).
  */
-async function decodeWithBrowser(bytes: Uint8Array, name: string, opts: DecodeOptions): Promise<Image> {
+export async function decodeWithBrowser(bytes: Uint8Array, name: string, opts: DecodeOptions): Promise<Image> {
   if (typeof createImageBitmap !== 'function' || typeof OffscreenCanvas !== 'function') {
     throw new UnsupportedFormatError(`${name}: JPEG is decoded by the browser's own decoder here (no createImageBitmap); in Node, imgpu's readImage reads it`);
   }
@@ -17,7 +17,7 @@ async function decodeWithBrowser(bytes: Uint8Array, name: string, opts: DecodeOp
   try {
     bmp = await createImageBitmap(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'image/jpeg' }), { colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
   } catch {
-    throw new UnsupportedFormatError(`${name} is not a JPEG this browser decodes`);
+    throw new UnsupportedFormatError(`this browser cannot decode ${name}: use PNG (8/16-bit), JPEG, TIFF, .npy or NIfTI`);
   }
   checkInputPixels(bmp.width, bmp.height, name, opts.maxPixels ?? DEFAULT_MAX_INPUT_PIXELS);
   const canvas = new OffscreenCanvas(bmp.width, bmp.height);
