@@ -172,3 +172,12 @@ test('encodeImage (portable) writes files Node reads back exactly: PNG 8/16-bit,
   await assert.rejects(encodeImage(rgb16, 'jpeg'), /JPEG holds 8-bit samples only/);
   await assert.rejects(encodeImage(gray8, 'tiff'), /written by Node's writeImage only/);
 });
+
+test("docs/formats.md's table has a row for every registered format, with its extensions", () => {
+  const doc = readFileSync(fixture('..', '..', 'docs', 'formats.md'), 'utf8');
+  for (const f of FORMATS) {
+    const row = doc.split('\n').find((l) => l.startsWith(`| \`${f.name}\` |`));
+    assert.ok(row, `docs/formats.md has no row for ${f.name}`);
+    for (const ext of extensionsOf(f)) assert.ok(row.includes(ext), `${f.name}'s row names ${ext}`);
+  }
+});
