@@ -59,6 +59,13 @@ module.exports = {
       to: { path: '^src/node/|^src/node\\.ts$', reachable: true },
     },
     {
+      name: 'playground-on-public-entries',
+      comment: 'The playground is a user of the package: it imports imgpu/browser (src/browser.ts) only, never a module inside src (extend the entry with what a page legitimately needs).',
+      severity: 'error',
+      from: { path: '^playground/' },
+      to: { path: '^src/', pathNot: '^src/browser\\.ts$' },
+    },
+    {
       name: 'front-ends-apart',
       comment: 'The CLI and the playground are two front ends: neither imports the other (shared code goes down a layer).',
       severity: 'error',

@@ -34,6 +34,17 @@ export default tseslint.config(
     },
   },
   {
+    // Options, not environment variables (docs/architecture.md): operations and core take their behaviour from their
+    // arguments and the GPU context; the Node entry or the CLI maps a variable onto an option, at the edge.
+    files: ['src/ops/**/*.ts', 'src/core/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error',
+        { selector: "MemberExpression[property.name='env'][object.name='process']", message: 'No environment variable under src/ops or src/core: take an option (op parameter, RunOptions or GpuContextOptions) and map the variable onto it in src/node or src/cli.' },
+        { selector: "MemberExpression[property.name='env'][object.property.name='process']", message: 'No environment variable under src/ops or src/core: take an option (op parameter, RunOptions or GpuContextOptions) and map the variable onto it in src/node or src/cli.' },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests and benchmarks read JSON (CLI --json output, Python references, records) as untyped data by design.

@@ -5,7 +5,7 @@
  * pass, where one pass's tail overlaps the next's start; isolated kernels pay their own ramp and tail, and a pass
  * of few long-running workgroups (the y pass) pays more of it. Picks the fastest x schedule and the fastest y
  * schedule at the largest k among those no slower at the other ks than the default (1 %), times the whole
- * erosion with both, and writes their fields to bench/results/NAME-best.json (IMGPU_MORPH_SCHEDULE for the
+ * erosion with both, and writes their fields to bench/results/NAME-best.json (IMGPU_MORPH_SCHEDULE, the context's variants.morphSchedule, for the
  * roofline) and every line to NAME.jsonl.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -38,10 +38,10 @@ async function main(): Promise<void> {
   const op = (OPERATIONS.morph as unknown as { run: Run }).run;
   const run = (r: { output: { release?: () => void }; timings: Parameters<typeof kernelTotal>[0] }) => { r.output.release?.(); return kernelTotal(r.timings); };
   const time = async (se: string, s: S): Promise<number> => {
-    process.env.IMGPU_MORPH_SCHEDULE = JSON.stringify(s);
+    gpu.variants.morphSchedule = JSON.stringify(s);
     const t: number[] = [];
     for (let i = 0; i <= reps; i++) t.push(run(await op(dev, { op: 'erode', se }, { profile: false })));
-    delete process.env.IMGPU_MORPH_SCHEDULE;
+    delete gpu.variants.morphSchedule;
     return t.slice(1).sort((a, b) => a - b)[reps >> 1];
   };
   const lines: string[] = [];

@@ -4,19 +4,19 @@
  * come from ops/registry.ts and the operations' declared ParamSpecs, so a new operation appears here without page
  * code; pipelines take the text `imgpu pipeline` takes, parsed by the library.
  */
-import { pixelChecksum as checksum, type Comparison } from '../src/core/compare.js';
-import { InvalidArgumentError, UnsupportedDtypeError } from '../src/core/errors.js';
-import type { GpuContext } from '../src/core/gpu/context.js';
-import { toGray, type Image } from '../src/core/image.js';
-import type { ParamSpec } from '../src/core/params.js';
-import type { OpResult } from '../src/core/timings.js';
-import type { PipelineStep } from '../src/ops/pipeline.js';
-import { OPERATIONS } from '../src/ops/registry.js';
+import { pixelChecksum as checksum, type Comparison } from '../src/browser.js';
+import { InvalidArgumentError, UnsupportedDtypeError } from '../src/browser.js';
+import type { GpuContext } from '../src/browser.js';
+import { toGray, type Image } from '../src/browser.js';
+import type { ParamSpec } from '../src/browser.js';
+import type { OpResult } from '../src/browser.js';
+import type { PipelineStep } from '../src/browser.js';
+import { OPERATIONS } from '../src/browser.js';
 import { parseChain, runChain, type Stage } from './chain.js';
 import { workerClient } from './cpu-client.js';
 import { withChosenFiles, type ChosenFile } from './file-params.js';
 import { paramRow, paramValue } from './form.js';
-import { decodeFile, encodeResult, resultFormat } from './image-files.js';
+import { ACCEPTED, decodeFile, encodeResult, resultFormat } from './image-files.js';
 import { pageGpu } from './page-gpu.js';
 import { errorOf, settle, timingLines, valueOf, verdictOf, type Settled } from './run-both.js';
 
@@ -122,10 +122,13 @@ function showResult(img: Image, label: string, name: string): void {
 /** Encodes the shown result (16-bit PNG, 8-bit PNG or .npy) and hands it to the browser as a download. */
 function download(e: Event): void {
   e.preventDefault();
-  if (!result) return;
-  const f = encodeResult(result.img);
+  if (result) void save(result.img, result.name);
+}
+
+async function save(img: Image, name: string): Promise<void> {
+  const f = await encodeResult(img);
   const url = URL.createObjectURL(new Blob([f.bytes as Uint8Array<ArrayBuffer>], { type: f.type }));
-  Object.assign(document.createElement('a'), { href: url, download: `${result.name}${f.ext}` }).click();
+  Object.assign(document.createElement('a'), { href: url, download: `${name}${f.ext}` }).click();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
@@ -341,6 +344,7 @@ async function main(): Promise<void> {
     b.onclick = () => openSample(s);
     $('samples').append(b);
   }
+  $<HTMLInputElement>('file').accept = ACCEPTED;
   $<HTMLInputElement>('file').onchange = (e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void open(f, f.name); };
   const drop = $('drop');
   drop.ondragover = (e) => { e.preventDefault(); drop.className = 'over'; };

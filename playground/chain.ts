@@ -1,14 +1,14 @@
 // Pipelines in the page: the chain is parsed by the library's parser (the text `imgpu pipeline` takes) and run by
 // its runPipeline — on the GPU resident (one upload, steps recorded on the device image, one download), in the
 // CPU worker on the host — with each stage kept for display. Shared by the page and its CPU worker.
-import { InvalidArgumentError } from '../src/core/errors.js';
-import type { GpuContext } from '../src/core/gpu/context.js';
-import { GpuImage } from '../src/core/gpu/gpu-image.js';
-import type { Image } from '../src/core/image.js';
-import type { ParamSpec } from '../src/core/params.js';
-import { now, type OpResult, type Timings } from '../src/core/timings.js';
-import { parsePipeline, runPipeline, type PipelineStep } from '../src/ops/pipeline.js';
-import { OPERATIONS } from '../src/ops/registry.js';
+import { InvalidArgumentError } from '../src/browser.js';
+import type { GpuContext } from '../src/browser.js';
+import { GpuImage } from '../src/browser.js';
+import type { Image } from '../src/browser.js';
+import type { ParamSpec } from '../src/browser.js';
+import { now, type OpResult, type Timings } from '../src/browser.js';
+import { parsePipeline, runPipeline, type PipelineStep } from '../src/browser.js';
+import { OPERATIONS } from '../src/browser.js';
 
 /** One stage as shown: its output, its own timings, and the page's clock around it. */
 export interface Stage {

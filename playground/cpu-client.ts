@@ -1,6 +1,6 @@
 // The pages' side of the CPU worker (cpu-worker.ts): runs a registry operation, or a pipeline, off the page's thread.
-import type { Image } from '../src/core/image.js';
-import type { OpResult, Timings } from '../src/core/timings.js';
+import type { Image } from '../src/browser.js';
+import type { OpResult, Timings } from '../src/browser.js';
 import type { Stage } from './chain.js';
 import type { ChosenFile } from './file-params.js';
 

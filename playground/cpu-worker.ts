@@ -1,6 +1,6 @@
 // The playground's CPU path, off the page's thread: runs a registry operation, or a pipeline, on the image it is sent.
-import { imageFrom, type Image, type PixelArray } from '../src/core/image.js';
-import { OPERATIONS } from '../src/ops/registry.js';
+import { imageFrom, type Image, type PixelArray } from '../src/browser.js';
+import { OPERATIONS } from '../src/browser.js';
 import { parseChain, runChain } from './chain.js';
 import { withChosenFiles, type ChosenFile } from './file-params.js';
 

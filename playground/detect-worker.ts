@@ -1,9 +1,9 @@
 // The detection page's CPU path, off the page's thread: a Detector (the detect operation's CPU path) for the
 // classifier and options it was last sent, run on each frame it is sent. The classifier is parsed here once per
 // change, with the same code as Node (parseClassifierXml), not once per frame.
-import { imageFrom, type Channels } from '../src/core/image.js';
-import { Detector, type DetectOptions } from '../src/ops/detect/index.js';
-import { parseClassifierXml } from '../src/ops/detect/classifier-xml.js';
+import { imageFrom, type Channels } from '../src/browser.js';
+import { Detector, type DetectOptions } from '../src/browser.js';
+import { parseClassifierXml } from '../src/browser.js';
 
 export type DetectRequest =
   | { id: number; type: 'classifier'; name: string; xml: string; options: DetectOptions }

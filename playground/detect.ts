@@ -10,12 +10,12 @@
  * For tests, `window.__detect.next()` resolves with the next processed frame: its RGBA pixels (those the detector
  * read: on the GPU, read back from the GPU buffer), the boxes, the options and the path that took it there.
  */
-import type { GpuContext } from '../src/core/gpu/context.js';
-import type { Image } from '../src/core/image.js';
-import type { ParamSpec } from '../src/core/params.js';
-import { formatTimings, type Timings } from '../src/core/timings.js';
-import { parseClassifierXml } from '../src/ops/detect/classifier-xml.js';
-import { Detector, detectorParams, type Classifier, type DetectOptions, type Detection } from '../src/ops/detect/index.js';
+import type { GpuContext } from '../src/browser.js';
+import type { Image } from '../src/browser.js';
+import type { ParamSpec } from '../src/browser.js';
+import { formatTimings, type Timings } from '../src/browser.js';
+import { parseClassifierXml } from '../src/browser.js';
+import { Detector, detectorParams, type Classifier, type DetectOptions, type Detection } from '../src/browser.js';
 import type { DetectRequest } from './detect-worker.js';
 import { paramRow, paramValue } from './form.js';
 import { FrameUploader, readPixels, type FrameSource } from './frame-upload.js';

@@ -1,9 +1,9 @@
 // File parameters (kernel:FILE, mask:FILE) in the page: a page cannot open a typed path, so the form offers a file
 // picker beside such a parameter, and the page and its CPU worker both turn the chosen file into the operation's
 // value with the declaration's own `load`, as io/params.ts does for the CLI.
-import type { Image } from '../src/core/image.js';
-import type { ParamSpec } from '../src/core/params.js';
-import { OPERATIONS } from '../src/ops/registry.js';
+import type { Image } from '../src/browser.js';
+import type { ParamSpec } from '../src/browser.js';
+import { OPERATIONS } from '../src/browser.js';
 
 /** A chosen file, read: an image (PNG, .npy) or, for the extensions the declaration reads as text, its text. */
 export interface ChosenFile { path: string; spec: string; image?: Image; text?: string }

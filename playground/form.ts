@@ -1,6 +1,6 @@
 // An operation's parameter form, made from its declared ParamSpecs (core/params.ts): the main page and the volume
 // page build their forms with these, so that every page offers and parses parameters as the CLI does.
-import { parseParamValue, type ParamSpec } from '../src/core/params.js';
+import { parseParamValue, type ParamSpec } from '../src/browser.js';
 
 /** A parameter's default as the CLI would take it typed: `WxH` for sizes, comma-separated lists, '' for none. */
 function defaultText(p: ParamSpec): string {

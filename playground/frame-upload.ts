@@ -9,10 +9,10 @@
  * fail, the frame is drawn into a 2D canvas, read back and uploaded (the round trip the other two avoid); the
  * page says which path ran.
  */
-import type { GpuContext } from '../src/core/gpu/context.js';
-import { GpuImage } from '../src/core/gpu/gpu-image.js';
-import { acquireStorage } from '../src/core/gpu/transfer.js';
-import { imageFrom, type Image } from '../src/core/image.js';
+import type { GpuContext } from '../src/browser.js';
+import { GpuImage } from '../src/browser.js';
+import { acquireStorage } from '../src/browser.js';
+import { imageFrom, type Image } from '../src/browser.js';
 
 export type UploadPath = 'importExternalTexture' | 'copyExternalImageToTexture' | 'createImageBitmap + copyExternalImageToTexture' | 'canvas';
 

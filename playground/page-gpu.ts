@@ -1,5 +1,5 @@
 // The pages' WebGPU device and the status line that describes it (or says why there is none).
-import type { GpuContext } from '../src/core/gpu/context.js';
+import type { GpuContext } from '../src/browser.js';
 import { createBrowserGpuContext } from '../src/browser.js';
 
 /**

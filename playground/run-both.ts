@@ -1,10 +1,10 @@
 // One operation (or pipeline) run on the page's GPU and in the CPU worker at once: what the pages show of it
 // (timings, verdict). Shared by the main page and the volume page.
-import { compareImages, describeComparison, type Comparison } from '../src/core/compare.js';
-import type { GpuContext } from '../src/core/gpu/context.js';
-import type { Image } from '../src/core/image.js';
-import { formatTimings, type OpResult } from '../src/core/timings.js';
-import { OPERATIONS } from '../src/ops/registry.js';
+import { compareImages, describeComparison, type Comparison } from '../src/browser.js';
+import type { GpuContext } from '../src/browser.js';
+import type { Image } from '../src/browser.js';
+import { formatTimings, type OpResult } from '../src/browser.js';
+import { OPERATIONS } from '../src/browser.js';
 import type { cpuRunner } from './cpu-client.js';
 import { withChosenFiles, type ChosenFile } from './file-params.js';
 

@@ -4,14 +4,14 @@
  * and in the CPU worker, compare, and save the result as NIfTI with the input's geometry. Files are decoded by the
  * library's own readers (io/nifti.ts, io/dicom.ts), as in Node.
  */
-import { pixelChecksum as checksum } from '../src/core/compare.js';
-import { FileAccessError, InvalidArgumentError } from '../src/core/errors.js';
-import type { GpuContext } from '../src/core/gpu/context.js';
-import { asShape3D, type Image } from '../src/core/image.js';
-import type { ParamSpec } from '../src/core/params.js';
-import { OPERATIONS } from '../src/ops/registry.js';
-import { dicomSeries } from '../src/io/dicom.js';
-import { decodeNifti, encodeNiftiFile } from '../src/io/nifti.js';
+import { pixelChecksum as checksum } from '../src/browser.js';
+import { FileAccessError, InvalidArgumentError } from '../src/browser.js';
+import type { GpuContext } from '../src/browser.js';
+import { asShape3D, type Image } from '../src/browser.js';
+import type { ParamSpec } from '../src/browser.js';
+import { OPERATIONS } from '../src/browser.js';
+import { dicomSeries } from '../src/browser.js';
+import { decodeImage, encodeImage } from '../src/browser.js';
 import { cpuRunner } from './cpu-client.js';
 import { paramRow, paramValue } from './form.js';
 import { pageGpu } from './page-gpu.js';
@@ -152,7 +152,7 @@ function nameOf(files: readonly File[]): string {
  * (one series; other files ignored, as for a folder in Node).
  */
 async function readVolume(files: readonly File[], name: string): Promise<Image> {
-  if (files.length === 1 && /\.nii(\.gz)?$/i.test(files[0].name)) return decodeNifti(new Uint8Array(await files[0].arrayBuffer()), files[0].name);
+  if (files.length === 1 && /\.nii(\.gz)?$/i.test(files[0].name)) return decodeImage(new Uint8Array(await files[0].arrayBuffer()), { name: files[0].name, format: 'nifti' });
   const named = await Promise.all(files.map(async (f) => ({ name: f.webkitRelativePath || f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
   try {
     return dicomSeries(named, name);
@@ -215,9 +215,9 @@ function readParams(name: string): Record<string, unknown> {
 
 /** The result as NIfTI files to save (.nii and .nii.gz), with the geometry the operation gave it (the input's, or shifted by a 'valid' filter). */
 async function offerSave(img: Image, name: string): Promise<void> {
-  const nii = encodeNiftiFile(img);
-  const gz = await new Response(new Blob([nii]).stream().pipeThrough(new CompressionStream('gzip'))).blob();
-  for (const [id, blob, ext] of [['save', new Blob([nii]), '.nii'], ['save-gz', gz, '.nii.gz']] as const) {
+  const nii = await encodeImage(img, 'nii') as Uint8Array<ArrayBuffer>;
+  const gz = await encodeImage(img, 'nii.gz') as Uint8Array<ArrayBuffer>;
+  for (const [id, blob, ext] of [['save', new Blob([nii]), '.nii'], ['save-gz', new Blob([gz]), '.nii.gz']] as const) {
     const a = $<HTMLAnchorElement>(id);
     a.href = URL.createObjectURL(blob);
     a.download = `${inputName}-${name}${ext}`;

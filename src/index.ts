@@ -21,3 +21,4 @@ export type { Size } from './core/params.js';
 export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js';
 export { parseClassifierXml, waldBoostXml } from './ops/detect/classifier-xml.js';
 export { trainDetector, trainParams, TRAIN_TYPES, type StageProgress, type StopReason, type TrainedStage, type TrainOptions, type TrainResult, type TrainType } from './ops/detect/train/index.js';
+export { decodeImage, encodeImage, FORMATS, formatNamed, type DecodeImageOptions, type DecodeOptions, type EncodeOptions, type ImageFormat } from './io/formats/index.js';

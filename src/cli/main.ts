@@ -6,7 +6,7 @@ import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Dtype, Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
 import type { OpResult } from '../core/timings.js';
-import { checkWritable, checkWriteOptions, readImage, type RawLayout, type WriteOptions } from '../io/index.js';
+import { checkWritable, checkWriteOptions, FORMATS, readImage, writableExtensions, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
@@ -49,7 +49,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   (path, size, modification time) by the same operation, parameters and format/codec options, and it is unchanged.
   --recursive                     include sub-folders (their layout is kept under <out>)
   --overwrite                     redo outputs that are up to date too (default: skip them)
-  --format <png|jpg|tif|npy|nii|nii.gz>  output format (default: the input's)
+  --format <${writableExtensions('node', true).map((e) => e.slice(1)).join('|')}>  output format (default: the input's)
   --quiet                         no progress on stderr
   --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
                                   cores (default 1; a GPU batch is paced by one process's main thread)
@@ -81,6 +81,11 @@ function rawLayout(flags: Map<string, string>): RawLayout | undefined {
   return { shape: dims.reverse(), dtype: dtype as Dtype };
 }
 
+/** The registry's formats, one line each: extensions, what they hold, read or written. */
+function formatsHelp(): string {
+  return FORMATS.map((f) => `  ${[...f.extensions, ...(f.aliases ?? [])].join(' ').padEnd(16)}${f.title}: ${f.holds}`).join('\n');
+}
+
 function usage(): string {
   // At least two spaces between a synopsis and its summary, however long the synopsis.
   const ops = Object.entries(COMMANDS).map(([n, c]) => `  ${synopsis(n, c)}  `.padEnd(44) + c.summary).join('\n');
@@ -98,9 +103,10 @@ ${ops}
   imgpu worker --redis URL [--device gpu|cpu] [--concurrency n]  runs queued jobs until SIGTERM
   imgpu status <batch> --redis URL [--watch] [--json]  a queued batch's jobs, images, rate, failures; imgpu retry <batch>
 
-Formats: .png .jpg .tif (8/16-bit), .npy (uint8/uint16/float32, 2D/3D); volumes: .nii/.nii.gz, DICOM (.dcm file or a folder
-holding one series; read, geometry kept, written as NIfTI), OME-Zarr (.zarr: .zarr → .zarr runs in chunks within --memory), .raw with --shape/--dtype. Colour is converted to gray (OpenCV's RGB→gray),
-except by clahe, which equalizes the Y of OpenCV's YCrCb and keeps the chroma.
+Formats (docs/formats.md; a file's content decides where the extension does not):
+${formatsHelp()}
+Colour is converted to gray (OpenCV's RGB→gray), except by clahe, which equalizes the Y of OpenCV's YCrCb and keeps
+the chroma. NIfTI/DICOM/.npy ↔ OME-Zarr: imgpu convert; .zarr → .zarr runs in chunks within --memory.
 ${COMMON}`;
 }
 

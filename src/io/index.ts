@@ -2,13 +2,13 @@ import { access, constants, open, readFile, rename, rm, stat } from 'node:fs/pro
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
-import sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
-import { allocPixels, planeSize, toGray, validateImage, type Channels, type Image } from '../core/image.js';
-import { decodeJpeg, encodeJpeg, isJpeg, type FailOn } from './jpeg.js';
-import { checkInputPixels, maxInputPixels } from './limits.js';
-import { decodeNpy, encodeNpy } from './npy.js';
-import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
+import { toGray, validateImage, type Image } from '../core/image.js';
+import { checkHolds, folderExtensions, formatByExtension, formatOfFile, writableExtensions, type ImageFormat } from './formats/index.js';
+import { nodeCodec } from './formats/node.js';
+import { zarr as zarrFormat } from './formats/zarr.js';
+import type { FailOn } from './jpeg.js';
+import { readDicomSeries, type RawLayout } from './volume.js';
 import { writeOmeZarr } from './chunked.js';
 import { checkZarrWriteOptions, isZarrPath, readOmeZarr, type ZarrWriteOptions } from './zarr.js';
 
@@ -19,20 +19,20 @@ export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf,
 export { OME_VERSIONS, ZARR_COMPRESSORS, isZarrPath, openOmeZarr, readOmeZarr, type OmeVersion, type ZarrCompressor, type ZarrWriteOptions } from './zarr.js';
 export { defaultMemory, runChunked, writeOmeZarr, type ChunkedOptions, type ChunkedReport, type SlabRun } from './chunked.js';
 
-/** A .raw file's layout, as readImage takes it; the CLI words it as its flags (engine/flags.ts). */
-export const RAW_LAYOUT = "option `raw: { shape: [H, W] or [D, H, W], dtype: 'uint8' | 'uint16' | 'float32' }`";
+export { decodeImage, encodeImage, FORMATS, formatByExtension, formatNamed, formatOfFile, isVolumeFile, RAW_LAYOUT, writableExtensions, type DecodeImageOptions, type ImageFormat } from './formats/index.js';
 
-/** Formats imgpu writes, by file extension. */
-export const WRITERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz'] as const;
+/** Formats imgpu writes, by file extension (the registry's: io/formats). */
+export const WRITERS: readonly string[] = writableExtensions('node');
 /** Image files a folder is read for (batch mode); DICOM series are folders of their own, given one by one. */
-export const READERS = ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz', '.dcm'] as const;
+export const READERS: readonly string[] = folderExtensions();
 
-/** The format `path` is written in, or a typed error naming the ones imgpu writes. */
-function writerFormat(path: string): string {
+/** The registered format `path` is written in (as its extension), or a typed error naming the ones imgpu writes. */
+function writerFormat(path: string): { fmt: ImageFormat; ext: string } {
   const ext = formatOf(path);
-  if (ext === '.zarr') return ext; // a folder: an OME-Zarr (io/zarr.ts)
-  if (!(WRITERS as readonly string[]).includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
-  return ext;
+  const fmt = formatByExtension(path);
+  if (fmt === zarrFormat) return { fmt, ext: '.zarr' }; // a folder: an OME-Zarr (io/zarr.ts)
+  if (!fmt || !WRITERS.includes(ext)) throw new UnsupportedFormatError(`cannot write '${ext || path}': use one of ${WRITERS.join(' ')}`);
+  return { fmt, ext };
 }
 
 /** A path's format extension, lower case, with the double extension .nii.gz kept whole. */
@@ -105,63 +105,13 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
 export async function decodeImageFile(bytes: Uint8Array, path: string, opts: ReadOptions = {}): Promise<Image> {
   // A Uint8Array in the signature: the package's declarations must compile without Node's types (test/package).
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let img: Image;
-  const fmt = formatOf(path);
-  if (fmt === '.npy') {
-    img = decodeNpy(buf, path);
-  } else if (fmt === '.nii' || fmt === '.nii.gz') {
-    img = decodeNifti(buf, path, opts.maxVolumeBytes);
-  } else if (fmt === '.raw') {
-    if (!opts.raw) throw new InvalidArgumentError(`${path}: a .raw file needs its layout: ${RAW_LAYOUT}`);
-    img = decodeRaw(buf, opts.raw, path);
-  } else if (fmt === '.dcm' || (buf.length > 132 && buf.toString('latin1', 128, 132) === 'DICM')) {
-    img = decodeDicom(buf, path);
-  } else {
-    img = (isJpeg(buf) ? decodeJpeg(buf, path, opts.gray ?? false, opts.alloc, opts.maxPixels, opts.failOn) : undefined) ?? (await decodeRaster(buf, path, opts.maxPixels));
-  }
+  const codec = nodeCodec(formatOfFile(path, buf));
+  if (!codec.decode) throw new UnsupportedFormatError(`${path}: imgpu does not read this format from a file's bytes`);
+  const img = await codec.decode(buf, path, opts);
   validateImage(img, path);
   if (!opts.gray) return img;
   const gray = toGray(img);
   return img.warnings ? { ...gray, warnings: img.warnings } : gray;
-}
-
-async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Promise<Image> {
-  let meta: sharp.Metadata;
-  try {
-    meta = await sharp(buf, { limitInputPixels: false }).metadata();
-  } catch (e) {
-    throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
-  }
-  // metadata() reads the header only: refuse a huge image before inflating it.
-  checkInputPixels(meta.width ?? 0, meta.height ?? 0, path, maxInputPixels(maxPixels));
-  const sixteen = meta.depth === 'ushort' || meta.depth === 'short';
-  if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
-    throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);
-  }
-  let raw: { data: Buffer; info: sharp.OutputInfo };
-  try {
-    // Pixels as stored, like cv2.imread: no ICC colour management; gray stays one channel (sharp would
-    // otherwise expand it to sRGB); EXIF orientation applied.
-    let pipeline = sharp(buf, { limitInputPixels: false, ignoreIcc: true, autoOrient: true });
-    const gray = (meta.channels ?? 3) <= 2;
-    if (sixteen) pipeline = pipeline.toColourspace(gray ? 'grey16' : 'rgb16');
-    else if (gray) pipeline = pipeline.toColourspace('b-w');
-    raw = await pipeline.raw({ depth: sixteen ? 'ushort' : 'uchar' }).toBuffer({ resolveWithObject: true });
-  } catch (e) {
-    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
-  }
-  const { width: w, height: h, channels: c } = raw.info;
-  const dtype = sixteen ? 'uint16' : 'uint8';
-  const src = sixteen ? new Uint16Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength / 2) : new Uint8Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength);
-  // Gray+alpha keeps gray; everything else keeps its channels (1, 3 or 4).
-  const outC: Channels = c === 2 ? 1 : (c as Channels);
-  const data = allocPixels(dtype, w * h * outC);
-  if (c === 2) {
-    for (let i = 0; i < w * h; i++) data[i] = src[2 * i];
-  } else {
-    data.set(src);
-  }
-  return { data, shape: [h, w], channels: outC, dtype };
 }
 
 /**
@@ -239,7 +189,7 @@ export function checkWriteOptions(o: WriteOptions): void {
 }
 
 /** Whether a writer format (formatOf) is JPEG's. */
-export const isJpegFormat = (ext: string): boolean => ext === '.jpg' || ext === '.jpeg';
+export const isJpegFormat = (ext: string): boolean => formatByExtension(ext)?.name === 'jpeg';
 
 /**
  * The format `path` is written in, checked to hold an image of this shape and dtype (a typed error otherwise, before
@@ -247,12 +197,8 @@ export const isJpegFormat = (ext: string): boolean => ext === '.jpg' || ext === 
  * before its download or encode, by node's.
  */
 export function checkFormatHolds(path: string, img: Pick<Image, 'shape' | 'dtype'>): string {
-  const ext = writerFormat(path);
-  if (ext === '.npy' || ext === '.nii' || ext === '.nii.gz') return ext;
-  if (ext === '.zarr') return ext; // one channel: writeOmeZarr checks it
-  if (img.shape.length === 3 && img.shape[0] !== 1) throw new InvalidArgumentError(`a ${img.shape.join('×')} volume cannot be written as ${ext}: use .nii.gz or .npy`);
-  if (img.dtype === 'float32') throw new UnsupportedFormatError(`float32 images cannot be written as ${ext}: use .npy, .nii.gz, or filter with ${optionRef('saturate')} for 8/16-bit input`);
-  if (img.dtype === 'uint16' && isJpegFormat(ext)) throw new UnsupportedFormatError('JPEG holds 8-bit samples only: write 16-bit images as .png or .tif');
+  const { fmt, ext } = writerFormat(path);
+  checkHolds(fmt, ext, img); // an OME-Zarr's one channel: writeOmeZarr checks it
   return ext;
 }
 
@@ -264,29 +210,11 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
   checkWriteOptions(opts);
   validateImage(img);
   const ext = checkFormatHolds(path, img);
-  let bytes: Uint8Array;
   if (ext === '.zarr') {
     await writeOmeZarr(path, img, opts.zarr);
     return;
   }
-  if (ext === '.npy') {
-    bytes = encodeNpy(img);
-  } else if (ext === '.nii' || ext === '.nii.gz') {
-    bytes = encodeNifti(img, ext === '.nii.gz');
-  } else {
-    const jpeg = isJpegFormat(ext);
-    const native = jpeg ? encodeJpeg(img, opts.quality ?? 95) : undefined;
-    if (native) return writeAtomically(path, native);
-    const [h, w] = planeSize(img.shape);
-    // sharp infers 16-bit raw samples from a Uint16Array input (a Buffer would be read as 8-bit).
-    const input = img.dtype === 'uint16'
-      ? new Uint16Array(img.data.buffer, img.data.byteOffset, img.data.length)
-      : Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
-    let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4 } });
-    if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
-    else if (img.channels === 1) s = s.toColourspace('b-w');
-    s = ext === '.png' ? s.png({ compressionLevel: opts.compression ?? 1 }) : jpeg ? s.jpeg({ quality: opts.quality ?? 95 }) : s.tiff({ compression: 'lzw' });
-    bytes = await s.toBuffer();
-  }
+  const codec = nodeCodec(formatByExtension(path)!);
+  const bytes = await codec.encode!(img, { compression: opts.compression, quality: opts.quality, gzip: ext === '.nii.gz' });
   await writeAtomically(path, bytes);
 }

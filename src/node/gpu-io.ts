@@ -7,7 +7,7 @@ import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import type { Image } from '../core/image.js';
 import {
-  checkFolderWritable, checkFormatHolds, checkWriteOptions, decodeImageFile, isJpegFormat, readImage as readHostImage,
+  checkFolderWritable, checkFormatHolds, checkWriteOptions, decodeImageFile, formatOfFile, isJpegFormat, readImage as readHostImage,
   readImageBytes, writeAtomically, writeImage as writeHostImage, type ReadOptions, type WriteOptions,
 } from '../io/index.js';
 import { isJpeg } from '../io/jpeg.js';
@@ -71,7 +71,8 @@ export async function readImage(path: string, opts: ReadOptions & { gpu?: GpuCon
   // A folder is a DICOM series: io reads it whole.
   if ((await stat(path).catch(() => undefined))?.isDirectory()) return GpuImage.upload(gpu, await readHostImage(path, host));
   const buf = await readImageBytes(path);
-  if (isJpeg(buf)) {
+  // The registry decides the format as the host reader does (a .npy is a .npy whatever its bytes); a JPEG goes to the GPU.
+  if (formatOfFile(path, buf).name === 'jpeg' && isJpeg(buf)) {
     const onGpu = await readJpegToGpu(gpu, buf, path, host.gray ?? false, { jpeg, async: true, maxPixels: host.maxPixels, failOn: host.failOn });
     if (resolveJpegPath(jpeg, gpu) === 'gpu' && onGpu?.jpeg !== 'gpu') {
       warnFallback(onGpu?.fallback ?? 'this JPEG is one the GPU decoder leaves to the host (no native codec, CMYK, or an EXIF orientation after a fallback)', 'decoded on the CPU (the same pixels)');

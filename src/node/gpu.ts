@@ -1,5 +1,5 @@
 import { CPU_PATH, NoGpuAdapterError } from '../core/errors.js';
-import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions } from '../core/gpu/context.js';
+import { GpuContext, SOFTWARE_ADAPTER, type GpuContextOptions, type KernelVariants } from '../core/gpu/context.js';
 import { nativeHostCopy } from './host-copy.js';
 import { loadNativeModule } from '../io/native-module.js';
 import { assertNodeVersion } from './runtime.js';
@@ -41,6 +41,17 @@ export function dawnFlags(opts: NodeGpuOptions): string[] {
 }
 
 /**
+ * Kernel variants from the environment, for the benchmarks and the roofline that set them per process
+ * (IMGPU_CLAHE_TILED, IMGPU_MORPH_SCHEDULE): read here, at the edge, never inside an operation.
+ */
+function variantsFromEnv(): KernelVariants {
+  const v: KernelVariants = {};
+  if (process.env.IMGPU_CLAHE_TILED) v.claheTiled = process.env.IMGPU_CLAHE_TILED;
+  if (process.env.IMGPU_MORPH_SCHEDULE) v.morphSchedule = process.env.IMGPU_MORPH_SCHEDULE;
+  return v;
+}
+
+/**
  * A GPU context in Node through Dawn. The OpenGL ES backend (llvmpipe without Vulkan) needs the
  * 'compatibility' feature level and a surfaceless EGL platform; both are set here when it is chosen.
  */
@@ -56,7 +67,7 @@ export async function createNodeGpuContext(opts: NodeGpuOptions = {}): Promise<G
   } catch (e) {
     throw new NoGpuAdapterError(`Dawn could not start: ${(e as Error).message}`, { cause: e });
   }
-  return GpuContext.create(quietAdapters(gpu), { featureLevel: gles ? 'compatibility' : 'core', hostCopy: nativeHostCopy(), ...opts });
+  return GpuContext.create(quietAdapters(gpu), { featureLevel: gles ? 'compatibility' : 'core', hostCopy: nativeHostCopy(), ...opts, variants: { ...variantsFromEnv(), ...opts.variants } });
 }
 
 interface StderrCapture {

@@ -187,7 +187,7 @@ function patchy(h: number, w: number, seed: number): Image {
   return imageFrom(data, [h, w]);
 }
 
-test('every 8-bit tiled kernel variant (IMGPU_CLAHE_TILED) equals the CPU on odd sizes', async (t) => {
+test('every 8-bit tiled kernel variant (the context option variants.claheTiled) equals the CPU on odd sizes', async (t) => {
   if (!(await gpuOrSkip(t))) return;
   // Widths: multiples of 16 (strips of 16), of 8 and of 4 only (narrower strips), odd (word kernel); images
   // smaller than one strip or tile; tiles whose rows start off a 16-byte boundary; a grid with REFLECT_101 padding.
@@ -195,27 +195,22 @@ test('every 8-bit tiled kernel variant (IMGPU_CLAHE_TILED) equals the CPU on odd
   const inputs = cases.flatMap(([h, w, tx, ty]) => [imageFrom(randomBytes(w * h, h * w + 3, 256), [h, w]), patchy(h, w, h + w)]
     .map((img) => ({ img, opts: { tiles: { width: tx, height: ty }, clip: 2 } })));
   const expected = await Promise.all(inputs.map(async ({ img, opts }) => (await clahe(img, opts)).output));
-  const saved = process.env.IMGPU_CLAHE_TILED;
-  try {
-    for (const name of Object.keys(CLAHE_TILED_VARIANTS)) {
-      process.env.IMGPU_CLAHE_TILED = name;
-      // A context of its own: pooled output buffers cannot hold another variant's (correct) pixels.
-      const gpu = await createNodeGpuContext();
-      try {
-        for (const [i, { img, opts }] of inputs.entries()) {
-          assertSame((await clahe(img, { ...opts, gpu })).output, expected[i], `${name} ${img.shape[1]}×${img.shape[0]} tiles ${opts.tiles.width}x${opts.tiles.height}`);
-        }
-        if (name === 'tiles-words') {
-          process.env.IMGPU_CLAHE_TILED = 'no-such-variant';
-          await assert.rejects(clahe(patchy(8, 8, 1), { gpu }), /IMGPU_CLAHE_TILED: unknown variant/);
-        }
-      } finally {
-        gpu.destroy();
+  for (const name of Object.keys(CLAHE_TILED_VARIANTS)) {
+    // A context of its own: pooled output buffers cannot hold another variant's (correct) pixels.
+    const gpu = await createNodeGpuContext({ variants: { claheTiled: name } });
+    try {
+      for (const [i, { img, opts }] of inputs.entries()) {
+        assertSame((await clahe(img, { ...opts, gpu })).output, expected[i], `${name} ${img.shape[1]}×${img.shape[0]} tiles ${opts.tiles.width}x${opts.tiles.height}`);
       }
+    } finally {
+      gpu.destroy();
     }
+  }
+  const bad = await createNodeGpuContext({ variants: { claheTiled: 'no-such-variant' } });
+  try {
+    await assert.rejects(clahe(patchy(8, 8, 1), { gpu: bad }), /option `variants.claheTiled`: unknown variant/);
   } finally {
-    if (saved === undefined) delete process.env.IMGPU_CLAHE_TILED;
-    else process.env.IMGPU_CLAHE_TILED = saved;
+    bad.destroy();
   }
 });
 

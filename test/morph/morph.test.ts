@@ -242,7 +242,7 @@ test('the y kernel on strips of four words (yVec4) equals the CPU: all dtypes, w
   }
 });
 
-test('IMGPU_MORPH_SCHEDULE: fields over the default; anything else a typed error', () => {
+test('variants.morphSchedule: fields over the default; anything else a typed error', () => {
   assert.deepEqual(morphSchedule(undefined), DEFAULT_MORPH_SCHEDULE);
   assert.deepEqual(morphSchedule('{"yVec4":true,"segY":16}'), { ...DEFAULT_MORPH_SCHEDULE, yVec4: true, segY: 16 });
   for (const bad of ['{', '[1]', '3', '{"segY":"16"}', '{"nope":1}']) assert.throws(() => morphSchedule(bad), InvalidArgumentError, bad);

@@ -41,6 +41,19 @@ export interface GpuContextOptions {
    * then differ from OpenCV's); 'software' always emulates it. @default 'probe'
    */
   fma?: 'probe' | 'native' | 'software';
+  /**
+   * Kernel variants by name: measurement knobs for benchmarks and the roofline (every variant gives the same
+   * bytes). Each family checks its own value when it first runs (a typed error lists the choices). @default {}
+   */
+  variants?: KernelVariants;
+}
+
+/** Kernel variants a context runs (GpuContextOptions.variants); the Node entry maps IMGPU_CLAHE_TILED / IMGPU_MORPH_SCHEDULE onto them. */
+export interface KernelVariants {
+  /** 8-bit tiled CLAHE's kernels, by name (ops/clahe/gpu.ts CLAHE_TILED_VARIANTS). @default CLAHE_TILED_DEFAULT */
+  claheTiled?: string;
+  /** Morphology's schedule: a JSON object of MorphSchedule fields over the default (ops/morph/gpu.ts). @default the default schedule */
+  morphSchedule?: string;
 }
 
 /**
@@ -90,6 +103,8 @@ export class GpuContext {
   readonly timestamps: boolean;
   readonly buffers: BufferPool;
   readonly transfer: 'staging' | 'writeBuffer';
+  /** The kernel variants asked for (GpuContextOptions.variants); a benchmark may change them between runs. */
+  readonly variants: KernelVariants;
   readonly hostCopy: HostCopy;
   private readonly fma: 'probe' | 'native' | 'software';
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
@@ -126,6 +141,7 @@ export class GpuContext {
     this.transfer = opts.transfer ?? 'staging';
     this.hostCopy = opts.hostCopy ?? typedArraySet;
     this.fma = opts.fma ?? 'probe';
+    this.variants = { ...opts.variants };
     this.buffers = new BufferPool();
     // device.lost resolves once (never rejects): on loss or destroy().
     void device.lost.then((info) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, normalize } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
-import type { WriteOptions } from '../../io/index.js';
+import { isVolumeFile, type WriteOptions } from '../../io/index.js';
 import type { Job as Image } from '../batch/plan.js';
 
 // The job model of scale-out: a job is a shard of a batch's images (or one volume), with everything a worker needs
@@ -15,8 +15,6 @@ import type { Job as Image } from '../batch/plan.js';
  */
 export const DEFAULT_SHARD = 32;
 
-/** Volume formats: one job each (a volume is seconds of work on its own, and a shard of them would balance badly). */
-const VOLUMES = ['.nii', '.nii.gz', '.dcm'];
 
 /** What a job carries: its images (absolute paths every worker sees) and how to make their outputs. */
 export interface ScaleJobData {
@@ -54,7 +52,8 @@ export function shardImages(images: Image[], shard: number): Image[][] {
   const jobs: Image[][] = [];
   let current: Image[] = [];
   for (const img of images) {
-    if (VOLUMES.some((v) => img.input.toLowerCase().endsWith(v))) {
+    // A volume format's file (the registry's rule) is a job alone: seconds of work, and a shard of them would balance badly.
+    if (isVolumeFile(img.input)) {
       jobs.push([img]);
       continue;
     }

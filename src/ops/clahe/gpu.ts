@@ -7,7 +7,7 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage, deviceBytes } from '../../core/gpu/transfer.js';
-import { CPU_PATH, GpuLimitError, InvalidArgumentError } from '../../core/errors.js';
+import { CPU_PATH, GpuLimitError, InvalidArgumentError, optionRef } from '../../core/errors.js';
 import { pixelCount, planeSize } from '../../core/image.js';
 import {
   cellLutsWgsl, columnsWorkgroupBytes, InterpolateParams, interpolateStripsWgsl, interpolateWgsl, StripParams, tileCellsWgsl, tileHistPrivateWgsl, tileHistWgsl,
@@ -36,7 +36,7 @@ export function tileSlices(g: TiledGeometry, most = Infinity, groups = 1024): { 
  * - `interp`: 'words' — an invocation per output word; 'strips' — an invocation per `px` pixels of a row over
  *   `rows` rows, its column weights loaded once (needs a width that `px`, 8 or 4 divides; else 'words');
  *   `bytes`: 'cvt' (conversion instructions) or 'magic' (exact float bit tricks, full FP32 rate: clahe.wgsl.ts).
- * Every variant gives the same bytes (tests run each); IMGPU_CLAHE_TILED names one (bench/clahe-kernels.ts).
+ * Every variant gives the same bytes (tests run each); the context's `variants.claheTiled` names one (bench/clahe-kernels.ts).
  */
 export interface ClaheTiledVariant {
   luts: 'tiles' | 'partials';
@@ -76,10 +76,10 @@ export const CLAHE_TILED_VARIANTS: Readonly<Record<string, ClaheTiledVariant>> =
  */
 export const CLAHE_TILED_DEFAULT = 'partials-strips4x8';
 
-/** The variant IMGPU_CLAHE_TILED names (a measurement knob), else the default. */
-export function claheTiledVariant(name = globalThis.process?.env?.IMGPU_CLAHE_TILED ?? CLAHE_TILED_DEFAULT): ClaheTiledVariant {
+/** The variant `name` names (the context's `variants.claheTiled`, a measurement knob), else the default. */
+export function claheTiledVariant(name = CLAHE_TILED_DEFAULT): ClaheTiledVariant {
   const v = CLAHE_TILED_VARIANTS[name];
-  if (!v) throw new InvalidArgumentError(`IMGPU_CLAHE_TILED: unknown variant ${JSON.stringify(name)}; one of ${Object.keys(CLAHE_TILED_VARIANTS).join(', ')}`);
+  if (!v) throw new InvalidArgumentError(`${optionRef('variants.claheTiled')}: unknown variant ${JSON.stringify(name)}; one of ${Object.keys(CLAHE_TILED_VARIANTS).join(', ')}`);
   return v;
 }
 
@@ -145,7 +145,7 @@ export function tileBands(ctx: GpuContext, g: TiledGeometry, dtype: ClaheDtype):
 export class ClaheTiledGpuPlan {
   private constructor(private readonly ctx: GpuContext, private readonly dtype: ClaheDtype, readonly variant: ClaheTiledVariant) {}
 
-  static async prepare(ctx: GpuContext, dtype: ClaheDtype, variant = claheTiledVariant()): Promise<ClaheTiledGpuPlan> {
+  static async prepare(ctx: GpuContext, dtype: ClaheDtype, variant = claheTiledVariant(ctx.variants.claheTiled)): Promise<ClaheTiledGpuPlan> {
     const plan = await ctx.plan(`claheTiled:${dtype}:${JSON.stringify(variant)}`, async () => new ClaheTiledGpuPlan(ctx, dtype, variant));
     // Compile the usual case's pipelines now (in parallel), not inside the first recording.
     const wide = dtype === 'uint8' ? variant : { ...variant, luts: 'tiles' as const, interp: 'words' as const };

@@ -3,7 +3,7 @@ import { grid1d } from '../../core/gpu/dispatch.js';
 import { GpuImage } from '../../core/gpu/gpu-image.js';
 import type { Recording } from '../../core/gpu/recording.js';
 import { acquireStorage } from '../../core/gpu/transfer.js';
-import { InvalidArgumentError } from '../../core/errors.js';
+import { InvalidArgumentError, optionRef } from '../../core/errors.js';
 import { asShape3D } from '../../core/image.js';
 import { DirectParams, directRowsWgsl, directWgsl, lanes, LineParams, PackParams, packWgsl, SubtractParams, subtractWgsl, vhgwLinesWgsl, vhgwRowsWgsl, type MorphDtype } from './morph.wgsl.js';
 import { boxPasses, maskOffsets, neutral, type AxisWindow, type MorphBorder, type MorphPrimitive } from './plan.js';
@@ -79,20 +79,20 @@ export interface MorphSchedule {
 export const DEFAULT_MORPH_SCHEDULE: MorphSchedule = { segLines: 32, segRows: 32, directX: 7, segY: 16, segYCols: 32, segX: 5, swar: true, fuseTW: 0, fuseXS: 4, fuseYS: 32, fuseThreads: 256, unpackX: true, unpackY: true, yVec4: false, laneTop: true };
 
 /**
- * The default schedule, or with IMGPU_MORPH_SCHEDULE (a JSON object of MorphSchedule fields, a measurement knob:
- * the roofline runs a variant through it) those fields over it.
+ * The default schedule, or with `json` (the context's `variants.morphSchedule`: a JSON object of MorphSchedule fields,
+ * a measurement knob: the roofline runs a variant through it) those fields over it.
  */
-export function morphSchedule(env = globalThis.process?.env?.IMGPU_MORPH_SCHEDULE): MorphSchedule {
-  if (!env) return DEFAULT_MORPH_SCHEDULE;
+export function morphSchedule(json?: string): MorphSchedule {
+  if (!json) return DEFAULT_MORPH_SCHEDULE;
   let over: unknown;
   try {
-    over = JSON.parse(env);
+    over = JSON.parse(json);
   } catch {
     over = undefined;
   }
   const known = Object.keys(DEFAULT_MORPH_SCHEDULE);
-  const bad = !over || typeof over !== 'object' || Array.isArray(over) ? [env] : Object.entries(over).filter(([k, v]) => !known.includes(k) || typeof v !== typeof DEFAULT_MORPH_SCHEDULE[k as keyof MorphSchedule]).map(([k]) => k);
-  if (bad.length > 0) throw new InvalidArgumentError(`IMGPU_MORPH_SCHEDULE: not a JSON object of schedule fields (${bad.join(', ')}); fields: ${known.join(', ')}`);
+  const bad = !over || typeof over !== 'object' || Array.isArray(over) ? [json] : Object.entries(over).filter(([k, v]) => !known.includes(k) || typeof v !== typeof DEFAULT_MORPH_SCHEDULE[k as keyof MorphSchedule]).map(([k]) => k);
+  if (bad.length > 0) throw new InvalidArgumentError(`${optionRef('variants.morphSchedule')}: not a JSON object of schedule fields (${bad.join(', ')}); fields: ${known.join(', ')}`);
   return { ...DEFAULT_MORPH_SCHEDULE, ...(over as Partial<MorphSchedule>) };
 }
 
@@ -120,7 +120,7 @@ function scalarFill(dtype: MorphDtype, op: MorphPrimitive): number {
 
 /** Records morphology on one device: layout changes, vHGW passes, the direct kernel, subtraction. */
 export class MorphGpu {
-  constructor(readonly ctx: GpuContext, readonly dtype: MorphDtype, readonly schedule: MorphSchedule = morphSchedule()) {}
+  constructor(readonly ctx: GpuContext, readonly dtype: MorphDtype, readonly schedule: MorphSchedule = morphSchedule(ctx.variants.morphSchedule)) {}
 
   private pipe(label: string, code: string, entry: string): Promise<GPUComputePipeline> {
     return this.ctx.pipeline(label, code, entry);

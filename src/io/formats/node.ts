@@ -1,0 +1,107 @@
+// Node's codecs for the registered formats where Node has one of its own: sharp/libvips for PNG and TIFF (and JPEG
+// where imgpu's libjpeg-turbo codec is not built), the native libjpeg-turbo codec for JPEG (io/jpeg.ts), zlib for
+// NIfTI, and .raw (io/volume.ts). Every other format (.npy, a DICOM slice) runs its portable codec in Node too.
+import sharp from 'sharp';
+import { InvalidArgumentError, UnsupportedFormatError } from '../../core/errors.js';
+import { allocPixels, planeSize, type Channels, type Image } from '../../core/image.js';
+import { decodeJpeg, encodeJpeg } from '../jpeg.js';
+import { checkInputPixels, maxInputPixels } from '../limits.js';
+import { decodeNifti, decodeRaw, encodeNifti } from '../volume.js';
+import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './format.js';
+import { jpeg } from './jpeg.js';
+import { RAW_LAYOUT } from './raw.js';
+
+/** A PNG, TIFF (or any raster libvips reads) through sharp: samples as stored, 8 or 16 bits, like cv2.imread. */
+async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Promise<Image> {
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(buf, { limitInputPixels: false }).metadata();
+  } catch (e) {
+    throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
+  }
+  // metadata() reads the header only: refuse a huge image before inflating it.
+  checkInputPixels(meta.width ?? 0, meta.height ?? 0, path, maxInputPixels(maxPixels));
+  const sixteen = meta.depth === 'ushort' || meta.depth === 'short';
+  if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
+    throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);
+  }
+  let raw: { data: Buffer; info: sharp.OutputInfo };
+  try {
+    // Pixels as stored, like cv2.imread: no ICC colour management; gray stays one channel (sharp would
+    // otherwise expand it to sRGB); EXIF orientation applied.
+    let pipeline = sharp(buf, { limitInputPixels: false, ignoreIcc: true, autoOrient: true });
+    const gray = (meta.channels ?? 3) <= 2;
+    if (sixteen) pipeline = pipeline.toColourspace(gray ? 'grey16' : 'rgb16');
+    else if (gray) pipeline = pipeline.toColourspace('b-w');
+    raw = await pipeline.raw({ depth: sixteen ? 'ushort' : 'uchar' }).toBuffer({ resolveWithObject: true });
+  } catch (e) {
+    throw new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
+  }
+  const { width: w, height: h, channels: c } = raw.info;
+  const dtype = sixteen ? 'uint16' : 'uint8';
+  const src = sixteen ? new Uint16Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength / 2) : new Uint8Array(raw.data.buffer, raw.data.byteOffset, raw.data.byteLength);
+  // Gray+alpha keeps gray; everything else keeps its channels (1, 3 or 4).
+  const outC: Channels = c === 2 ? 1 : (c as Channels);
+  const data = allocPixels(dtype, w * h * outC);
+  if (c === 2) {
+    for (let i = 0; i < w * h; i++) data[i] = src[2 * i];
+  } else {
+    data.set(src);
+  }
+  return { data, shape: [h, w], channels: outC, dtype };
+}
+
+/** The bytes as a Buffer, without a copy (sharp takes Buffers). */
+const bufferOf = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+/** An 8/16-bit gray, RGB or RGBA image through sharp as PNG (zlib level `compression`), JPEG or TIFF (LZW). */
+async function encodeRaster(img: Image, kind: 'png' | 'jpeg' | 'tiff', opts: EncodeOptions): Promise<Uint8Array> {
+  const [h, w] = planeSize(img.shape);
+  // sharp infers 16-bit raw samples from a Uint16Array input (a Buffer would be read as 8-bit).
+  const input = img.dtype === 'uint16'
+    ? new Uint16Array(img.data.buffer, img.data.byteOffset, img.data.length)
+    : Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+  let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4 } });
+  if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
+  else if (img.channels === 1) s = s.toColourspace('b-w');
+  s = kind === 'png' ? s.png({ compressionLevel: opts.compression ?? 1 }) : kind === 'jpeg' ? s.jpeg({ quality: opts.quality ?? 95 }) : s.tiff({ compression: 'lzw' });
+  return s.toBuffer();
+}
+
+const raster = (kind: 'png' | 'tiff'): FormatCodec => ({
+  decode: (bytes, name, opts) => decodeRaster(bufferOf(bytes), name, opts.maxPixels),
+  encode: (img, opts) => encodeRaster(img, kind, opts),
+});
+
+/** JPEG: imgpu's libjpeg-turbo codec (cv2.imread's pixels, cv2.imwrite's bytes); sharp where it is not built or declines. */
+const jpegCodec: FormatCodec = {
+  decode: async (bytes, name, opts: DecodeOptions) => {
+    const buf = bufferOf(bytes);
+    // A .jpg that is no JPEG inside goes to sharp, whose message says what it is not.
+    const native = jpeg.sniff!(buf) ? decodeJpeg(buf, name, opts.gray ?? false, opts.alloc, opts.maxPixels, opts.failOn) : undefined;
+    return native ?? decodeRaster(buf, name, opts.maxPixels);
+  },
+  encode: (img, opts) => encodeJpeg(img, opts.quality ?? 95) ?? encodeRaster(img, 'jpeg', opts),
+};
+
+/** Node's codec of each format that has one of its own, by format name. */
+const NODE_CODECS: Readonly<Record<string, FormatCodec>> = {
+  png: raster('png'),
+  tiff: raster('tiff'),
+  jpeg: jpegCodec,
+  nifti: {
+    decode: (bytes, name, opts) => decodeNifti(bytes, name, opts.maxVolumeBytes),
+    encode: (img, opts) => encodeNifti(img, opts.gzip ?? false),
+  },
+  raw: {
+    decode: (bytes, name, opts) => {
+      if (!opts.raw) throw new InvalidArgumentError(`${name}: a .raw file needs its layout: ${RAW_LAYOUT}`);
+      return decodeRaw(bytes, opts.raw, name);
+    },
+  },
+};
+
+/** The codec Node runs for `fmt`: its own where it has one, else the format's portable one. */
+export function nodeCodec(fmt: ImageFormat): FormatCodec {
+  return NODE_CODECS[fmt.name] ?? fmt;
+}
