@@ -52,7 +52,7 @@ test('the registry: every format has a name, extensions, a volume rule and platf
   // The CLI's --format list and batch mode's readers, as they were before the registry.
   assert.deepEqual(WRITERS, ['.png', '.jpg', '.jpeg', '.tif', '.tiff', '.npy', '.nii', '.nii.gz']);
   assert.deepEqual(writableExtensions('node', true), ['.png', '.jpg', '.tif', '.npy', '.nii', '.nii.gz']);
-  assert.deepEqual([...READERS].sort(), ['.dcm', '.jpeg', '.jpg', '.nii', '.nii.gz', '.npy', '.png', '.tif', '.tiff']);
+  assert.deepEqual([...READERS].sort(), ['.avif', '.dcm', '.gif', '.jpeg', '.jpg', '.nii', '.nii.gz', '.npy', '.png', '.tif', '.tiff', '.webp']);
 });
 
 for (const f of FORMATS.filter((x) => x.writes)) {
@@ -180,4 +180,28 @@ test("docs/formats.md's table has a row for every registered format, with its ex
     assert.ok(row, `docs/formats.md has no row for ${f.name}`);
     for (const ext of extensionsOf(f)) assert.ok(row.includes(ext), `${f.name}'s row names ${ext}`);
   }
+});
+
+test('WebP, GIF and AVIF photos read in Node through libvips, as before the registry (sharp decoded what imgpu did not know); never written', async () => {
+  const rgb = imageFrom(randomBytes(21 * 17 * 3, 9), [17, 21], 3);
+  const raw = { raw: { width: 21, height: 17, channels: 3 as const } };
+  const files: [string, Buffer][] = [
+    ['photo.webp', await sharp(Buffer.from(rgb.data), raw).webp({ lossless: true }).toBuffer()],
+    ['photo.gif', await sharp(Buffer.from(rgb.data), raw).gif().toBuffer()],
+    ['photo.avif', await sharp(Buffer.from(rgb.data), raw).avif({ quality: 60 }).toBuffer()],
+  ];
+  for (const [name, bytes] of files) {
+    const path = join(tmp, name);
+    writeFileSync(path, bytes);
+    const expected = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
+    const img = await readImage(path);
+    assert.deepEqual([...img.shape, img.channels], [expected.info.height, expected.info.width, expected.info.channels], name);
+    assert.ok(Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength).equals(expected.data), `${name}: sharp's pixels`);
+    assert.equal(sniffFormat(bytes)?.name, name.split('.')[1], `${name} sniffs`);
+    const misnamed = join(tmp, `${name}.bin`);
+    writeFileSync(misnamed, bytes);
+    assert.equal((await readImage(misnamed)).shape[1], 21, `${name} named .bin reads by its content`);
+    await assert.rejects(writeImage(join(tmp, `out-${name}`), rgb), UnsupportedFormatError);
+  }
+  assert.deepEqual(rgb.shape, [17, 21]);
 });

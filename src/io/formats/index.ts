@@ -12,13 +12,14 @@ import { npy } from './npy.js';
 import { png } from './png.js';
 import { raw } from './raw.js';
 import { tiff } from './tiff.js';
+import { avif, gif, webp } from './vips.js';
 import { zarr } from './zarr.js';
 
 export { extensionsOf, type DecodeOptions, type EncodeOptions, type FormatCodec, type ImageFormat, type Platform } from './format.js';
 export { RAW_LAYOUT } from './raw.js';
 
 /** The registered formats, in the order the help and docs list them. */
-export const FORMATS: readonly ImageFormat[] = [png, jpeg, tiff, npy, nifti, dicom, zarr, raw];
+export const FORMATS: readonly ImageFormat[] = [png, jpeg, tiff, npy, nifti, dicom, zarr, raw, webp, gif, avif];
 
 /** Every extension with its format, the longest first (so .nii.gz wins over a shorter match). */
 const BY_EXTENSION: readonly [string, ImageFormat][] = FORMATS.flatMap((f) => extensionsOf(f).map((e) => [e, f] as [string, ImageFormat]))

@@ -93,6 +93,9 @@ const NODE_CODECS: Readonly<Record<string, FormatCodec>> = {
     decode: (bytes, name, opts) => decodeNifti(bytes, name, opts.maxVolumeBytes),
     encode: (img, opts) => encodeNifti(img, opts.gzip ?? false),
   },
+  webp: { decode: raster('png').decode },
+  gif: { decode: raster('png').decode },
+  avif: { decode: raster('png').decode },
   raw: {
     decode: (bytes, name, opts) => {
       if (!opts.raw) throw new InvalidArgumentError(`${name}: a .raw file needs its layout: ${RAW_LAYOUT}`);
