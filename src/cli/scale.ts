@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { FileAccessError, GpuDeviceLostError, InvalidArgumentError } from '../core/errors.js';
 import { EXIT_OK, EXIT_SOME_FAILED } from '../engine/exit.js';
 import { cliWording } from '../engine/flags.js';
+import { failOnOption } from '../engine/jpeg.js';
 import { createWorker, DEFAULT_SHARD, DEFAULT_STALL_MS, retry, status, submit, watch, type BatchStatus, type QueueTarget, type RedisTls, type WorkerEvent } from '../engine/scale/index.js';
 import { parseArgs, rejectUnknown } from './args.js';
 
@@ -22,6 +23,8 @@ ${REDIS_HELP}
   --shard <n>          images per job (default ${DEFAULT_SHARD})
   --recursive          include sub-folders (their layout is kept under <out-folder>)
   --format <ext>       output format (default: the input's); --compression <0-9>, --quality <1-100> as for a batch
+  --fail-on <none|truncated|error|warning>  a damaged JPEG read through or refused, as for a batch (default
+                       warning); carried in each job: the workers read with it
   --json               {"batch", "jobs", "images", "total_jobs", "total_images", "queue"} on stdout
   Exit 2 bad arguments, 3 no inputs or an output folder that cannot be made, 6 bullmq/ioredis not installed,
   7 Redis unreachable.`;
@@ -91,12 +94,13 @@ export async function submitCommand(argv: string[]): Promise<number> {
     console.log(SUBMIT_HELP);
     return EXIT_OK;
   }
-  rejectUnknown(flags, [...QUEUE_FLAGS, 'shard', 'recursive', 'format', 'compression', 'quality', 'json', 'help']);
+  rejectUnknown(flags, [...QUEUE_FLAGS, 'shard', 'recursive', 'format', 'compression', 'quality', 'fail-on', 'json', 'help']);
   if (positional.length < 3) throw new InvalidArgumentError('imgpu submit needs <inputs…|folder> <out-folder> "<pipeline>" (see imgpu submit --help)');
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const s = await submit({
     ...queueTarget(flags), inputs: positional.slice(0, -2), out: positional[positional.length - 2], pipeline: positional[positional.length - 1],
     shard: num('shard'), recursive: flags.has('recursive'), format: flags.get('format'), compression: num('compression'), quality: num('quality'),
+    failOn: flags.has('fail-on') ? failOnOption(flags) : undefined,
   });
   if (flags.has('json')) console.log(JSON.stringify({ batch: s.batch, jobs: s.jobs, images: s.images, total_jobs: s.totalJobs, total_images: s.totalImages, queue: s.queue }));
   else console.log(`batch ${s.batch}: ${s.jobs} jobs (${s.images} images) enqueued on queue ${s.queue}${s.jobs < s.totalJobs ? `; ${s.totalJobs - s.jobs} of its ${s.totalJobs} jobs were already queued, done or failed` : ''}`);

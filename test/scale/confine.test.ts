@@ -27,6 +27,7 @@ const job = (over: Partial<ScaleJobData> = {}): ScaleJobData => ({
 
 test('scale jobs: a payload is checked against the schema (types, absolute normalized paths, no unknown field)', () => {
   assert.deepEqual(checkJobData(job()), job());
+  assert.deepEqual(checkJobData(job({ failOn: 'none' })), job({ failOn: 'none' }));
   const bad: [unknown, RegExp][] = [
     ['a string', /the job must be an object/],
     [{ ...job(), extra: 1 }, /unknown field 'extra'/],
@@ -37,6 +38,7 @@ test('scale jobs: a payload is checked against the schema (types, absolute norma
     [job({ images: [{ ...job().images[0], input: '/data/in/../../etc/passwd' }] }), /images\[0\]\.input must be an absolute, normalized path/],
     [job({ images: [{ ...job().images[0], bytes: -1 }] }), /images\[0\]\.bytes/],
     [{ ...job(), write: { quality: 'high' } }, /write\.quality must be an integer/],
+    [{ ...job(), failOn: 'all' }, /failOn must be one of none\|truncated\|error\|warning/],
   ];
   for (const [data, why] of bad) assert.throws(() => checkJobData(data), (e: Error) => /^malformed job: /.test(e.message) && why.test(e.message), JSON.stringify(data));
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, normalize } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
-import type { WriteOptions } from '../../io/index.js';
+import { FAIL_ON, type FailOn, type WriteOptions } from '../../io/index.js';
 import type { Job as Image } from '../batch/plan.js';
 
 // The job model of scale-out: a job is a shard of a batch's images (or one volume), with everything a worker needs
@@ -27,6 +27,8 @@ export interface ScaleJobData {
   write: WriteOptions;
   outDir: string;
   images: Image[];
+  /** how damaged a JPEG may be and still be read (io ReadOptions.failOn); absent: 'warning', the default */
+  failOn?: FailOn;
 }
 
 /** What a worker returns for a job: each of its images done or failed, once. */
@@ -97,13 +99,14 @@ const MAX_PIPELINE = 10_000;
  */
 export function checkJobData(data: unknown): ScaleJobData {
   const d = record(data, 'the job');
-  onlyKeys(d, 'the job', ['batch', 'pipeline', 'write', 'outDir', 'images']);
+  onlyKeys(d, 'the job', ['batch', 'pipeline', 'write', 'outDir', 'images', 'failOn']);
   if (typeof d.batch !== 'string' || !/^b[0-9a-f]{16}$/.test(d.batch)) bad('batch must be a batch id (b and 16 hex digits)');
   if (typeof d.pipeline !== 'string' || d.pipeline.length === 0 || d.pipeline.length > MAX_PIPELINE) bad(`pipeline must be a string of 1–${MAX_PIPELINE} characters`);
   const w = record(d.write, 'write');
   onlyKeys(w, 'write', ['compression', 'quality']);
   for (const k of ['compression', 'quality']) if (w[k] !== undefined && !Number.isInteger(w[k])) bad(`write.${k} must be an integer`);
   absolutePath(d.outDir, 'outDir');
+  if (d.failOn !== undefined && !(FAIL_ON as readonly unknown[]).includes(d.failOn)) bad(`failOn must be one of ${FAIL_ON.join('|')}`);
   if (!Array.isArray(d.images) || d.images.length === 0 || d.images.length > MAX_JOB_IMAGES) bad(`images must be a list of 1–${MAX_JOB_IMAGES} images`);
   (d.images as unknown[]).forEach((v, i) => {
     const img = record(v, `images[${i}]`);

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
-import { checkWriteOptions, type WriteOptions } from '../../io/index.js';
+import { checkFailOn, checkWriteOptions, type FailOn, type WriteOptions } from '../../io/index.js';
 import { parsePipeline } from '../../ops/pipeline.js';
 import { COMMANDS } from '../commands.js';
 import { batchFormat, batchRecipe, noImages, plan, prepareOutputFolder, type BatchOptions } from '../batch/plan.js';
@@ -27,6 +27,11 @@ export interface SubmitOptions extends QueueTarget {
   format?: string;
   compression?: number;
   quality?: number;
+  /**
+   * How damaged a JPEG may be and still be read (as --fail-on: none, truncated, error; default warning, any
+   * libjpeg warning refuses the file): carried in each job, the workers read with it.
+   */
+  failOn?: FailOn;
 }
 
 /** What submit() enqueued. */
@@ -58,15 +63,19 @@ export async function submit(o: SubmitOptions): Promise<Submitted> {
   await COMMANDS.pipeline.prepare!({ chain: o.pipeline });
   const write: WriteOptions = { compression: o.compression, quality: o.quality };
   checkWriteOptions(write);
-  const codec = { format: batchFormat(o.format), read: {}, write };
+  // The default adds nothing to the payload nor to the jobs' ids (jobs submitted before stay the same work).
+  const failOn = o.failOn === undefined || checkFailOn(o.failOn) === 'warning' ? undefined : o.failOn;
+  const codec = { format: batchFormat(o.format), read: failOn ? { failOn } : {}, write };
   // The recipe of the resolved steps (defaults included): "clahe|otsu" and "clahe --clip 2 | otsu" are one recipe.
   const b: BatchOptions = { recursive: o.recursive ?? false, overwrite: false, quiet: true, json: false, ...codec, recipe: batchRecipe('pipeline', { steps }, codec) };
+  // A file refused by default and read with --fail-on none is other work: another job id.
+  const recipe = failOn ? JSON.stringify([b.recipe, { failOn }]) : b.recipe;
   await checkServer(m, server);
   const images = await plan(inputs, outDir, b);
   if (images.length === 0) throw noImages(inputs, b);
   await prepareOutputFolder(outDir);
   const shards = shardImages(images, shard);
-  const ids = shards.map((s) => jobId(s, b.recipe));
+  const ids = shards.map((s) => jobId(s, recipe));
   const batch = batchId(ids);
   const connection = redisConnection(m, server);
   const q = new m.bullmq.Queue<ScaleJobData>(queue, { connection });
@@ -77,7 +86,7 @@ export async function submit(o: SubmitOptions): Promise<Submitted> {
     // In slices: addBulk is one transaction, and a million photos are ~250 MB of job data.
     for (let i = 0; i < fresh.length; i += ADD_SLICE) {
       await q.addBulk(fresh.slice(i, i + ADD_SLICE).map((f) => ({
-        name: 'pipeline', data: { batch, pipeline: o.pipeline, write, outDir, images: f.images },
+        name: 'pipeline', data: { batch, pipeline: o.pipeline, write, outDir, images: f.images, ...(failOn ? { failOn } : {}) },
         // Results stay (status counts from them; a job id kept is what makes a second submit enqueue nothing).
         opts: { jobId: f.id, removeOnComplete: false, removeOnFail: false },
       })));

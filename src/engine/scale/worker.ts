@@ -163,7 +163,7 @@ class JobRunner {
     const done = [...skip];
     const written: string[] = [];
     const r = await runImages({ name: 'pipeline', cmd: this.cmd, params, exec: this.exec, codecs: this.codecs }, this.hangAfter ? todo.slice(0, this.hangAfter) : todo, {
-      read: {}, write: d.write, progress: jobProgress(job, d, done), onFailure: 'count',
+      read: d.failOn ? { failOn: d.failOn } : {}, write: d.write, progress: jobProgress(job, d, done), onFailure: 'count',
       written: (img) => {
         done.push(img.key);
         written.push(img.input);
