@@ -1,26 +1,32 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
-import { checkFailOn, checkWriteOptions, type FailOn, type WriteOptions } from '../../io/index.js';
+import { checkFailOn, checkWriteOptions, type FailOn, type WriteOptions, type ZarrWriteOptions } from '../../io/index.js';
 import { parsePipeline } from '../../ops/pipeline.js';
 import { COMMANDS } from '../commands.js';
 import { batchFormat, batchRecipe, noImages, plan, prepareOutputFolder, type BatchOptions } from '../batch/plan.js';
 import { batchKey, checkServer, parseRedisUrl, queueName, redisConnection, type QueueTarget } from './connection.js';
 import { batchId, DEFAULT_SHARD, jobId, shardImages, type ScaleJobData } from './jobs.js';
 import { queueModules } from './modules.js';
+import { DEFAULT_VOLUME_SHARD, isVolumeSubmit, submitVolume, volumePaths } from './volume-jobs.js';
 
 /** Jobs added to the queue per transaction. */
 const ADD_SLICE = 500;
 
-/** What submit() takes: a batch as local batch mode takes it (`imgpu pipeline <inputs…> <out> "<pipeline>"`). */
+/**
+ * What submit() takes: a batch as local batch mode takes it (`imgpu pipeline <inputs…> <out> "<pipeline>"`), or
+ * one OME-Zarr volume as `imgpu <op> in.zarr out.zarr` takes it (a .zarr input: chunk jobs, volume-jobs.ts).
+ */
 export interface SubmitOptions extends QueueTarget {
-  /** image files and folders (made absolute: every worker must see them at the same paths) */
+  /** image files and folders, or one .zarr (made absolute: every worker must see them at the same paths) */
   inputs: readonly string[];
-  /** the output folder (made if missing) */
+  /** the output folder (made if missing), or the output .zarr of a .zarr input (made by submit) */
   out: string;
   /** the operations, as `imgpu pipeline` takes them: "clahe --clip 2 | threshold --method otsu" */
   pipeline: string;
-  /** images per job (default 32; a volume is a job alone) */
+  /** images per job (default 32; a volume is a job alone); of a .zarr: output chunk rows along z per job (default 1) */
   shard?: number;
+  /** a .zarr output's layout: chunks (default the input's), compressor, OME version, pyramid levels */
+  zarr?: ZarrWriteOptions;
   /** include sub-folders (their layout kept under `out`) */
   recursive?: boolean;
   /** the output format's extension (default: each input's) */
@@ -44,6 +50,9 @@ export interface Submitted {
   /** the batch's jobs and images, those already on the queue (queued, done or failed) included */
   totalJobs: number;
   totalImages: number;
+  /** a .zarr: the output chunk files of the jobs enqueued now, and of all the batch's jobs (every level's) */
+  chunks?: number;
+  totalChunks?: number;
 }
 
 /**
@@ -59,6 +68,11 @@ export async function submit(o: SubmitOptions): Promise<Submitted> {
   const queue = queueName(o.queue);
   const shard = o.shard ?? DEFAULT_SHARD;
   if (!Number.isInteger(shard) || shard < 1 || shard > 100_000) throw new InvalidArgumentError(`option \`shard\` must be an integer 1–100000, got ${o.shard}`);
+  if (isVolumeSubmit(o.inputs, o.out)) {
+    await checkServer(m, server);
+    const v = await submitVolume(m, server, queue, { ...volumePaths(o.inputs[0], o.out), pipeline: o.pipeline, shard: o.shard ?? DEFAULT_VOLUME_SHARD, zarr: o.zarr ?? {} });
+    return { batch: v.batch, queue, jobs: v.jobs, images: 0, totalJobs: v.totalJobs, totalImages: 0, chunks: v.chunks, totalChunks: v.totalChunks };
+  }
   const steps = parsePipeline(o.pipeline);
   await COMMANDS.pipeline.prepare!({ chain: o.pipeline });
   const write: WriteOptions = { compression: o.compression, quality: o.quality };
