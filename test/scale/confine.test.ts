@@ -40,6 +40,16 @@ test('scale jobs: a payload is checked against the schema (types, absolute norma
     [{ ...job(), write: { quality: 'high' } }, /write\.quality must be an integer/],
     [{ ...job(), failOn: 'all' }, /failOn must be one of none\|truncated\|error\|warning/],
   ];
+  const chunkJob = job({ outDir: '/data/out.zarr', images: [], chunks: { input: '/data/in.zarr', output: '/data/out.zarr', level: 0, rows: [2, 4], chunks: 8 } });
+  assert.deepEqual(checkJobData(chunkJob), chunkJob, 'a volume\'s chunk job');
+  bad.push(
+    [{ ...chunkJob, images: job().images }, /images must be empty in a chunk job/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, rows: [4, 4] } }, /chunks\.rows must be \[first, end\)/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, output: '/data/out' } }, /chunks\.output must be a \.zarr path/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, input: '/data/../in.zarr' } }, /chunks\.input must be an absolute, normalized path/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, level: 99 } }, /chunks\.level must be an integer/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, extra: 1 } }, /chunks has an unknown field 'extra'/],
+  );
   for (const [data, why] of bad) assert.throws(() => checkJobData(data), (e: Error) => /^malformed job: /.test(e.message) && why.test(e.message), JSON.stringify(data));
 });
 
