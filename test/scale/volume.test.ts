@@ -129,3 +129,28 @@ test('scale-out volume: submit in.zarr out.zarr enqueues chunk-row jobs and the 
   assert.equal(await b.exit, 0, b.stderr());
   assert.equal(await c.exit, 0, c.stderr());
 });
+
+test('imgpu/scale from code: submit() with a .zarr input and in-process workers; status counts its chunk files; the output equals the local chunked run; a .zarr input with another output or a chain of steps is refused', { timeout: 300_000 }, async (t) => {
+  const binary = redisServerOrSkip(t);
+  if (!binary) return;
+  const { url } = await startRedis(t, binary);
+  const { submit, createWorker, watch, status } = await import('../../src/scale.js');
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-scale-zarr-lib-'));
+  const input = join(dir, 'in.zarr'), out = join(dir, 'out.zarr'), single = join(dir, 'single.zarr');
+  await writeOmeZarr(input, volume(), { chunks: CHUNKS });
+  await assert.rejects(submit({ redis: url, inputs: [input], out: join(dir, 'out'), pipeline: 'gamma --gamma 0.8' }), /must end in \.zarr/);
+  await assert.rejects(submit({ redis: url, inputs: [input], out, pipeline: 'gamma --gamma 0.8 | gamma --gamma 2' }), /one volume operation, got 2 steps/);
+  const s = await submit({ redis: url, inputs: [input], out, pipeline: 'gamma --gamma 0.8', shard: 4 });
+  assert.deepEqual({ jobs: s.jobs, chunks: s.chunks, totalChunks: s.totalChunks }, { jobs: 2, chunks: 24, totalChunks: 24 });
+  const w = await createWorker({ redis: url, device: 'cpu', threads: 1 });
+  try {
+    for await (const r of watch({ redis: url, batch: s.batch, intervalMs: 200 })) if ('status' in r && r.status.waiting === 0 && r.status.active === 0) break;
+  } finally {
+    await w.close();
+  }
+  const st = await status({ redis: url, batch: s.batch });
+  assert.deepEqual({ completed: st.completed, chunks: st.chunks, done: st.chunks_done, failed: st.chunks_failed }, { completed: 2, chunks: 24, done: 24, failed: 0 });
+  const ref = cli('gamma', input, single, '--gamma', '0.8', '--device', 'cpu', '--quiet');
+  assert.equal(ref.status, 0, ref.stderr);
+  assert.deepEqual(hashes(out), hashes(single));
+});
