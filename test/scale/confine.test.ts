@@ -77,6 +77,11 @@ test('scale roots: paths resolved through links and not made yet; every path of 
   assert.equal((await outsideRoots({ ...inside, pipeline: `morph --op erode --se mask:${join(outside, 'se.npy')}` }, roots))?.path, join(outside, 'se.npy'));
   assert.equal((await outsideRoots({ ...inside, pipeline: `filter --filter kernel:${join(root, 'k.json')}` }, roots)), undefined);
   await assert.rejects(realRoots([join(root, 'missing')]), /option `roots`: no such folder/);
+  // A volume's chunk job: its input and output OME-Zarr are checked too (the output through a link, not made yet).
+  const volume = job({ outDir: join(root, 'out.zarr'), images: [], chunks: { input: join(root, 'in.zarr'), output: join(root, 'out.zarr'), level: 0, rows: [0, 1], chunks: 1 } });
+  assert.equal(await outsideRoots(volume, roots), undefined);
+  assert.deepEqual(await outsideRoots({ ...volume, chunks: { ...volume.chunks!, input: join(outside, 'in.zarr') } }, roots), { path: join(outside, 'in.zarr'), real: join(outside, 'in.zarr') });
+  assert.deepEqual(await outsideRoots({ ...volume, chunks: { ...volume.chunks!, output: join(root, 'link', 'out.zarr') } }, roots), { path: join(root, 'link', 'out.zarr'), real: join(outside, 'out.zarr') });
 });
 
 /** An `imgpu worker` process; its stderr kept for messages. */
