@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import { FileAccessError, GpuDeviceLostError, InvalidArgumentError } from '../core/errors.js';
 import { EXIT_OK, EXIT_SOME_FAILED } from '../engine/exit.js';
 import { cliWording } from '../engine/flags.js';
-import { createWorker, DEFAULT_SHARD, DEFAULT_STALL_MS, retry, status, submit, watch, type BatchStatus, type QueueTarget, type RedisTls, type WorkerEvent } from '../engine/scale/index.js';
+import { failOnOption } from '../engine/jpeg.js';
+import { createWorker, DEFAULT_SHARD, DEFAULT_STALL_MS, DEFAULT_VOLUME_SHARD, retry, status, submit, watch, type BatchStatus, type QueueTarget, type RedisTls, type WorkerEvent } from '../engine/scale/index.js';
 import { parseArgs, rejectUnknown } from './args.js';
+import { parseSize, zarrWriteOptions } from './zarr.js';
 
 // The scale-out commands: argument parsing and printing over the library (src/engine/scale, the package's
 // imgpu/scale). Loaded by main.ts only for these commands; bullmq and ioredis load on the library's first call.
@@ -14,14 +16,21 @@ const REDIS_HELP = `  --redis <url>        redis://[user:password@]host[:port][/
   --tls-ca <file>      PEM certificate(s) to trust for a rediss:// server; --tls-cert, --tls-key: a client certificate`;
 
 export const SUBMIT_HELP = `imgpu submit <inputs…|folder> <out-folder> "<pipeline>" --redis URL [options]
+imgpu submit <in.zarr> <out.zarr> "<volume operation>" --redis URL [options]
   Enqueues a batch on a Redis queue for \`imgpu worker\` processes (any machine that sees the same paths) and returns
   at once with its id. A job is a shard of images (one volume alone); its id derives from the inputs (path, size,
   modification time), the pipeline, its parameters and the output folder, so submitting the same batch again
   enqueues nothing that is done, queued or failed ("jobs": 0; \`imgpu retry\` re-queues failed jobs).
 ${REDIS_HELP}
-  --shard <n>          images per job (default ${DEFAULT_SHARD})
+  An OME-Zarr input: submit makes the output OME-Zarr, then enqueues jobs of its chunk rows along z (whole rows of
+  output chunks: no two jobs write one chunk file), each run as \`imgpu <op> in.zarr out.zarr\` runs its slabs;
+  the pyramid's level i is one job that runs after every job of level i − 1 (docs/scale-out.md).
+  --shard <n>          images per job (default ${DEFAULT_SHARD}); of a .zarr: output chunk rows per job (default ${DEFAULT_VOLUME_SHARD})
+  --levels, --chunks, --compressor, --clevel, --ome  the output .zarr's layout, as for \`imgpu filter\`
   --recursive          include sub-folders (their layout is kept under <out-folder>)
   --format <ext>       output format (default: the input's); --compression <0-9>, --quality <1-100> as for a batch
+  --fail-on <none|truncated|error|warning>  a damaged JPEG read through or refused, as for a batch (default
+                       warning); carried in each job: the workers read with it
   --json               {"batch", "jobs", "images", "total_jobs", "total_images", "queue"} on stdout
   Exit 2 bad arguments, 3 no inputs or an output folder that cannot be made, 6 bullmq/ioredis not installed,
   7 Redis unreachable.`;
@@ -38,6 +47,7 @@ ${REDIS_HELP}
   --concurrency <n>    jobs at once in this process (default 1: the images of a job are already overlapped)
   --device <gpu|cpu|auto>  where to run (default auto, as the image commands); --adapter, --backend, --threads
   --stall-ms <ms>      heartbeat lease of a job: a job unheard of for this long is re-delivered (default ${DEFAULT_STALL_MS})
+  --memory <size>      memory a volume's chunk job may take for its slabs, e.g. 512M (default: a quarter of RAM)
   --json               one JSON line per job done on stdout
   A malformed job (its payload not what submit makes) fails with the reason; the worker goes on.
   Exit 0 after SIGTERM/SIGINT, 2 bad arguments or a --root that is not a folder, 4 no GPU adapter, 5 the GPU device
@@ -91,15 +101,17 @@ export async function submitCommand(argv: string[]): Promise<number> {
     console.log(SUBMIT_HELP);
     return EXIT_OK;
   }
-  rejectUnknown(flags, [...QUEUE_FLAGS, 'shard', 'recursive', 'format', 'compression', 'quality', 'json', 'help']);
+  rejectUnknown(flags, [...QUEUE_FLAGS, 'shard', 'recursive', 'format', 'compression', 'quality', 'fail-on', 'levels', 'chunks', 'compressor', 'clevel', 'ome', 'json', 'help']);
   if (positional.length < 3) throw new InvalidArgumentError('imgpu submit needs <inputs…|folder> <out-folder> "<pipeline>" (see imgpu submit --help)');
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const s = await submit({
     ...queueTarget(flags), inputs: positional.slice(0, -2), out: positional[positional.length - 2], pipeline: positional[positional.length - 1],
     shard: num('shard'), recursive: flags.has('recursive'), format: flags.get('format'), compression: num('compression'), quality: num('quality'),
+    failOn: flags.has('fail-on') ? failOnOption(flags) : undefined, zarr: zarrWriteOptions(flags),
   });
-  if (flags.has('json')) console.log(JSON.stringify({ batch: s.batch, jobs: s.jobs, images: s.images, total_jobs: s.totalJobs, total_images: s.totalImages, queue: s.queue }));
-  else console.log(`batch ${s.batch}: ${s.jobs} jobs (${s.images} images) enqueued on queue ${s.queue}${s.jobs < s.totalJobs ? `; ${s.totalJobs - s.jobs} of its ${s.totalJobs} jobs were already queued, done or failed` : ''}`);
+  const volume = s.totalChunks !== undefined;
+  if (flags.has('json')) console.log(JSON.stringify({ batch: s.batch, jobs: s.jobs, images: s.images, total_jobs: s.totalJobs, total_images: s.totalImages, ...(volume ? { chunks: s.chunks, total_chunks: s.totalChunks } : {}), queue: s.queue }));
+  else console.log(`batch ${s.batch}: ${s.jobs} jobs (${volume ? `${s.chunks} chunk files` : `${s.images} images`}) enqueued on queue ${s.queue}${s.jobs < s.totalJobs ? `; ${s.totalJobs - s.jobs} of its ${s.totalJobs} jobs were already queued, done or failed` : ''}`);
   return EXIT_OK;
 }
 
@@ -111,12 +123,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
     console.log(WORKER_HELP);
     return EXIT_OK;
   }
-  rejectUnknown(flags, [...QUEUE_FLAGS, 'concurrency', 'device', 'adapter', 'backend', 'threads', 'stall-ms', 'json', 'help']);
+  rejectUnknown(flags, [...QUEUE_FLAGS, 'concurrency', 'device', 'adapter', 'backend', 'threads', 'stall-ms', 'memory', 'json', 'help']);
   const device = flags.get('device') ?? 'auto';
   if (!['auto', 'gpu', 'cpu'].includes(device)) throw new InvalidArgumentError(`--device must be one of auto|gpu|cpu, got '${device}'`);
   const int = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const worker = await createWorker({
     ...queueTarget(flags), roots: roots.map((r) => resolve(r)), concurrency: int('concurrency'), stallMs: int('stall-ms'),
+    memory: flags.has('memory') ? parseSize(flags.get('memory')!, 'memory') : undefined,
     device: device as 'auto' | 'gpu' | 'cpu', adapter: flags.get('adapter'), backend: flags.get('backend'), threads: int('threads'),
     hangAfter: testHangAfter(), onEvent: workerPrinter(flags.has('json')),
   });
@@ -147,6 +160,7 @@ function workerPrinter(json: boolean): (e: WorkerEvent) => void {
       case 'job': {
         const r = e.result;
         if (json) console.log(JSON.stringify({ job: e.job, batch: e.batch, ...r }));
+        else if (r.rows) console.error(`imgpu worker: job ${e.job} (batch ${e.batch}): chunk rows ${r.rows.written.join(',') || 'none'} written${r.rows.earlier.length ? `, ${r.rows.earlier.join(',')} written before` : ''}, ${r.seconds.toFixed(1)} s`);
         else console.error(`imgpu worker: job ${e.job} (batch ${e.batch}): ${r.written.length} written${r.earlier.length ? `, ${r.earlier.length} written before` : ''}, ${r.failed.length} failed, ${r.seconds.toFixed(1)} s`);
         for (const f of r.failed) console.error(`imgpu worker: job ${e.job}: failed ${f.file}: ${f.message}`);
         break;
@@ -180,8 +194,8 @@ function testHangAfter(): number {
 function describe(s: BatchStatus): string[] {
   const eta = s.eta_s === null ? '' : s.eta_s > 0 ? `, ETA ${s.eta_s.toFixed(0)} s` : '';
   return [
-    `batch ${s.batch}: ${s.jobs} jobs: ${s.waiting} waiting, ${s.active} active, ${s.completed} completed, ${s.failed} failed; ${s.images_done}/${s.images} images done, ${s.images_failed} failed, ${s.images_per_s.toFixed(1)} images/s${eta}`,
-    ...s.failures.map((f) => `  failed: ${f.file ?? `job ${f.job} (${f.images} images)`}: ${f.message}`),
+    `batch ${s.batch}: ${s.jobs} jobs: ${s.waiting} waiting, ${s.active} active, ${s.completed} completed, ${s.failed} failed${s.blocked ? `, ${s.blocked} waiting on failed jobs (retry)` : ''}; ${s.chunks ? `${s.chunks_done}/${s.chunks} chunk files done, ${s.chunks_failed} failed, ${(s.chunks_per_s ?? 0).toFixed(1)} chunks/s` : `${s.images_done}/${s.images} images done, ${s.images_failed} failed, ${s.images_per_s.toFixed(1)} images/s`}${eta}`,
+    ...s.failures.map((f) => `  failed: ${f.file ?? `job ${f.job} (${f.chunks !== undefined ? `${f.chunks} chunk files` : `${f.images} images`})`}: ${f.message}`),
   ];
 }
 

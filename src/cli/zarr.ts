@@ -1,9 +1,9 @@
 import { InvalidArgumentError } from '../core/errors.js';
-import type { Dtype, Image } from '../core/image.js';
 import type { Operation } from '../core/op.js';
-import { defaultMemory, isZarrPath, openOmeZarr, readImage, runChunked, writeImage, type ChunkedReport, type OmeVersion, type SlabRun, type ZarrCompressor, type ZarrWriteOptions } from '../io/index.js';
+import { defaultMemory, isZarrPath, openOmeZarr, readImage, runChunked, writeImage, type ChunkedReport, type OmeVersion, type ZarrCompressor, type ZarrWriteOptions } from '../io/index.js';
 import { parseArgs, rejectUnknown } from './args.js';
-import { acquire, runGpuOrCpu, type Execution } from '../engine/context.js';
+import { acquire, type Execution } from '../engine/context.js';
+import { slabRunner, volumePlan } from '../engine/volume.js';
 import { EXIT_OK } from '../engine/exit.js';
 
 /** The OME-Zarr flags of volume commands (and convert): where a .zarr is written, and the memory a chunked run may take. */
@@ -63,20 +63,14 @@ function describe(r: ChunkedReport, memory: number): { json: Record<string, unkn
  * memory budget, resumable; the result equals the operation on the whole volume.
  */
 export async function runZarrOp(op: Operation, inPath: string, outPath: string, params: Record<string, unknown>, flags: Map<string, string>): Promise<number> {
-  if (!op.input.volumes || !op.writes) throw new InvalidArgumentError(`${op.name} does not take volumes: a .zarr input is for filter, gamma and the other volume operations`);
   const memory = flags.has('memory') ? parseSize(flags.get('memory')!, 'memory') : defaultMemory();
   const write = zarrWriteOptions(flags);
   const src = await openOmeZarr(inPath);
-  const header: Image = { data: new Uint8Array(0), shape: src.levels[0].shape, channels: 1, dtype: src.dtype, geometry: src.geometry };
-  const reach = op.reach(params, header);
-  const outDtype = op.outputOf(params, header).dtype as Dtype;
+  const { reach, outDtype } = volumePlan(op, params, src);
   const exec = await chunkedExecution(flags);
   try {
     for (const w of exec.warnings) console.error(w);
-    const on = { gpu: exec.gpu, pool: exec.pool };
-    const run: SlabRun = async (slab) => (exec.gpu
-      ? (await runGpuOrCpu(exec, () => op.run(slab, params, on), () => op.run(slab, params, { pool: exec.pool }))).result
-      : await op.run(slab, params, { pool: exec.pool })).output as Image;
+    const run = slabRunner(op, params, exec);
     const quiet = flags.has('quiet') || flags.has('json');
     const report = await runChunked(inPath, outPath, run, reach, outDtype, {
       memory, write, collect: () => exec.pool.collect?.() ?? Promise.resolve(), recipe: JSON.stringify({ op: op.name, params, input: inPath, device: exec.gpu ? 'gpu' : 'cpu' }),

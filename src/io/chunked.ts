@@ -61,11 +61,16 @@ const BYTES: Record<Dtype, number> = { uint8: 1, uint16: 2, float32: 4 };
 /**
  * Bytes a slab of `n` output planes takes: its input with halo and the decoded chunks overhanging it, the
  * operation's float32 working copies (a shared copy of the input, the 1-D passes' results: 12 bytes a voxel),
- * the output and its crop, and the encoded chunks waiting to be written.
+ * the output and its crop, and the encoded chunks waiting to be written — and, beside it (slabs run read-ahead
+ * and write-behind: pipelined), the next slab's input read with its decoded chunks and the previous slab's output
+ * with its encoded chunks.
  */
 export function slabBytes(plane: number, n: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number): number {
   const inPlanes = n + reach.before + reach.after + 1;
-  return plane * (inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4));
+  const computed = inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4);
+  const readAhead = inPlanes * BYTES[inDtype] + 2 * chunkZIn * BYTES[inDtype];
+  const writeBehind = n * 2 * BYTES[outDtype];
+  return plane * (computed + readAhead + writeBehind);
 }
 
 /** Output planes per slab: the most whole chunk rows (of `cz` planes) whose slab fits the budget; a typed error if none does. */
@@ -151,7 +156,7 @@ function planesOf(img: Image, a: number, b: number): Image {
 }
 
 /** The output store: resumed when its manifest names the same recipe, else created afresh. */
-async function outputOf(outRoot: string, shape: [number, number, number], dtype: Dtype, src: OmeZarr, o: ChunkedOptions): Promise<{ out: OmeZarr; manifest: Manifest; store: AtomicFsStore }> {
+async function outputOf(outRoot: string, shape: [number, number, number], dtype: Dtype, src: OmeZarr, o: Pick<ChunkedOptions, 'recipe' | 'write'>): Promise<{ out: OmeZarr; manifest: Manifest; store: AtomicFsStore }> {
   const store = new AtomicFsStore(outRoot);
   const write = { ...o.write, chunks: o.write?.chunks ?? src.levels[0].chunks };
   const recipe = JSON.stringify({ recipe: o.recipe, write });
@@ -166,72 +171,210 @@ async function outputOf(outRoot: string, shape: [number, number, number], dtype:
   return { out, manifest, store };
 }
 
+/** The slab of a level-0 run: `n` output planes (whole chunk rows of the output), and what the budget estimated. */
+interface SlabPlan {
+  src: OmeZarr;
+  reach: Reach;
+  whole: boolean;
+  n: number;
+  estimate: number;
+}
+
+/** Opens the input and sizes its slabs for the budget; a typed error where even one chunk row (or the whole volume, `reach` undefined) does not fit. */
+async function planSlabs(inRoot: string, reach: Reach | undefined, outDtype: Dtype, outCz: number | undefined, memory: number): Promise<SlabPlan> {
+  const src = await openOmeZarr(inRoot);
+  const level = src.levels[0];
+  const [depth, h, w] = level.shape, plane = h * w;
+  const whole = reach === undefined;
+  const r: Reach = reach ?? { before: 0, after: 0 };
+  const cz = whole ? depth : Math.min(outCz ?? level.chunks[0], depth);
+  const wholeBytes = slabBytes(plane, depth, r, src.dtype, outDtype, level.chunks[0]);
+  if (whole && wholeBytes > memory) throw new InvalidArgumentError(`this operation needs the whole ${depth}×${h}×${w} volume at once (about ${mb(wholeBytes)}), more than ${optionRef('memory', mb(memory))}`);
+  const n = planeBudget(depth, plane, cz, r, src.dtype, outDtype, level.chunks[0], memory);
+  return { src, reach: r, whole, n, estimate: slabBytes(plane, n, r, src.dtype, outDtype, level.chunks[0]) };
+}
+
+/** The three stages of a slab, run pipelined (slabsOf): read (decode), compute, write (encode). */
+interface SlabStages<T, U> {
+  read(s0: number, s1: number): Promise<T>;
+  compute(input: T, s0: number, s1: number): Promise<U>;
+  write(output: U, s0: number, s1: number): Promise<void>;
+}
+
+/**
+ * Level 0's stages: output planes [s0, s1) read with the input planes they need (the halo included), `run` on
+ * them, the planes kept written.
+ */
+function level0Stages(p: SlabPlan, out: OmeZarr, run: SlabRun): SlabStages<{ input: Image; first: number }, Image> {
+  const level = p.src.levels[0];
+  return {
+    async read(s0, s1) {
+      const { planes, first } = slabPlanes(s0, s1, level.shape[0], p.reach);
+      return { input: { ...(await gatherPlanes(level, p.src.dtype, planes, p.src.root)), geometry: p.src.geometry }, first };
+    },
+    async compute({ input, first }, s0, s1) {
+      return planesOf(await run(input), first, first + s1 - s0);
+    },
+    write: (output, s0) => writePlanes(out.levels[0], output, s0),
+  };
+}
+
 /**
  * Runs `run` over the OME-Zarr at `inRoot` (level 0) into a new OME-Zarr at `outRoot`, slab by slab within the
  * memory budget. `reach` undefined: the operation needs the whole volume, which must then fit the budget.
  */
 export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, reach: Reach | undefined, outDtype: Dtype, o: ChunkedOptions): Promise<ChunkedReport> {
-  const src = await openOmeZarr(inRoot);
-  const level = src.levels[0];
-  const [depth, h, w] = level.shape, plane = h * w;
   const memory = o.memory ?? defaultMemory();
-  const chunks = o.write?.chunks ?? level.chunks;
-  const whole = reach === undefined;
-  const r: Reach = reach ?? { before: 0, after: 0 };
-  const cz = whole ? depth : Math.min(chunks[0], depth);
-  const wholeBytes = slabBytes(plane, depth, r, src.dtype, outDtype, level.chunks[0]);
-  if (whole && wholeBytes > memory) throw new InvalidArgumentError(`this operation needs the whole ${depth}×${h}×${w} volume at once (about ${mb(wholeBytes)}), more than ${optionRef('memory', mb(memory))}`);
-  const n = planeBudget(depth, plane, cz, r, src.dtype, outDtype, level.chunks[0], memory);
-  const { out, manifest, store } = await outputOf(outRoot, level.shape, outDtype, src, o);
-  const report: ChunkedReport = { shape: level.shape, outDtype, slabPlanes: n, slabs: 0, skipped: 0, estimate: slabBytes(plane, n, r, src.dtype, outDtype, level.chunks[0]), levels: out.levels.length, whole };
-  const outCz = out.levels[0].chunks[0];
-  const total = Math.ceil(depth / n);
-  await slabsOf(store, manifest, '0', depth, n, outCz, async (s0, s1) => {
-    const { planes, first } = slabPlanes(s0, s1, depth, r);
-    const input = { ...(await gatherPlanes(level, src.dtype, planes, inRoot)), geometry: src.geometry };
-    const result = await run(input);
-    await writePlanes(out.levels[0], planesOf(result, first, first + s1 - s0), s0);
+  const p = await planSlabs(inRoot, reach, outDtype, o.write?.chunks?.[0], memory);
+  const depth = p.src.levels[0].shape[0];
+  const { out, manifest, store } = await outputOf(outRoot, p.src.levels[0].shape, outDtype, p.src, o);
+  const report: ChunkedReport = { shape: p.src.levels[0].shape, outDtype, slabPlanes: p.n, slabs: 0, skipped: 0, estimate: p.estimate, levels: out.levels.length, whole: p.whole };
+  const total = Math.ceil(depth / p.n);
+  await slabsOf([0, depth], p.n, out.levels[0].chunks[0], new Set(manifest.done['0'] ?? []), level0Stages(p, out, run), () => report.skipped++, async (done) => {
     report.slabs++;
     await o.collect?.();
-  }, () => report.skipped++, () => o.progress?.(report.slabs + report.skipped, total));
-  for (let i = 1; i < out.levels.length; i++) await pyramidLevel(out, store, manifest, i, memory);
+    await recordDone(store, manifest, '0', done);
+    o.progress?.(report.slabs + report.skipped, total);
+  });
+  for (let i = 1; i < out.levels.length; i++) {
+    const done = new Set(manifest.done[String(i)] ?? []);
+    await pyramidRows(out, i, [0, Infinity], memory, done, (rows) => recordDone(store, manifest, String(i), rows));
+  }
   return report;
 }
 
+/** The finished chunk rows of a level recorded in the manifest (written atomically). */
+async function recordDone(store: AtomicFsStore, manifest: Manifest, key: string, done: ReadonlySet<number>): Promise<void> {
+  manifest.done[key] = [...done].sort((a, b) => a - b);
+  await store.set(`/${MANIFEST}`, new TextEncoder().encode(JSON.stringify(manifest)));
+}
+
 /**
- * Calls `slab(s0, s1)` for each slab of `n` planes (a multiple of the chunk depth `cz`) not yet finished, and
- * records its chunk rows in the manifest (atomically) once its chunks are written.
+ * Runs `stages` over each slab of `n` planes (a multiple of the chunk depth `cz`) of planes [z0, z1) whose chunk
+ * rows are not all in `done` — narrowed to its rows not in `done` (a run killed mid-job may have finished some):
+ * finished rows are never recomputed — and calls `recorded` with `done` (the rows added) once its chunks are
+ * written. Pipelined: slab k + 1 is read (its chunks decoded) while slab k is computed and slab k − 1 written, one
+ * of each at most (slabBytes counts them); writes, and so `recorded`, go in order.
  */
-async function slabsOf(store: AtomicFsStore | undefined, manifest: Manifest, key: string, depth: number, n: number, cz: number, slab: (s0: number, s1: number) => Promise<void>, skip: () => void, recorded?: () => void): Promise<void> {
-  const done = new Set(manifest.done[key] ?? []);
-  for (let s0 = 0; s0 < depth; s0 += n) {
-    const s1 = Math.min(depth, s0 + n);
+async function slabsOf<T, U>([z0, z1]: [number, number], n: number, cz: number, done: Set<number>, stages: SlabStages<T, U>, skip: () => void, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
+  const slabs: { s0: number; s1: number; rows: number[] }[] = [];
+  for (let s0 = z0; s0 < z1; s0 += n) {
+    const s1 = Math.min(z1, s0 + n);
     const rows: number[] = [];
     for (let c = s0 / cz; c < Math.ceil(s1 / cz); c++) rows.push(c);
-    if (rows.every((c) => done.has(c))) {
-      skip();
-      continue;
+    if (rows.every((c) => done.has(c))) skip();
+    for (const run of unfinishedRuns(rows, done)) slabs.push({ s0: Math.max(s0, run[0] * cz), s1: Math.min(s1, (run[run.length - 1] + 1) * cz), rows: run });
+  }
+  const read = (k: number) => (k < slabs.length ? settledLater(stages.read(slabs[k].s0, slabs[k].s1)) : undefined);
+  let reading = read(0);
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    for (let k = 0; k < slabs.length; k++) {
+      const { s0, s1, rows } = slabs[k];
+      const input = await reading!;
+      reading = read(k + 1);
+      const output = await stages.compute(input, s0, s1);
+      await writing;
+      writing = settledLater(stages.write(output, s0, s1).then(() => {
+        for (const c of rows) done.add(c);
+        return recorded(done, rows);
+      }));
     }
-    await slab(s0, s1);
-    for (const c of rows) done.add(c);
-    manifest.done[key] = [...done].sort((a, b) => a - b);
-    await store?.set(`/${MANIFEST}`, new TextEncoder().encode(JSON.stringify(manifest)));
-    recorded?.();
+    await writing;
+  } finally {
+    // A stage failed: what is still in flight ends before the error goes up (no write after the caller returns).
+    await Promise.allSettled([reading, writing]);
   }
 }
 
-/** Level i of the pyramid from level i − 1 (2×2×2 means), slab by slab within the budget. */
-async function pyramidLevel(out: OmeZarr, store: AtomicFsStore | undefined, manifest: Manifest, i: number, memory: number): Promise<void> {
+/** A promise awaited later: its rejection is not unhandled meanwhile (it is thrown where it is awaited). */
+function settledLater<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
+/** The runs of consecutive rows of `rows` not in `done`. */
+function unfinishedRuns(rows: number[], done: ReadonlySet<number>): number[][] {
+  const runs: number[][] = [];
+  for (const c of rows) {
+    if (done.has(c)) continue;
+    const last = runs[runs.length - 1];
+    if (last && last[last.length - 1] === c - 1) last.push(c);
+    else runs.push([c]);
+  }
+  return runs;
+}
+
+/**
+ * Chunk rows [r0, r1) (clipped to the level) of pyramid level i from level i − 1 (2×2×2 means), slab by slab
+ * within the budget; rows in `done` skipped, `recorded` told after each slab.
+ */
+async function pyramidRows(out: OmeZarr, i: number, [r0, r1]: [number, number], memory: number, done: Set<number>, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
   const fine = out.levels[i - 1], coarse = out.levels[i];
   const [depth] = levelShape(fine.shape, 1);
   const cz = coarse.chunks[0];
-  const perPlane = fine.shape[1] * fine.shape[2] * BYTES[out.dtype] * 3; // two fine planes and their decoded chunks, one coarse plane
+  // Per coarse plane: two fine planes and their decoded chunks, one coarse plane — and the next slab's fine planes
+  // read ahead, the previous slab's coarse plane written behind (pipelined).
+  const perPlane = fine.shape[1] * fine.shape[2] * BYTES[out.dtype] * 6;
   let rows = Math.max(1, Math.floor(memory / (perPlane * cz)));
   rows = Math.min(rows, Math.ceil(depth / cz));
-  await slabsOf(store, manifest, String(i), depth, rows * cz, cz, async (a, b) => {
-    const src = await readPlanes(fine, out.dtype, 2 * a, Math.min(fine.shape[0], 2 * b), out.root);
-    await writePlanes(coarse, downsample(src, fine.shape, a, b), a);
-  }, () => undefined);
+  await slabsOf([r0 * cz, Math.min(depth, r1 * cz)], rows * cz, cz, done, {
+    read: (a, b) => readPlanes(fine, out.dtype, 2 * a, Math.min(fine.shape[0], 2 * b), out.root),
+    compute: async (src, a, b) => downsample(src, fine.shape, a, b),
+    write: (coarsePlanes, a) => writePlanes(coarse, coarsePlanes, a),
+  }, () => undefined, recorded);
+}
+
+/** What a run of some chunk rows (a queue job's) is given. */
+export interface ChunkRowsOptions {
+  /** resident memory its slabs may take, in bytes (default: a quarter of the machine's) */
+  memory?: number;
+  /** chunk rows finished before (by a run that was killed since): not redone */
+  done?: Iterable<number>;
+  /** called after each slab with the rows it wrote (their chunk files all renamed into place) */
+  written?: (rows: number[]) => Promise<void>;
+  /** frees what a slab left (CpuPool.collect) */
+  collect?: () => Promise<void>;
+}
+
+/**
+ * Output chunk rows [r0, r1) along z of level `level` of an OME-Zarr that exists (made by createChunkedOutput):
+ * level 0 by `run` over the input's level 0 with the halo `reach` declares, a coarser level from the level above
+ * it. Rows of other runs are neither read back nor written, so runs of disjoint rows may go at once (a queue's
+ * jobs); the result equals runChunked's. Returns the rows written now.
+ */
+export async function runChunkRows(inRoot: string, outRoot: string, level: number, rows: [number, number], run: SlabRun, reach: Reach | undefined, o: ChunkRowsOptions = {}): Promise<number[]> {
+  const memory = o.memory ?? defaultMemory();
+  const out = await openOmeZarr(outRoot);
+  if (level >= out.levels.length) throw new UnsupportedFormatError(`${outRoot} has ${out.levels.length} level(s), not level ${level}`);
+  const done = new Set(o.done ?? []);
+  const wrote: number[] = [];
+  const recorded = async (_: Set<number>, r: number[]) => {
+    wrote.push(...r);
+    await o.written?.(r);
+  };
+  if (level > 0) {
+    await pyramidRows(out, level, rows, memory, done, recorded);
+    return wrote;
+  }
+  const cz = out.levels[0].chunks[0];
+  const p = await planSlabs(inRoot, reach, out.dtype, cz, memory);
+  const depth = p.src.levels[0].shape[0];
+  if (!out.levels[0].shape.every((n, a) => n === p.src.levels[0].shape[a])) throw new UnsupportedFormatError(`${outRoot} is ${out.levels[0].shape.join('×')}, its input ${inRoot} ${p.src.levels[0].shape.join('×')}`);
+  await slabsOf([rows[0] * cz, Math.min(depth, rows[1] * cz)], p.whole ? depth : p.n, cz, done, level0Stages(p, out, run), () => undefined, async (d, r) => {
+    await o.collect?.();
+    await recorded(d, r);
+  });
+  return wrote;
+}
+
+/**
+ * The output OME-Zarr of a chunked run made once, before any chunk is written (a queue's submitter makes it, its
+ * jobs write into it): kept as it is when it was made for the same recipe and layout, else created afresh.
+ */
+export async function createChunkedOutput(inRoot: string, outRoot: string, outDtype: Dtype, o: Pick<ChunkedOptions, 'recipe' | 'write'>): Promise<OmeZarr> {
+  const src = await openOmeZarr(inRoot);
+  return (await outputOf(outRoot, src.levels[0].shape, outDtype, src, o)).out;
 }
 
 /**
@@ -246,6 +389,6 @@ export async function writeOmeZarr(outRoot: string, img: Image, o: ZarrWriteOpti
   const vol = { ...img, shape };
   for (let z = 0; z < shape[0]; z += cz) await writePlanes(out.levels[0], planesOf(vol, z, Math.min(shape[0], z + cz)), z);
   // No manifest: a volume in memory is written in one go.
-  for (let i = 1; i < out.levels.length; i++) await pyramidLevel(out, undefined, { recipe: '', done: {} }, i, Infinity);
+  for (let i = 1; i < out.levels.length; i++) await pyramidRows(out, i, [0, Infinity], Infinity, new Set(), async () => undefined);
   return out;
 }

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
@@ -42,9 +42,18 @@ class ZlibGzipCodec {
     return gzipAsync(b, { level: this.level });
   }
   async decode(b: Uint8Array): Promise<Uint8Array> {
-    return gunzipAsync(b);
+    return wholeBuffer(await gunzipAsync(b));
   }
 }
+/**
+ * Bytes in an ArrayBuffer of their own: zarrita's bytes codec encodes a decoded chunk's whole `buffer`, so a chunk
+ * read back (an edge chunk partly rewritten) from a view into a larger buffer (zlib's output, Node's pooled reads)
+ * would be written with that buffer's other bytes after it — a larger, different file each time.
+ */
+function wholeBuffer(b: Uint8Array): Uint8Array {
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : new Uint8Array(b);
+}
+
 zarr.registry.set('gzip', () => ZlibGzipCodec as never);
 zarr.registry.set('numcodecs.gzip', () => ZlibGzipCodec as never);
 
@@ -55,7 +64,7 @@ export class AtomicFsStore {
     return join(this.root, key.replace(/^\//, ''));
   }
   async get(key: string): Promise<Uint8Array | undefined> {
-    return readFile(this.path(key)).then((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength), (e) => {
+    return readFile(this.path(key)).then((b) => wholeBuffer(new Uint8Array(b.buffer, b.byteOffset, b.byteLength)), (e) => {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
     });
@@ -75,6 +84,22 @@ export class AtomicFsStore {
   async delete(key: string): Promise<boolean> {
     await unlink(this.path(key));
     return true;
+  }
+}
+
+/** A temporary file of AtomicFsStore.set: `<chunk>.tmp-<pid>-<base36>`. */
+const TEMP = /\.tmp-\d+-[0-9a-z]+$/;
+
+/**
+ * Removes the temporary files a writer killed mid-write left among the chunk files of rows [r0, r1) along z of
+ * level `level` (Zarr v2 keys `<level>/<z>/…`, v3 `<level>/c/<z>/…`): the caller owns those rows now.
+ */
+export async function removeStrayTemps(root: string, level: number, [r0, r1]: [number, number]): Promise<void> {
+  for (let z = r0; z < r1; z++) {
+    for (const dir of [join(root, String(level), String(z)), join(root, String(level), 'c', String(z))]) {
+      const entries = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+      for (const e of entries) if (TEMP.test(e)) await rm(join(dir, e), { force: true });
+    }
   }
 }
 

@@ -27,6 +27,7 @@ const job = (over: Partial<ScaleJobData> = {}): ScaleJobData => ({
 
 test('scale jobs: a payload is checked against the schema (types, absolute normalized paths, no unknown field)', () => {
   assert.deepEqual(checkJobData(job()), job());
+  assert.deepEqual(checkJobData(job({ failOn: 'none' })), job({ failOn: 'none' }));
   const bad: [unknown, RegExp][] = [
     ['a string', /the job must be an object/],
     [{ ...job(), extra: 1 }, /unknown field 'extra'/],
@@ -37,7 +38,18 @@ test('scale jobs: a payload is checked against the schema (types, absolute norma
     [job({ images: [{ ...job().images[0], input: '/data/in/../../etc/passwd' }] }), /images\[0\]\.input must be an absolute, normalized path/],
     [job({ images: [{ ...job().images[0], bytes: -1 }] }), /images\[0\]\.bytes/],
     [{ ...job(), write: { quality: 'high' } }, /write\.quality must be an integer/],
+    [{ ...job(), failOn: 'all' }, /failOn must be one of none\|truncated\|error\|warning/],
   ];
+  const chunkJob = job({ outDir: '/data/out.zarr', images: [], chunks: { input: '/data/in.zarr', output: '/data/out.zarr', level: 0, rows: [2, 4], chunks: 8 } });
+  assert.deepEqual(checkJobData(chunkJob), chunkJob, 'a volume\'s chunk job');
+  bad.push(
+    [{ ...chunkJob, images: job().images }, /images must be empty in a chunk job/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, rows: [4, 4] } }, /chunks\.rows must be \[first, end\)/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, output: '/data/out' } }, /chunks\.output must be a \.zarr path/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, input: '/data/../in.zarr' } }, /chunks\.input must be an absolute, normalized path/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, level: 99 } }, /chunks\.level must be an integer/],
+    [{ ...chunkJob, chunks: { ...chunkJob.chunks!, extra: 1 } }, /chunks has an unknown field 'extra'/],
+  );
   for (const [data, why] of bad) assert.throws(() => checkJobData(data), (e: Error) => /^malformed job: /.test(e.message) && why.test(e.message), JSON.stringify(data));
 });
 
@@ -65,6 +77,11 @@ test('scale roots: paths resolved through links and not made yet; every path of 
   assert.equal((await outsideRoots({ ...inside, pipeline: `morph --op erode --se mask:${join(outside, 'se.npy')}` }, roots))?.path, join(outside, 'se.npy'));
   assert.equal((await outsideRoots({ ...inside, pipeline: `filter --filter kernel:${join(root, 'k.json')}` }, roots)), undefined);
   await assert.rejects(realRoots([join(root, 'missing')]), /option `roots`: no such folder/);
+  // A volume's chunk job: its input and output OME-Zarr are checked too (the output through a link, not made yet).
+  const volume = job({ outDir: join(root, 'out.zarr'), images: [], chunks: { input: join(root, 'in.zarr'), output: join(root, 'out.zarr'), level: 0, rows: [0, 1], chunks: 1 } });
+  assert.equal(await outsideRoots(volume, roots), undefined);
+  assert.deepEqual(await outsideRoots({ ...volume, chunks: { ...volume.chunks!, input: join(outside, 'in.zarr') } }, roots), { path: join(outside, 'in.zarr'), real: join(outside, 'in.zarr') });
+  assert.deepEqual(await outsideRoots({ ...volume, chunks: { ...volume.chunks!, output: join(root, 'link', 'out.zarr') } }, roots), { path: join(root, 'link', 'out.zarr'), real: join(outside, 'out.zarr') });
 });
 
 /** An `imgpu worker` process; its stderr kept for messages. */

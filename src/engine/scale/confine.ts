@@ -42,10 +42,11 @@ export async function realLocation(path: string): Promise<string> {
 
 const inside = (path: string, root: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
-/** Every path a job would read or write: its images' inputs and outputs, its output folder, its pipeline's files. */
+/** Every path a job would read or write: its images' (or volume's) inputs and outputs, its output folder, its pipeline's files. */
 export function jobPaths(d: ScaleJobData): string[] {
   const named = parsePipeline(d.pipeline).flatMap((s) => fileParamPaths(OPERATIONS[s.op].params, s.params));
-  return [d.outDir, ...d.images.flatMap((i) => [i.input, i.output]), ...named];
+  const volume = d.chunks ? [d.chunks.input, d.chunks.output] : [];
+  return [d.outDir, ...volume, ...d.images.flatMap((i) => [i.input, i.output]), ...named];
 }
 
 /**

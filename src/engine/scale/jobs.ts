@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, normalize } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
-import { isVolumeFile, type WriteOptions } from '../../io/index.js';
+import { FAIL_ON, isVolumeFile, type FailOn, type WriteOptions } from '../../io/index.js';
 import type { Job as Image } from '../batch/plan.js';
 
 // The job model of scale-out: a job is a shard of a batch's images (or one volume), with everything a worker needs
@@ -25,6 +25,24 @@ export interface ScaleJobData {
   write: WriteOptions;
   outDir: string;
   images: Image[];
+  /** how damaged a JPEG may be and still be read (io ReadOptions.failOn); absent: 'warning', the default */
+  failOn?: FailOn;
+  /** a job of an OME-Zarr volume's chunk rows (then `images` is empty and the pipeline is one volume operation) */
+  chunks?: ChunkJob;
+}
+
+/**
+ * Chunk rows of a volume's output (volume-jobs.ts): rows [first, end) along z of one level of the output OME-Zarr,
+ * which the submitter made. Level 0: the operation over the input, each slab read with its halo; level i > 0: the
+ * pyramid's level i from level i − 1 (a job that runs after every job of level i − 1: BullMQ flows).
+ */
+export interface ChunkJob {
+  input: string;
+  output: string;
+  level: number;
+  rows: [number, number];
+  /** the chunk files these rows hold (status counts them) */
+  chunks: number;
 }
 
 /** What a worker returns for a job: each of its images done or failed, once. */
@@ -37,6 +55,8 @@ export interface ScaleJobResult {
   seconds: number;
   /** host:pid of the worker */
   worker: string;
+  /** a chunk job: the chunk rows this run wrote, and those an earlier run of it (killed since) had written */
+  rows?: { written: number[]; earlier: number[] };
 }
 
 /** What a worker reports while a job runs (job.updateProgress). */
@@ -96,14 +116,18 @@ const MAX_PIPELINE = 10_000;
  */
 export function checkJobData(data: unknown): ScaleJobData {
   const d = record(data, 'the job');
-  onlyKeys(d, 'the job', ['batch', 'pipeline', 'write', 'outDir', 'images']);
+  onlyKeys(d, 'the job', ['batch', 'pipeline', 'write', 'outDir', 'images', 'failOn', 'chunks']);
   if (typeof d.batch !== 'string' || !/^b[0-9a-f]{16}$/.test(d.batch)) bad('batch must be a batch id (b and 16 hex digits)');
   if (typeof d.pipeline !== 'string' || d.pipeline.length === 0 || d.pipeline.length > MAX_PIPELINE) bad(`pipeline must be a string of 1–${MAX_PIPELINE} characters`);
   const w = record(d.write, 'write');
   onlyKeys(w, 'write', ['compression', 'quality']);
   for (const k of ['compression', 'quality']) if (w[k] !== undefined && !Number.isInteger(w[k])) bad(`write.${k} must be an integer`);
   absolutePath(d.outDir, 'outDir');
-  if (!Array.isArray(d.images) || d.images.length === 0 || d.images.length > MAX_JOB_IMAGES) bad(`images must be a list of 1–${MAX_JOB_IMAGES} images`);
+  if (d.failOn !== undefined && !(FAIL_ON as readonly unknown[]).includes(d.failOn)) bad(`failOn must be one of ${FAIL_ON.join('|')}`);
+  if (d.chunks !== undefined) {
+    checkChunkJob(d.chunks);
+    if (!Array.isArray(d.images) || d.images.length !== 0) bad('images must be empty in a chunk job');
+  } else if (!Array.isArray(d.images) || d.images.length === 0 || d.images.length > MAX_JOB_IMAGES) bad(`images must be a list of 1–${MAX_JOB_IMAGES} images`);
   (d.images as unknown[]).forEach((v, i) => {
     const img = record(v, `images[${i}]`);
     onlyKeys(img, `images[${i}]`, ['input', 'output', 'key', 'bytes', 'mtimeMs']);
@@ -114,6 +138,22 @@ export function checkJobData(data: unknown): ScaleJobData {
     if (typeof img.mtimeMs !== 'number' || !Number.isFinite(img.mtimeMs)) bad(`images[${i}].mtimeMs must be a time in ms`);
   });
   return d as unknown as ScaleJobData;
+}
+
+/** The most pyramid levels (io ZarrWriteOptions.levels) and chunk rows along z a chunk job may name. */
+const MAX_LEVEL = 15, MAX_ROWS = 1 << 24;
+
+function checkChunkJob(v: unknown): void {
+  const c = record(v, 'chunks');
+  onlyKeys(c, 'chunks', ['input', 'output', 'level', 'rows', 'chunks']);
+  for (const k of ['input', 'output']) {
+    absolutePath(c[k], `chunks.${k}`);
+    if (!/\.zarr$/i.test(c[k] as string)) bad(`chunks.${k} must be a .zarr path`);
+  }
+  if (!Number.isInteger(c.level) || (c.level as number) < 0 || (c.level as number) > MAX_LEVEL) bad(`chunks.level must be an integer 0–${MAX_LEVEL}`);
+  const r = c.rows;
+  if (!Array.isArray(r) || r.length !== 2 || !r.every((x) => Number.isInteger(x)) || r[0] < 0 || r[1] <= r[0] || r[1] > MAX_ROWS) bad(`chunks.rows must be [first, end) with 0 ≤ first < end ≤ ${MAX_ROWS}`);
+  if (!Number.isSafeInteger(c.chunks) || (c.chunks as number) < 1) bad('chunks.chunks must be a positive integer');
 }
 
 function bad(what: string): never {

@@ -11,11 +11,12 @@ export interface BatchTarget extends QueueTarget {
   batch: string;
 }
 
-/** One failure of a batch: an image (file) that failed inside its job, or a whole job with its images. */
+/** One failure of a batch: an image (file) that failed inside its job, or a whole job with its images (or chunk files). */
 export interface Failure {
   job: string;
   file?: string;
   images?: number;
+  chunks?: number;
   message: string;
 }
 
@@ -28,11 +29,19 @@ export interface BatchStatus {
   active: number;
   completed: number;
   failed: number;
+  /** jobs waiting on jobs that failed (a pyramid level whose finer level has a failed job): they run once retry() re-queues those and they complete */
+  blocked: number;
   images: number;
   images_done: number;
   images_failed: number;
+  /** a volume's batch: its output chunk files (every level's), those written, those of failed jobs */
+  chunks: number;
+  chunks_done: number;
+  chunks_failed: number;
   /** images done per second since the first job started (until the last one finished) */
   images_per_s: number;
+  /** a volume's batch: chunk files written per second, as images_per_s */
+  chunks_per_s?: number;
   /** seconds left at that rate; null before any image is done; 0 when finished */
   eta_s: number | null;
   failures: Failure[];
@@ -43,18 +52,19 @@ export interface BatchStatus {
  * first: a job read first and found 'failed' afterwards had moved in between, without the reason it failed
  * (BullMQ sets the reason as it moves the job; a status watched to the end then printed no reason).
  */
-async function batchJobs(m: QueueModules, q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<{ jobs: (Job<ScaleJobData, ScaleJobResult> | undefined)[]; states: string[]; images: number }> {
+async function batchJobs(m: QueueModules, q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<{ jobs: (Job<ScaleJobData, ScaleJobResult> | undefined)[]; states: string[]; images: number; chunks: number }> {
   const meta = await redis.hgetall(batchKey(queue, batch));
   if (!meta.jobs) throw new InvalidArgumentError(`no batch ${batch} on queue ${queue} at ${server.shown}`);
   const ids = JSON.parse(meta.jobs) as string[];
   const states = await Promise.all(ids.map((id) => q.getJobState(id)));
-  return { jobs: await Promise.all(ids.map((id) => m.bullmq.Job.fromId<ScaleJobData, ScaleJobResult>(q, id))), states, images: Number(meta.images) };
+  return { jobs: await Promise.all(ids.map((id) => m.bullmq.Job.fromId<ScaleJobData, ScaleJobResult>(q, id))), states, images: Number(meta.images), chunks: Number(meta.chunks ?? 0) };
 }
 
 /** Counts a batch's jobs and images from the jobs' states, results and progress. */
 async function batchStatus(m: QueueModules, q: Queue, redis: IRedisClient, queue: string, batch: string, server: RedisServer): Promise<BatchStatus> {
-  const { jobs, states, images } = await batchJobs(m, q, redis, queue, batch, server);
-  const s: BatchStatus = { batch, queue, jobs: jobs.length, waiting: 0, active: 0, completed: 0, failed: 0, images, images_done: 0, images_failed: 0, images_per_s: 0, eta_s: null, failures: [] };
+  const { jobs, states, images, chunks } = await batchJobs(m, q, redis, queue, batch, server);
+  const s: BatchStatus = { batch, queue, jobs: jobs.length, waiting: 0, active: 0, completed: 0, failed: 0, blocked: 0, images, images_done: 0, images_failed: 0, chunks, chunks_done: 0, chunks_failed: 0, images_per_s: 0, eta_s: null, failures: [] };
+  let children = 0;
   let first = Infinity, last = 0;
   jobs.forEach((j, i) => {
     const state = states[i];
@@ -65,6 +75,11 @@ async function batchStatus(m: QueueModules, q: Queue, redis: IRedisClient, queue
     }
     if (j.processedOn) first = Math.min(first, j.processedOn);
     if (j.finishedOn) last = Math.max(last, j.finishedOn);
+    const c = j.data.chunks;
+    if (c) {
+      countChunkJob(s, state, c.chunks, c.chunks / (c.rows[1] - c.rows[0]), j.progress);
+      if (state === 'waiting-children') children++;
+    }
     if (state === 'completed') {
       s.completed++;
       const r = j.returnvalue;
@@ -74,23 +89,34 @@ async function batchStatus(m: QueueModules, q: Queue, redis: IRedisClient, queue
     } else if (state === 'failed') {
       s.failed++;
       s.images_failed += j.data.images.length;
-      s.failures.push({ job: j.id!, images: j.data.images.length, message: j.failedReason });
+      s.failures.push({ job: j.id!, ...(c ? { chunks: c.chunks } : { images: j.data.images.length }), message: j.failedReason });
     } else if (state === 'active') {
       s.active++;
       const p = j.progress as ScaleJobProgress | number;
-      if (typeof p === 'object' && p) s.images_done += p.done.length;
+      if (typeof p === 'object' && p && !c) s.images_done += p.done.length;
     } else {
       s.waiting++; // waiting, delayed, prioritized, waiting-children
     }
   });
+  // A level waiting on a failed job waits until retry(): not work in progress (watch ends).
+  if (s.failed > 0 && children > 0 && s.active === 0 && s.waiting === children) [s.blocked, s.waiting] = [children, 0];
   const finished = s.waiting === 0 && s.active === 0;
   const seconds = ((finished && last ? last : Date.now()) - first) / 1000;
-  if (first < Infinity && seconds > 0) s.images_per_s = s.images_done / seconds;
-  const left = s.images - s.images_done - s.images_failed;
-  s.eta_s = finished ? 0 : s.images_per_s > 0 ? left / s.images_per_s : null;
+  // The rate and time left in images, or in chunk files for a volume.
+  const [total, done, failed] = chunks ? [s.chunks, s.chunks_done, s.chunks_failed] : [s.images, s.images_done, s.images_failed];
+  const rate = first < Infinity && seconds > 0 ? done / seconds : 0;
+  s.images_per_s = chunks ? 0 : rate;
+  if (chunks) s.chunks_per_s = rate;
+  s.eta_s = finished ? 0 : rate > 0 ? (total - done - failed) / rate : null;
   return s;
 }
 
+/** A chunk job's chunk files counted: all of a completed job's, a running job's reported rows', a failed job's as failed. */
+function countChunkJob(s: BatchStatus, state: string, chunks: number, perRow: number, progress: unknown): void {
+  if (state === 'completed') s.chunks_done += chunks;
+  else if (state === 'failed') s.chunks_failed += chunks;
+  else if (state === 'active' && typeof progress === 'object' && progress) s.chunks_done += (progress as ScaleJobProgress).done.length * perRow;
+}
 
 /** An open queue: its server, name, BullMQ queue and connection; close() when done. */
 interface OpenQueue {

@@ -13,7 +13,9 @@ import type { ProgressSink } from '../batch/report.js';
 import { runImages } from '../batch/run.js';
 import { outsideRoots, realRoots } from './confine.js';
 import { openTarget, redisConnection, type OutageHooks, type QueueTarget } from './connection.js';
-import { checkJobData, type ScaleJobData, type ScaleJobProgress, type ScaleJobResult } from './jobs.js';
+import { checkJobData, type ChunkJob, type ScaleJobData, type ScaleJobProgress, type ScaleJobResult } from './jobs.js';
+import { runChunkJob } from './volume-jobs.js';
+import type { PipelineStep } from '../../ops/pipeline.js';
 import { queueModules } from './modules.js';
 
 /** How long a job may go without its worker's heartbeat before it is re-delivered, when stallMs is not given. */
@@ -32,6 +34,8 @@ export interface WorkerOptions extends QueueTarget {
   concurrency?: number;
   /** a job unheard of (its worker's heartbeat) for this long is re-delivered to another worker (default 30 s) */
   stallMs?: number;
+  /** resident memory a volume's chunk job may take for its slabs, in bytes (default: a quarter of the machine's) */
+  memory?: number;
   /** where images run (default 'auto', as the image commands: the GPU where it is a hardware one) */
   device?: Exclude<DeviceChoice, 'both'>;
   /** a GPU adapter by name, a backend (vulkan, d3d12, metal, opengles), CPU threads */
@@ -44,7 +48,7 @@ export interface WorkerOptions extends QueueTarget {
 
 /** Test hooks, not part of the package's API (the CLI passes IMGPU_TEST_HANG_AFTER on). */
 export interface WorkerTestOptions {
-  /** write this many images of the job taken, report them, and hang: a worker stuck mid-job, to be killed */
+  /** write this many images (a chunk job: slabs) of the job taken, report them, and hang: a worker stuck mid-job, to be killed */
   hangAfter?: number;
 }
 
@@ -91,7 +95,8 @@ export async function createWorker(o: WorkerOptions & WorkerTestOptions): Promis
   const outage = outageHooks(say, server.shown);
   const connection = redisConnection(m, server, outage);
   const codecs = new CodecPool();
-  const jobs = new JobRunner(exec, codecs, roots, me, o.hangAfter ?? 0, say);
+  if (o.memory !== undefined && !(Number.isSafeInteger(o.memory) && o.memory > 0)) throw new InvalidArgumentError(`option \`memory\` must be a positive number of bytes, got ${o.memory}`);
+  const jobs = new JobRunner(exec, codecs, roots, me, o.hangAfter ?? 0, say, o.memory);
   let lost: GpuDeviceLostError | undefined;
   const worker: Worker<ScaleJobData, ScaleJobResult> = new m.bullmq.Worker<ScaleJobData, ScaleJobResult>(queue, async (job, token) => {
     try {
@@ -148,6 +153,7 @@ class JobRunner {
     private readonly me: string,
     private readonly hangAfter: number,
     private readonly say: (e: WorkerEvent) => void,
+    private readonly memory?: number,
   ) {}
 
   async run(job: Job<ScaleJobData, ScaleJobResult>): Promise<ScaleJobResult> {
@@ -155,6 +161,7 @@ class JobRunner {
     const d = checkJobData(job.data);
     await this.confine(d);
     const params = await this.params(d.pipeline);
+    if (d.chunks) return this.runChunks(job, { ...d, chunks: d.chunks }, params.steps as PipelineStep[], t0);
     await prepareOutputFolder(d.outDir); // a FileAccessError fails the job once, with the reason
     const earlier = await writtenBefore(job, d);
     const skip = new Set(earlier.map((i) => i.key));
@@ -163,7 +170,7 @@ class JobRunner {
     const done = [...skip];
     const written: string[] = [];
     const r = await runImages({ name: 'pipeline', cmd: this.cmd, params, exec: this.exec, codecs: this.codecs }, this.hangAfter ? todo.slice(0, this.hangAfter) : todo, {
-      read: {}, write: d.write, progress: jobProgress(job, d, done), onFailure: 'count',
+      read: d.failOn ? { failOn: d.failOn } : {}, write: d.write, progress: jobProgress(job, d, done), onFailure: 'count',
       written: (img) => {
         done.push(img.key);
         written.push(img.input);
@@ -172,6 +179,19 @@ class JobRunner {
     });
     if (this.hangAfter) await this.hang(job, d, done, r.failed.length);
     const result: ScaleJobResult = { written, earlier: earlier.map((i) => i.input), failed: r.failed, seconds: (now() - t0) / 1000, worker: this.me };
+    this.say({ type: 'job', job: job.id!, batch: d.batch, result });
+    return result;
+  }
+
+  /** A volume's chunk job (volume-jobs.ts): the chunk files of its rows written, none of its images. */
+  private async runChunks(job: Job<ScaleJobData, ScaleJobResult>, d: ScaleJobData & { chunks: ChunkJob }, steps: PipelineStep[], t0: number): Promise<ScaleJobResult> {
+    const afterSlab = async (slabs: number) => {
+      if (!this.hangAfter || slabs < this.hangAfter) return;
+      this.say({ type: 'hanging', job: job.id!, done: slabs });
+      await new Promise<never>(() => undefined);
+    };
+    const rows = await runChunkJob(job, d, { exec: this.exec, steps, memory: this.memory, afterSlab });
+    const result: ScaleJobResult = { written: [], earlier: [], failed: [], seconds: (now() - t0) / 1000, worker: this.me, rows };
     this.say({ type: 'job', job: job.id!, batch: d.batch, result });
     return result;
   }
