@@ -12,7 +12,7 @@ import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, downloadAfter, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
 import { JpegEntropyPlan, checkEntropy, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode, type ScanInfo } from './jpeg-entropy.js';
-import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl } from './jpeg-gpu-decode.wgsl.js';
+import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl, upsampleMethod } from './jpeg-gpu-decode.wgsl.js';
 import { traced } from './trace.js';
 
 const BLOCK_BYTES = 128;
@@ -179,8 +179,8 @@ function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
 
 /**
  * Decodes a JPEG on the GPU into a resident 8-bit image: gray (one channel) when `gray` or the file is gray, else
- * RGB interleaved. Returns the reason instead where the GPU decoder does not cover the file (its entropy stage not
- * built; CMYK, 4:1:1, 4:4:0, 12-bit…), for the caller to decode it on the CPU. EXIF `orientation` (1–8) is applied
+ * RGB interleaved, any sampling factors libjpeg decodes. Returns the reason instead where the GPU decoder does not
+ * cover the file (its entropy stage not built; CMYK, 12-bit…), for the caller to decode it on the CPU. EXIF `orientation` (1–8) is applied
  * as cv2.imread applies it. A damaged file is an UnsupportedFormatError, as on the CPU path. `host`: see HostBuffers.
  */
 export async function decodeJpegOnGpu(
@@ -330,9 +330,9 @@ const mcuRowsOf = (l: CoefLayout) => Math.ceil(l.height / (8 * l.maxV));
 /** MCU rows per band: all of them when every binding fits, else as many as fit with the chroma's context rows. */
 function planBands(ctx: GpuContext, l: CoefLayout): number {
   const mcuRows = mcuRowsOf(l);
-  const [y, ...chroma] = l.components;
-  const perRow = [l.maxV * y.stride * BLOCK_BYTES, l.maxV * 8 * y.stride * 8, 8 * l.maxV * l.width * l.components.length];
-  for (const c of chroma) perRow.push(c.stride * BLOCK_BYTES, 8 * c.stride * 8);
+  // Per MCU row: the output's rows, and each component's v block rows of coefficients and of samples.
+  const perRow = [8 * l.maxV * l.width * l.components.length];
+  for (const c of l.components) perRow.push(c.v * c.stride * BLOCK_BYTES, c.v * 8 * c.stride * 8);
   const widest = Math.max(...perRow);
   if (widest * (mcuRows + 2) <= maxBinding(ctx)) return mcuRows;
   checkBinding(ctx, widest * 3, `a ${l.width}-pixel-wide JPEG's MCU row`);
@@ -366,6 +366,13 @@ function readRange(rec: Recording, status: GPUBuffer): Promise<boolean> {
   // Awaited only where the decode was recorded and submitted without error: a failure after that is the decode's.
   inRange.catch(() => undefined);
   return inRange;
+}
+
+/** Component p's upsampling factors and method (jpeg-gpu-decode.wgsl.ts upsampleMethod): the colour kernel's `u` p. */
+function upsampling(l: CoefLayout, p: number): [number, number, number, number] {
+  const c = l.components[Math.min(p, l.components.length - 1)];
+  const hs = l.maxH / c.h, vs = l.maxV / c.v;
+  return [hs, vs, upsampleMethod(hs, vs, c.samplesW), 0];
 }
 
 function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, bandRows: number, coefs: GPUBuffer, orientation: number): Recorded {
@@ -404,14 +411,14 @@ function record(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
     const bandBytes = (y1 - y0) * rowBytes;
     const bindAt = Math.floor(byteStart / 256) * 256;
     const words = Math.ceil(bandBytes / 4);
-    const [Y, C = Y] = l.components;
-    const hs = l.maxH / C.h, vs = l.maxV / C.v;
+    // A gray output binds plane 0 only: planes 1 and 2 repeat its parameters (never read).
+    const geometry = (p: number): [number, number, number, number] => {
+      const c = l.components[Math.min(p, l.components.length - 1)];
+      return [first[p] ?? first[0], (planes[p] ?? planes[0]).rowWords, c.samplesW, c.samplesH];
+    };
     const P = rec.uniform(ColourParams, {
-      width: l.width, height: l.height, outWidth: outW, orientation, channels, y0, bandBytes, wordBase: (byteStart - bindAt) / 4, words, hs, vs,
-      // libjpeg's fancy upsampling needs more than 2 chroma samples a row; below, it replicates (jdsample.c).
-      fancy: hs === 2 && C.samplesW > 2 ? 1 : 0,
-      luma: [first[0], planes[0].rowWords, Y.samplesW, Y.samplesH],
-      chroma: [first[1] ?? 0, planes[1]?.rowWords ?? 0, C.samplesW, C.samplesH],
+      width: l.width, height: l.height, outWidth: outW, orientation, channels, y0, bandBytes, wordBase: (byteStart - bindAt) / 4, words,
+      g0: geometry(0), g1: geometry(1), g2: geometry(2), u0: upsampling(l, 0), u1: upsampling(l, 1), u2: upsampling(l, 2),
     });
     // An invocation per 4 pixels (jpeg_ycc, jpeg_gray).
     const [x, y] = grid1d(ctx, Math.ceil(Math.ceil(bandBytes / channels / 4) / COLOUR_WG));
