@@ -23,7 +23,7 @@
 // at `header[i]` (256-byte aligned), the same grid of blocks as above, 3 uint32 each: the index of the block's first
 // value in the value array, and the 64-bit mask of its nonzero coefficients (natural order, low word first); at
 // `values` (256-byte aligned) the nonzero int16 values, each block's in natural order, blocks in decoding order. The
-// GPU expands it to the form above (jpeg-gpu-decode.wgsl.ts expand_coefs). `compact_bytes` is its worst case (every
+// GPU expands it to the form above (codecs/jpeg/decode/kernels.wgsl.ts expand_coefs). `compact_bytes` is its worst case (every
 // coefficient nonzero); the decode says how many bytes it used.
 #include "napi-util.h"
 #include <stdint.h>
@@ -210,7 +210,7 @@ static size_t capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *
   return compact ? l->values + x.nvalues * sizeof(JCOEF) : l->bytes;
 }
 
-// ---- The scan form (`scan`): Huffman decoding on the GPU too (node/jpeg-entropy.ts) ----
+// ---- The scan form (`scan`): Huffman decoding on the GPU too (codecs/jpeg/decode/huffman-decode.ts) ----
 // Nothing is entropy-decoded here: the headers are libjpeg's (jpeg_read_header), and the entropy-coded segment is
 // copied with its byte stuffing removed, for the GPU's parallel Huffman decoder. Layout (u32 words, little-endian):
 //   [0, 1024)              the quantization tables as above;

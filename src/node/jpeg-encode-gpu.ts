@@ -1,7 +1,7 @@
 // JPEG encoding with the arithmetic on the GPU: libjpeg's colour conversion, downsampling, islow forward DCT and
-// quantization run on the device (jpeg-encode.wgsl.ts); then either the quantized coefficients come back and libjpeg
+// quantization run on the device (codecs/jpeg/encode/kernels.wgsl.ts); then either the quantized coefficients come back and libjpeg
 // codes them (native/coef-encode.c, jpeg_write_coefficients) on this thread or libuv's, or the GPU codes them too
-// (jpeg-huffman.ts, entropy: 'gpu', the default) and only the file's coded bytes come back. The file is cv2.imwrite's byte for
+// (codecs/jpeg/encode/huffman-encode.ts, entropy: 'gpu', the default) and only the file's coded bytes come back. The file is cv2.imwrite's byte for
 // byte (docs/jpeg-encode.md). Here in node, not io: it joins the native entropy coder to the GPU context.
 import { GpuLimitError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { fmtBytes, type GpuContext } from '../core/gpu/context.js';
@@ -12,16 +12,16 @@ import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, downloadView } from '../core/gpu/transfer.js';
 import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
-import { JpegEncodeParams, jpegEncodeWgsl } from './jpeg-encode.wgsl.js';
-import { coefLayout, SAMPLING, type CoefLayout, type JpegSubsampling } from './jpeg-coef-layout.js';
-import type { HostBuffers } from './jpeg-gpu-decode.js';
-import { checkEntropy, type JpegEntropyDecode } from './jpeg-entropy.js';
-import { gpuEntropyFits, huffmanFromHeaders, JpegHuffmanPlan } from './jpeg-huffman.js';
+import { JpegEncodeParams, jpegEncodeWgsl } from '../codecs/jpeg/encode/kernels.wgsl.js';
+import { blockLayout, SAMPLING, type BlockLayout, type JpegSubsampling } from '../codecs/jpeg/encode/block-layout.js';
 
-export { coefLayout, type CoefLayout, type JpegSubsampling };
+import { checkEntropy, type HostBuffers, type JpegEntropyPath } from '../codecs/jpeg/options.js';
 
-/** Which JPEG encoder runs for a resident image (encodeJpegFromGpu): see JpegFromGpuOptions.jpeg. */
-export type JpegEncodePath = 'gpu' | 'cpu' | 'auto';
+export type { JpegEntropyPath } from '../codecs/jpeg/options.js';
+import { gpuEntropyFits, huffmanFromHeaders, JpegHuffmanPlan } from '../codecs/jpeg/encode/huffman-encode.js';
+
+export { blockLayout, type BlockLayout, type JpegSubsampling };
+
 
 interface CoefBinding {
   encode(coefs: Int16Array, width: number, height: number, components: 1 | 3, quality: number, hSamp: number, vSamp: number): Uint8Array;
@@ -73,7 +73,7 @@ function quantizerTable(quant: Uint16Array): Uint32Array {
 }
 
 /** Bands of MCU rows whose pixels and coefficients each fit one binding; each band starts at an even MCU row. */
-export function jpegBands(layout: CoefLayout, channels: number, limit: number): { r0: number; rows: number }[] {
+export function jpegBands(layout: BlockLayout, channels: number, limit: number): { r0: number; rows: number }[] {
   const inRow = 8 * layout.vSamp * layout.width * channels;
   const outRow = layout.perRow * 128;
   // 512 bytes of slack: the pixel binding starts up to 255 bytes before the band's first row (offset alignment)
@@ -96,7 +96,7 @@ class JpegEncodeGpuPlan {
   }
 
   /** Records the coefficients of `img` into `coefs`, band by band. */
-  encode(rec: Recording, img: GpuImage, layout: CoefLayout, quant: GPUBuffer, coefs: GPUBuffer): void {
+  encode(rec: Recording, img: GpuImage, layout: BlockLayout, quant: GPUBuffer, coefs: GPUBuffer): void {
     const ctx = this.ctx;
     const { width } = layout;
     const channels = img.channels;
@@ -149,7 +149,7 @@ export interface JpegGpuEncodeOptions {
    */
   host?: HostBuffers;
   /**
-   * Where the entropy (Huffman) coding runs: 'gpu' (jpeg-huffman.ts: only the coded bytes are downloaded) or 'cpu'
+   * Where the entropy (Huffman) coding runs: 'gpu' (codecs/jpeg/encode/huffman-encode.ts: only the coded bytes are downloaded) or 'cpu'
    * (the coefficients are downloaded and libjpeg codes them on a CPU thread). The same bytes either way; an image
    * whose coded data would not fit the GPU coder's bindings is coded on the CPU. @default defaultEntropy()
    */
@@ -161,8 +161,6 @@ export interface JpegGpuEncodeOptions {
   recording?: Recording;
 }
 
-/** Where encodeJpegGpu's entropy coding runs (JpegGpuEncodeOptions.entropy). */
-export type JpegEntropyPath = JpegEntropyDecode;
 
 /**
  * The default entropy path: IMGPU_JPEG_ENTROPY ('gpu' or 'cpu': so that a batch's `--jpeg gpu` can be measured with
@@ -230,7 +228,7 @@ async function coefficientsOnHost(ctx: GpuContext, coefs: GPUBuffer, bytes: numb
 /** One encode's fixed parts: the image, its layout and settings, the native coder, the pipelines. */
 interface EncodeJob {
   img: GpuImage;
-  layout: CoefLayout;
+  layout: BlockLayout;
   quality: number;
   native: CoefBinding;
   plan: JpegEncodeGpuPlan;
@@ -256,7 +254,7 @@ export async function encodeJpegGpu(img: GpuImage, opts: JpegGpuEncodeOptions = 
   img.assertLive();
   const ctx = img.ctx;
   const [h, w] = img.shape;
-  const layout = coefLayout(w, h, img.channels as 1 | 3, subsampling);
+  const layout = blockLayout(w, h, img.channels as 1 | 3, subsampling);
   const plan = await JpegEncodeGpuPlan.prepare(ctx);
   const coefBytes = layout.mcuRows * layout.perRow * 128;
   if (coefBytes > ctx.limits.maxBufferSize) {

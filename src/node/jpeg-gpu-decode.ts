@@ -1,6 +1,6 @@
 // JPEG decoding with the arithmetic on the GPU: entropy decoding to DCT coefficients on a libuv thread
 // (io/jpeg-coef.ts, written straight into mapped upload memory), then dequantization + islow IDCT, upsampling and
-// YCbCr→RGB as WGSL kernels (jpeg-gpu-decode.wgsl.ts), each exactly as libjpeg-turbo computes it: the pixels are
+// YCbCr→RGB as WGSL kernels (codecs/jpeg/decode/kernels.wgsl.ts), each exactly as libjpeg-turbo computes it: the pixels are
 // cv2.imread's. Work larger than one storage binding runs in bands of MCU rows.
 import { UnsupportedFormatError } from '../core/errors.js';
 import { alignUp, type GpuContext } from '../core/gpu/context.js';
@@ -11,8 +11,11 @@ import { Recording } from '../core/gpu/recording.js';
 import { KernelTimer } from '../core/gpu/timer.js';
 import { acquireStorage, deviceBytes, downloadAfter, stageOffThread, stagingView } from '../core/gpu/transfer.js';
 import { jpegCoefDecoder, jpegCoefProblem, type CoefComponent, type CoefLayout } from '../io/jpeg-coef.js';
-import { JpegEntropyPlan, checkEntropy, decodeOk, scanFits, scanFormBytes, scanInfo, type JpegEntropyDecode, type ScanInfo } from './jpeg-entropy.js';
-import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl, upsampleMethod } from './jpeg-gpu-decode.wgsl.js';
+import { JpegEntropyPlan, decodeOk, scanFits, scanFormBytes, scanInfo, type ScanInfo } from '../codecs/jpeg/decode/huffman-decode.js';
+import { checkEntropy, type HostBuffers, type JpegEntropyPath } from '../codecs/jpeg/options.js';
+
+export type { HostBuffers } from '../codecs/jpeg/options.js';
+import { ColourParams, IdctParams, colourWgsl, expandWgsl, idctWgsl, upsampleMethod } from '../codecs/jpeg/decode/kernels.wgsl.js';
 import { traced } from './trace.js';
 
 const BLOCK_BYTES = 128;
@@ -22,10 +25,10 @@ const QUANT_BYTES = 256;
 const IDCT_WG = 64;
 const COLOUR_WG = 256;
 
-/** A GPU decode's image, and where its Huffman decoding ran (JpegEntropyDecode). */
+/** A GPU decode's image, and where its Huffman decoding ran (JpegEntropyPath). */
 export interface GpuJpegDecoded {
   image: GpuImage;
-  huffman: JpegEntropyDecode;
+  huffman: JpegEntropyPath;
 }
 
 /** Why the GPU decoder does not take a file (it is then decoded on the CPU, with the same pixels). */
@@ -48,20 +51,6 @@ export interface GpuJpegTimes {
   kernelsMs?: number;
   /** Bands of MCU rows the last decode ran in (1 unless an image is beyond the binding limit). */
   bands?: number;
-}
-
-/**
- * Host memory handed out again once read (node/codec-pool.ts RecycledBuffers). Where a caller gives one, the entropy
- * stage writes into it and the coefficients are then copied into upload memory on a libuv thread (transfer.ts
- * stageOffThread), instead of being written into mapped upload memory directly: a batch holds many photos'
- * coefficients at once (read ahead while their entropy stages run), and each one holding a mapped upload buffer meant
- * a new one, allocated and zero-filled on the JavaScript thread, nearly every photo (measured: 41 mapped buffers for
- * 40 photos of a growing size). The copy itself was then on the JavaScript thread too (0.65 s of a 210-photo batch's
- * main thread on the H100); now only its scheduling is.
- */
-export interface HostBuffers {
-  alloc(bytes: number): SharedArrayBuffer;
-  give(buffer: ArrayBufferLike): void;
 }
 
 /**
@@ -102,7 +91,7 @@ async function coefMemory(ctx: GpuContext, bytes: number, host?: HostBuffers): P
 
 /**
  * Why a file's GPU decode was declined after its kernels ran: a block's coefficients beyond the range where the
- * GPU's IDCT (libjpeg's C arithmetic) equals libjpeg-turbo's SIMD one (jpeg-gpu-decode.wgsl.ts RANGE_LIMIT).
+ * GPU's IDCT (libjpeg's C arithmetic) equals libjpeg-turbo's SIMD one (codecs/jpeg/decode/kernels.wgsl.ts RANGE_LIMIT).
  */
 export const OUT_OF_RANGE = 'DCT values beyond the range where the GPU IDCT equals libjpeg-turbo\'s (damaged or unusual tables)';
 
@@ -135,7 +124,7 @@ class JpegDecodePlan {
 }
 
 /** Compiles the GPU decoder's kernels on `ctx` (a batch starts this before its first photo: jpeg-gpu.ts prepareJpegGpu). */
-export async function prepareJpegDecode(ctx: GpuContext, entropy: JpegEntropyDecode = defaultDecodeEntropy()): Promise<void> {
+export async function prepareJpegDecode(ctx: GpuContext, entropy: JpegEntropyPath = defaultDecodeEntropy()): Promise<void> {
   await Promise.all([JpegDecodePlan.prepare(ctx), entropy === 'gpu' ? JpegEntropyPlan.prepare(ctx) : undefined]);
 }
 
@@ -144,7 +133,7 @@ export async function prepareJpegDecode(ctx: GpuContext, entropy: JpegEntropyDec
  * ('gpu' or 'cpu', so that a batch can be measured with either), else 'gpu' — on the H100 a 24 MP photo decoded
  * to a GpuImage in 3.1 ms against 44 ms with libjpeg's Huffman decoding on a CPU thread (docs/jpeg.md).
  */
-export function defaultDecodeEntropy(): JpegEntropyDecode {
+export function defaultDecodeEntropy(): JpegEntropyPath {
   return checkEntropy(process.env.IMGPU_JPEG_DECODE_ENTROPY || 'gpu', 'IMGPU_JPEG_DECODE_ENTROPY');
 }
 
@@ -159,7 +148,7 @@ function compactFits(ctx: GpuContext, l: CoefLayout, bands: number, host?: HostB
   return host !== undefined && bands >= mcuRowsOf(l) && l.bytes <= maxBinding(ctx) && l.compactBytes <= maxBinding(ctx);
 }
 
-/** Records the compact coefficients' expansion to the plain form in a new recording buffer (jpeg-gpu-decode.wgsl.ts expand_coefs). */
+/** Records the compact coefficients' expansion to the plain form in a new recording buffer (codecs/jpeg/decode/kernels.wgsl.ts expand_coefs). */
 function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLayout, compact: GPUBuffer, used: number): GPUBuffer {
   const plain = rec.storage(deviceBytes(l.bytes), 'jpeg coefficients');
   rec.copyRange(compact, 0, plain, 0, l.components[0].offset);
@@ -185,7 +174,7 @@ function expand(ctx: GpuContext, rec: Recording, plan: JpegDecodePlan, l: CoefLa
  */
 export async function decodeJpegOnGpu(
   ctx: GpuContext, buf: Uint8Array, path: string, gray: boolean, times?: GpuJpegTimes, orientation = 1, host?: HostBuffers,
-  entropy: JpegEntropyDecode = defaultDecodeEntropy(),
+  entropy: JpegEntropyPath = defaultDecodeEntropy(),
 ): Promise<GpuJpegDecoded | GpuJpegFallback> {
   const coef = jpegCoefDecoder();
   if (!coef) return { fallback: `the GPU decoder's entropy stage is not available (${jpegCoefProblem()})` };
@@ -290,7 +279,7 @@ async function decodeStages<T>(ctx: GpuContext, path: string, host: HostBuffers 
 }
 
 /**
- * The GPU's Huffman decoding (jpeg-entropy.ts): the native stage copies the entropy-coded bytes unstuffed, the GPU
+ * The GPU's Huffman decoding (codecs/jpeg/decode/huffman-decode.ts): the native stage copies the entropy-coded bytes unstuffed, the GPU
  * decodes them. Undefined where the file needs the CPU's entropy stage after all: one the GPU decoder does not cover
  * (progressive, restart markers…), or whose GPU decode did not come out exact (the status read back before the image
  * is handed on, so that nothing downstream sees it).
@@ -348,7 +337,7 @@ function blockRows(l: CoefLayout, c: CoefComponent, m0: number, m1: number): [nu
 /** A binding of `bytes` bytes of `buffer` from `offset` (a multiple of 256). */
 const range = (buffer: GPUBuffer, offset: number, bytes: number): GPUBufferBinding => ({ buffer, offset, size: deviceBytes(bytes) });
 
-/** The status word the IDCT sets for a block beyond its exact range (jpeg-gpu-decode.wgsl.ts), cleared in `rec`. */
+/** The status word the IDCT sets for a block beyond its exact range (codecs/jpeg/decode/kernels.wgsl.ts), cleared in `rec`. */
 function rangeStatus(ctx: GpuContext, rec: Recording): GPUBuffer {
   const status = acquireStorage(ctx, 4, 'jpeg range status');
   rec.clear(status, 4);
@@ -368,7 +357,7 @@ function readRange(rec: Recording, status: GPUBuffer): Promise<boolean> {
   return inRange;
 }
 
-/** Component p's upsampling factors and method (jpeg-gpu-decode.wgsl.ts upsampleMethod): the colour kernel's `u` p. */
+/** Component p's upsampling factors and method (codecs/jpeg/decode/kernels.wgsl.ts upsampleMethod): the colour kernel's `u` p. */
 function upsampling(l: CoefLayout, p: number): [number, number, number, number] {
   const c = l.components[Math.min(p, l.components.length - 1)];
   const hs = l.maxH / c.h, vs = l.maxV / c.v;

@@ -13,7 +13,7 @@ import { readImage } from '../../src/io/index.js';
 import { jpegCoefDecoder } from '../../src/io/jpeg-coef.js';
 import { nativeJpeg } from '../../src/io/jpeg.js';
 import { RecycledBuffers } from '../../src/node/codec-pool.js';
-import type { JpegEntropyDecode } from '../../src/node/jpeg-entropy.js';
+import type { JpegEntropyPath } from '../../src/codecs/jpeg/options.js';
 import { readJpegToGpu, type GpuJpegTimes } from '../../src/node/jpeg-gpu.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
@@ -26,7 +26,7 @@ const skip = (nativeJpeg() && jpegCoefDecoder()) || process.env.IMGPU_REQUIRE_NA
 const sha256 = (img: Image) => createHash('sha256').update(new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength)).digest('hex');
 
 /** The GPU path's decode of fixture `name`, its pixels on the host. */
-async function onGpu(ctx: GpuContext, name: string, gray: boolean, entropy: JpegEntropyDecode, host?: RecycledBuffers) {
+async function onGpu(ctx: GpuContext, name: string, gray: boolean, entropy: JpegEntropyPath, host?: RecycledBuffers) {
   const r = await readJpegToGpu(ctx, readFileSync(file(`${name}.jpg`)), name, gray, { jpeg: 'gpu', entropy, host });
   assert.ok(r, `${name}: no native decode`);
   const pixels = await r.image.toHost();

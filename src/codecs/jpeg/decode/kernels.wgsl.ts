@@ -1,7 +1,7 @@
-import { defineUniforms } from '../core/gpu/uniforms.js';
-import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
-import { gridWgsl } from '../core/gpu/wgsl/grid.js';
-import { islowWgsl } from './jpeg-islow.wgsl.js';
+import { defineUniforms } from '../../../core/gpu/uniforms.js';
+import { bytesWgsl } from '../../../core/gpu/wgsl/bytes.js';
+import { gridWgsl } from '../../../core/gpu/wgsl/grid.js';
+import { islowWgsl } from '../islow.wgsl.js';
 
 /**
  * The GPU half of the JPEG decoder (jpeg-gpu-decode.ts), each step computed exactly as libjpeg-turbo 2.1 does it on
