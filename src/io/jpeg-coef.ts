@@ -1,10 +1,10 @@
 // The CPU half of the GPU JPEG decoder: entropy decoding to quantized DCT coefficients (native/coef-decode.c,
 // libjpeg-turbo's libjpeg with its IDCT replaced by a copy of each block), built by scripts/build-native.mjs. The GPU
 // half is in node/jpeg-gpu-decode.ts; io only loads the binding (the layer the other native codec lives in).
-import type { CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
+import type { CoefFallback, CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
 import { loadNativeModule, nativeModuleProblem } from './native-module.js';
 
-export type { CoefComponent, CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
+export type { CoefComponent, CoefFallback, CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
 
 interface CoefBinding {
   /** The header's layout, or why the GPU kernels do not cover the file. Throws (code EJPEG) on an unreadable header. */
@@ -25,14 +25,6 @@ interface CoefBinding {
    */
   decodeLenient(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, async: false): LenientDecode;
   decodeLenient(jpeg: Uint8Array, out: Uint8Array, channels: 1 | 3, async: true): Promise<LenientDecode>;
-}
-
-/** Why the GPU kernels do not cover a file, with its header's size and libjpeg's colour space (J_COLOR_SPACE: 1 gray, 2 RGB, 3 YCbCr). */
-export interface CoefFallback {
-  fallback: string;
-  width: number;
-  height: number;
-  colorSpace: number;
 }
 
 /** What a lenient decode met: libjpeg's warnings, whether the file ended early, the first warning's message. */

@@ -34,3 +34,11 @@ export interface CoefLayout {
   /** 1 (gray file, or gray output: only Y) or 3 (Y, Cb, Cr). */
   components: CoefComponent[];
 }
+
+/** Why the GPU kernels do not cover a file, with its header's size and libjpeg's colour space (J_COLOR_SPACE: 1 gray, 2 RGB, 3 YCbCr). */
+export interface CoefFallback {
+  fallback: string;
+  width: number;
+  height: number;
+  colorSpace: number;
+}
