@@ -31,6 +31,20 @@ module.exports = {
       to: { path: '^src/(node|engine|cli)/|^src/[^/]+\\.ts$|^playground/' },
     },
     {
+      name: 'codecs-platform-neutral',
+      comment: 'src/codecs (the GPU JPEG codec\'s plans, kernels and coders) imports core and codecs only: no node, io (native bindings), engine, cli or entry points; the platform implements what libjpeg does natively.',
+      severity: 'error',
+      from: { path: '^src/codecs/' },
+      to: { path: '^src/(node|io|ops|engine|cli)/|^src/[^/]+\\.ts$|^playground/' },
+    },
+    {
+      name: 'codecs-no-node-builtins',
+      comment: 'src/codecs runs in browsers too: no node:* module.',
+      severity: 'error',
+      from: { path: '^src/codecs/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'platform-below-engine',
       comment: 'src/node (the platform: GPU context, codecs, workers) imports no engine.',
       severity: 'error',

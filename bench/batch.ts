@@ -72,9 +72,9 @@ const OPS: Record<string, (src: string, out: string) => string[]> = {
 interface ImgpuRow { key: string; flags: string[]; env?: Record<string, string>; equalizeOnly?: boolean }
 const IMGPU_ROWS: Record<string, ImgpuRow> = {
   'gpu-jpeg-gpu': { key: 'gpu_jpeg_gpu', flags: ['--device', 'gpu', '--jpeg', 'gpu'] },
-  // The same with the encoder's entropy coding on the GPU whatever the environment says (jpeg-huffman.ts; the default).
+  // The same with the encoder's entropy coding on the GPU whatever the environment says (codecs/jpeg/encode/huffman-encode.ts; the default).
   'gpu-jpeg-gpu-entropy': { key: 'gpu_jpeg_gpu_entropy', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_JPEG_ENTROPY: 'gpu' } },
-  // The decoder's Huffman decoding on libuv's threads (libjpeg's coefficients uploaded) instead of the GPU (jpeg-entropy.ts).
+  // The decoder's Huffman decoding on libuv's threads (libjpeg's coefficients uploaded) instead of the GPU (codecs/jpeg/decode/huffman-decode.ts).
   'gpu-jpeg-cpu-huffman': { key: 'gpu_jpeg_cpu_huffman', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_JPEG_DECODE_ENTROPY: 'cpu' } },
   // And with the hybrid: the coefficients downloaded and entropy-coded by libjpeg on libuv's threads.
   'gpu-jpeg-hybrid': { key: 'gpu_jpeg_hybrid', flags: ['--device', 'gpu', '--jpeg', 'gpu'], env: { IMGPU_JPEG_ENTROPY: 'cpu' } },

@@ -21,7 +21,7 @@ import sharp from 'sharp';
 import { jpegCoefDecoder } from '../src/io/jpeg-coef.js';
 import { nativeJpeg } from '../src/io/jpeg.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
-import type { JpegEntropyDecode } from '../src/node/jpeg-entropy.js';
+import type { JpegEntropyPath } from '../src/codecs/jpeg/options.js';
 import { readJpegToGpu, type GpuJpegTimes, type JpegPath } from '../src/node/jpeg-gpu.js';
 
 const arg = (n: string, d: string) => {
@@ -93,7 +93,7 @@ for (const mp of sizes) {
     const file = await photo(mp, sub);
     const buf = readFileSync(file);
     for (const gray of [false, true]) {
-      const run = async (jpeg: JpegPath, times?: GpuJpegTimes, entropy: JpegEntropyDecode = 'gpu') => {
+      const run = async (jpeg: JpegPath, times?: GpuJpegTimes, entropy: JpegEntropyPath = 'gpu') => {
         const t = performance.now();
         const r = await readJpegToGpu(ctx, buf, file, gray, { jpeg, async: true, times, entropy });
         await ctx.finish();

@@ -23,7 +23,7 @@
 // at `header[i]` (256-byte aligned), the same grid of blocks as above, 3 uint32 each: the index of the block's first
 // value in the value array, and the 64-bit mask of its nonzero coefficients (natural order, low word first); at
 // `values` (256-byte aligned) the nonzero int16 values, each block's in natural order, blocks in decoding order. The
-// GPU expands it to the form above (jpeg-gpu-decode.wgsl.ts expand_coefs). `compact_bytes` is its worst case (every
+// GPU expands it to the form above (codecs/jpeg/decode/kernels.wgsl.ts expand_coefs). `compact_bytes` is its worst case (every
 // coefficient nonzero); the decode says how many bytes it used.
 #include "napi-util.h"
 #include <stdint.h>
@@ -56,8 +56,10 @@ typedef struct {
 // TJFLAG_STOPONWARNING, it is reported rather than decoded half-gray): jump_errors(&e, 1).
 
 // The layout of what the decoder reads (after jpeg_read_header), or a fallback reason for what the GPU kernels do
-// not cover: other than 8-bit; other than 1-component gray or 3-component YCbCr; chroma not 1×1 or luma not the
-// largest; sampling other than 4:4:4, 4:2:2 (h2v1) or 4:2:0 (h2v2).
+// not cover: other than 8-bit; other than 1-component gray or 3-component YCbCr. Any sampling factors libjpeg
+// decodes are covered (the kernels upsample each component as jdsample.c does); factors it cannot upsample — a
+// component's not dividing the largest (JERR_FRACT_SAMPLE_NOTIMPL) — are left to the CPU path, which reports them as
+// libjpeg does (raw-data mode, which skips the upsampler, would decode them).
 static void plan_layout(j_decompress_ptr d, int gray, layout_t *l) {
   memset(l, 0, sizeof *l);
   l->width = (int)d->image_width;
@@ -76,15 +78,14 @@ static void plan_layout(j_decompress_ptr d, int gray, layout_t *l) {
     return;
   }
   jpeg_component_info *c = d->comp_info;
-  if (ycc) {
-    int sub = (l->max_h == 1 && l->max_v == 1) || (l->max_h == 2 && l->max_v == 1) || (l->max_h == 2 && l->max_v == 2);
-    if (!sub || c[0].h_samp_factor != l->max_h || c[0].v_samp_factor != l->max_v || c[1].h_samp_factor != 1 ||
-        c[1].v_samp_factor != 1 || c[2].h_samp_factor != 1 || c[2].v_samp_factor != 1) {
-      snprintf(l->fallback, sizeof l->fallback, "sampling factors %dx%d,%dx%d,%dx%d (only 4:4:4, 4:2:2, 4:2:0)",
-               c[0].h_samp_factor, c[0].v_samp_factor, c[1].h_samp_factor, c[1].v_samp_factor, c[2].h_samp_factor,
-               c[2].v_samp_factor);
-      return;
-    }
+  int integral = 1;
+  for (int i = 0; i < d->num_components; i++)
+    integral = integral && l->max_h % c[i].h_samp_factor == 0 && l->max_v % c[i].v_samp_factor == 0;
+  if (!integral) {
+    snprintf(l->fallback, sizeof l->fallback, "sampling factors %dx%d,%dx%d,%dx%d (not integral ratios: libjpeg cannot upsample them)",
+             c[0].h_samp_factor, c[0].v_samp_factor, c[1].h_samp_factor, c[1].v_samp_factor, c[2].h_samp_factor,
+             c[2].v_samp_factor);
+    return;
   }
   l->components = gray || !ycc ? 1 : 3;
   size_t at = QUANT_BYTES;
@@ -209,7 +210,7 @@ static size_t capture_all(j_decompress_ptr d, const layout_t *l, unsigned char *
   return compact ? l->values + x.nvalues * sizeof(JCOEF) : l->bytes;
 }
 
-// ---- The scan form (`scan`): Huffman decoding on the GPU too (node/jpeg-entropy.ts) ----
+// ---- The scan form (`scan`): Huffman decoding on the GPU too (codecs/jpeg/decode/huffman-decode.ts) ----
 // Nothing is entropy-decoded here: the headers are libjpeg's (jpeg_read_header), and the entropy-coded segment is
 // copied with its byte stuffing removed, for the GPU's parallel Huffman decoder. Layout (u32 words, little-endian):
 //   [0, 1024)              the quantization tables as above;
@@ -313,6 +314,15 @@ static long unstuff(const unsigned char *p, const unsigned char *end, unsigned c
   return -1;
 }
 
+// Blocks an MCU of the (first) scan holds, as jdinput.c per_scan_setup counts them (it has not run yet: the header
+// is read, decompression not started).
+static int mcu_blocks(j_decompress_ptr d) {
+  if (d->comps_in_scan == 1) return 1;
+  int n = 0;
+  for (int i = 0; i < d->comps_in_scan; i++) n += d->cur_comp_info[i]->h_samp_factor * d->cur_comp_info[i]->v_samp_factor;
+  return n;
+}
+
 // The scan form (above), or a fallback reason. Returns the bytes of dst written.
 static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned char *src, size_t len, unsigned char *dst, size_t cap, char *why, size_t why_len) {
   const char *reason = NULL;
@@ -324,6 +334,8 @@ static size_t capture_scan(j_decompress_ptr d, const layout_t *l, const unsigned
   else if (d->arith_code) reason = "arithmetic coding";
   else if (d->restart_interval) reason = "restart markers";
   else if (d->comps_in_scan != d->num_components) reason = "components in more than one scan";
+  // libjpeg refuses such an MCU (JERR_BAD_MCU_SIZE, at jpeg_start_decompress): the CPU stage reports it.
+  else if (mcu_blocks(d) > D_MAX_BLOCKS_IN_MCU) reason = "more blocks an MCU than libjpeg decodes";
   // What jdhuff.c start_pass_huff_decoder warns of (a warning ends the CPU stage's decode: it reports the file).
   else if (d->Ss != 0 || d->Se != DCTSIZE2 - 1 || d->Ah != 0 || d->Al != 0) reason = "scan parameters of a progressive scan in a sequential file";
   else

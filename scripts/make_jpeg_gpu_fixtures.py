@@ -19,7 +19,8 @@ cv2.imread(X.jpg, IMREAD_GRAYSCALE) (the references; PNG is lossless, and an RGB
   c420_smooth.jpg a 4:2:0 progressive file whose scans never refine their coefficients (scripts/jpeg_incomplete_scans.c,
                   compiled here with gcc -ljpeg): libjpeg smooths its blocks, and the GPU decoder gets the smoothed ones
   c440.jpg        a 64×64 4:2:2 file whose luma sampling factors are rewritten 2×1 → 1×2 (4:4:0, the same number of
-                  blocks per MCU and MCUs): a file libjpeg reads and the GPU decoder leaves to the CPU (no reference)
+                  blocks per MCU and MCUs): a file libjpeg reads (compared with the CPU path; every layout, with
+                  cv2.imread's references: scripts/make_jpeg_layout_fixtures.py)
 """
 import io
 import os

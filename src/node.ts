@@ -16,4 +16,4 @@ export {
   decodeJpegToGpu, encodeJpegFromGpu, readJpegToGpu,
   type CodecThreadOptions, type JpegOnGpu, type JpegPath, type JpegPathOption, type JpegToGpuOptions,
 } from './node/jpeg-gpu.js';
-export { encodeJpegGpu, type JpegEncodePath, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions, type JpegSubsampling } from './node/jpeg-encode-gpu.js';
+export { encodeJpegGpu, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions, type JpegSubsampling } from './node/jpeg-encode-gpu.js';

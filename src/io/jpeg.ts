@@ -179,7 +179,7 @@ export function decodeJpeg(buf: Uint8Array, path: string, gray: boolean, alloc?:
     // A header may declare up to 65535×65535 pixels in a file of a few bytes.
     throw new UnsupportedFormatError(`${path}: a ${plan.width}×${plan.height} JPEG does not fit in memory`);
   }
-  const warnings = failOn === 'warning' ? decodeInto(plan, buf, path, data) : lenient(plan, buf, path, data, failOn, false);
+  const warnings = failOn === 'warning' && !plan.libjpeg ? decodeInto(plan, buf, path, data) : lenient(plan, buf, path, data, failOn, false);
   const img = orient({ data, shape: [plan.height, plan.width], channels: plan.channels, dtype: 'uint8' }, plan.orientation);
   return warnings.length ? { ...img, warnings } : img;
 }
@@ -203,10 +203,15 @@ function lenient(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Arra
   return coef.decodeLenient(buf, out, plan.channels, true).then((r) => policy(r, path, failOn), (e) => Promise.reject(corrupt(path, e)));
 }
 
-/** A lenient decode's outcome under `failOn`: its warnings in a line (none: []), or the refusal of a truncated file. */
+/**
+ * A lenient decode's outcome under `failOn`: its warnings in a line (none: []), or the refusal of a truncated file —
+ * of any file libjpeg warns about under 'warning' (a layout TurboJPEG cannot name, decoded through libjpeg's API:
+ * NativePlan.libjpeg), as TurboJPEG's TJFLAG_STOPONWARNING refuses it.
+ */
 function policy(r: LenientDecode, path: string, failOn: FailOn): string[] {
   if (!r.warnings) return [];
   const said = `libjpeg: ${r.first}${r.warnings > 1 ? ` (and ${r.warnings - 1} more warning${r.warnings > 2 ? 's' : ''})` : ''}`;
+  if (failOn === 'warning') throw new UnsupportedFormatError(`${path} is corrupt or truncated (${said}); option \`failOn: 'none'\` decodes it as cv2.imread does`);
   if (r.truncated && failOn !== 'none') throw new UnsupportedFormatError(`${path} is truncated (${said}); option \`failOn: 'none'\` decodes it as cv2.imread does`);
   return [said];
 }
@@ -218,6 +223,12 @@ export interface NativePlan {
   height: number;
   channels: 1 | 3;
   orientation: number;
+  /**
+   * Sampling factors TurboJPEG's header reader cannot name (its TJSAMP_* layouts: 4:4:4, 4:2:2, 4:2:0, 4:4:0,
+   * 4:1:1, gray), such as 4x2, 3x1 or chroma sampled more than luma, which libjpeg and cv2.imread decode: decoded
+   * through libjpeg's own API instead (native/coef-decode.c decodeLenient, as cv2.imread runs it).
+   */
+  libjpeg?: boolean;
 }
 
 /**
@@ -228,16 +239,18 @@ export function nativePlan(buf: Uint8Array, path: string, gray: boolean, maxPixe
   const tj = codecOrNotice();
   if (!tj) return undefined;
   let h;
+  let libjpeg = false;
   try {
     h = tj.header(buf);
   } catch (e) {
-    h = failOn === 'warning' ? undefined : libjpegHeader(buf);
+    libjpeg = /subsampling type/.test((e as Error).message);
+    h = failOn === 'warning' && !libjpeg ? undefined : libjpegHeader(buf);
     if (!h) throw new UnsupportedFormatError(`${path} is not a readable image (${(e as Error).message})`);
   }
   if (!NATIVE_COLORSPACES.has(h.colorspace)) return undefined;
   checkInputPixels(h.width, h.height, path, maxInputPixels(maxPixels));
   const channels = gray || h.subsampling === SAMP_GRAY ? 1 : 3;
-  return { tj, width: h.width, height: h.height, channels, orientation: exifOrientation(buf) };
+  return { tj, width: h.width, height: h.height, channels, orientation: exifOrientation(buf), ...(libjpeg ? { libjpeg } : {}) };
 }
 
 // libjpeg's J_COLOR_SPACE as TurboJPEG's TJCS (gray, RGB, YCbCr; the others left to sharp).
@@ -275,7 +288,7 @@ const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path
  */
 export async function decodePlanned(plan: NativePlan, buf: Uint8Array, path: string, out: Uint8Array, opts: CodecThreadOptions & { failOn?: FailOn } = {}): Promise<string[]> {
   const failOn = opts.failOn ?? 'warning';
-  if (failOn !== 'warning') return opts.async ? lenient(plan, buf, path, out, failOn, true) : lenient(plan, buf, path, out, failOn, false);
+  if (failOn !== 'warning' || plan.libjpeg) return opts.async ? lenient(plan, buf, path, out, failOn, true) : lenient(plan, buf, path, out, failOn, false);
   if (!opts.async) return decodeInto(plan, buf, path, out);
   await plan.tj.decodeAsync(buf, out, plan.channels, opts.nice ?? 0).catch((e) => Promise.reject(corrupt(path, e)));
   return [];

@@ -5,18 +5,14 @@ import { GpuImage } from '../core/gpu/gpu-image.js';
 import { jpegCoefDecoder } from '../io/jpeg-coef.js';
 import { UnsupportedFormatError } from '../core/errors.js';
 import { decodePlanned, isJpeg, jpegEncoder, nativePlan, type CodecThreadOptions, type FailOn, type NativePlan } from '../io/jpeg.js';
-import { encodeJpegGpu, prepareJpegEncode, type JpegEncodePath, type JpegEntropyPath } from './jpeg-encode-gpu.js';
-import type { JpegEntropyDecode } from './jpeg-entropy.js';
+import type { JpegEntropyPath, JpegPath, JpegPathOption } from '../codecs/jpeg/options.js';
+import { encodeJpegGpu, prepareJpegEncode } from './jpeg-encode-gpu.js';
 import { decodeJpegOnGpu, prepareJpegDecode, type GpuJpegTimes, type HostBuffers } from './jpeg-gpu-decode.js';
 
 export type { CodecThreadOptions } from '../io/jpeg.js';
 export type { GpuJpegTimes, HostBuffers } from './jpeg-gpu-decode.js';
 
-/** Where a JPEG's decoding arithmetic runs: 'gpu' (entropy decoding on a CPU thread, the rest in GPU kernels), 'cpu' (libjpeg-turbo whole). */
-export type JpegPath = 'gpu' | 'cpu';
-/** The JPEG path asked for: 'auto' picks one for the context (resolveJpegPath). */
-export type JpegPathOption = JpegPath | 'auto';
-export const JPEG_PATHS: readonly JpegPathOption[] = ['gpu', 'cpu', 'auto'];
+export { JPEG_PATHS, type JpegPath, type JpegPathOption } from '../codecs/jpeg/options.js';
 
 export interface JpegToGpuOptions extends CodecThreadOptions {
   /** @default 'auto' */
@@ -28,11 +24,11 @@ export interface JpegToGpuOptions extends CodecThreadOptions {
   /** The most pixels the file may declare, checked from its header (io ReadOptions.maxPixels). */
   maxPixels?: number;
   /**
-   * On the GPU path, where the Huffman decoding runs: 'gpu' (jpeg-entropy.ts; files it does not cover — progressive,
+   * On the GPU path, where the Huffman decoding runs: 'gpu' (codecs/jpeg/decode/huffman-decode.ts; files it does not cover — progressive,
    * restart markers — take the CPU's) or 'cpu' (libjpeg on a libuv thread). The pixels are the same.
    * @default defaultDecodeEntropy(): IMGPU_JPEG_DECODE_ENTROPY, else 'gpu'
    */
-  entropy?: JpegEntropyDecode;
+  entropy?: JpegEntropyPath;
   /**
    * A damaged file (io ReadOptions.failOn): below 'warning', one libjpeg warns of is decoded by libjpeg as cv2.imread
    * decodes it (the GPU path declines it: its stages refuse damage), its warnings in `warnings`. @default 'warning'
@@ -47,7 +43,7 @@ export interface JpegOnGpu {
   jpeg: JpegPath;
   fallback?: string;
   /** On the GPU path: where the Huffman decoding ran ('cpu' for files the GPU's does not cover: JpegToGpuOptions.entropy). */
-  huffman?: JpegEntropyDecode;
+  huffman?: JpegEntropyPath;
   /** What libjpeg warned of, where `failOn` let a damaged file be decoded. */
   warnings?: readonly string[];
 }
@@ -135,7 +131,7 @@ export interface JpegFromGpuOptions extends CodecThreadOptions {
    * 'cpu': libjpeg-turbo on a CPU thread from mapped readback memory; 'auto': 'cpu' until the GPU path is measured
    * faster (docs/jpeg-encode.md). The bytes are the same either way. @default 'auto'
    */
-  jpeg?: JpegEncodePath;
+  jpeg?: JpegPathOption;
   /** With `jpeg: 'gpu'`: where its entropy coding runs (JpegGpuEncodeOptions.entropy). */
   entropy?: JpegEntropyPath;
 }

@@ -10,7 +10,7 @@ import { acquire } from '../../src/engine/context.js';
 import { readbackCount } from '../../src/core/gpu/transfer.js';
 import { resolveParams } from '../../src/core/params.js';
 import { nativeCoefEncoder } from '../../src/node/jpeg-encode-gpu.js';
-import { entropyTuning } from '../../src/node/jpeg-huffman.js';
+import { entropyTuning } from '../../src/codecs/jpeg/encode/huffman-encode.js';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';

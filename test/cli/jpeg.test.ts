@@ -38,10 +38,15 @@ test('single image: --jpeg gpu decodes on the GPU, cpu and auto on the CPU, the 
   assert.equal(pipe('gpu').status, 0);
   assert.equal(pipe('cpu').status, 0);
   assert.ok(readFileSync(join(tmp, 'p-gpu.png')).equals(readFileSync(join(tmp, 'p-cpu.png'))), 'pipeline: the same output');
-  // A file the GPU decoder leaves to the CPU: said, same output.
+  // Any sampling layout on the GPU (4:4:0 here), same output.
   const c440 = run('gpu', photo('c440.jpg'));
-  assert.equal(c440.json.jpeg, 'cpu');
-  assert.match(c440.stderr, /note: --jpeg gpu: .*c440\.jpg: sampling factors 1x2,1x1,1x1 .*decoded on the CPU/);
+  assert.equal(c440.json.jpeg, 'gpu');
+  assert.ok(c440.bytes.equals(run('cpu', photo('c440.jpg')).bytes), '4:4:0: the same output');
+  // A file the GPU decoder leaves to the CPU (DCT values beyond its IDCT's exact range): said, same output.
+  const dqt = run('gpu', fixture('jpeg-damaged', 'dqt.jpg'));
+  assert.equal(dqt.json.jpeg, 'cpu');
+  assert.match(dqt.stderr, /note: --jpeg gpu: .*dqt\.jpg: DCT values beyond .*decoded on the CPU/);
+  assert.ok(dqt.bytes.equals(run('cpu', fixture('jpeg-damaged', 'dqt.jpg')).bytes), 'left to the CPU: the same output');
   const oriented = run('gpu', fixture('jpeg', 'crop_o6.jpg'));
   assert.equal(oriented.json.jpeg, 'gpu', 'EXIF orientation applied on the GPU');
   assert.ok(oriented.bytes.equals(run('cpu', fixture('jpeg', 'crop_o6.jpg')).bytes), 'oriented: the same output');
@@ -56,6 +61,8 @@ test('batch: --jpeg gpu gives the files of --jpeg cpu, and the summary counts th
   const inDir = join(tmp, 'in');
   mkdirSync(inDir, { recursive: true });
   for (const f of ['c420.jpg', 'c422.jpg', 'c444_prog.jpg', 'gray.jpg', 'c440.jpg']) copyFileSync(photo(f), join(inDir, f));
+  // One the GPU decoder leaves to the CPU: DCT values beyond its IDCT's exact range (every layout is the GPU's).
+  copyFileSync(fixture('jpeg-damaged', 'dqt.jpg'), join(inDir, 'dqt.jpg'));
   copyFileSync(fixture('images', 'coins.png'), join(inDir, 'coins.png'));
   const run = (jpeg: string, ...more: string[]) => {
     const r = cli('equalize', inDir, join(tmp, `out-${jpeg}${more.length ? '-both' : ''}`), '--format', 'png', '--device', 'gpu', '--jpeg', jpeg, '--json', ...more);
@@ -63,15 +70,15 @@ test('batch: --jpeg gpu gives the files of --jpeg cpu, and the summary counts th
     return JSON.parse(r.stdout) as { processed: number; jpeg?: Record<string, number>; disagreed?: number };
   };
   const gpu = run('gpu');
-  assert.equal(gpu.processed, 6);
-  assert.deepEqual(gpu.jpeg, { gpu: 4, cpu: 1 });
-  assert.deepEqual(run('cpu').jpeg, { cpu: 5 });
+  assert.equal(gpu.processed, 7);
+  assert.deepEqual(gpu.jpeg, { gpu: 5, cpu: 1 });
+  assert.deepEqual(run('cpu').jpeg, { cpu: 6 });
   for (const f of readdirSync(join(tmp, 'out-cpu')).filter((f) => f.endsWith('.png'))) {
     assert.ok(readFileSync(join(tmp, 'out-gpu', f)).equals(readFileSync(join(tmp, 'out-cpu', f))), f);
   }
   const both = JSON.parse(cli('equalize', inDir, join(tmp, 'out-both'), '--format', 'png', '--device', 'both', '--jpeg', 'gpu', '--json').stdout) as { disagreed: number; jpeg: Record<string, number> };
   assert.equal(both.disagreed, 0, 'the CPU run on the downloaded GPU decode agrees');
-  assert.deepEqual(both.jpeg, { gpu: 4, cpu: 1 });
+  assert.deepEqual(both.jpeg, { gpu: 5, cpu: 1 });
 });
 
 test('imgpu info says which JPEG path --jpeg auto takes and whether the GPU decoder and encoder are there', { skip }, async (t) => {

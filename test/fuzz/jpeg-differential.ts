@@ -15,7 +15,7 @@ import type { GpuContext } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { decodeNpy } from '../../src/io/npy.js';
-import type { JpegEntropyDecode } from '../../src/node/jpeg-entropy.js';
+import type { JpegEntropyPath } from '../../src/codecs/jpeg/options.js';
 import { readJpegToGpu } from '../../src/node/jpeg-gpu.js';
 import { PYTHON } from '../helpers/parity.js';
 import { mutate, rng } from './jpeg-mutate.js';
@@ -92,7 +92,7 @@ async function settle(f: () => Promise<Image | undefined>): Promise<Image | Erro
 }
 
 /** The GPU path's pixels of a file (undefined where it hands the file to readImage: the CPU path's outcome stands). */
-async function onGpu(ctx: GpuContext, c: FuzzCase, path: string, entropy: JpegEntropyDecode, failOn?: 'none'): Promise<Image | undefined> {
+async function onGpu(ctx: GpuContext, c: FuzzCase, path: string, entropy: JpegEntropyPath, failOn?: 'none'): Promise<Image | undefined> {
   const r = await readJpegToGpu(ctx, c.bytes, path, c.gray, { jpeg: 'gpu', entropy, failOn });
   if (!r) return undefined;
   try {

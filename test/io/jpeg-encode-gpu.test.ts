@@ -16,8 +16,8 @@ import { transferTuning } from '../../src/core/gpu/transfer.js';
 import { createImage } from '../../src/core/image.js';
 import { readImage } from '../../src/io/index.js';
 import { encodeJpeg } from '../../src/io/jpeg.js';
-import { coefLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
-import { entropyBands, entropyTuning } from '../../src/node/jpeg-huffman.js';
+import { blockLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
+import { entropyBands, entropyTuning } from '../../src/codecs/jpeg/encode/huffman-encode.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
@@ -115,7 +115,7 @@ test('GPU JPEG encode beyond one storage binding: bands of MCU rows give the sam
   for (const [name, channels] of [['coffee_587x397', 3], ['camera_499x509', 1]] as const) {
     const img = await readImage(join(r.dir, `${name}.png`));
     const [h, w] = img.shape;
-    assert.ok(jpegBands(coefLayout(w, h, channels, '4:2:0'), channels, maxBinding(ctx)).length > 3, `${name} is split`);
+    assert.ok(jpegBands(blockLayout(w, h, channels, '4:2:0'), channels, maxBinding(ctx)).length > 3, `${name} is split`);
   }
   const cases = [{ opts: { quality: 95 }, ref: (n: string) => `${n}_q95.jpg` }, { opts: { quality: 75, subsampling: '4:4:4' as const }, ref: (n: string) => `${n}_444_q75.jpg` }];
   // Their coded bytes, stuffed, could take more than 64 KiB: the GPU coder leaves them to the CPU's (the same bytes).
@@ -130,7 +130,7 @@ test('GPU JPEG encode with GPU entropy coding beyond one storage binding: bands 
   for (const [name, channels, subsampling] of [['coffee_587x397', 3, '4:2:0'], ['coffee_587x397', 3, '4:4:4'], ['camera_499x509', 1, '4:2:0']] as const) {
     const img = await readImage(join(r.dir, `${name}.png`));
     const [h, w] = img.shape;
-    assert.ok(entropyBands(coefLayout(w, h, channels, subsampling), maxBinding(ctx)).length > 2, `${name} ${subsampling} is coded in bands`);
+    assert.ok(entropyBands(blockLayout(w, h, channels, subsampling), maxBinding(ctx)).length > 2, `${name} ${subsampling} is coded in bands`);
   }
   const cases = [{ opts: { quality: 95 }, ref: (n: string) => `${n}_q95.jpg` }, { opts: { quality: 75, subsampling: '4:4:4' as const }, ref: (n: string) => `${n}_444_q75.jpg` }];
   assert.deepEqual(await mismatches(ctx, r.dir, ['coffee_587x397'], cases, ['gpu']), []);
@@ -228,7 +228,7 @@ test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB bin
   // chelsea mirror-tiled to 8000×5800 RGB: 139 MB, past the binding and not MCU multiples.
   const [h, w] = [5800, 8000];
   const host = mirrorTiled(await readImage(fixture('images', 'chelsea.png')), h, w);
-  const bands = jpegBands(coefLayout(w, h, 3, '4:2:0'), 3, maxBinding(ctx)).length;
+  const bands = jpegBands(blockLayout(w, h, 3, '4:2:0'), 3, maxBinding(ctx)).length;
   if (host.data.byteLength > maxBinding(ctx)) assert.ok(bands > 1, 'split in bands');
   const img = await GpuImage.upload(ctx, host);
   const cpu = encodeJpeg(host, 95);

@@ -1,9 +1,9 @@
-import { defineUniforms } from '../core/gpu/uniforms.js';
-import { gridWgsl } from '../core/gpu/wgsl/grid.js';
+import { defineUniforms } from '../../../core/gpu/uniforms.js';
+import { gridWgsl } from '../../../core/gpu/wgsl/grid.js';
 
 /**
  * One band of the entropy coder's blocks, in scan order (the order the coded blocks lie in the file): scan indices
- * [s0, s0 + count) of `n`, whose coefficients are bound from layout block `b0` on. The layout (coefLayout,
+ * [s0, s0 + count) of `n`, whose coefficients are bound from layout block `b0` on. The layout (blockLayout,
  * jpeg-encode-gpu.ts): `perRow` blocks per MCU row, `mcuCols` MCUs across, `bpm` blocks per MCU. Per component c,
  * `cN` = (h, v sampling factors, width and height in blocks: libjpeg's width_in_blocks / height_in_blocks; blocks
  * past them are its dummy blocks) and `dN` = (first block of the component within an MCU, its first block within an
@@ -114,7 +114,7 @@ fn ${name}(s: u32) {
  * - `huff_pack`: each block's codes at its bit offset into big-endian u32 `words` (zeroed first): atomicOr where a
  *   word may be shared with the neighbouring blocks (a block's first and last), a store for the words between;
  *   the last block also pads with 1-bits to a byte boundary (jchuff.c flush_bits).
- * Tables: (size << 16 | code) per symbol, from the file's own DHT segments (jpeg-huffman.ts), and the zigzag order.
+ * Tables: (size << 16 | code) per symbol, from the file's own DHT segments (codecs/jpeg/encode/huffman-encode.ts), and the zigzag order.
  */
 export function jpegHuffmanWgsl(): string {
   return /* wgsl */ `

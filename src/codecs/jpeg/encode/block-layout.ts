@@ -21,7 +21,7 @@ interface LayoutComponent {
 }
 
 /** Where each quantized block lies in the coefficient buffer (the layout native/coef-encode.c reads). */
-export interface CoefLayout {
+export interface BlockLayout {
   width: number;
   height: number;
   components: 1 | 3;
@@ -34,7 +34,7 @@ export interface CoefLayout {
 }
 
 /** The coefficient layout of a width × height image of 1 or 3 components at a subsampling. */
-export function coefLayout(width: number, height: number, components: 1 | 3, subsampling: JpegSubsampling): CoefLayout {
+export function blockLayout(width: number, height: number, components: 1 | 3, subsampling: JpegSubsampling): BlockLayout {
   const [hSamp, vSamp] = components === 1 ? [1, 1] : SAMPLING[subsampling];
   const mcuCols = Math.ceil(width / (8 * hSamp));
   const comps: LayoutComponent[] = [];

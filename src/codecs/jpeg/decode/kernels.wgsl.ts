@@ -1,7 +1,7 @@
-import { defineUniforms } from '../core/gpu/uniforms.js';
-import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
-import { gridWgsl } from '../core/gpu/wgsl/grid.js';
-import { islowWgsl } from './jpeg-islow.wgsl.js';
+import { defineUniforms } from '../../../core/gpu/uniforms.js';
+import { bytesWgsl } from '../../../core/gpu/wgsl/bytes.js';
+import { gridWgsl } from '../../../core/gpu/wgsl/grid.js';
+import { islowWgsl } from '../islow.wgsl.js';
 
 /**
  * The GPU half of the JPEG decoder (jpeg-gpu-decode.ts), each step computed exactly as libjpeg-turbo 2.1 does it on
@@ -66,15 +66,32 @@ export const ColourParams = defineUniforms('ColourParams', {
   bandBytes: 'u32',
   wordBase: 'u32',
   words: 'u32',
-  // Chroma's upsampling: horizontal and vertical factors (1 or 2) and 1 for the fancy (triangle) filter.
-  hs: 'u32',
-  vs: 'u32',
-  fancy: 'u32',
-  // Per plane: first sample row held, row stride in u32 words, samples per row and rows (libjpeg's
-  // downsampled_width/height: the edge is replicated from the last real sample, not the block padding).
-  luma: 'vec4u',
-  chroma: 'vec4u',
+  // Per plane (component) p: gp = first sample row held, row stride in u32 words, samples per row and rows (libjpeg's
+  // downsampled_width/height: the edge is replicated from the last real sample, not the block padding); up = its
+  // upsampling: horizontal and vertical factors (max_h / h, max_v / v) and the method (UPSAMPLE_*).
+  g0: 'vec4u',
+  g1: 'vec4u',
+  g2: 'vec4u',
+  u0: 'vec4u',
+  u1: 'vec4u',
+  u2: 'vec4u',
 });
+
+/**
+ * jdsample.c's upsampling methods, as jinit_upsampler picks them per component (libjpeg-turbo 2.1, fancy upsampling,
+ * which cv2.imread leaves on; merged upsampling, jdmerge.c, runs only without it): replication (fullsize_upsample,
+ * int_upsample for any integral factors, and h2v1/h2v2_upsample where a plane is 2 samples wide or less), and the
+ * triangle filters h2v1_fancy_upsample, h1v2_fancy_upsample (since 2.0.3 with h2v1's alternating bias) and
+ * h2v2_fancy_upsample.
+ */
+export const UPSAMPLE_REPLICATE = 0, UPSAMPLE_H2V1 = 1, UPSAMPLE_H1V2 = 2, UPSAMPLE_H2V2 = 3;
+
+/** The method jinit_upsampler picks for a component upsampled hs × vs whose plane is `samplesW` samples wide. */
+export function upsampleMethod(hs: number, vs: number, samplesW: number): number {
+  if (hs === 1 && vs === 2) return UPSAMPLE_H1V2;
+  if (hs !== 2 || vs > 2 || samplesW <= 2) return UPSAMPLE_REPLICATE;
+  return vs === 1 ? UPSAMPLE_H2V1 : UPSAMPLE_H2V2;
+}
 
 export const idctWgsl = /* wgsl */ `
 ${gridWgsl}
@@ -200,6 +217,38 @@ fn idct_islow(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) w
 }
 `;
 
+/**
+ * Plane p's sample for output pixel (y, x), upsampled as jdsample.c (UPSAMPLE_*): replication; h2v1's
+ * (3·near + far + 1 or 2) >> 2 across, h1v2's the same down; h2v2's (3·colsum + neighbour colsum + 8 or 7) >> 4,
+ * colsum = 3·nearer row + farther row. Edges replicate the last real sample, which is what libjpeg's special cases
+ * for the first and last columns and its duplicated context rows amount to. (WGSL passes no storage pointers to
+ * functions: one function per plane.)
+ */
+function upsampleWgsl(p: number): string {
+  return /* wgsl */ `
+fn sample${p}(y: u32, x: u32) -> i32 { return i32(byte_of(plane${p}[(y - P.g${p}.x) * P.g${p}.y + (x >> 2u)], x)); }
+
+fn colsum${p}(j: u32, j2: u32, i: u32) -> i32 { return 3 * sample${p}(j, i) + sample${p}(j2, i); }
+
+fn upsampled${p}(y: u32, x: u32) -> i32 {
+  let sw = P.g${p}.z;
+  let sh = P.g${p}.w;
+  let up = P.u${p};
+  // The neighbour across (left for an even pixel, right for an odd one) and down (above, below), edges replicated.
+  let i = x >> 1u;
+  let across = select(min(i + 1u, sw - 1u), max(i, 1u) - 1u, (x & 1u) == 0u);
+  let j = y >> 1u;
+  let down = select(min(j + 1u, sh - 1u), max(j, 1u) - 1u, (y & 1u) == 0u);
+  switch (up.z) {
+    case ${UPSAMPLE_H2V1}u: { return (3 * sample${p}(y, i) + sample${p}(y, across) + 1 + i32(x & 1u)) >> 2u; }
+    case ${UPSAMPLE_H1V2}u: { return (3 * sample${p}(j, x) + sample${p}(down, x) + 1 + i32(y & 1u)) >> 2u; }
+    case ${UPSAMPLE_H2V2}u: { return (3 * colsum${p}(j, down, i) + colsum${p}(j, down, across) + 8 - i32(x & 1u)) >> 4u; }
+    default: { return sample${p}(y / up.y, x / up.x); }
+  }
+}
+`;
+}
+
 export const colourWgsl = /* wgsl */ `
 ${gridWgsl}
 ${bytesWgsl()}
@@ -211,47 +260,16 @@ ${ColourParams.wgsl}
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(4) var<uniform> P: ColourParams;
 
-fn luma(y: u32, x: u32) -> i32 { return i32(byte_of(plane0[(y - P.luma.x) * P.luma.y + (x >> 2u)], x)); }
-
-// Sample (row y, column x) of chroma plane 1 (Cb) or 2 (Cr).
-fn chroma_at(c: u32, y: u32, x: u32) -> i32 {
-  let at = (y - P.chroma.x) * P.chroma.y + (x >> 2u);
-  return i32(byte_of(select(plane2[at], plane1[at], c == 1u), x));
-}
-
-// 3 × nearer + farther row of jdsample.c's h2v2 filter, at chroma column i.
-fn colsum(c: u32, j: u32, j2: u32, i: u32) -> i32 { return 3 * chroma_at(c, j, i) + chroma_at(c, j2, i); }
-
-// Chroma plane c upsampled to output pixel (y, x), as jdsample.c: full size as is; box replication where libjpeg
-// uses it (not fancy: a plane 2 samples wide or less); h2v1_fancy_upsample's (3·near + far + 1 or 2) >> 2; and
-// h2v2_fancy_upsample's (3·colsum + neighbour colsum + 8 or 7) >> 4. Edges replicate the last real sample, which
-// is what libjpeg's special cases for the first and last columns and its duplicated context rows amount to.
-fn upsampled(c: u32, y: u32, x: u32) -> i32 {
-  let sw = P.chroma.z;
-  let sh = P.chroma.w;
-  if (P.fancy == 0u) { return chroma_at(c, y / P.vs, x / P.hs); }
-  let i = x >> 1u;
-  let left = max(i, 1u) - 1u;
-  let right = min(i + 1u, sw - 1u);
-  if (P.vs == 1u) {
-    let near = 3 * chroma_at(c, y, i);
-    if ((x & 1u) == 0u) { return (near + chroma_at(c, y, left) + 1) >> 2u; }
-    return (near + chroma_at(c, y, right) + 2) >> 2u;
-  }
-  let j = y >> 1u;
-  let j2 = select(min(j + 1u, sh - 1u), max(j, 1u) - 1u, (y & 1u) == 0u);
-  let here = colsum(c, j, j2, i);
-  if ((x & 1u) == 0u) { return (3 * here + colsum(c, j, j2, left) + 8) >> 4u; }
-  return (3 * here + colsum(c, j, j2, right) + 7) >> 4u;
-}
-
+${upsampleWgsl(0)}
+${upsampleWgsl(1)}
+${upsampleWgsl(2)}
 // Output pixel (y, x) in RGB: jdcolor.c's ycc_rgb_convert, its tables' entries computed (FIX(1.40200) = 91881,
 // FIX(1.77200) = 116130, FIX(0.71414) = 46802, FIX(0.34414) = 22554, ONE_HALF = 32768), then range_limit (a clamp
 // to 0..255).
 fn ycc_rgb(y: u32, x: u32) -> vec3u {
-  let Y = luma(y, x);
-  let cb = upsampled(1u, y, x) - 128;
-  let cr = upsampled(2u, y, x) - 128;
+  let Y = upsampled0(y, x);
+  let cb = upsampled1(y, x) - 128;
+  let cr = upsampled2(y, x) - 128;
   let r = Y + ((91881 * cr + 32768) >> 16u);
   let g = Y + ((-22554 * cb + 32768 - 46802 * cr) >> 16u);
   let b = Y + ((116130 * cb + 32768) >> 16u);
@@ -306,7 +324,7 @@ fn jpeg_gray(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wi
   for (var k = 0u; k < 4u; k++) {
     if (i * 4u + k < P.bandBytes) {
       let at = band_pixel(i * 4u + k);
-      v[k] = u32(luma(at.x, at.y));
+      v[k] = u32(upsampled0(at.x, at.y));
     }
   }
   dst[P.wordBase + i] = pack4(v[0], v[1], v[2], v[3]);

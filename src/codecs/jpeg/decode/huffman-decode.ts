@@ -1,30 +1,20 @@
 // Huffman decoding on the GPU (issue 20's stretch goal): the CPU only copies the entropy-coded bytes without their
 // stuffing (native/coef-decode.c capture_scan, a memchr-paced copy), and the GPU decodes them in parallel —
-// self-synchronising subsequences (jpeg-entropy.wgsl.ts huff_sync), a prefix sum of their tallies (blocks, DC
+// self-synchronising subsequences (decode/huffman.wgsl.ts huff_sync), a prefix sum of their tallies (blocks, DC
 // differences), and a write pass that puts each coefficient in the plain form the IDCT reads. The coefficients are
 // exactly libjpeg's for every file it covers; a file whose decode does not come out exact (a damaged one, or
 // synchronisation not reached in SYNC_PASSES) says so in a status word, and is decoded again with the CPU's entropy
 // stage, which reports damage as libjpeg does.
-import { InvalidArgumentError } from '../core/errors.js';
-import { alignUp, type GpuContext } from '../core/gpu/context.js';
-import { grid1d } from '../core/gpu/dispatch.js';
-import { maxBinding } from '../core/gpu/limits.js';
-import type { Recording } from '../core/gpu/recording.js';
-import { acquireStorage, deviceBytes, downloadAfter } from '../core/gpu/transfer.js';
-import type { CoefLayout } from '../io/jpeg-coef.js';
+import { alignUp, type GpuContext } from '../../../core/gpu/context.js';
+import { grid1d } from '../../../core/gpu/dispatch.js';
+import { maxBinding } from '../../../core/gpu/limits.js';
+import type { Recording } from '../../../core/gpu/recording.js';
+import { acquireStorage, deviceBytes, downloadAfter } from '../../../core/gpu/transfer.js';
+import type { CoefLayout } from './coef-layout.js';
 import {
   EntropyParams, SCAN_DATA, SCAN_INFO_W, STATUS_CHANGED, STATUS_ERROR, STATUS_WORDS, SUBSEQ_BITS, SYNC_PASSES, SYNC_WG, WRITE_WG,
   entropyScanWgsl, entropySyncWgsl, entropyWriteWgsl,
-} from './jpeg-entropy.wgsl.js';
-
-/** Where a JPEG's Huffman decoding (or, for the encoder, coding) runs: on the GPU (this module; jpeg-huffman.ts) or a CPU thread (libjpeg). */
-export type JpegEntropyDecode = 'gpu' | 'cpu';
-
-/** `path` as an entropy path, or an InvalidArgumentError naming `what`. */
-export function checkEntropy(path: unknown, what: string): JpegEntropyDecode {
-  if (path === 'gpu' || path === 'cpu') return path;
-  throw new InvalidArgumentError(`${what} must be 'gpu' or 'cpu', got ${String(path)}`);
-}
+} from './huffman.wgsl.js';
 
 /** The bytes the scan form of a `fileBytes`-byte JPEG needs at most (native/coef-decode.c capture_scan). */
 export const scanFormBytes = (fileBytes: number): number => SCAN_DATA + alignUp(fileBytes + 16, 4);

@@ -1,7 +1,7 @@
-import { defineUniforms } from '../core/gpu/uniforms.js';
-import { bytesWgsl } from '../core/gpu/wgsl/bytes.js';
-import { gridWgsl } from '../core/gpu/wgsl/grid.js';
-import { islowWgsl } from './jpeg-islow.wgsl.js';
+import { defineUniforms } from '../../../core/gpu/uniforms.js';
+import { bytesWgsl } from '../../../core/gpu/wgsl/bytes.js';
+import { gridWgsl } from '../../../core/gpu/wgsl/grid.js';
+import { islowWgsl } from '../islow.wgsl.js';
 
 /**
  * One band of MCU rows: the image rows [y0, …) bound from a byte offset (`inDelta` bytes before row y0's first

@@ -3,15 +3,15 @@
 // the coded bytes downloaded. The headers come from libjpeg's marker writer (native/coef-encode.c `headers`), so
 // the file is the one jpeg_write_coefficients writes from the same coefficients, byte for byte
 // (docs/jpeg-encode.md says how).
-import type { GpuContext } from '../core/gpu/context.js';
-import { grid1d } from '../core/gpu/dispatch.js';
-import { maxBinding } from '../core/gpu/limits.js';
-import { PrefixSum } from '../core/gpu/prefix-sum.js';
-import type { Recording } from '../core/gpu/recording.js';
-import { acquireStorage, deviceBytes, downloadChunks, downloadView, type CopyTarget } from '../core/gpu/transfer.js';
-import type { CoefLayout } from './jpeg-coef-layout.js';
-import type { HostBuffers } from './jpeg-gpu-decode.js';
-import { AC_BASE, AC_TABLE, DC_TABLE, HuffParams, jpegHuffmanWgsl, jpegStuffWgsl, StuffParams, TABLES_LENGTH, ZIGZAG_BASE, zigzagNatural } from './jpeg-huffman.wgsl.js';
+import type { GpuContext } from '../../../core/gpu/context.js';
+import { grid1d } from '../../../core/gpu/dispatch.js';
+import { maxBinding } from '../../../core/gpu/limits.js';
+import { PrefixSum } from '../../../core/gpu/prefix-sum.js';
+import type { Recording } from '../../../core/gpu/recording.js';
+import { acquireStorage, deviceBytes, downloadChunks, downloadView, type CopyTarget } from '../../../core/gpu/transfer.js';
+import type { BlockLayout } from './block-layout.js';
+import type { HostBuffers } from '../options.js';
+import { AC_BASE, AC_TABLE, DC_TABLE, HuffParams, jpegHuffmanWgsl, jpegStuffWgsl, StuffParams, TABLES_LENGTH, ZIGZAG_BASE, zigzagNatural } from './huffman.wgsl.js';
 
 /** Huffman tables and which of them each component of the scan uses, read from a file's headers. */
 export interface HuffmanSetup {
@@ -75,7 +75,7 @@ const MAX_BLOCK_BITS = 16 + 11 + 63 * (16 + 10);
 const WG = 64;
 
 /** Bands of MCU rows whose coefficients, with the MCU row before (the DC predictions), fit one binding. */
-export function entropyBands(layout: CoefLayout, limit: number): { r0: number; rows: number }[] {
+export function entropyBands(layout: BlockLayout, limit: number): { r0: number; rows: number }[] {
   const rows = Math.floor((Math.floor(limit / 128) - 1) / layout.perRow) - 1;
   if (rows < 1) return [];
   const bands = [];
@@ -84,7 +84,7 @@ export function entropyBands(layout: CoefLayout, limit: number): { r0: number; r
 }
 
 /** Whether the GPU entropy coder can take this layout on `ctx`: its bit offsets in u32, its arrays each in one binding. */
-export function gpuEntropyFits(ctx: GpuContext, layout: CoefLayout): boolean {
+export function gpuEntropyFits(ctx: GpuContext, layout: BlockLayout): boolean {
   const n = layout.mcuRows * layout.perRow;
   return n * MAX_BLOCK_BITS < 2 ** 32 && (n + 1) * 4 <= maxBinding(ctx) && entropyBands(layout, maxBinding(ctx)).length > 0;
 }
@@ -125,7 +125,7 @@ export class JpegHuffmanPlan {
    * `file.buffer` back once written).
    */
   async code(
-    rec: Recording, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, headers: Uint8Array, newRecording: () => Recording,
+    rec: Recording, layout: BlockLayout, coefs: GPUBuffer, huff: HuffmanSetup, headers: Uint8Array, newRecording: () => Recording,
     coefficients: (rec: Recording) => GPUBuffer, host?: HostBuffers,
   ): Promise<GpuCoded | undefined> {
     const ctx = this.ctx;
@@ -179,7 +179,7 @@ export class JpegHuffmanPlan {
    * once read): word 0 the count of stuffed zeros, word 1 the coded bits (the scan's total, which the kernels read
    * too), the stuffed bytes from byte 8. Past the capacity nothing valid is written: the bits say so.
    */
-  private packAndStuff(rec: Recording, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, b: { tables: GPUBuffer; bits: GPUBuffer }, n: number, capacity: number): GPUBuffer {
+  private packAndStuff(rec: Recording, layout: BlockLayout, coefs: GPUBuffer, huff: HuffmanSetup, b: { tables: GPUBuffer; bits: GPUBuffer }, n: number, capacity: number): GPUBuffer {
     const words = Math.ceil(capacity / 4);
     const out = acquireStorage(this.ctx, 8 + 2 * capacity, 'jpeg coded bytes');
     const packed = rec.storage(words * 4, 'jpeg packed bits');
@@ -194,7 +194,7 @@ export class JpegHuffmanPlan {
   }
 
   /** One dispatch of `pipeline` (count or pack) per band of MCU rows. */
-  private perBand(rec: Recording, pipeline: GPUComputePipeline, layout: CoefLayout, coefs: GPUBuffer, huff: HuffmanSetup, buffers: Record<string, GPUBuffer>): void {
+  private perBand(rec: Recording, pipeline: GPUComputePipeline, layout: BlockLayout, coefs: GPUBuffer, huff: HuffmanSetup, buffers: Record<string, GPUBuffer>): void {
     const bands = entropyBands(layout, maxBinding(this.ctx));
     rec.split(bands.length);
     for (const { r0, rows } of bands) {
@@ -218,7 +218,7 @@ export class JpegHuffmanPlan {
 }
 
 /** The kernels' parameters that every band shares: the layout's geometry and each component's place and tables. */
-function huffParams(layout: CoefLayout, huff: HuffmanSetup) {
+function huffParams(layout: BlockLayout, huff: HuffmanSetup) {
   const mcuCols = layout.comps[0].blocks / layout.hSamp;
   const bpm = layout.perRow / mcuCols;
   const absent = [0xffffffff, 0, 0, 0];

@@ -1,15 +1,15 @@
-import { defineUniforms } from '../core/gpu/uniforms.js';
-import { gridWgsl } from '../core/gpu/wgsl/grid.js';
-import { workgroupScanWgsl } from '../core/gpu/wgsl/scan.js';
+import { defineUniforms } from '../../../core/gpu/uniforms.js';
+import { gridWgsl } from '../../../core/gpu/wgsl/grid.js';
+import { workgroupScanWgsl } from '../../../core/gpu/wgsl/scan.js';
 
-// The GPU JPEG decoder's Huffman decoding (jpeg-entropy.ts): the scan form of native/coef-decode.c (capture_scan) in,
+// The GPU JPEG decoder's Huffman decoding (huffman-decode.ts): the scan form of native/coef-decode.c (capture_scan) in,
 // the plain coefficient form of the IDCT (jpeg-gpu-decode.ts) out. Word offsets of the scan form; they mirror the
 // C #defines, and a test reads a file through both.
 export const SCAN_INFO_W = 1024 / 4;
 export const SCAN_TABLES_W = 1280 / 4;
 export const SCAN_DATA = 21504;
 const TBL_LUT = 0, TBL_MAXCODE = 512, TBL_VALOFF = 544, TBL_VAL = 576, TBL_WORDS = 832;
-/** Info words (native/coef-decode.c SI_*; jpeg-entropy.ts scanInfo reads the bit and block counts). */
+/** Info words (native/coef-decode.c SI_*; huffman-decode.ts scanInfo reads the bit and block counts). */
 const SI_BPM = 1, SI_MCU_COLS = 2, SI_BLOCK = 8, SI_COMP = 24, SI_COMP_WORDS = 8, SI_ZIGZAG = 48;
 
 /**
