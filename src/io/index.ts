@@ -8,6 +8,7 @@ import { allocPixels, planeSize, toGray, validateImage, type Channels, type Imag
 import { decodeJpeg, encodeJpeg, isJpeg, type FailOn } from './jpeg.js';
 import { checkInputPixels, maxInputPixels } from './limits.js';
 import { decodeNpy, encodeNpy } from './npy.js';
+import { checkPngChunks, isPng } from './png.js';
 import { decodeDicom, decodeNifti, decodeRaw, encodeNifti, readDicomSeries, type RawLayout } from './volume.js';
 import { writeOmeZarr } from './chunked.js';
 import { checkZarrWriteOptions, isZarrPath, readOmeZarr, type ZarrWriteOptions } from './zarr.js';
@@ -134,6 +135,7 @@ async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Prom
   }
   // metadata() reads the header only: refuse a huge image before inflating it.
   checkInputPixels(meta.width ?? 0, meta.height ?? 0, path, maxInputPixels(maxPixels));
+  if (isPng(buf)) checkPngChunks(buf, path);
   const sixteen = meta.depth === 'ushort' || meta.depth === 'short';
   if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
     throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);
