@@ -7,7 +7,7 @@ import { FORMAT_MUTATIONS } from './format-mutate.js';
 import { formatSources } from './format-sources.js';
 
 // The format fuzzer's CI run (issue 39 item 2): a fixed seed, 120 cases a format (PNG, TIFF, NIfTI, DICOM, .npy).
-// The long runs are bench/fuzz-formats.ts (docs/formats.md, "Damaged files", has their counts). No GPU: these formats
+// The long runs are bench/fuzz-formats.ts (docs/damaged-input.md has their counts). No GPU: these formats
 // are decoded on the CPU only. The references are Debian's python3-opencv, python3-pil, python3-nibabel and
 // python3-pydicom (scripts/install-system-deps.sh): missing, the test is skipped, and fails where CI requires them.
 const MODULES = ['cv2', 'PIL', 'nibabel', 'pydicom'];

@@ -47,6 +47,12 @@ function fixCrc(b: Uint8Array, c: Chunk, r: Rand): Uint8Array {
   return b;
 }
 
+/** A chunk drawn from the file's, undefined where none is left (a cut file). */
+function anyChunk(b: Uint8Array, r: Rand): Chunk | undefined {
+  const cs = pngChunks(b);
+  return cs.length ? pick(r, cs) : undefined;
+}
+
 function inChunk(b: Uint8Array, r: Rand, type: string | undefined, edit: (c: Chunk) => void): Uint8Array | undefined {
   const cs = pngChunks(b).filter((c) => !type || c.type === type);
   if (!cs.length) return undefined;
@@ -61,13 +67,14 @@ const PNG: Record<string, Mutation> = {
   'png-ihdr-colour': (b, r) => inChunk(b, r, 'IHDR', (c) => (b[c.at + 17] = pick(r, [0, 1, 2, 3, 4, 5, 6, 7, int(r, 256)]))),
   'png-ihdr-methods': (b, r) => inChunk(b, r, 'IHDR', (c) => (b[c.at + 18 + int(r, 3)] = pick(r, [0, 1, 2, 255]))),
   'png-chunk-length': (b, r) => {
-    const c = pick(r, pngChunks(b));
+    const c = anyChunk(b, r);
+    if (!c) return undefined;
     view(b).setUint32(c.at, pick(r, [c.len + 1, c.len - 1, 0, c.len * 2, 0x7fffffff, 0xffffffff, edges32(r)]) >>> 0);
     return b;
   },
   'png-chunk-crc': (b, r) => {
-    const c = pick(r, pngChunks(b));
-    if (c.at + 12 + c.len > b.length) return undefined;
+    const c = anyChunk(b, r);
+    if (!c || c.at + 12 + c.len > b.length) return undefined;
     b[c.at + 8 + c.len + int(r, 4)] ^= 1 << int(r, 8);
     return b;
   },
@@ -78,11 +85,12 @@ const PNG: Record<string, Mutation> = {
     if (c.len) b[c.at + 8 + int(r, c.len)] = int(r, 256);
   }),
   'png-drop-chunk': (b, r) => {
-    const c = pick(r, pngChunks(b));
-    return splice(b, c.at, 12 + c.len, []);
+    const c = anyChunk(b, r);
+    return c && splice(b, c.at, 12 + c.len, []);
   },
   'png-repeat-chunk': (b, r) => {
     const cs = pngChunks(b);
+    if (!cs.length) return undefined;
     const c = pick(r, cs);
     const to = pick(r, cs).at;
     return splice(b, to, 0, b.slice(c.at, c.at + 12 + c.len));
@@ -188,7 +196,8 @@ function setDim(b: Uint8Array, i: number, x: number): void {
   else view(b).setInt16(l.dim + 2 * i, x, true);
 }
 
-const header = (b: Uint8Array) => b.length >= 348;
+/** Whether the whole header is there to change (NIfTI-2's is 540 bytes). */
+const header = (b: Uint8Array) => b.length >= 348 && (niftiLayout(b) === N1 || b.length >= 540);
 const NIFTI_HEADER: Record<string, Mutation> = {
   'nifti-dim': (b, r) => {
     if (!header(b)) return undefined;
