@@ -5,11 +5,9 @@
 // the .npy header's dict, shape, dtype and fortran_order — and truncation. Each is named and reproducible from the
 // seed and case index (jpeg-mutate.ts's generator).
 import { crc32, gunzipSync, gzipSync } from 'node:zlib';
-import { rng } from './jpeg-mutate.js';
+import { mutate, type Mutation } from './jpeg-mutate.js';
 
-type Rand = ReturnType<typeof rng>;
-/** One kind of damage: changes `b` (a copy) or returns a new array; undefined where the file has nothing to change. */
-type Mutation = (b: Uint8Array, r: Rand) => Uint8Array | undefined;
+type Rand = () => number;
 
 const int = (r: Rand, n: number) => Math.floor(r() * n);
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[int(r, xs.length)];
@@ -432,17 +430,4 @@ export const FORMAT_MUTATIONS: Record<string, Record<string, Mutation>> = {
 };
 
 /** A mutated copy of `file`: 1–3 of its format's mutations drawn from `r`, and their names. */
-export function mutateFormat(file: Uint8Array, ext: string, r: Rand): { bytes: Uint8Array; applied: string[] } {
-  const kinds = FORMAT_MUTATIONS[ext];
-  const names = Object.keys(kinds);
-  let b: Uint8Array = Uint8Array.from(file);
-  const applied: string[] = [];
-  for (let k = 1 + int(r, 3); k > 0; k--) {
-    const name = pick(r, names);
-    const out = kinds[name](b, r);
-    if (!out) continue;
-    b = out;
-    applied.push(name);
-  }
-  return { bytes: b, applied };
-}
+export const mutateFormat = (file: Uint8Array, ext: string, r: Rand): { bytes: Uint8Array; applied: string[] } => mutate(file, r, FORMAT_MUTATIONS[ext]);
