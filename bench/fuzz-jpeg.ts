@@ -8,7 +8,7 @@
  */
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { FUZZ_SOURCES } from '../test/fuzz/jpeg-sources.js';
-import { fuzzCases, runFuzz } from '../test/fuzz/jpeg-differential.js';
+import { addReport, fuzzCases, runFuzz, type FuzzReport } from '../test/fuzz/jpeg-differential.js';
 
 const arg = (n: string, d: string) => {
   const i = process.argv.indexOf(`--${n}`);
@@ -22,16 +22,11 @@ const verbose = process.argv.includes('--verbose');
 const ctx = process.argv.includes('--no-gpu') ? undefined : await createNodeGpuContext();
 const t0 = performance.now();
 // In chunks of 200: a corpus on disk and its references at a time.
-const report = { seed, first, cases: 0, cv2Decoded: 0, counts: {} as Record<string, Record<string, number>>, violations: [] as string[], seconds: 0 };
+const report: FuzzReport & { seed: number; first: number; seconds: number } = { seed, first, cases: 0, cv2Decoded: 0, counts: {}, violations: [], seconds: 0 };
 for (let at = first; at < first + count; at += 200) {
   const cases = fuzzCases(FUZZ_SOURCES, seed, Math.min(200, first + count - at), at);
   const r = await runFuzz(cases, ctx, verbose ? (c) => console.error(`${c.name}: ${c.applied.join('+')} of ${c.source}`) : undefined);
-  report.cases += r.cases;
-  report.cv2Decoded += r.cv2Decoded;
-  report.violations.push(...r.violations);
-  for (const [path, row] of Object.entries(r.counts)) {
-    for (const [o, n] of Object.entries(row)) (report.counts[path] ??= {})[o] = (report.counts[path][o] ?? 0) + (n ?? 0);
-  }
+  addReport(report, r);
 }
 report.seconds = Math.round((performance.now() - t0) / 100) / 10;
 console.log(JSON.stringify(report, null, 1));

@@ -10,7 +10,8 @@
 #  - redis-server (Debian's 7.0): the scale-out tests (imgpu submit/worker/status on BullMQ) start their own server; openssl makes their TLS certificates
 #    on loopback;
 #  - Debian's python3-opencv, python3-scipy and python3-skimage: the references of the randomized differential test
-#    (test/parity), run through /usr/bin/python3; python3-zarr reads and writes the OME-Zarr of test/io/zarr.test.ts.
+#    (test/parity), run through /usr/bin/python3; python3-zarr reads and writes the OME-Zarr of test/io/zarr.test.ts;
+#    python3-pil, python3-nibabel and python3-pydicom are the format fuzzer's references (test/fuzz/format-fuzz.test.ts).
 # Idempotent; needs root (CI runs as root). Waits (up to 10 minutes) for another apt/dpkg holding the lock.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -22,9 +23,9 @@ fi
 APT=($SUDO apt-get -o DPkg::Lock::Timeout=600)
 have() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | grep -q "install ok installed${2:+ .*$2}"; }
 if ! have mesa-vulkan-drivers bpo || ! have chromium || ! have ffmpeg || ! have libturbojpeg0-dev || ! have libjpeg62-turbo-dev || ! have gcc \
-  || ! have python3-opencv || ! have python3-scipy || ! have python3-skimage || ! have python3-zarr || ! have redis-server || ! have openssl; then
+  || ! have python3-opencv || ! have python3-scipy || ! have python3-skimage || ! have python3-zarr || ! have python3-pil || ! have python3-nibabel || ! have python3-pydicom || ! have redis-server || ! have openssl; then
   "${APT[@]}" update -qq
   "${APT[@]}" install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 >/dev/null
-  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage python3-zarr redis-server openssl >/dev/null
+  "${APT[@]}" install -y -qq chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev gcc libc6-dev python3-opencv python3-scipy python3-skimage python3-zarr python3-pil python3-nibabel python3-pydicom redis-server openssl >/dev/null
 fi
 echo "system deps: $(dpkg-query -W -f='${Package} ${Version}; ' mesa-vulkan-drivers chromium ffmpeg libturbojpeg0-dev libjpeg62-turbo-dev python3-opencv redis-server)"

@@ -42,6 +42,8 @@ const COMMON = `Common options:
                                   JPEG input, gpu or cpu)
 ${JPEG_HELP}
 ${FAIL_ON_HELP}
+  --max-volume-bytes <n>          the most bytes of voxel data a .nii.gz may declare, checked from its header before
+                                  inflating (default 4294967296: 4 GiB); more is refused, exit 3
 ${ZARR_HELP}
 Batch mode (<in> a folder or several files, <out> a folder): every image in, one output each, atomically written.
   <out> must not be a folder the inputs are in, and no two inputs may give one output name (exit 2 before any work).
@@ -58,7 +60,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
                                   --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or global
                                   threshold steps, else 0); the same bytes either way
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', ...ZARR_FLAGS];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', ...ZARR_FLAGS];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
 
 /** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
@@ -68,6 +70,14 @@ function cpuLaneOption(flags: Map<string, string>): number | 'auto' {
   const n = Number(v);
   if (!/^\d+$/.test(v) || n > 256) throw new InvalidArgumentError(`--cpu-lane must be auto or an integer 0–256, got '${v}'`);
   return n;
+}
+
+/** --max-volume-bytes: the most bytes of voxel data a .nii.gz may declare (ReadOptions.maxVolumeBytes); exit 2 for a value not a positive integer. */
+function maxVolumeBytesOption(flags: Map<string, string>): number | undefined {
+  const v = flags.get('max-volume-bytes');
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) throw new InvalidArgumentError(`--max-volume-bytes must be a positive integer (bytes), got '${v}'`);
+  return Number(v);
 }
 
 /** The layout of a .raw input from --shape WxH[xD] (x first, as image sizes are written) and --dtype. */
@@ -141,8 +151,9 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
   const json = flags.has('json');
   const jpeg = jpegOption(flags);
   const failOn = failOnOption(flags);
-  // The default adds nothing to the read options (nor to a batch's recipe: outputs made before stay up to date).
-  const lenient = failOn === 'warning' ? {} : { failOn };
+  const maxVolumeBytes = maxVolumeBytesOption(flags);
+  // The defaults add nothing to the read options (nor to a batch's recipe: outputs made before stay up to date).
+  const lenient = { ...(failOn === 'warning' ? {} : { failOn }), ...(maxVolumeBytes === undefined ? {} : { maxVolumeBytes }) };
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
   // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it.
@@ -177,7 +188,7 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
   const img = await readImage(inPath, { gray: !cmd.colour, raw: rawLayout(flags), ...lenient });
   for (const w of img.warnings ?? []) console.error(`warning: ${inPath}: ${w}`);
   const images: Record<string, Image | undefined> = {};
-  for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true });
+  for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true, ...lenient });
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   let onGpu: JpegOnGpu | undefined;
   try {

@@ -28,37 +28,100 @@ function numbers(ds: dicomParser.DataSet, tag: string): number[] | undefined {
   return v.every(Number.isFinite) ? v : undefined;
 }
 
+/** The value representations of DICOM PS3.5 (6.2): an explicit VR outside them is damage (pydicom refuses it). */
+const VRS = new Set('AE AS AT CS DA DS DT FD FL IS LO LT OB OD OF OL OV OW PN SH SL SQ SS ST SV TM UC UI UL UN UR US UT UV'.split(' '));
+
+/** A parse or read error of dicom-parser (it throws strings and plain objects) as the typed error of an unreadable file. */
+function unreadable(e: unknown, name: string): UnsupportedFormatError {
+  const msg = typeof e === 'string' ? e : (e as { exception?: string; message?: string }).exception ?? (e as Error).message;
+  return new UnsupportedFormatError(`${name} is not a readable DICOM file (${msg})`);
+}
+
+/**
+ * A decimal string (DS) tag's one number, `fallback` where the tag is absent or empty; a value that is not one finite
+ * number (text, NaN, several values) is refused, where reading it as the fallback gave pixels pydicom never gives.
+ */
+function decimal(ds: dicomParser.DataSet, tag: string, what: string, fallback: number, name: string): number {
+  const s = ds.string(tag)?.trim();
+  if (!s) return fallback;
+  const v = Number(s);
+  if (!Number.isFinite(v)) throw new UnsupportedFormatError(`${name}: ${what} '${s}' is not a number`);
+  return v;
+}
+
+/** The pixel layout tags, checked to describe one frame of gray 8- or 16-bit samples imgpu reads. */
+function pixelLayout(ds: dicomParser.DataSet, name: string) {
+  const rows = us(ds, 'x00280010', name), cols = us(ds, 'x00280011', name);
+  const bits = us(ds, 'x00280100', name), stored = us(ds, 'x00280101', name), rep = us(ds, 'x00280103', name);
+  const samples = us(ds, 'x00280002', name), frames = Number(ds.string('x00280008') ?? 1);
+  const pixel = ds.elements.x7fe00010;
+  if (!rows || !cols || !bits || !pixel) throw new UnsupportedFormatError(`${name}: a DICOM file without image pixels`);
+  // Type 1 tags of the Image Pixel module, required by pydicom too: a default taken for them read damaged files.
+  if (samples === undefined || stored === undefined || rep === undefined) {
+    throw new UnsupportedFormatError(`${name}: no ${samples === undefined ? 'samples per pixel' : stored === undefined ? 'bits stored' : 'pixel representation'} tag (a DICOM image must have one)`);
+  }
+  if (samples !== 1) throw new UnsupportedFormatError(`${name}: ${samples} samples per pixel; imgpu reads gray (MONOCHROME) DICOM`);
+  if (frames !== 1) throw new UnsupportedFormatError(`${name}: a multi-frame DICOM (${frames} frames) is not supported`);
+  if (bits !== 8 && bits !== 16) throw new UnsupportedFormatError(`${name}: ${bits} bits allocated (8 or 16 supported)`);
+  // Bits stored outside 1..bits allocated masked every value to 0; a pixel representation other than 0 (unsigned)
+  // or 1 (signed) was read as unsigned: both are damage pydicom refuses or reads otherwise.
+  if (!stored || stored > bits) throw new UnsupportedFormatError(`${name}: ${stored} bits stored of ${bits} allocated`);
+  if (rep !== 0 && rep !== 1) throw new UnsupportedFormatError(`${name}: pixel representation ${rep} (0 unsigned, 1 signed)`);
+  return { rows, cols, bits, stored, signed: rep === 1, pixel };
+}
+
+/**
+ * The transfer syntax dicom-parser parsed the data set by: its UID as stored (up to a NUL), which must be the UID
+ * pydicom reads (trimmed). A UID padded with a space was parsed as little-endian while its trimmed value said
+ * big-endian: the pixels were then read in the other byte order than the tags.
+ */
+function transferSyntax(ds: dicomParser.DataSet, bytes: Uint8Array, name: string): string {
+  const el = ds.elements.x00020010;
+  if (!el) return '1.2.840.10008.1.2';
+  const stored = dicomParser.readFixedString(bytes, el.dataOffset, el.length);
+  if (stored !== stored.trim()) throw new UnsupportedFormatError(`${name}: transfer syntax '${stored}' padded with spaces (a UID is padded with NUL): a damaged file`);
+  return stored;
+}
+
+/** The value of a US tag of the pixel layout (undefined where absent); one of another VR or length is damage. */
+function us(ds: dicomParser.DataSet, tag: string, name: string): number | undefined {
+  const el = ds.elements[tag];
+  if (!el) return undefined;
+  if ((el.vr !== undefined && el.vr !== 'US') || el.length !== 2) throw new UnsupportedFormatError(`${name}: tag ${tag} is ${el.vr ?? 'implicit'} of ${el.length} bytes, not one US value`);
+  return ds.uint16(tag);
+}
+
 /** One DICOM file's pixels as float32 (rescale slope/intercept applied: HU for CT) and its position tags. */
 export function decodeDicomSlice(bytes: Uint8Array, name: string): DicomSlice {
   let ds: dicomParser.DataSet;
   try {
     ds = dicomParser.parseDicom(bytes);
   } catch (e) {
-    const msg = typeof e === 'string' ? e : (e as { exception?: string; message?: string }).exception ?? (e as Error).message;
-    throw new UnsupportedFormatError(`${name} is not a readable DICOM file (${msg})`);
+    throw unreadable(e, name);
   }
-  const syntax = ds.string('x00020010')?.trim() ?? '1.2.840.10008.1.2';
+  for (const el of Object.values(ds.elements)) if (el.vr !== undefined && !VRS.has(el.vr)) throw new UnsupportedFormatError(`${name}: tag ${el.tag} has the unknown value representation '${el.vr}' (a damaged file)`);
+  const syntax = transferSyntax(ds, bytes, name);
   if (!UNCOMPRESSED.has(syntax)) throw new UnsupportedFormatError(`${name}: compressed DICOM (transfer syntax ${syntax}) is not supported; decompress it first (e.g. gdcmconv --raw)`);
-  const rows = ds.uint16('x00280010'), cols = ds.uint16('x00280011');
-  const bits = ds.uint16('x00280100'), stored = ds.uint16('x00280101') ?? bits, signed = ds.uint16('x00280103') === 1;
-  const samples = ds.uint16('x00280002') ?? 1, frames = Number(ds.string('x00280008') ?? 1);
-  const pixel = ds.elements.x7fe00010;
-  if (!rows || !cols || !bits || !pixel) throw new UnsupportedFormatError(`${name}: a DICOM file without image pixels`);
-  if (samples !== 1) throw new UnsupportedFormatError(`${name}: ${samples} samples per pixel; imgpu reads gray (MONOCHROME) DICOM`);
-  if (frames !== 1) throw new UnsupportedFormatError(`${name}: a multi-frame DICOM (${frames} frames) is not supported`);
-  if (bits !== 8 && bits !== 16) throw new UnsupportedFormatError(`${name}: ${bits} bits allocated (8 or 16 supported)`);
+  // The tags are read where dicom-parser may throw (a value past the end of the file): as an unreadable file.
+  let layout: ReturnType<typeof pixelLayout>;
+  try {
+    layout = pixelLayout(ds, name);
+  } catch (e) {
+    throw e instanceof UnsupportedFormatError ? e : unreadable(e, name);
+  }
+  const { rows, cols, bits, stored, signed, pixel } = layout;
   const n = rows * cols;
   if (pixel.length < n * (bits / 8) || pixel.dataOffset + n * (bits / 8) > bytes.length) throw new UnsupportedFormatError(`${name}: truncated pixel data`);
-  const slope = Number(ds.string('x00281053') ?? 1) || 1, inter = Number(ds.string('x00281052') ?? 0) || 0;
+  // A slope of 0 is one (every pixel the intercept), as pydicom applies it.
+  const slope = decimal(ds, 'x00281053', 'rescale slope', 1, name), inter = decimal(ds, 'x00281052', 'rescale intercept', 0, name);
   const view = new DataView(bytes.buffer, bytes.byteOffset + pixel.dataOffset, n * (bits / 8));
   const le = syntax !== '1.2.840.10008.1.2.2';
   const hu = new Float32Array(n);
-  const nbits = stored ?? bits;
-  const shift = 32 - nbits;
+  const shift = 32 - stored;
   for (let i = 0; i < n; i++) {
     let raw = bits === 8 ? view.getUint8(i) : view.getUint16(2 * i, le);
     // Bits above BitsStored are not part of the value; signed values are sign-extended from BitsStored.
-    raw = signed ? (raw << shift) >> shift : nbits < bits ? raw & ((1 << nbits) - 1) : raw;
+    raw = signed ? (raw << shift) >> shift : stored < bits ? raw & ((1 << stored) - 1) : raw;
     hu[i] = raw * slope + inter;
   }
   const spacing = numbers(ds, 'x00280030') ?? [1, 1];

@@ -99,12 +99,30 @@ function voxelLayout(h: ReturnType<typeof nifti.readHeader>, name: string) {
   if (rank < 2 || rank > 7) throw new UnsupportedFormatError(`${name}: NIfTI dim[0] = ${rank}`);
   const extra = dims.slice(4, rank + 1).reduce((a: number, b: number) => a * Math.max(1, b), 1);
   if (extra > 1) throw new UnsupportedFormatError(`${name} is a ${dims.slice(1, rank + 1).join('×')} series of volumes; imgpu reads one 3D volume (split it first, e.g. fslsplit)`);
-  const [nx, ny, nz] = [dims[1], Math.max(1, dims[2]), rank >= 3 ? Math.max(1, dims[3]) : 1];
+  // Every dimension within the rank counts (nibabel's shape): one of 0 or less is an empty or damaged volume, where
+  // reading it as 1 gave voxels nibabel does not have, and a negative one an untyped RangeError.
+  const used = dims.slice(1, Math.min(rank, 3) + 1);
+  if (used.some((d: number) => !Number.isSafeInteger(d) || d < 1)) throw new UnsupportedFormatError(`${name}: NIfTI dimensions ${dims.slice(1, rank + 1).join('×')} (each must be at least 1)`);
+  const [nx, ny, nz] = [used[0], used[1], used[2] ?? 1];
   const t = NIFTI_TYPES[h.datatypeCode];
   if (!t) throw new UnsupportedFormatError(`${name}: NIfTI datatype ${h.datatypeCode} is not supported (integer or real scalars)`);
   const n = nx * ny * nz;
+  // nibabel takes int(vox_offset) and refuses, in a single file (n+1, n+2), one inside the header (below 352 or 544):
+  // reading from there gave the header's bytes as voxels, and a NaN offset read from 0.
+  const least = h instanceof nifti.NIFTI2 ? 544 : h.isHDR ? 0 : 352;
+  if (!Number.isFinite(h.vox_offset) || h.vox_offset < least) throw new UnsupportedFormatError(`${name}: NIfTI vox_offset ${h.vox_offset} (the voxels of a single file start at ${least} or after)`);
   const off = Math.floor(h.vox_offset);
   return { nx, ny, nz, t, n, off, end: off + n * t.bytes };
+}
+
+/**
+ * The header's scaling as nibabel reads it: a slope of 0 or not finite means none (1, 0); a valid slope with an
+ * intercept not finite is refused (nibabel's HeaderDataError), where taking 0 for it gave values nibabel never gives.
+ */
+function scaling(h: ReturnType<typeof nifti.readHeader>, name: string): { slope: number; inter: number } {
+  if (!Number.isFinite(h.scl_slope) || h.scl_slope === 0) return { slope: 1, inter: 0 };
+  if (!Number.isFinite(h.scl_inter)) throw new UnsupportedFormatError(`${name}: NIfTI scl_slope ${h.scl_slope} with scl_inter ${h.scl_inter} (an intercept must be finite)`);
+  return { slope: h.scl_slope, inter: h.scl_inter };
 }
 
 /** A header read from its own bytes (extensions, which lie after it, not followed). */
@@ -158,8 +176,7 @@ export function decodeNifti(bytes: Uint8Array, name: string, inflater: Inflater 
   const h = readHeader(data, name);
   const { nx, ny, nz, t, n, off } = voxelLayout(h, name);
   if (off + n * t.bytes > data.byteLength) throw new UnsupportedFormatError(`${name} is truncated: ${data.byteLength - off} bytes of voxel data, the header needs ${n * t.bytes}`);
-  const slope = Number.isFinite(h.scl_slope) && h.scl_slope !== 0 ? h.scl_slope : 1;
-  const inter = Number.isFinite(h.scl_inter) && h.scl_slope !== 0 ? h.scl_inter : 0;
+  const { slope, inter } = scaling(h, name);
   const keep = t.native && slope === 1 && inter === 0;
   const dtype: Dtype = keep ? t.native! : 'float32';
   const out = allocPixels(dtype, n);

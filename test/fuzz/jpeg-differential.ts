@@ -54,10 +54,20 @@ export const VIOLATIONS: readonly Outcome[] = ['different', 'decoded-where-cv2-r
 /** The outcomes of a run: counts per path and outcome, and each violation said in a line. */
 export interface FuzzReport {
   cases: number;
-  counts: Record<string, Partial<Record<Outcome, number>>>;
-  /** Cases cv2 decoded. */
+  counts: Record<string, Partial<Record<string, number>>>;
+  /** Cases cv2 decoded (the format fuzzer: cases some reference decoded). */
   cv2Decoded: number;
   violations: string[];
+}
+
+/** Adds a run's counts and violations to `total` (the long runs go in chunks: bench/fuzz-jpeg.ts, bench/fuzz-formats.ts). */
+export function addReport(total: FuzzReport, r: FuzzReport): void {
+  total.cases += r.cases;
+  total.cv2Decoded += r.cv2Decoded;
+  total.violations.push(...r.violations);
+  for (const [path, row] of Object.entries(r.counts)) {
+    for (const [o, n] of Object.entries(row)) (total.counts[path] ??= {})[o] = (total.counts[path][o] ?? 0) + (n ?? 0);
+  }
 }
 
 /** cv2.imread's pixels of each case (undefined where it decodes nothing), from one Python process. */
@@ -83,7 +93,8 @@ function judge(got: Image | Error, ref: Image | undefined, refGray: () => Image 
   return want && compareImages(got, want).identical ? 'same' : 'different';
 }
 
-async function settle(f: () => Promise<Image | undefined>): Promise<Image | Error | undefined> {
+/** A decode's pixels, or the error it threw (the error kept, to judge whether it is typed). */
+export async function settle(f: () => Promise<Image | undefined>): Promise<Image | Error | undefined> {
   try {
     return await f();
   } catch (e) {

@@ -42,7 +42,7 @@ const of = (b: Uint8Array, marker: number) => segments(b).segs.filter((s) => s.m
 const splice = (b: Uint8Array, at: number, remove: number, insert: number[]) => Uint8Array.from([...b.subarray(0, at), ...insert, ...b.subarray(at + remove)]);
 
 /** One kind of damage: changes `b` (a copy) or returns a new array; undefined where the file has nothing to change. */
-type Mutation = (b: Uint8Array, r: Rand) => Uint8Array | undefined;
+export type Mutation = (b: Uint8Array, r: Rand) => Uint8Array | undefined;
 
 /** One byte of a segment (`marker`) set to `value(old)`: a byte in the payload range `from` gives for a segment drawn. */
 function setIn(b: Uint8Array, r: Rand, marker: number, from: (s: Segment) => [number, number], value: (r: Rand, old: number) => number): Uint8Array | undefined {
@@ -119,13 +119,14 @@ export const MUTATIONS: Record<string, Mutation> = {
 
 export const MUTATION_NAMES = Object.keys(MUTATIONS);
 
-/** A mutated copy of `jpeg`: 1–3 mutations drawn from `r`, and their names. */
-export function mutate(jpeg: Uint8Array, r: Rand): { bytes: Uint8Array; applied: string[] } {
-  let b: Uint8Array = Uint8Array.from(jpeg);
+/** A mutated copy of `file`: 1–3 mutations drawn from `r` among `kinds` (default: JPEG's), and their names. */
+export function mutate(file: Uint8Array, r: Rand, kinds: Record<string, Mutation> = MUTATIONS): { bytes: Uint8Array; applied: string[] } {
+  const names = Object.keys(kinds);
+  let b: Uint8Array = Uint8Array.from(file);
   const applied: string[] = [];
   for (let k = 1 + int(r, 3); k > 0; k--) {
-    const name = pick(r, MUTATION_NAMES);
-    const out = MUTATIONS[name](b, r);
+    const name = pick(r, names);
+    const out = kinds[name](b, r);
     if (!out) continue;
     b = out;
     applied.push(name);

@@ -6,6 +6,7 @@ import { InvalidArgumentError, UnsupportedFormatError } from '../../core/errors.
 import { allocPixels, planeSize, type Channels, type Image } from '../../core/image.js';
 import { decodeJpeg, encodeJpeg } from '../jpeg.js';
 import { checkInputPixels, maxInputPixels } from '../limits.js';
+import { checkPngChunks, isPng } from '../png.js';
 import { decodeNifti, decodeRaw, encodeNifti } from '../volume.js';
 import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './format.js';
 import { jpeg } from './jpeg.js';
@@ -21,6 +22,8 @@ async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Prom
   }
   // metadata() reads the header only: refuse a huge image before inflating it.
   checkInputPixels(meta.width ?? 0, meta.height ?? 0, path, maxInputPixels(maxPixels));
+  // libpng (cv2.imread) refuses a PNG whose chunk structure is damaged where libvips may decode it anyway.
+  if (isPng(buf)) checkPngChunks(buf, path);
   const sixteen = meta.depth === 'ushort' || meta.depth === 'short';
   if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
     throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);

@@ -1,0 +1,61 @@
+/**
+ * Memory under load (issue 39 item 6), outside CI: `node dist/bench/memory.js [--counts 2000,5000,20000]
+ * [--device cpu|gpu] [--op equalize] [--dir /tmp/imgpu-memory] [--large]`. Writes a folder of small photos
+ * (64×64..256×256 crops of scikit-image's chelsea, PNG and JPEG alternately, seeded: the same files on every machine;
+ * with --large, 12–24 MP JPEGs mirror-tiled from it) once per count, outside the repository, then runs the CLI batch
+ * (`imgpu <op> <folder> <out> --device … --quiet --json`) on each under /usr/bin/time -v and prints, per count, the
+ * process's peak resident memory, wall time and images/s as one JSON object. A bound independent of the count shows
+ * as the same peak at every count. docs/damaged-input.md has the figures.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const arg = (n: string, d: string) => {
+  const i = process.argv.indexOf(`--${n}`);
+  return i > 0 ? process.argv[i + 1] : d;
+};
+const counts = arg('counts', '2000,5000,20000').split(',').map(Number);
+const device = arg('device', 'cpu');
+const op = arg('op', 'equalize');
+const dir = arg('dir', '/tmp/imgpu-memory');
+const large = process.argv.includes('--large');
+
+const GENERATE = `
+import os, sys, numpy as np, cv2
+from skimage import data
+n, out, large = int(sys.argv[1]), sys.argv[2], sys.argv[3] == '1'
+os.makedirs(out, exist_ok=True)
+src = data.chelsea()
+rng = np.random.default_rng(39)
+for i in range(n):
+    if large:
+        h, w = rng.integers(3000, 4001), rng.integers(4000, 6001)
+        reps = (h // src.shape[0] + 2, w // src.shape[1] + 2, 1)
+        tile = np.concatenate([src, src[::-1]], 0)
+        im = np.tile(np.concatenate([tile, tile[:, ::-1]], 1), reps)[:h, :w]
+        name = f'{out}/{i:05d}.jpg'
+    else:
+        h, w = rng.integers(64, 257, 2)
+        y, x = rng.integers(0, src.shape[0] - h), rng.integers(0, src.shape[1] - w)
+        im = src[y:y + h, x:x + w]
+        name = f'{out}/{i:05d}.' + ('png' if i % 2 else 'jpg')
+    if not os.path.exists(name):
+        cv2.imwrite(name, np.ascontiguousarray(im[:, :, ::-1]))
+`;
+
+const cli = join(import.meta.dirname, '..', '..', 'bin', 'imgpu.js');
+const rows = [];
+for (const n of counts) {
+  const input = join(dir, `${large ? 'large' : 'small'}-${n}`);
+  const gen = spawnSync('/usr/bin/python3', ['-c', GENERATE, String(n), input, large ? '1' : '0'], { stdio: 'inherit' });
+  if (gen.status !== 0) throw new Error(`generating ${input} failed`);
+  const out = `${input}-out`;
+  if (existsSync(out)) rmSync(out, { recursive: true });
+  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, op, input, out, '--device', device, '--quiet', '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const peak = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1]);
+  const summary = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { processed?: number; images_per_s?: number; seconds?: number };
+  rows.push({ images: n, device, op, exit: r.status, peakRssMiB: Math.round(peak / 1024), processed: summary.processed, seconds: summary.seconds, imagesPerS: summary.images_per_s });
+  rmSync(out, { recursive: true, force: true });
+}
+console.log(JSON.stringify({ large, rows }, null, 1));
