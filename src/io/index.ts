@@ -2,7 +2,7 @@ import { access, constants, open, readFile, rename, rm, stat } from 'node:fs/pro
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, planeSize, toGray, validateImage, type Channels, type Image } from '../core/image.js';
 import { decodeJpeg, encodeJpeg, isJpeg, type FailOn } from './jpeg.js';
@@ -18,6 +18,16 @@ export { DEFAULT_MAX_INPUT_PIXELS } from './limits.js';
 export { affineOf, decodeDicom, decodeNifti, decodeRaw, encodeNifti, geometryOf, readDicomSeries, type RawLayout } from './volume.js';
 export { OME_VERSIONS, ZARR_COMPRESSORS, isZarrPath, openOmeZarr, readOmeZarr, type OmeVersion, type ZarrCompressor, type ZarrWriteOptions } from './zarr.js';
 export { defaultMemory, runChunked, writeOmeZarr, type ChunkedOptions, type ChunkedReport, type SlabRun } from './chunked.js';
+
+let sharpModule: Promise<typeof Sharp> | undefined;
+
+/**
+ * sharp (libvips), loaded with the first PNG or TIFF read or written (or a JPEG the native codec leaves to it): its
+ * load took ~40 ms of every command's start-up (issue 40 item 5), and JPEG, .npy and NIfTI never need it.
+ */
+function loadSharp(): Promise<typeof Sharp> {
+  return (sharpModule ??= import('sharp').then((m) => m.default));
+}
 
 /** A .raw file's layout, as readImage takes it; the CLI words it as its flags (engine/flags.ts). */
 export const RAW_LAYOUT = "option `raw: { shape: [H, W] or [D, H, W], dtype: 'uint8' | 'uint16' | 'float32' }`";
@@ -126,7 +136,8 @@ export async function decodeImageFile(bytes: Uint8Array, path: string, opts: Rea
 }
 
 async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Promise<Image> {
-  let meta: sharp.Metadata;
+  const sharp = await loadSharp();
+  let meta: Sharp.Metadata;
   try {
     meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (e) {
@@ -138,7 +149,7 @@ async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Prom
   if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
     throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);
   }
-  let raw: { data: Buffer; info: sharp.OutputInfo };
+  let raw: { data: Buffer; info: Sharp.OutputInfo };
   try {
     // Pixels as stored, like cv2.imread: no ICC colour management; gray stays one channel (sharp would
     // otherwise expand it to sRGB); EXIF orientation applied.
@@ -282,6 +293,7 @@ export async function writeImage(path: string, img: Image, opts: WriteOptions = 
     const input = img.dtype === 'uint16'
       ? new Uint16Array(img.data.buffer, img.data.byteOffset, img.data.length)
       : Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+    const sharp = await loadSharp();
     let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4 } });
     if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
     else if (img.channels === 1) s = s.toColourspace('b-w');
