@@ -126,6 +126,8 @@ async function acquireBeside(reading: Promise<unknown>, flags: Map<string, strin
     markStartup('device');
     return exec;
   });
+  // Its refusal (a bad --device, no adapter) is awaited below, after the read: handled now, not an unhandled rejection.
+  acquiring.catch(() => undefined);
   try {
     await reading;
   } catch (e) {
