@@ -3,7 +3,9 @@
 Usage: python3 bench/batch_anchors.py <in dir> <out dir> <op> [processes] [pool-only] -> JSON {loop, pool} in images/s
 (pool-only: the loop left out, null).
 op: equalize | otsu | pipeline (equalizeHist then Otsu) | clahe (colour: YCrCb's Y, back) | erode (colour, 5x5 rect) |
-gauss (colour, cv2.GaussianBlur sigma 2). Each image: cv2.imread(gray; clahe, erode, gauss: colour) -> op -> cv2.imwrite
+gauss (colour, cv2.GaussianBlur sigma 2) | dilate (colour, 5x5 rect) | box (colour, cv2.blur 5x5) | gamma (colour, skimage's
+adjust_gamma 0.5 LUT through cv2.LUT) | mean (cv2.adaptiveThreshold mean, block 11, C 2). PNGs are read at their depth
+(IMREAD_ANYDEPTH: 16-bit stays 16-bit, as imgpu reads it). Each image: cv2.imread(gray; clahe, erode, gauss: colour) -> op -> cv2.imwrite
 (same extension); `loop` is a plain for loop, `pool` the same function in a multiprocessing.Pool(processes)."""
 import json
 import os
@@ -14,7 +16,7 @@ from multiprocessing import Pool
 import cv2
 import numpy as np
 
-COLOUR_OPS = ('clahe', 'erode', 'gauss')  # imgpu's clahe, morph and filter take colour photos as colour
+COLOUR_OPS = ('clahe', 'erode', 'gauss', 'dilate', 'box', 'gamma')  # imgpu's clahe, morph and filter take colour photos as colour
 
 
 def colour_clahe(bgr):
@@ -24,11 +26,30 @@ def colour_clahe(bgr):
     return cv2.cvtColor(ycc, cv2.COLOR_YCrCb2BGR)
 
 
+def gamma_lut():
+    """skimage.exposure.adjust_gamma(., 0.5)'s 8-bit table (imgpu gamma --gamma 0.5), made by skimage itself where it is installed."""
+    try:
+        from skimage.exposure import adjust_gamma
+        return adjust_gamma(np.arange(256, dtype=np.uint8), 0.5)
+    except ImportError:
+        return np.minimum(np.rint(255 * np.linspace(0, 1, 256) ** 0.5), 255).astype(np.uint8)
+
+
 def work(args):
     src, dst, op = args
-    img = cv2.imread(src, cv2.IMREAD_COLOR if op in COLOUR_OPS else cv2.IMREAD_GRAYSCALE)
+    depth = cv2.IMREAD_ANYDEPTH if src.endswith('.png') else 0
+    img = cv2.imread(src, (cv2.IMREAD_COLOR if op in COLOUR_OPS else cv2.IMREAD_GRAYSCALE) | depth)
     if img is None:
         return 0
+    try:
+        out = apply(img, op)
+    except cv2.error:  # e.g. equalizeHist or LUT of a 16-bit PNG: cv2 has no such function; the image is left out
+        return 0
+    cv2.imwrite(dst, out)
+    return 1
+
+
+def apply(img, op):
     if op == 'equalize':
         out = cv2.equalizeHist(img)
     elif op == 'otsu':
@@ -39,10 +60,17 @@ def work(args):
         out = cv2.erode(img, np.ones((5, 5), np.uint8))
     elif op == 'gauss':
         out = cv2.GaussianBlur(img, (0, 0), 2)
+    elif op == 'dilate':
+        out = cv2.dilate(img, np.ones((5, 5), np.uint8))
+    elif op == 'box':
+        out = cv2.blur(img, (5, 5))
+    elif op == 'gamma':
+        out = cv2.LUT(img, gamma_lut())
+    elif op == 'mean':
+        out = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 11, 2)
     else:
         out = cv2.threshold(cv2.equalizeHist(img), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[1]
-    cv2.imwrite(dst, out)
-    return 1
+    return out
 
 
 def main():

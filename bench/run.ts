@@ -4,7 +4,8 @@
  * resident (GpuImage in/out, wall clock), end to end (host array → host array) and the bare transfer round
  * trip — after a warm-up, reporting min and median. Anchors (OpenCV) are timed by bench/anchors.py in the
  * same run on the same images. Writes bench/results/<op>.json and an SVG plot beside it.
- * `npm run bench -- --roofline` writes the roofline table instead (bench/roofline.ts).
+ * `npm run bench -- --roofline` writes the roofline table instead (bench/roofline.ts); `npm run bench -- --throughput`
+ * the throughput matrix and start-up figures (bench/throughput.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -178,6 +179,7 @@ async function benchOp(spec: OpSpec, img: Image, reps: number, pool: NodeWorkerP
 
 async function main(): Promise<void> {
   if (process.argv.includes('--roofline')) return (await import('./roofline.js')).roofline();
+  if (process.argv.includes('--throughput')) return (await import('./throughput.js')).throughput();
   const ops = arg('ops', ['equalize', ...Object.keys(OPS)].join(',')).split(',');
   const sizes = arg('sizes', '480p,1080p,4k,8k').split(',');
   const reps = Number(arg('reps', '10'));

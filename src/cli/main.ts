@@ -12,11 +12,10 @@ import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
 import { COMMANDS, isImageCommand, type OpCommand } from '../engine/commands.js';
-import { acquire, runGpuOrCpu } from '../engine/context.js';
+import { acquire, runGpuOrCpu, type Execution } from '../engine/context.js';
+import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
-import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
-import { trainCommand } from './train.js';
 import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
 import { runBatch } from '../engine/batch/run.js';
 import { runBatchInProcesses, shardOf } from '../engine/batch/shard.js';
@@ -124,6 +123,37 @@ function synopsis(name: string, cmd: OpCommand<unknown>): string {
   return `imgpu ${name} ${cmd.positional.map((p) => `<${p}>`).join(' ')} [options]`;
 }
 
+/** A single image's input and the images its flags name (histogram's --mask), read and decoded; warnings said. */
+async function readInputs(inPath: string, cmd: OpCommand<unknown>, flags: Map<string, string>, read: Parameters<typeof readImage>[1]) {
+  const img = await readImage(inPath, read);
+  for (const w of img.warnings ?? []) console.error(`warning: ${inPath}: ${w}`);
+  const images: Record<string, Image | undefined> = {};
+  // An image flag (--mask) is read under the input's --fail-on and --max-volume-bytes.
+  for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true, failOn: read?.failOn, maxVolumeBytes: read?.maxVolumeBytes });
+  markStartup('read');
+  return { img, images };
+}
+
+/**
+ * The execution (engine/context.ts acquire), created while `reading` runs. Where the read fails its error is the
+ * one reported, as when reading came first, and a device made meanwhile is closed.
+ */
+async function acquireBeside(reading: Promise<unknown>, flags: Map<string, string>): Promise<Execution> {
+  const acquiring = acquire(flags.get('device') ?? 'auto', flags).then((exec) => {
+    markStartup('device');
+    return exec;
+  });
+  // Its refusal (a bad --device, no adapter) is awaited below, after the read: handled now, not an unhandled rejection.
+  acquiring.catch(() => undefined);
+  try {
+    await reading;
+  } catch (e) {
+    await acquiring.then((x) => x.close(), () => undefined);
+    throw e;
+  }
+  return acquiring;
+}
+
 async function runOp(name: string, command: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
   let cmd = command;
   const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...flagNames(cmd.params.filter((p) => p.kind === 'bool'))]));
@@ -177,6 +207,7 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
       return await runBatchInProcesses(name, inputs, outPath, o, jobs, [name, ...rest], num('threads'));
     }
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
+    markStartup('device');
     try {
       if (!shardOf()?.k) for (const w of exec.warnings) console.error(w); // once for all --jobs processes
       return await runBatch(name, cmd, inputs, outPath, prepared, exec, o);
@@ -185,11 +216,11 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
     }
   }
   if (outPath && cmd.write) await checkWritable(outPath); // known before reading or computing anything
-  const img = await readImage(inPath, { gray: !cmd.colour, raw: rawLayout(flags), ...lenient });
-  for (const w of img.warnings ?? []) console.error(`warning: ${inPath}: ${w}`);
-  const images: Record<string, Image | undefined> = {};
-  for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true, ...lenient });
-  const exec = await acquire(flags.get('device') ?? 'auto', flags);
+  const layout = rawLayout(flags);
+  // The input is read and decoded (off the main thread: file reads, sharp, the JPEG codec) while the device is created.
+  const reading = readInputs(inPath, cmd, flags, { gray: !cmd.colour, raw: layout, ...lenient });
+  const exec = await acquireBeside(reading, flags);
+  const { img, images } = await reading;
   let onGpu: JpegOnGpu | undefined;
   try {
     for (const w of exec.warnings) console.error(w);
@@ -203,11 +234,13 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
         const { on, result } = await runGpuOrCpu(exec, async () => downloaded(await cmd.run(gpuInput, prepared, { gpu: exec.gpu, pool: exec.pool, profile: true }, images)), () => cmd.run(img, prepared, { pool: exec.pool }, images));
         results[on] = result;
       }
+      markStartup('op');
     }
     const jpegPath = jpegPathOf(inPath, results.gpu ? onGpu : undefined);
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
     if (outPath && cmd.write) await cmd.write(outPath, output, write);
+    markStartup('written');
     const extra = cmd.report(results.gpu ?? results.cpu, params);
     const adapter = exec.gpu?.adapter;
     if (json) {
@@ -216,6 +249,7 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
         adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null, jpeg: jpegPath ?? null, ...(img.warnings ? { warnings: img.warnings } : {}),
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
         identical: cmp ? cmp.identical : null, ...(cmp && (!cmp.identical || cmp.tolerance !== undefined) ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff, tolerance: cmp.tolerance } : {}),
+        ...startupReport(),
       }));
     } else {
       console.log(`${name} ${inPath} (${img.shape.join('×')} ${img.dtype})${repeat > 1 ? `, run ${repeat} of ${repeat}` : ''}`);
@@ -265,6 +299,7 @@ async function gmuCommand(argv: string[]): Promise<number> {
 const SCALE = ['submit', 'worker', 'status', 'retry'];
 
 export async function main(argv: string[]): Promise<number> {
+  markStartup('modules');
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === 'help' || command === '-h') {
     console.log(usage());
@@ -273,16 +308,27 @@ export async function main(argv: string[]): Promise<number> {
   assertNodeVersion();
   if (command === 'info') return infoCommand(rest);
   if (command === 'gmu') return gmuCommand(rest);
-  if (command === 'detect') return detectCommand(rest);
-  if (command === 'classifier') return classifierCommand(rest);
-  if (command === 'train') return trainCommand(rest);
-  if (command === 'adapters') return adaptersCommand(rest);
+  // Detection and training (their XML parser and cascades) are loaded only for their own commands.
+  if (command === 'detect') return (await import('./detect.js')).detectCommand(rest);
+  if (command === 'classifier') return (await import('./detect.js')).classifierCommand(rest);
+  if (command === 'train') return (await import('./train.js')).trainCommand(rest);
+  if (command === 'adapters') return (await import('./detect.js')).adaptersCommand(rest);
   if (command === 'convert') return convertCommand(rest);
   // Scale-out (Redis, BullMQ) is loaded only for its own commands.
   if (SCALE.includes(command)) return (await import('./scale.js')).SCALE_COMMANDS[command](rest);
   const op = COMMANDS[command];
   if (!op) throw new InvalidArgumentError(`unknown command '${command}' (see imgpu --help)`);
   return runOp(command, op, rest);
+}
+
+/**
+ * Ends the process as soon as the command is done, once stdout and stderr are flushed, instead of when the event loop
+ * drains: that teardown ran the native finalizers (Dawn's instance, the Vulkan driver unloading), ~100 ms a GPU
+ * command on lavapipe (issue 40 item 5). Every file was awaited before main returned.
+ */
+async function exitNow(): Promise<never> {
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise((done) => s.write('', done))));
+  process.exit();
 }
 
 endWithParent();
@@ -297,3 +343,4 @@ try {
     process.exitCode = 70;
   }
 }
+await exitNow();

@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import * as zarr from 'zarrita';
+import type * as Zarr from 'zarrita';
 import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
 
@@ -54,8 +54,20 @@ function wholeBuffer(b: Uint8Array): Uint8Array {
   return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : new Uint8Array(b);
 }
 
-zarr.registry.set('gzip', () => ZlibGzipCodec as never);
-zarr.registry.set('numcodecs.gzip', () => ZlibGzipCodec as never);
+
+let zarrita: Promise<typeof Zarr> | undefined;
+
+/**
+ * zarrita, loaded with the first Zarr opened and given the gzip codec that encodes: its 36 modules took ~40 ms of
+ * every command's start-up (issue 40 item 5), and a command that touches no Zarr never needs them.
+ */
+function loadZarrita(): Promise<typeof Zarr> {
+  return (zarrita ??= import('zarrita').then((zarr) => {
+    zarr.registry.set('gzip', () => ZlibGzipCodec as never);
+    zarr.registry.set('numcodecs.gzip', () => ZlibGzipCodec as never);
+    return zarr;
+  }));
+}
 
 /** zarrita's filesystem store with atomic writes: each chunk goes to a temporary file renamed over its name. */
 export class AtomicFsStore {
@@ -103,7 +115,7 @@ export async function removeStrayTemps(root: string, level: number, [r0, r1]: [n
   }
 }
 
-type ZarrArray = zarr.Array<zarr.DataType, AtomicFsStore>;
+type ZarrArray = Zarr.Array<Zarr.DataType, AtomicFsStore>;
 
 /**
  * A level's zarrita array, opaque outside this module: the package's declarations then do not reach zarrita's and
@@ -267,8 +279,9 @@ function levelOf(array: ZarrArray, path: string, name: string): ZarrLevel & { ar
  * missing store, a data type other than uint8/uint16/float32, or a codec zarrita cannot decode (first chunk read).
  */
 export async function openOmeZarr(root: string): Promise<OmeZarr> {
+  const zarr = await loadZarrita();
   const store = new AtomicFsStore(root);
-  let node: zarr.Array<zarr.DataType, AtomicFsStore> | zarr.Group<AtomicFsStore>;
+  let node: Zarr.Array<Zarr.DataType, AtomicFsStore> | Zarr.Group<AtomicFsStore>;
   try {
     node = await zarr.open(store);
   } catch (e) {
@@ -302,6 +315,7 @@ export async function openOmeZarr(root: string): Promise<OmeZarr> {
 
 /** Planes [z0, z1) of a level as a host image (decoded chunk by chunk by zarrita). */
 export async function readPlanes(level: ZarrLevel, dtype: Dtype, z0: number, z1: number, name = 'zarr'): Promise<Image> {
+  const zarr = await loadZarrita();
   const [, h, w] = level.shape;
   const array = level.array as ZarrArray;
   const lead = array.shape.slice(0, -3).map(() => 0);
@@ -320,7 +334,8 @@ export async function readPlanes(level: ZarrLevel, dtype: Dtype, z0: number, z1:
 /** Writes the planes of `img` ([n, h, w], the level's dtype) at plane z0 of a level: whole chunks, each file atomically. */
 export async function writePlanes(level: ZarrLevel, img: Image, z0: number): Promise<void> {
   const [n, h, w] = img.shape.length === 3 ? img.shape : [1, ...img.shape];
-  const array = level.array as zarr.Array<'uint16', AtomicFsStore>;
+  const zarr = await loadZarrita();
+  const array = level.array as Zarr.Array<'uint16', AtomicFsStore>;
   const lead = array.shape.slice(0, -3).map(() => 0);
   const sel = [...lead, zarr.slice(z0, z0 + n), null, null];
   const shape = [...lead.map(() => 1), n, h, w];

@@ -92,6 +92,8 @@ export interface BatchSummary {
   lanes?: { gpu: number; cpu: number };
   /** --fail-on below warning: the damaged inputs decoded anyway, and what libjpeg warned of in each */
   warnings?: { file: string; warnings: readonly string[] }[];
+  /** Milliseconds from the process's start until its device was ready (engine/startup.ts), where the CLI marked it */
+  startup_ms?: number | null;
 }
 
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */

@@ -1,3 +1,4 @@
+import { startupReport } from '../startup.js';
 import { performance } from 'node:perf_hooks';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -61,7 +62,7 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
     const summary: BatchSummary = {
       op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(lanes ? { lanes } : {}),
       ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}), ...(Object.keys(huffman).length ? { huffman } : {}),
-      ...(warnings.length ? { warnings } : {}),
+      ...(warnings.length ? { warnings } : {}), startup_ms: startupReport().startup_ms,
     };
     return report(summary, o.json);
   } finally {

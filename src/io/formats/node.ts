@@ -1,7 +1,7 @@
 // Node's codecs for the registered formats where Node has one of its own: sharp/libvips for PNG and TIFF (and JPEG
 // where imgpu's libjpeg-turbo codec is not built), the native libjpeg-turbo codec for JPEG (io/jpeg.ts), zlib for
 // NIfTI, and .raw (io/volume.ts). Every other format (.npy, a DICOM slice) runs its portable codec in Node too.
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import { InvalidArgumentError, UnsupportedFormatError } from '../../core/errors.js';
 import { allocPixels, planeSize, type Channels, type Image } from '../../core/image.js';
 import { decodeJpeg, encodeJpeg } from '../jpeg.js';
@@ -12,9 +12,20 @@ import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './f
 import { jpeg } from './jpeg.js';
 import { RAW_LAYOUT } from './raw.js';
 
+let sharpModule: Promise<typeof Sharp> | undefined;
+
+/**
+ * sharp (libvips), loaded with the first file it reads or writes (PNG, TIFF, WebP…, or a JPEG the native codec leaves
+ * to it): its load took ~40 ms of every command's start-up (issue 40 item 5), and JPEG, .npy and NIfTI never need it.
+ */
+function loadSharp(): Promise<typeof Sharp> {
+  return (sharpModule ??= import('sharp').then((m) => m.default));
+}
+
 /** A PNG, TIFF (or any raster libvips reads) through sharp: samples as stored, 8 or 16 bits, like cv2.imread. */
 async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Promise<Image> {
-  let meta: sharp.Metadata;
+  const sharp = await loadSharp();
+  let meta: Sharp.Metadata;
   try {
     meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (e) {
@@ -28,7 +39,7 @@ async function decodeRaster(buf: Buffer, path: string, maxPixels?: number): Prom
   if (meta.depth && !['uchar', 'char', 'ushort', 'short'].includes(meta.depth)) {
     throw new UnsupportedFormatError(`${path}: ${meta.depth} samples are not supported (8- or 16-bit integer images; use .npy for float)`);
   }
-  let raw: { data: Buffer; info: sharp.OutputInfo };
+  let raw: { data: Buffer; info: Sharp.OutputInfo };
   try {
     // Pixels as stored, like cv2.imread: no ICC colour management; gray stays one channel (sharp would
     // otherwise expand it to sRGB); EXIF orientation applied.
@@ -64,6 +75,7 @@ async function encodeRaster(img: Image, kind: 'png' | 'jpeg' | 'tiff', opts: Enc
   const input = img.dtype === 'uint16'
     ? new Uint16Array(img.data.buffer, img.data.byteOffset, img.data.length)
     : Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+  const sharp = await loadSharp();
   let s = sharp(input, { raw: { width: w, height: h, channels: img.channels as 1 | 3 | 4 } });
   if (img.dtype === 'uint16') s = s.toColourspace(img.channels === 1 ? 'grey16' : 'rgb16');
   else if (img.channels === 1) s = s.toColourspace('b-w');

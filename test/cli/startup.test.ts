@@ -1,0 +1,88 @@
+// Start-up (issue 40 item 5): --json says where a command's first milliseconds went, and the heavy modules a command
+// does not use are not loaded (sharp, zarrita, bullmq: each tens of milliseconds of every run before).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { nativeJpeg } from '../../src/io/jpeg.js';
+import { assertOneLineError, cli } from '../helpers/cli.js';
+import { fixture } from '../helpers/fixtures.js';
+import { gpuOrSkip } from '../helpers/gpu.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), 'imgpu-startup-'));
+
+/** A loader hook that writes every module URL the process loads to stderr, one `loaded URL` line each. */
+const HOOK = join(tmp, 'loads.mjs');
+writeFileSync(HOOK, `import { registerHooks } from 'node:module';
+import { writeSync } from 'node:fs';
+registerHooks({ load(url, context, next) { writeSync(2, 'loaded ' + url + '\\n'); return next(url, context); } });
+`);
+
+/** The npm packages (node_modules/<name>/) among the modules a run reported loading. */
+function packagesLoaded(stderr: string): Set<string> {
+  const names = [...stderr.matchAll(/^loaded .*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]);
+  return new Set(names);
+}
+
+/** Checks a --json run's start-up report: startup_ms and its points, each after Node's bootstrap and in order. */
+function assertStartup(j: { startup_ms: unknown; startup: Record<string, number> }): void {
+  assert.equal(typeof j.startup_ms, 'number');
+  const s = j.startup;
+  for (const k of ['node', 'modules', 'read', 'device', 'op', 'written']) assert.equal(typeof s[k], 'number', `startup.${k}`);
+  assert.equal(j.startup_ms, Math.max(s.read, s.device), 'the first operation could start once both were ready');
+  assert.ok(s.node > 0 && s.node <= s.modules, `node ${s.node} ≤ modules ${s.modules}`);
+  assert.ok(s.modules <= s.read && s.modules <= s.device, JSON.stringify(s));
+  assert.ok((j.startup_ms as number) <= s.op && s.op <= s.written, JSON.stringify(s));
+  assert.deepEqual(Object.values(s), Object.values(s).toSorted((a, b) => a - b), 'points in the order reached');
+}
+
+test('--json reports startup_ms and where it went (--device cpu)', () => {
+  const r = cli('equalize', fixture('images', 'camera.png'), join(tmp, 'cpu.png'), '--device', 'cpu', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  assertStartup(JSON.parse(r.stdout));
+});
+
+test('--json reports startup_ms on the GPU; the device is created while the input is read', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const r = cli('equalize', fixture('images', 'camera.png'), join(tmp, 'gpu.png'), '--device', 'gpu', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  assertStartup(JSON.parse(r.stdout));
+});
+
+test('an unreadable input is still the error reported while a device is being created (exit 3, one line)', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  assertOneLineError(cli('equalize', join(tmp, 'missing.png'), join(tmp, 'x.png'), '--device', 'gpu'), 3, /missing\.png/);
+});
+
+test('batch --json reports startup_ms', () => {
+  const r = cli('equalize', fixture('images', 'camera.png'), fixture('images', 'coins.png'), join(tmp, 'batch') + '/', '--device', 'cpu', '--json', '--quiet');
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.processed, 2);
+  assert.ok(typeof j.startup_ms === 'number' && j.startup_ms > 0, r.stdout);
+});
+
+test("importing 'imgpu' loads neither sharp, zarrita nor bullmq", () => {
+  const r = spawnSync(process.execPath, ['--import', HOOK, '--input-type=module', '-e', "await import('imgpu');"], { encoding: 'utf8', cwd: fileURLToPath(new URL('../../..', import.meta.url)) });
+  assert.equal(r.status, 0, r.stderr);
+  const loaded = packagesLoaded(r.stderr);
+  assert.ok(loaded.size > 0 && r.stderr.includes('/dist/src/node.js'), 'the hook saw the import');
+  for (const heavy of ['sharp', 'zarrita', 'bullmq', 'ioredis']) assert.ok(!loaded.has(heavy), `${heavy} loaded: ${[...loaded].join(' ')}`);
+});
+
+test('equalize of a JPEG loads neither sharp nor zarrita; of a PNG, sharp (its reader) but not zarrita', (t) => {
+  const run = (input: string, out: string) => spawnSync(process.execPath, ['--import', HOOK, BIN, 'equalize', input, join(tmp, out), '--device', 'cpu'], { encoding: 'utf8' });
+  const png = run(fixture('images', 'camera.png'), 'camera.png');
+  assert.equal(png.status, 0, png.stderr);
+  assert.ok(packagesLoaded(png.stderr).has('sharp'), 'the hook sees sharp where it is used');
+  assert.ok(!packagesLoaded(png.stderr).has('zarrita'));
+  if (!nativeJpeg()) return t.skip('no native JPEG codec: JPEG goes through sharp');
+  const jpeg = run(fixture('jpeg', 'chelsea_q90.jpg'), 'chelsea.jpg');
+  assert.equal(jpeg.status, 0, jpeg.stderr);
+  const loaded = packagesLoaded(jpeg.stderr);
+  for (const heavy of ['sharp', 'zarrita', 'bullmq']) assert.ok(!loaded.has(heavy), `${heavy} loaded: ${[...loaded].join(' ')}`);
+});
