@@ -11,7 +11,7 @@ import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
-import { COMMANDS, isImageCommand, type OpCommand } from '../engine/commands.js';
+import { COMMANDS, isImageCommand, readsColour, type OpCommand } from '../engine/commands.js';
 import { acquire, runGpuOrCpu } from '../engine/context.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
@@ -139,8 +139,9 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
   const lenient = failOn === 'warning' ? {} : { failOn };
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
-  // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it.
-  if (prepared.gray === true) cmd = { ...cmd, colour: false };
+  // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it;
+  // a pipeline reads colour where its first step takes it.
+  cmd = { ...cmd, colour: readsColour(cmd, prepared) };
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const write: WriteOptions = { compression: num('compression'), quality: num('quality'), zarr: zarrWriteOptions(flags) };
   checkWriteOptions(write);

@@ -11,7 +11,7 @@ import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
-import type { ImageCommand, RunOn } from '../commands.js';
+import { readsColour, type ImageCommand, type RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
@@ -285,14 +285,15 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // Several images in flight on both sides of the processing: decoding and encoding run on the codec
   // workers, so `window` images are read ahead and `window` written behind.
   const window = Number(process.env.IMGPU_BATCH_WINDOW) || Math.max(2, Math.min(16, exec.pool.size));
-  const read = { ...o.read, gray: !cmd.colour };
+  const colour = readsColour(cmd, params);
+  const read = { ...o.read, gray: !colour };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const huffmanPaths: Record<string, number> = {};
   const warned: ImagesDone['warnings'] = [];
   const noteWarnings = (file: string, warnings?: readonly string[]) => warnings?.length && warned.push({ file, warnings });
   const reader = async (j: Job): Promise<Image | GpuImage> => {
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, coefficients, o.read.failOn) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, colour, jpegPath, coefficients, o.read.failOn) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     if (onGpu) {
