@@ -18,7 +18,7 @@ import { infoCommand } from './info.js';
 import { adaptersCommand, classifierCommand, detectCommand } from './detect.js';
 import { trainCommand } from './train.js';
 import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
-import { runBatch } from '../engine/batch/run.js';
+import { runBatchCommand } from './batch.js';
 import { runBatchInProcesses, shardOf } from '../engine/batch/shard.js';
 import { cliWording } from '../engine/flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
@@ -163,7 +163,12 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
     try {
       if (!shardOf()?.k) for (const w of exec.warnings) console.error(w); // once for all --jobs processes
-      return await runBatch(name, cmd, inputs, outPath, prepared, exec, o);
+      // imgpu/batch's steps: the pipeline's text (its records name the chain), or this operation with its parameters.
+      const steps = name === 'pipeline' ? (params.chain as string) : [{ op: name, params }];
+      return await runBatchCommand(steps, exec, {
+        inputs, out: outPath, recursive: o.recursive, overwrite: o.overwrite, quiet: o.quiet, json, format: flags.get('format'), raw: codec.read.raw,
+        failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane,
+      });
     } finally {
       await exec.close();
     }

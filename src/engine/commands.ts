@@ -152,7 +152,8 @@ export async function commandOfSteps(steps: StepsSpec): Promise<CommandOfSteps> 
     return { name: 'pipeline', cmd: pipeline, params, prepared: await pipeline.prepare!(params) };
   }
   if (!Array.isArray(steps) || steps.length === 0) throw new InvalidArgumentError('batch: steps must be pipeline text or a non-empty list of { op, params }');
-  const resolved = steps.map((s, i) => {
+  const list = steps as readonly { op: string; params?: Record<string, unknown> }[];
+  const resolved = list.map((s, i) => {
     const op = OPERATIONS[s?.op];
     if (!op) throw new InvalidArgumentError(`batch step ${i + 1}: unknown operation '${s?.op}' (${Object.keys(OPERATIONS).join(', ')})`);
     return { op: op.name, params: resolveParams<Record<string, unknown>>(op.name, op.params, s.params ?? {}) };

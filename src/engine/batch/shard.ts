@@ -5,7 +5,7 @@ import { now } from '../../core/timings.js';
 import { PARENT_ENV } from '../../node/runtime.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions } from './plan.js';
-import { Progress, report, type BatchSummary } from './report.js';
+import { mergeSummaries, Progress, report, type BatchSummary } from './report.js';
 
 // `--jobs N`: one batch shared by N child processes, their progress, records and summaries merged into one.
 
@@ -84,24 +84,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const broken = results.map((r, k) => ({ ...r, k })).filter((r) => !r.summary);
   for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
   const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
-  const seconds = (now() - t0) / 1000;
-  // Phase times add up over the processes; busy fractions are averaged.
-  const addUp = (pick: (s: BatchSummary) => Record<string, number>, divisor = 1) => {
-    const out: Record<string, number> = {};
-    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / divisor;
-    return out;
-  };
-  const processed = parts.reduce((a, p) => a + p.processed, 0);
-  const disagreed = parts.some((p) => p.disagreed !== undefined) ? parts.reduce((a, p) => a + (p.disagreed ?? 0), 0) : undefined;
-  const summary: BatchSummary = {
-    op: name, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
-    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length), processes: jobs,
-    ...(disagreed !== undefined ? { disagreed } : {}),
-    ...(parts.some((p) => p.jpeg) ? { jpeg: addUp((p) => p.jpeg ?? {}) } : {}),
-    ...(parts.some((p) => p.huffman) ? { huffman: addUp((p) => p.huffman ?? {}) } : {}),
-    ...(parts.some((p) => p.lanes) ? { lanes: addUp((p) => p.lanes ?? {}) as BatchSummary['lanes'] } : {}),
-    ...(parts.some((p) => p.warnings) ? { warnings: parts.flatMap((p) => p.warnings ?? []) } : {}),
-  };
+  const summary: BatchSummary = { ...mergeSummaries(name, parts, (now() - t0) / 1000), processes: jobs };
   if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
   const code = report(summary, o.json);
   return broken.length ? broken[0].code || 70 : code;
