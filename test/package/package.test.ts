@@ -112,14 +112,17 @@ test('every documented function is exported by imgpu and, where the platform all
 import * as node from 'imgpu';
 import * as browser from 'imgpu/browser';
 import * as scale from 'imgpu/scale';
-console.log(JSON.stringify({ node: Object.keys(node), browser: Object.keys(browser), scale: Object.keys(scale) }));
+import * as batch from 'imgpu/batch';
+console.log(JSON.stringify({ node: Object.keys(node), browser: Object.keys(browser), scale: Object.keys(scale), batch: Object.keys(batch) }));
 `), 'import imgpu');
-  const { node, browser, scale } = JSON.parse(r.stdout) as { node: string[]; browser: string[]; scale: string[] };
-  // Scale-out (docs/scale-out.md) is its own entry, imgpu/scale, Node only: its functions are documented there.
-  const ofScale = (n: string) => scale.includes(n) && !node.includes(n);
+  const { node, browser, scale, batch } = JSON.parse(r.stdout) as { node: string[]; browser: string[]; scale: string[]; batch: string[] };
+  // Scale-out (docs/scale-out.md) and the batch engine (docs/batch.md) are entries of their own, imgpu/scale and
+  // imgpu/batch, Node only: their functions are documented there.
+  const ofScale = (n: string) => (scale.includes(n) || batch.includes(n)) && !node.includes(n);
   const missing = [...documented].filter((n) => !ofScale(n) && (BROWSER_ONLY.has(n) ? !browser.includes(n) : !node.includes(n)));
-  assert.deepEqual(missing, [], `documented but not exported by 'imgpu' or 'imgpu/scale': ${missing.join(', ')}`);
+  assert.deepEqual(missing, [], `documented but not exported by 'imgpu', 'imgpu/scale' or 'imgpu/batch': ${missing.join(', ')}`);
   assert.ok(['submit', 'createWorker', 'status', 'retry'].every((n) => scale.includes(n)), `imgpu/scale exports ${scale.join(', ')}`);
+  assert.ok(batch.includes('batch') && documented.has('batch'), `imgpu/batch exports ${batch.join(', ')}, documented`);
   const notInBrowser = [...documented].filter((n) => !NODE_ONLY.has(n) && !ofScale(n) && !browser.includes(n));
   assert.deepEqual(notInBrowser, [], `documented, platform-neutral, not exported by 'imgpu/browser': ${notInBrowser.join(', ')}`);
 });
