@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { now } from '../../core/timings.js';
 import { PARENT_ENV } from '../../node/runtime.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
@@ -8,6 +9,12 @@ import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOp
 import { mergeSummaries, Progress, report, type BatchSummary } from './report.js';
 
 // `--jobs N`: one batch shared by N child processes, their progress, records and summaries merged into one.
+
+/**
+ * The package's own launcher (bin/imgpu.js, from dist/src/engine/batch/), which runs the shards: not whatever script
+ * started this process (process.argv[1]: a user's program calling the engine, a test runner).
+ */
+const LAUNCHER = fileURLToPath(new URL('../../../../bin/imgpu.js', import.meta.url));
 
 /** Environment variable that makes a process run shard k of n of a batch (set by runBatchInProcesses). */
 const SHARD_ENV = 'IMGPU_BATCH_SHARD';
@@ -51,7 +58,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
   const notesSaid = new Set<string>();
   const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
-    const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
+    const child = spawn(process.execPath, [LAUNCHER, ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
       // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
       env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs), [PARENT_ENV]: String(process.pid) },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
