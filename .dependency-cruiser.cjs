@@ -1,6 +1,6 @@
 // The layering of docs/architecture.md, checked by `npm run lint` (dependency-cruiser):
 //   core ← ops ← io ← node (platform) ← engine (batch, scale: src/engine) ← entries (src/node.ts, src/browser.ts,
-//   src/index.ts, src/scale.ts) ← cli / playground
+//   src/index.ts, src/scale.ts, src/batch.ts) ← cli / playground
 // A layer imports only the layers to its left. Operation families (src/ops/<family>/) import one another only
 // through the shared primitives below; the ops-level modules (registry, pipeline, tasks, input) sit beside them.
 /** Families that other families build on: the histogram (equalize, thresholds) and applying a LUT. */

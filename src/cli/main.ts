@@ -11,13 +11,13 @@ import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
-import { COMMANDS, isImageCommand, type OpCommand } from '../engine/commands.js';
+import { COMMANDS, isImageCommand, readsColour, type OpCommand } from '../engine/commands.js';
 import { acquire, runGpuOrCpu, type Execution } from '../engine/context.js';
 import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
-import { runBatch } from '../engine/batch/run.js';
+import { runBatchCommand } from './batch.js';
 import { runBatchInProcesses, shardOf } from '../engine/batch/shard.js';
 import { cliWording } from '../engine/flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
@@ -186,8 +186,9 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
   const lenient = { ...(failOn === 'warning' ? {} : { failOn }), ...(maxVolumeBytes === undefined ? {} : { maxVolumeBytes }) };
   cmd.validate?.(params);
   const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
-  // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it.
-  if (prepared.gray === true) cmd = { ...cmd, colour: false };
+  // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it;
+  // a pipeline reads colour where its first step takes it.
+  cmd = { ...cmd, colour: readsColour(cmd, prepared) };
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const write: WriteOptions = { compression: num('compression'), quality: num('quality'), zarr: zarrWriteOptions(flags) };
   checkWriteOptions(write);
@@ -210,7 +211,12 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
     markStartup('device');
     try {
       if (!shardOf()?.k) for (const w of exec.warnings) console.error(w); // once for all --jobs processes
-      return await runBatch(name, cmd, inputs, outPath, prepared, exec, o);
+      // imgpu/batch's steps: the pipeline's text (its records name the chain), or this operation with its parameters.
+      const steps = name === 'pipeline' ? (params.chain as string) : [{ op: name, params }];
+      return await runBatchCommand(steps, exec, {
+        inputs, out: outPath, recursive: o.recursive, overwrite: o.overwrite, quiet: o.quiet, json, format: flags.get('format'), raw: codec.read.raw,
+        failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane,
+      });
     } finally {
       await exec.close();
     }

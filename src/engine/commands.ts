@@ -10,6 +10,8 @@ import { writeImage, type WriteOptions } from '../io/index.js';
 import { loadFileParams } from '../io/params.js';
 import { parsePipeline, runPipeline, type PipelineStep } from '../ops/pipeline.js';
 import { ALL_OPERATIONS, FILTER_TOLERANCE, OPERATIONS } from '../ops/registry.js';
+import { InvalidArgumentError } from '../core/errors.js';
+import { resolveParams } from '../core/params.js';
 
 export interface RunOn {
   gpu?: GpuContext;
@@ -40,6 +42,8 @@ export interface OpCommand<T> {
   imageFlags?: readonly string[];
   /** The operation takes colour input as it is (e.g. CLAHE of the lightness); others get OpenCV's gray. */
   colour?: boolean;
+  /** Where it depends on the parameters as run (a pipeline: its first step's rule), whether colour is taken (readsColour). */
+  colourFor?(params: Record<string, unknown>): boolean;
   run(img: Image, params: Record<string, unknown>, on: RunOn, images: Record<string, Image | undefined>): Promise<OpResult<T>>;
   compare(a: T, b: T): Comparison;
   write?(path: string, out: T, opts?: WriteOptions): Promise<void>;
@@ -56,6 +60,21 @@ export interface OpCommand<T> {
    * runs an image whole — decode, the steps on the CPU, encode — off the main thread (batch/lane.ts).
    */
   steps?(params: Record<string, unknown>): PipelineStep[];
+}
+
+/**
+ * Whether a command reads its input in colour, given its parameters as run: a per-channel or luma operation does
+ * unless asked for gray (`gray: true`, CLI --gray: read as cv2.imread(IMREAD_GRAYSCALE) reads it); a pipeline as
+ * its first step does — the later steps convert on their own by their rules, as the operations run one by one do.
+ */
+export function readsColour(cmd: Pick<OpCommand<unknown>, 'colour' | 'colourFor'>, params: Record<string, unknown>): boolean {
+  return cmd.colourFor ? cmd.colourFor(params) : cmd.colour === true && params.gray !== true;
+}
+
+/** Whether pipeline steps read their input in colour: by the first step's operation's rule (readsColour). */
+export function stepsReadColour(steps: readonly PipelineStep[]): boolean {
+  const first = steps[0];
+  return first !== undefined && OPERATIONS[first.op].colour && first.params.gray !== true;
 }
 
 /** A command whose output is an image: what batch mode runs. */
@@ -97,6 +116,7 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     params: [{ name: 'chain', kind: 'string', doc: 'operations separated by |, each with its options' }],
     validate: (p) => void parsePipeline(p.chain as string),
     prepare: async (p) => ({ ...p, steps: await pipelineSteps(p.chain as string) }),
+    colourFor: (p) => stepsReadColour(p.steps as PipelineStep[]),
     run: (img, p, on) => runPipeline(img, p.steps as PipelineStep[], on),
     compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareImages(a, b)),
     write: writeImage,
@@ -105,3 +125,45 @@ export const COMMANDS: Record<string, OpCommand<any>> = {
     report: (_r, p) => ({ json: { steps: parsePipeline(p.chain as string) }, text: [] }),
   } satisfies ImageCommand,
 };
+
+/** A batch's operations as code gives them: a pipeline's text, or steps (operation names of the registry with their parameters). */
+export type StepsSpec = string | readonly { op: string; params?: Record<string, unknown> }[];
+
+/** What a batch runs, from its steps: the command, its name and parameters (as the CLI's records name them), and the parameters as run. */
+export interface CommandOfSteps {
+  name: string;
+  cmd: ImageCommand;
+  /** the parameters as resolved, defaults included (what the batch's records compare: batchRecipe) */
+  params: Record<string, unknown>;
+  /** the parameters as run (file parameters read: OpCommand.prepare) */
+  prepared: Record<string, unknown>;
+}
+
+/**
+ * The command of a batch's steps, checked (typed errors, before any image): pipeline text runs as `imgpu pipeline`
+ * does; one step as that operation's command (`imgpu <op>`: the same records, so the CLI and code share an output
+ * folder's); several as a pipeline of them. Parameters are resolved against the operations' declarations.
+ */
+export async function commandOfSteps(steps: StepsSpec): Promise<CommandOfSteps> {
+  const pipeline = COMMANDS.pipeline as ImageCommand;
+  if (typeof steps === 'string') {
+    const params = { chain: steps };
+    pipeline.validate!(params);
+    return { name: 'pipeline', cmd: pipeline, params, prepared: await pipeline.prepare!(params) };
+  }
+  if (!Array.isArray(steps) || steps.length === 0) throw new InvalidArgumentError('batch: steps must be pipeline text or a non-empty list of { op, params }');
+  const list = steps as readonly { op: string; params?: Record<string, unknown> }[];
+  const resolved = list.map((s, i) => {
+    const op = OPERATIONS[s?.op];
+    if (!op) throw new InvalidArgumentError(`batch step ${i + 1}: unknown operation '${s?.op}' (${Object.keys(OPERATIONS).join(', ')})`);
+    return { op: op.name, params: resolveParams<Record<string, unknown>>(op.name, op.params, s.params ?? {}) };
+  });
+  if (resolved.length === 1) {
+    const [{ op, params }] = resolved;
+    const cmd = COMMANDS[op] as OpCommand<unknown>;
+    if (!isImageCommand(cmd)) throw new InvalidArgumentError(`batch: ${op} writes no image; a batch runs operations whose output is an image`);
+    return { name: op, cmd, params, prepared: (await cmd.prepare?.(params)) ?? params };
+  }
+  const prepared = await Promise.all(resolved.map(async (s) => ({ ...s, params: await loadFileParams(OPERATIONS[s.op].params, s.params) })));
+  return { name: 'pipeline', cmd: pipeline, params: { steps: resolved }, prepared: { steps: prepared } };
+}

@@ -343,3 +343,42 @@ test('batch --jobs 2: SIGKILL of the parent ends its processes (they went on rea
     for (const fd of fds) closeSync(fd);
   }
 });
+
+test('imgpu pipeline on a colour input follows its first step\'s colour rule, as the single command does (CLAHE on Y, filter and morph per channel), alone and in batch', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-pipe-colour-'));
+  const photo = fixture('images', 'chelsea.png');
+  for (const [op, args, chain] of [
+    ['clahe', ['--clip', '2'], 'clahe --clip 2'],
+    ['filter', ['--filter', 'gauss:2', '--saturate'], 'filter --filter gauss:2 --saturate | morph erode --se rect:3x3'],
+    ['morph', ['erode', '--se', 'rect:3x3'], 'morph erode --se rect:3x3 | equalize'],
+  ] as const) {
+    const single = join(dir, `${op}.png`), piped = join(dir, `${op}-pipe.png`);
+    assert.equal(cli(op, ...args, photo, single, '--device', 'cpu').status, 0);
+    if (op === 'filter') assert.equal(cli('morph', 'erode', '--se', 'rect:3x3', single, single, '--device', 'cpu').status, 0);
+    if (op === 'morph') assert.equal(cli('equalize', single, single, '--device', 'cpu').status, 0);
+    const r = cli('pipeline', photo, piped, chain, '--device', 'cpu');
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(readFileSync(piped), readFileSync(single), `${chain}: the single commands' bytes`);
+  }
+  // A batch reads as the single-image pipeline does.
+  mkdirSync(join(dir, 'in'));
+  copyFileSync(photo, join(dir, 'in', 'chelsea.png'));
+  const b = cli('pipeline', join(dir, 'in'), join(dir, 'out'), 'clahe --clip 2', '--device', 'cpu', '--quiet');
+  assert.equal(b.status, 0, b.stderr);
+  assert.deepEqual(readFileSync(join(dir, 'out', 'chelsea.png')), readFileSync(join(dir, 'clahe.png')));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('--jobs from a program other than the CLI (here the test runner) runs its shards with the package\'s own launcher, not process.argv[1]', async () => {
+  const { runBatchInProcesses } = await import('../../src/engine/batch/shard.js');
+  const { batchRecipe } = await import('../../src/engine/batch/plan.js');
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-shard-'));
+  mkdirSync(join(dir, 'in'));
+  for (const f of ['camera.png', 'coins.png']) copyFileSync(fixture('images', f), join(dir, 'in', f));
+  const codec = { format: undefined, read: {}, write: {} };
+  const o = { recursive: false, overwrite: false, quiet: true, json: false, ...codec, recipe: batchRecipe('equalize', {}, codec) };
+  const code = await runBatchInProcesses('equalize', [join(dir, 'in')], join(dir, 'out'), o, 2, ['equalize', join(dir, 'in'), join(dir, 'out'), '--device', 'cpu'], 1);
+  assert.equal(code, 0);
+  assert.deepEqual(readdirSync(join(dir, 'out')).filter((f) => !f.startsWith('.')).sort(), ['camera.png', 'coins.png']);
+  rmSync(dir, { recursive: true, force: true });
+});

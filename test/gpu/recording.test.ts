@@ -111,3 +111,22 @@ test('Recording.discard: nothing recorded runs, its scratch goes back to the poo
   ctx.buffers.release(out);
   assert.deepEqual([...got], [0, 0, 0, 0]);
 });
+
+test('Recording.flush with nothing recorded runs what waited for a submission (a batch\'s input released on its error path), once', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const rec = new Recording(ctx, new KernelTimer(ctx, false), 'empty', true);
+  const input = await GpuImage.upload(ctx, imageFrom(new Uint8Array(64), [8, 8]));
+  let released = 0;
+  rec.afterSubmit(() => {
+    released++;
+    input.release();
+  });
+  const n = await countSubmissions(ctx, async () => rec.flush());
+  assert.equal(n, 0, 'nothing recorded, nothing submitted');
+  assert.equal(released, 1, 'the input given back');
+  assert.throws(() => input.assertLive());
+  rec.flush();
+  rec.submit();
+  assert.equal(released, 1, 'once');
+});

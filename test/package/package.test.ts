@@ -112,14 +112,17 @@ test('every documented function is exported by imgpu and, where the platform all
 import * as node from 'imgpu';
 import * as browser from 'imgpu/browser';
 import * as scale from 'imgpu/scale';
-console.log(JSON.stringify({ node: Object.keys(node), browser: Object.keys(browser), scale: Object.keys(scale) }));
+import * as batch from 'imgpu/batch';
+console.log(JSON.stringify({ node: Object.keys(node), browser: Object.keys(browser), scale: Object.keys(scale), batch: Object.keys(batch) }));
 `), 'import imgpu');
-  const { node, browser, scale } = JSON.parse(r.stdout) as { node: string[]; browser: string[]; scale: string[] };
-  // Scale-out (docs/scale-out.md) is its own entry, imgpu/scale, Node only: its functions are documented there.
-  const ofScale = (n: string) => scale.includes(n) && !node.includes(n);
+  const { node, browser, scale, batch } = JSON.parse(r.stdout) as { node: string[]; browser: string[]; scale: string[]; batch: string[] };
+  // Scale-out (docs/scale-out.md) and the batch engine (docs/batch.md) are entries of their own, imgpu/scale and
+  // imgpu/batch, Node only: their functions are documented there.
+  const ofScale = (n: string) => (scale.includes(n) || batch.includes(n)) && !node.includes(n);
   const missing = [...documented].filter((n) => !ofScale(n) && (BROWSER_ONLY.has(n) ? !browser.includes(n) : !node.includes(n)));
-  assert.deepEqual(missing, [], `documented but not exported by 'imgpu' or 'imgpu/scale': ${missing.join(', ')}`);
+  assert.deepEqual(missing, [], `documented but not exported by 'imgpu', 'imgpu/scale' or 'imgpu/batch': ${missing.join(', ')}`);
   assert.ok(['submit', 'createWorker', 'status', 'retry'].every((n) => scale.includes(n)), `imgpu/scale exports ${scale.join(', ')}`);
+  assert.ok(batch.includes('batch') && documented.has('batch'), `imgpu/batch exports ${batch.join(', ')}, documented`);
   const notInBrowser = [...documented].filter((n) => !NODE_ONLY.has(n) && !ofScale(n) && !browser.includes(n));
   assert.deepEqual(notInBrowser, [], `documented, platform-neutral, not exported by 'imgpu/browser': ${notInBrowser.join(', ')}`);
 });
@@ -412,4 +415,56 @@ test('npx imgpu inside a checkout runs the built CLI without rebuilding dist/ (n
   const after = stamp();
   const changed = Object.keys(after).filter((f) => after[f] !== before[f]);
   assert.deepEqual(changed.slice(0, 5), [], `npx rewrote ${changed.length} files of dist/`);
+});
+
+// ---- imgpu/batch from the installed package (issue 36's acceptance).
+
+test('imgpu/batch from code writes the bytes of `imgpu <op> <folder> <out>`, an event for every input (the corrupt one failed), and an AbortSignal stops it with nothing half-written', () => {
+  const inDir = join(work, 'batch-in');
+  mkdirSync(inDir);
+  // Small photos (lavapipe and two cores are slow): three real JPEGs, copies of them to have images left to abort, one corrupt.
+  for (let i = 0; i < 4; i++) for (const f of ['camera_gray.jpg', 'chelsea_q90.jpg', 'crop_o1.jpg']) copyFileSync(fixture('jpeg', f), join(inDir, `${i}-${f}`));
+  writeFileSync(join(inDir, 'corrupt.jpg'), readFileSync(fixture('jpeg', 'chelsea_q90.jpg')).subarray(0, 700));
+  const cliOut = join(work, 'batch-cli');
+  const c = run(process.execPath, [join(project, 'node_modules', '.bin', 'imgpu'), 'equalize', inDir, cliOut, '--device', 'cpu', '--quiet'], { cwd: project });
+  assert.equal(c.status, 9, `the CLI: some failed\n${c.stderr}`);
+  const r = ok(userScript('batch.mjs', `
+import { batch } from 'imgpu/batch';
+const [inDir, out, aborted] = process.argv.slice(2);
+const events = [];
+const run = batch([{ op: 'equalize' }], { inputs: [inDir], out, threads: 2, codecThreads: 2 });
+for await (const e of run) events.push(e.type === 'failed' ? { ...e, error: { name: e.error.name, code: e.error.code } } : e);
+const summary = await run.done;
+// Aborted after the first image written: those in flight finish whole, no other is started.
+const ac = new AbortController();
+const second = batch([{ op: 'equalize' }], { inputs: [inDir], out: aborted, threads: 2, codecThreads: 2, window: 2, signal: ac.signal });
+const abortEvents = [];
+for await (const e of second) {
+  abortEvents.push(e.type);
+  if (e.type === 'done') ac.abort();
+}
+console.log(JSON.stringify({ events, summary, abortEvents, abortSummary: await second.done }));
+`, [inDir, join(work, 'batch-lib'), join(work, 'batch-aborted')]), 'imgpu/batch');
+  const { events, summary, abortEvents, abortSummary } = JSON.parse(r.stdout) as {
+    events: { type: string; id?: string; output?: string; path?: string; error?: { name: string; code: string } }[];
+    summary: { processed: number; failed: { file: string }[]; aborted?: boolean }; abortEvents: string[]; abortSummary: { processed: number; aborted?: boolean };
+  };
+  const inputs = readdirSync(inDir).map((f) => join(inDir, f));
+  const done = events.filter((e) => e.type === 'done');
+  assert.deepEqual(done.map((e) => e.id).sort(), inputs.filter((f) => !f.endsWith('corrupt.jpg')).sort(), 'a done event for every good input');
+  assert.ok(done.every((e) => e.path === 'cpu'));
+  assert.deepEqual(events.filter((e) => e.type === 'failed'), [{ type: 'failed', id: join(inDir, 'corrupt.jpg'), error: { name: 'UnsupportedFormatError', code: 'UNSUPPORTED_FORMAT' } }]);
+  assert.equal(summary.processed, 12);
+  assert.equal(summary.aborted, undefined);
+  for (const f of readdirSync(cliOut).filter((n) => !n.startsWith('.'))) assert.deepEqual(readFileSync(join(work, 'batch-lib', f)), readFileSync(join(cliOut, f)), `${f}: the CLI's bytes`);
+  assert.equal(readdirSync(cliOut).filter((n) => !n.startsWith('.')).length, 12);
+  // The abort: fewer images than the folder's, every output whole (the CLI's bytes), no temporary file left.
+  assert.equal(abortSummary.aborted, true);
+  assert.ok(abortSummary.processed >= 1 && abortSummary.processed < 12, `stopped early: ${abortSummary.processed} processed`);
+  const left = readdirSync(join(work, 'batch-aborted'));
+  assert.deepEqual(left.filter((n) => n.startsWith('.') && n !== '.imgpu-batch.json'), [], 'no temporary file');
+  const written = left.filter((n) => !n.startsWith('.'));
+  assert.equal(written.length, abortSummary.processed);
+  for (const f of written) assert.deepEqual(readFileSync(join(work, 'batch-aborted', f)), readFileSync(join(cliOut, f)), `${f} whole`);
+  assert.equal(abortEvents.filter((t) => t === 'done').length, abortSummary.processed);
 });

@@ -197,11 +197,17 @@ export class Recording {
   /**
    * Submits what is recorded so far (submit()) and goes on recording into a new encoder: for work that must run
    * before something submitted apart (an operation that records into a recording of its own), in a recording its
-   * caller shares between operations (GpuRunOptions.recording). Nothing to submit (nothing recorded since, or the
-   * recording submitted for good), nothing happens: safe in a `finally`.
+   * caller shares between operations (GpuRunOptions.recording). Nothing recorded since: nothing is submitted, but
+   * what waited for a submission runs now (it has nothing left to wait for: a batch's input given back to the pool
+   * on an error path whose operation recorded nothing would otherwise never be). Submitted for good (or
+   * discarded): nothing happens. Safe in a `finally`.
    */
   flush(): void {
-    if (!this.recorded || this.ended) return;
+    if (this.ended) return;
+    if (!this.recorded) {
+      for (const fn of this.submitted.splice(0)) fn();
+      return;
+    }
     this.submit();
     this.encoder = this.ctx.device.createCommandEncoder({ label: this.label });
     this.recorded = this.ended = false;

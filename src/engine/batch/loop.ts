@@ -55,6 +55,8 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
   constructor(
     private readonly codecs: CodecPool, jobs: readonly J[] | JobQueue<J>, private readonly opts: ReadOptions, private readonly window: number,
     private readonly reader?: (job: J) => Promise<I>,
+    /** false: all `window` reads start at once (inFlight says why they do not by default; measurements) */
+    private readonly ramp = true,
   ) {
     this.queue = isQueue(jobs) ? jobs : inOrder(jobs);
   }
@@ -78,10 +80,10 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
    * Reads in flight: `window`, but at first 4, then 2 more for each image taken — the first image is waited for,
    * and 16 reads started at once shared the cores with it: a GPU batch of photos largest first (a CPU lane beside
    * it) began its first image 155 ms into the run, 90 ms after its kernels were compiled (H200 trace).
-   * IMGPU_READ_RAMP=0 starts all `window` at once (measurements).
+   * `ramp` false starts all `window` at once (measurements).
    */
   private get inFlight(): number {
-    return process.env.IMGPU_READ_RAMP === '0' ? this.window : Math.min(this.window, 4 + 2 * this.taken);
+    return this.ramp ? Math.min(this.window, 4 + 2 * this.taken) : this.window;
   }
 
   private fill(): void {
@@ -172,6 +174,10 @@ export interface LoopOptions<J = unknown> {
   fatal?: (e: unknown) => boolean;
   /** no image is started after this time (now()), e.g. --timeout */
   deadline?: number;
+  /** no image is started once this says true (a batch's AbortSignal, failFast): those in flight finish, tally.stopped */
+  stop?: () => boolean;
+  /** Told of each image that fails, with its error as thrown (a batch's failed events), besides onFailure. */
+  failed?: (job: J, e: unknown) => void;
   /** Jobs run whole beside the loop's images (a batch's CPU lane): counted, reported and failed as they are. */
   lane?: SideLane<J>;
 }
@@ -212,6 +218,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
     // A bad file (a typed error), or a bug met on one file: either way the run goes on and reports it.
     const message = e instanceof ImgpuError ? cliWording(e.message) : `internal error: ${(e as Error)?.message ?? e}`;
     tally.failed.push({ file: j.input, message });
+    o.failed?.(j, e);
     if (o.onFailure === 'say') process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${j.input}: ${message}\n`);
   };
   /** Keeps one image's result (writes or reports it): the image is then done, or failed. `timed`: counted in keepMs. */
@@ -227,6 +234,8 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
     if (timed) tally.keepMs += now() - t;
     o.progress.update(tally.processed, tally.failed.length, tally.bytes);
   }
+  /** Whether no image may be started any more: the deadline passed, or `stop` says so. */
+  const stopping = () => (o.deadline !== undefined && now() > o.deadline) || o.stop?.() === true;
   const writes = new Set<Promise<void>>();
   // pipelined: the image whose step has run and whose result waits for the next image's step.
   let deferred: { job: J; keep: () => Promise<void> } | undefined;
@@ -250,7 +259,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
   async function runLane(lane: SideLane<J>): Promise<void> {
     const active = new Set<Promise<void>>();
     for (;;) {
-      for (let job: J | undefined; !fatal && active.size < lane.size && !(o.deadline !== undefined && now() > o.deadline) && (job = lane.take()); ) {
+      for (let job: J | undefined; !fatal && active.size < lane.size && !stopping() && (job = lane.take()); ) {
         const j = job;
         const p: Promise<void> = keepOne(j, () => lane.run(j), false).finally(() => active.delete(p));
         active.add(p);
@@ -262,7 +271,7 @@ export async function eachImage<J extends LoopJob, I = Image>(source: ImageSourc
   const laneDone = o.lane ? runLane(o.lane) : undefined;
   const running = new Set<Promise<void>>();
   while (!fatal) {
-    if (o.deadline !== undefined && now() > o.deadline) {
+    if (stopping()) {
       tally.stopped = true;
       break;
     }

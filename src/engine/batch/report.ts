@@ -96,6 +96,29 @@ export interface BatchSummary {
   startup_ms?: number | null;
 }
 
+/**
+ * One summary of several runs' (the processes of --jobs, the groups of a batch's staged inputs): counts and phase
+ * times added up, busy fractions averaged; `seconds` the wall clock over all (default: theirs added up).
+ */
+export function mergeSummaries(op: string, parts: readonly BatchSummary[], seconds = parts.reduce((a, p) => a + p.seconds, 0)): BatchSummary {
+  const addUp = (pick: (s: BatchSummary) => Record<string, number>, divisor = 1) => {
+    const out: Record<string, number> = {};
+    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / divisor;
+    return out;
+  };
+  const processed = parts.reduce((a, p) => a + p.processed, 0);
+  const disagreed = parts.some((p) => p.disagreed !== undefined) ? parts.reduce((a, p) => a + (p.disagreed ?? 0), 0) : undefined;
+  return {
+    op, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
+    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length),
+    ...(disagreed !== undefined ? { disagreed } : {}),
+    ...(parts.some((p) => p.jpeg) ? { jpeg: addUp((p) => p.jpeg ?? {}) } : {}),
+    ...(parts.some((p) => p.huffman) ? { huffman: addUp((p) => p.huffman ?? {}) } : {}),
+    ...(parts.some((p) => p.lanes) ? { lanes: addUp((p) => p.lanes ?? {}) as BatchSummary['lanes'] } : {}),
+    ...(parts.some((p) => p.warnings) ? { warnings: parts.flatMap((p) => p.warnings ?? []) } : {}),
+  };
+}
+
 /** Prints a batch's summary (one JSON object, or a line) and returns its exit code. */
 export function report(summary: BatchSummary, json: boolean): number {
   const { op, processed, skipped, failed, seconds, disagreed } = summary;

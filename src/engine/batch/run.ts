@@ -12,7 +12,7 @@ import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
-import type { ImageCommand, RunOn } from '../commands.js';
+import { readsColour, type ImageCommand, type RunOn } from '../commands.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
@@ -20,51 +20,95 @@ import { prepareJpegGpu, resolveJpegPath } from '../../node/jpeg-gpu.js';
 import { traced } from '../../node/trace.js';
 import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
-import { Progress, report, type BatchSummary, type ProgressSink } from './report.js';
-import { shardOf } from './shard.js';
+import type { BatchSummary, ProgressSink } from './report.js';
 import { CpuLane, defaultLaneSize, SplitQueue } from './lane.js';
 import { OPERATIONS } from '../../ops/registry.js';
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runImages). */
 export const IMAGES_IN_FLIGHT = 1;
 
+/** Where an image was processed: the GPU, the CPU (no GPU, or its fallback), or the CPU lane beside the GPU (lane.ts). */
+export type ImagePath = 'gpu' | 'cpu' | 'cpu-lane';
+
+/** How an image was done: its path and the milliseconds from the start of its read to its output written. */
+export interface ImageDone {
+  path: ImagePath;
+  ms: number;
+}
+
+/** Tuning of the engine (measurement knobs; the defaults are the measured best: see where each is used). */
+export interface BatchTuning {
+  /** images read ahead and written behind at once @default the CPU pool's size, 2–16 */
+  window?: number;
+  /** images processed at once @default IMAGES_IN_FLIGHT (1) */
+  depth?: number;
+  /** false: the `window` reads start at once rather than 4, then 2 more per image taken (FileImages.inFlight) @default true */
+  readRamp?: boolean;
+  /** the CPU lane's workers' nice value (Linux) @default 19 */
+  laneNice?: number;
+  /** codec worker threads @default the cores less two, 2–16 */
+  codecThreads?: number;
+}
+
+/** What a batch tells its caller as it runs (the library prints nothing): events, and where it stops. */
+export interface BatchHooks {
+  /** An input up to date by the folder's records, not redone. */
+  skipped?: (job: Job) => void;
+  /** An image written (and recorded). */
+  done?: (job: Job, how: ImageDone) => Promise<void> | void;
+  /** An image that failed, with its error as thrown. */
+  failed?: (job: Job, e: unknown) => void;
+  /** `processed` and `failed` so far of `total` to do; `bytes` of input read. */
+  progress?: (processed: number, failed: number, total: number, bytes: number) => void;
+  /** No image is started once this says true (AbortSignal, failFast). */
+  stop?: () => boolean;
+  tuning?: BatchTuning;
+  /**
+   * This process runs shard k of n of a batch (image i when i mod n = k): its outputs' records go to `record`
+   * (the parent of the processes keeps the folder's records), and no images is not an error.
+   */
+  shard?: { k: number; n: number; record: (key: string, r: OutputRecord) => void };
+}
+
 /**
- * One operation over many images: every input file (a folder's images, --recursive keeps the layout) into the
- * output folder. A file that fails is reported and skipped; outputs up to date by the folder's records (the same
- * input made them with the same recipe: records.ts) are skipped unless --overwrite; every output is written
+ * One operation over many images: every input file (a folder's images, `recursive` keeps the layout) into the
+ * output folder. A file that fails is reported (hooks.failed) and skipped; outputs up to date by the folder's records (the same
+ * input made them with the same recipe: records.ts) are skipped unless `overwrite`; every output is written
  * atomically (io writeImage), so an interrupted run leaves only whole files and a rerun completes the rest. Reading runs ahead of the processing and writing behind it, several images
  * at a time (runImages). The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
- * Returns the exit code: EXIT_OK, EXIT_SOME_FAILED, or EXIT_DISAGREE when CPU and GPU disagreed on some image.
+ * Returns the summary; `stopped` when hooks.stop ended it before its last image.
  */
-export async function runBatch(name: string, cmd: ImageCommand, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions): Promise<number> {
-  const shard = shardOf();
+export async function runBatch(name: string, cmd: ImageCommand, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions, hooks: BatchHooks = {}): Promise<BatchSummary & { stopped: boolean }> {
+  const shard = hooks.shard;
   const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.n === shard.k);
   if (jobs.length === 0 && !shard) throw noImages(inputs, o);
   await prepareOutputFolder(outDir);
   const records = await BatchRecords.open(outDir);
-  // A process running a shard of --jobs reports its outputs to the parent, which keeps the records.
-  const record = shard
-    ? (key: string, r: OutputRecord) => console.log(JSON.stringify({ record: { key, ...r } }))
-    : (key: string, r: OutputRecord) => records.add(key, r);
+  // A process running a shard reports its outputs to the parent, which keeps the records.
+  const record = shard ? shard.record : (key: string, r: OutputRecord) => records.add(key, r);
   const t0 = now();
   const todo = await pending(jobs, records, o);
   const skipped = jobs.length - todo.length;
-  const codecs = new CodecPool();
-  const lane = lanePool(o, exec, cmd, params, todo);
+  if (hooks.skipped) for (const j of jobs.filter((j) => !todo.includes(j))) hooks.skipped(j);
+  const codecs = new CodecPool(hooks.tuning?.codecThreads);
+  const lane = lanePool(o, exec, cmd, params, todo, hooks);
   try {
-    const progress = new Progress(todo.length, { quiet: o.quiet || o.json, shard: shard !== undefined });
+    const progress: ProgressSink = { update: (written, failed, bytes) => hooks.progress?.(written, failed, todo.length, bytes) };
+    progress.update(0, 0, 0); // the total known, before the first image
     const done = await runImages({ name, cmd, params, exec, codecs, lane }, todo, {
-      read: o.read, write: o.write, jpeg: o.jpeg, progress, onFailure: o.json ? 'count' : 'say',
-      written: async (job) => record(job.key, await BatchRecords.describe(job, o.recipe)),
+      read: o.read, write: o.write, jpeg: o.jpeg, progress, onFailure: 'count', failed: hooks.failed, stop: hooks.stop, tuning: hooks.tuning,
+      written: async (job, how) => {
+        record(job.key, await BatchRecords.describe(job, o.recipe));
+        await hooks.done?.(job, how);
+      },
     });
     const seconds = (now() - t0) / 1000;
-    const { processed, failed, phases, busy, disagreed, jpeg, huffman, lanes, warnings } = done;
-    const summary: BatchSummary = {
+    const { processed, failed, phases, busy, disagreed, jpeg, huffman, lanes, warnings, stopped } = done;
+    return {
       op: name, processed, skipped, failed, seconds, images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: phases, busy, ...(lanes ? { lanes } : {}),
       ...(exec.cpu && exec.gpu ? { disagreed } : {}), ...(Object.keys(jpeg).length ? { jpeg } : {}), ...(Object.keys(huffman).length ? { huffman } : {}),
-      ...(warnings.length ? { warnings } : {}), startup_ms: startupReport().startup_ms,
+      ...(warnings.length ? { warnings } : {}), stopped, startup_ms: startupReport().startup_ms,
     };
-    return report(summary, o.json);
   } finally {
     // After the summary's clock: terminating the lane's workers (nice 19, while the last writes finish) took 76 ms.
     await Promise.all([codecs.close(), lane?.close()]);
@@ -92,8 +136,13 @@ export interface RunImagesOptions {
   progress: ProgressSink;
   /** a failed image: said on stderr at once, or only counted (eachImage's LoopOptions.onFailure) */
   onFailure: 'say' | 'count';
-  /** Called once an image's output is written (a batch records it). */
-  written(job: Job): Promise<void> | void;
+  /** Called once an image's output is written (a batch records it), with how it was done. */
+  written(job: Job, how: ImageDone): Promise<void> | void;
+  /** Told of each image that fails (LoopOptions.failed). */
+  failed?: (job: Job, e: unknown) => void;
+  /** No image is started once this says true (LoopOptions.stop). */
+  stop?: () => boolean;
+  tuning?: BatchTuning;
   /** Errors that end the run instead of failing one image (a queue worker's lost GPU device: eachImage's fatal). */
   fatal?: (e: unknown) => boolean;
 }
@@ -114,6 +163,8 @@ export interface ImagesDone {
   lanes?: { gpu: number; cpu: number };
   /** Inputs decoded through damage (--fail-on below warning), with libjpeg's warnings (BatchSummary.warnings) */
   warnings: { file: string; warnings: readonly string[] }[];
+  /** o.stop ended the run before its last image */
+  stopped: boolean;
 }
 
 /**
@@ -138,6 +189,13 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     const gpu = exec.gpu;
     void traced('prepare', 'jpeg kernels', () => prepareJpegGpu(gpu, { decode: todo.some((j) => isJpegName(j.input)), encode: todo.some((j) => isJpegName(j.output)) }));
   }
+  // When each image's read (or the lane's work on it) started, for its done event's time.
+  const started = new Map<Job, number>();
+  const doneHow = (job: Job, path: ImagePath): ImageDone => {
+    const ms = now() - (started.get(job) ?? t0);
+    started.delete(job);
+    return { path, ms };
+  };
   // Output folders made so far (one mkdir per folder, not per image: each is a trip through the libuv pool).
   const made = new Set<string>();
   const ensureDir = async (d: string) => {
@@ -212,7 +270,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       rec.flush();
       const host = await out.toHost();
       out.release();
-      return writer(job, host, false);
+      return writer(job, host, false, 'gpu');
     }
     return async () => {
       try {
@@ -226,16 +284,16 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
         rec.flush(); // where the encode failed before submitting
         out.release();
       }
-      await o.written(job);
+      await o.written(job, doneHow(job, 'gpu'));
     };
   }
   /** The write of an output through the codec workers (its shared buffer recycled after, for a GPU result). */
-  function writer(job: Job, out: Image, recycle: boolean): () => Promise<void> {
+  function writer(job: Job, out: Image, recycle: boolean, path: ImagePath): () => Promise<void> {
     return async () => {
       // Images go to the codec workers (batch runs image commands only: ImageCommand).
       await codecs.write(job.output, out, o.write);
       if (recycle) outputs.give(out.data.buffer);
-      await o.written(job);
+      await o.written(job, doneHow(job, path));
     };
   }
   /**
@@ -281,19 +339,21 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     phases.kernels += kernelTotal(r.timings);
     phases.download += r.timings.download;
     await ensureDir(dirname(job.output));
-    return writer(job, r.output, !!results.gpu);
+    return writer(job, r.output, !!results.gpu, results.gpu ? 'gpu' : 'cpu');
   }
   // Several images in flight on both sides of the processing: decoding and encoding run on the codec
   // workers, so `window` images are read ahead and `window` written behind.
-  const window = Number(process.env.IMGPU_BATCH_WINDOW) || Math.max(2, Math.min(16, exec.pool.size));
-  const read = { ...o.read, gray: !cmd.colour };
+  const window = o.tuning?.window || Math.max(2, Math.min(16, exec.pool.size));
+  const colour = readsColour(cmd, params);
+  const read = { ...o.read, gray: !colour };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const huffmanPaths: Record<string, number> = {};
   const warned: ImagesDone['warnings'] = [];
   const noteWarnings = (file: string, warnings?: readonly string[]) => warnings?.length && warned.push({ file, warnings });
   const reader = async (j: Job): Promise<Image | GpuImage> => {
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, cmd.colour ?? false, jpegPath, coefficients, o.read.failOn) : undefined;
+    started.set(j, now());
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, colour, jpegPath, coefficients, o.read.failOn) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     if (onGpu) {
@@ -307,13 +367,14 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // A CPU lane beside the GPU (lane.ts): the smallest images processed whole on codec workers of its own, the GPU
   // taking the largest first.
   const queue = laneCodecs && cmd.steps ? new SplitQueue(todo) : undefined;
-  const source = new FileImages<Job, Image | GpuImage>(codecs, queue ? queue.largest : todo, read, window, reader);
+  const source = new FileImages<Job, Image | GpuImage>(codecs, queue ? queue.largest : todo, read, window, reader, o.tuning?.readRamp ?? true);
   const lane = queue && laneCodecs ? new CpuLane<Job>(laneCodecs.size, queue, () => source.ahead, async (job) => {
+    started.set(job, now());
     await ensureDir(dirname(job.output));
     const done = await traced('lane', job.input, () => laneCodecs.process(job.input, job.output, cmd.steps!(params), read, o.write));
     if (isJpegName(job.input)) jpegPaths.cpu = (jpegPaths.cpu ?? 0) + 1;
     noteWarnings(job.input, done.warnings);
-    await o.written(job);
+    await o.written(job, doneHow(job, 'cpu-lane'));
     return done;
   }) : undefined;
   const step = lane ? async (job: Job, img: Image | GpuImage) => {
@@ -324,12 +385,12 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // Images processed at once (the codec workers read ahead and write behind regardless). Measured on the H100
   // (equalize, 210 photos): 1 → 62, 2 → 57, 4 → 50, 6 → 45 images/s on the GPU — Dawn's completion polling
   // on the main thread grows with the work in flight, so overlapping images' GPU phases lost; on the CPU, 1, 2
-  // and 3 gave 84, 84 and 85 images/s. IMGPU_BATCH_DEPTH overrides both (benchmarks).
-  const depth = Number(process.env.IMGPU_BATCH_DEPTH) || IMAGES_IN_FLIGHT;
+  // and 3 gave 84, 84 and 85 images/s. tuning.depth overrides both (benchmarks).
+  const depth = o.tuning?.depth || IMAGES_IN_FLIGHT;
   const elu0 = performance.eventLoopUtilization();
   let tally: LoopTally;
   try {
-    tally = await eachImage(source, step, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal, lane });
+    tally = await eachImage(source, step, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal, lane, stop: o.stop, failed: o.failed });
   } finally {
     await source.drain((img) => { if (img instanceof GpuImage) img.release(); });
   }
@@ -346,7 +407,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     ...(lane ? { lane: lane.busyMs / (wall * lane.size) } : {}),
   };
   const lanes = lane ? { gpu: processed - lane.cpuImages, cpu: lane.cpuImages } : undefined;
-  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths, ...(lanes ? { lanes } : {}), warnings: warned };
+  return { processed, failed, disagreed, phases, busy, jpeg: jpegPaths, huffman: huffmanPaths, ...(lanes ? { lanes } : {}), warnings: warned, stopped: tally.stopped };
 }
 
 /**
@@ -356,17 +417,17 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
  * (--jpeg auto), JPEGs to JPEGs for at least half the jobs, steps light on the CPU (equalize, gamma, global thresholds), one
  * process (not a shard of --jobs); otherwise none
  * (--device gpu and --jpeg gpu ask for the GPU for every image). The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
- * main thread's or its file reads' and writes' (IMGPU_LANE_NICE overrides, for measurements).
+ * main thread's or its file reads' and writes' (tuning.laneNice overrides, for measurements).
  */
-function lanePool(o: BatchOptions, exec: Execution, cmd: ImageCommand, params: Record<string, unknown>, todo: readonly Job[]): CodecPool | undefined {
-  const size = laneSize(o, exec, cmd, params, todo);
-  return size > 0 ? new CodecPool(size, Number(process.env.IMGPU_LANE_NICE ?? 19)) : undefined;
+function lanePool(o: BatchOptions, exec: Execution, cmd: ImageCommand, params: Record<string, unknown>, todo: readonly Job[], hooks: BatchHooks): CodecPool | undefined {
+  const size = laneSize(o, exec, cmd, params, todo, hooks.shard !== undefined);
+  return size > 0 ? new CodecPool(size, hooks.tuning?.laneNice ?? 19) : undefined;
 }
 
 /** The CPU lane's size for a batch (lanePool says when it has one). */
 export function laneSize(
   o: Pick<BatchOptions, 'cpuLane' | 'jpeg'>, exec: Pick<Execution, 'gpu' | 'cpu' | 'auto'>, cmd: Pick<ImageCommand, 'steps'>, params: Record<string, unknown>,
-  todo: readonly Pick<Job, 'input' | 'output'>[],
+  todo: readonly Pick<Job, 'input' | 'output'>[], shard = false,
 ): number {
   const asked = o.cpuLane ?? 'auto';
   if (!asked || !exec.gpu || exec.cpu || !cmd.steps) return 0;
@@ -376,5 +437,5 @@ export function laneSize(
   // Steps whose CPU path may cost far more than the codec (filters, morphology, CLAHE, windowed thresholds:
   // OpDeclaration.light) could leave the batch waiting on the lane's first images, taken before any rate was measured.
   const light = cmd.steps(params).every((s) => OPERATIONS[s.op]?.light(s.params) === true);
-  return exec.auto && jpegAutoOnGpu && photos && light && !shardOf() ? defaultLaneSize() : 0;
+  return exec.auto && jpegAutoOnGpu && photos && light && !shard ? defaultLaneSize() : 0;
 }

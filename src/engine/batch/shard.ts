@@ -1,13 +1,20 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { now } from '../../core/timings.js';
 import { PARENT_ENV } from '../../node/runtime.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions } from './plan.js';
-import { Progress, report, type BatchSummary } from './report.js';
+import { mergeSummaries, Progress, report, type BatchSummary } from './report.js';
 
 // `--jobs N`: one batch shared by N child processes, their progress, records and summaries merged into one.
+
+/**
+ * The package's own launcher (bin/imgpu.js, from dist/src/engine/batch/), which runs the shards: not whatever script
+ * started this process (process.argv[1]: a user's program calling the engine, a test runner).
+ */
+const LAUNCHER = fileURLToPath(new URL('../../../../bin/imgpu.js', import.meta.url));
 
 /** Environment variable that makes a process run shard k of n of a batch (set by runBatchInProcesses). */
 const SHARD_ENV = 'IMGPU_BATCH_SHARD';
@@ -51,7 +58,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
   const notesSaid = new Set<string>();
   const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
-    const child = spawn(process.execPath, [process.argv[1], ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
+    const child = spawn(process.execPath, [LAUNCHER, ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
       // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
       env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs), [PARENT_ENV]: String(process.pid) },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -84,24 +91,7 @@ export async function runBatchInProcesses(name: string, inputs: string[], outDir
   const broken = results.map((r, k) => ({ ...r, k })).filter((r) => !r.summary);
   for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
   const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
-  const seconds = (now() - t0) / 1000;
-  // Phase times add up over the processes; busy fractions are averaged.
-  const addUp = (pick: (s: BatchSummary) => Record<string, number>, divisor = 1) => {
-    const out: Record<string, number> = {};
-    for (const p of parts) for (const [key, v] of Object.entries(pick(p))) out[key] = (out[key] ?? 0) + v / divisor;
-    return out;
-  };
-  const processed = parts.reduce((a, p) => a + p.processed, 0);
-  const disagreed = parts.some((p) => p.disagreed !== undefined) ? parts.reduce((a, p) => a + (p.disagreed ?? 0), 0) : undefined;
-  const summary: BatchSummary = {
-    op: name, processed, skipped: parts.reduce((a, p) => a + p.skipped, 0), failed: parts.flatMap((p) => p.failed), seconds,
-    images_per_s: processed / Math.max(seconds, 1e-9), phases_ms: addUp((p) => p.phases_ms), busy: addUp((p) => p.busy, parts.length), processes: jobs,
-    ...(disagreed !== undefined ? { disagreed } : {}),
-    ...(parts.some((p) => p.jpeg) ? { jpeg: addUp((p) => p.jpeg ?? {}) } : {}),
-    ...(parts.some((p) => p.huffman) ? { huffman: addUp((p) => p.huffman ?? {}) } : {}),
-    ...(parts.some((p) => p.lanes) ? { lanes: addUp((p) => p.lanes ?? {}) as BatchSummary['lanes'] } : {}),
-    ...(parts.some((p) => p.warnings) ? { warnings: parts.flatMap((p) => p.warnings ?? []) } : {}),
-  };
+  const summary: BatchSummary = { ...mergeSummaries(name, parts, (now() - t0) / 1000), processes: jobs };
   if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
   const code = report(summary, o.json);
   return broken.length ? broken[0].code || 70 : code;
