@@ -27,14 +27,10 @@ def colour_clahe(bgr):
 
 
 def gamma_lut():
-    """skimage.exposure.adjust_gamma(., 0.5)'s 8-bit table (imgpu gamma --gamma 0.5), made by skimage itself where it is installed."""
-    try:
-        from skimage.exposure import adjust_gamma
-        return adjust_gamma(np.arange(256, dtype=np.uint8), 0.5)
-    except ImportError:
-        # skimage 0.19's _adjust_gamma_u8 where skimage is absent (the GPU machine): the table truncates, it does not
-        # round — a rounding fallback made every gamma cell of the first H200 matrix 'differ' from imgpu.
-        return np.minimum(255 * np.linspace(0, 1, 256) ** 0.5, 255).astype(np.uint8)
+    """imgpu gamma --gamma 0.5's 8-bit table: Debian's scikit-image 0.19 adjust_gamma (_adjust_gamma_u8), which
+    truncates. Written out rather than imported: newer scikit-image rounds the table instead (np.rint), so importing
+    whatever skimage a machine has made every gamma cell of the first H200 matrix 'differ' from imgpu."""
+    return np.minimum(255 * np.linspace(0, 1, 256) ** 0.5, 255).astype(np.uint8)
 
 
 def work(args):
