@@ -61,16 +61,11 @@ const BYTES: Record<Dtype, number> = { uint8: 1, uint16: 2, float32: 4 };
 /**
  * Bytes a slab of `n` output planes takes: its input with halo and the decoded chunks overhanging it, the
  * operation's float32 working copies (a shared copy of the input, the 1-D passes' results: 12 bytes a voxel),
- * the output and its crop, and the encoded chunks waiting to be written — and, beside it (slabs run read-ahead
- * and write-behind: pipelined), the next slab's input read with its decoded chunks and the previous slab's output
- * with its encoded chunks.
+ * the output and its crop, and the encoded chunks waiting to be written.
  */
 export function slabBytes(plane: number, n: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number): number {
   const inPlanes = n + reach.before + reach.after + 1;
-  const computed = inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4);
-  const readAhead = inPlanes * BYTES[inDtype] + 2 * chunkZIn * BYTES[inDtype];
-  const writeBehind = n * 2 * BYTES[outDtype];
-  return plane * (computed + readAhead + writeBehind);
+  return plane * (inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4));
 }
 
 /** Output planes per slab: the most whole chunk rows (of `cz` planes) whose slab fits the budget; a typed error if none does. */
@@ -194,29 +189,13 @@ async function planSlabs(inRoot: string, reach: Reach | undefined, outDtype: Dty
   return { src, reach: r, whole, n, estimate: slabBytes(plane, n, r, src.dtype, outDtype, level.chunks[0]) };
 }
 
-/** The three stages of a slab, run pipelined (slabsOf): read (decode), compute, write (encode). */
-interface SlabStages<T, U> {
-  read(s0: number, s1: number): Promise<T>;
-  compute(input: T, s0: number, s1: number): Promise<U>;
-  write(output: U, s0: number, s1: number): Promise<void>;
-}
-
-/**
- * Level 0's stages: output planes [s0, s1) read with the input planes they need (the halo included), `run` on
- * them, the planes kept written.
- */
-function level0Stages(p: SlabPlan, out: OmeZarr, run: SlabRun): SlabStages<{ input: Image; first: number }, Image> {
+/** Output planes [s0, s1) of level 0: the input planes they read (the halo included) read, `run` on them, the planes kept written. */
+async function computeSlab(p: SlabPlan, out: OmeZarr, run: SlabRun, s0: number, s1: number): Promise<void> {
   const level = p.src.levels[0];
-  return {
-    async read(s0, s1) {
-      const { planes, first } = slabPlanes(s0, s1, level.shape[0], p.reach);
-      return { input: { ...(await gatherPlanes(level, p.src.dtype, planes, p.src.root)), geometry: p.src.geometry }, first };
-    },
-    async compute({ input, first }, s0, s1) {
-      return planesOf(await run(input), first, first + s1 - s0);
-    },
-    write: (output, s0) => writePlanes(out.levels[0], output, s0),
-  };
+  const { planes, first } = slabPlanes(s0, s1, level.shape[0], p.reach);
+  const input = { ...(await gatherPlanes(level, p.src.dtype, planes, p.src.root)), geometry: p.src.geometry };
+  const result = await run(input);
+  await writePlanes(out.levels[0], planesOf(result, first, first + s1 - s0), s0);
 }
 
 /**
@@ -230,9 +209,11 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
   const { out, manifest, store } = await outputOf(outRoot, p.src.levels[0].shape, outDtype, p.src, o);
   const report: ChunkedReport = { shape: p.src.levels[0].shape, outDtype, slabPlanes: p.n, slabs: 0, skipped: 0, estimate: p.estimate, levels: out.levels.length, whole: p.whole };
   const total = Math.ceil(depth / p.n);
-  await slabsOf([0, depth], p.n, out.levels[0].chunks[0], new Set(manifest.done['0'] ?? []), level0Stages(p, out, run), () => report.skipped++, async (done) => {
+  await slabsOf([0, depth], p.n, out.levels[0].chunks[0], new Set(manifest.done['0'] ?? []), async (s0, s1) => {
+    await computeSlab(p, out, run, s0, s1);
     report.slabs++;
     await o.collect?.();
+  }, () => report.skipped++, async (done) => {
     await recordDone(store, manifest, '0', done);
     o.progress?.(report.slabs + report.skipped, total);
   });
@@ -250,47 +231,25 @@ async function recordDone(store: AtomicFsStore, manifest: Manifest, key: string,
 }
 
 /**
- * Runs `stages` over each slab of `n` planes (a multiple of the chunk depth `cz`) of planes [z0, z1) whose chunk
- * rows are not all in `done` — narrowed to its rows not in `done` (a run killed mid-job may have finished some):
- * finished rows are never recomputed — and calls `recorded` with `done` (the rows added) once its chunks are
- * written. Pipelined: slab k + 1 is read (its chunks decoded) while slab k is computed and slab k − 1 written, one
- * of each at most (slabBytes counts them); writes, and so `recorded`, go in order.
+ * Calls `slab(s0, s1)` for each slab of `n` planes (a multiple of the chunk depth `cz`) of planes [z0, z1) whose
+ * chunk rows are not all in `done` — narrowed to its rows not in `done` (a run killed mid-job may have finished
+ * some): finished rows are never recomputed — and `recorded` with `done` (the rows added) once its chunks are written.
  */
-async function slabsOf<T, U>([z0, z1]: [number, number], n: number, cz: number, done: Set<number>, stages: SlabStages<T, U>, skip: () => void, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
-  const slabs: { s0: number; s1: number; rows: number[] }[] = [];
+async function slabsOf([z0, z1]: [number, number], n: number, cz: number, done: Set<number>, slab: (s0: number, s1: number) => Promise<void>, skip: () => void, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
   for (let s0 = z0; s0 < z1; s0 += n) {
     const s1 = Math.min(z1, s0 + n);
     const rows: number[] = [];
     for (let c = s0 / cz; c < Math.ceil(s1 / cz); c++) rows.push(c);
-    if (rows.every((c) => done.has(c))) skip();
-    for (const run of unfinishedRuns(rows, done)) slabs.push({ s0: Math.max(s0, run[0] * cz), s1: Math.min(s1, (run[run.length - 1] + 1) * cz), rows: run });
-  }
-  const read = (k: number) => (k < slabs.length ? settledLater(stages.read(slabs[k].s0, slabs[k].s1)) : undefined);
-  let reading = read(0);
-  let writing: Promise<void> = Promise.resolve();
-  try {
-    for (let k = 0; k < slabs.length; k++) {
-      const { s0, s1, rows } = slabs[k];
-      const input = await reading!;
-      reading = read(k + 1);
-      const output = await stages.compute(input, s0, s1);
-      await writing;
-      writing = settledLater(stages.write(output, s0, s1).then(() => {
-        for (const c of rows) done.add(c);
-        return recorded(done, rows);
-      }));
+    if (rows.every((c) => done.has(c))) {
+      skip();
+      continue;
     }
-    await writing;
-  } finally {
-    // A stage failed: what is still in flight ends before the error goes up (no write after the caller returns).
-    await Promise.allSettled([reading, writing]);
+    for (const run of unfinishedRuns(rows, done)) {
+      await slab(Math.max(s0, run[0] * cz), Math.min(s1, (run[run.length - 1] + 1) * cz));
+      for (const c of run) done.add(c);
+      await recorded(done, run);
+    }
   }
-}
-
-/** A promise awaited later: its rejection is not unhandled meanwhile (it is thrown where it is awaited). */
-function settledLater<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  return p;
 }
 
 /** The runs of consecutive rows of `rows` not in `done`. */
@@ -313,15 +272,12 @@ async function pyramidRows(out: OmeZarr, i: number, [r0, r1]: [number, number], 
   const fine = out.levels[i - 1], coarse = out.levels[i];
   const [depth] = levelShape(fine.shape, 1);
   const cz = coarse.chunks[0];
-  // Per coarse plane: two fine planes and their decoded chunks, one coarse plane — and the next slab's fine planes
-  // read ahead, the previous slab's coarse plane written behind (pipelined).
-  const perPlane = fine.shape[1] * fine.shape[2] * BYTES[out.dtype] * 6;
+  const perPlane = fine.shape[1] * fine.shape[2] * BYTES[out.dtype] * 3; // two fine planes and their decoded chunks, one coarse plane
   let rows = Math.max(1, Math.floor(memory / (perPlane * cz)));
   rows = Math.min(rows, Math.ceil(depth / cz));
-  await slabsOf([r0 * cz, Math.min(depth, r1 * cz)], rows * cz, cz, done, {
-    read: (a, b) => readPlanes(fine, out.dtype, 2 * a, Math.min(fine.shape[0], 2 * b), out.root),
-    compute: async (src, a, b) => downsample(src, fine.shape, a, b),
-    write: (coarsePlanes, a) => writePlanes(coarse, coarsePlanes, a),
+  await slabsOf([r0 * cz, Math.min(depth, r1 * cz)], rows * cz, cz, done, async (a, b) => {
+    const src = await readPlanes(fine, out.dtype, 2 * a, Math.min(fine.shape[0], 2 * b), out.root);
+    await writePlanes(coarse, downsample(src, fine.shape, a, b), a);
   }, () => undefined, recorded);
 }
 
@@ -361,10 +317,10 @@ export async function runChunkRows(inRoot: string, outRoot: string, level: numbe
   const p = await planSlabs(inRoot, reach, out.dtype, cz, memory);
   const depth = p.src.levels[0].shape[0];
   if (!out.levels[0].shape.every((n, a) => n === p.src.levels[0].shape[a])) throw new UnsupportedFormatError(`${outRoot} is ${out.levels[0].shape.join('×')}, its input ${inRoot} ${p.src.levels[0].shape.join('×')}`);
-  await slabsOf([rows[0] * cz, Math.min(depth, rows[1] * cz)], p.whole ? depth : p.n, cz, done, level0Stages(p, out, run), () => undefined, async (d, r) => {
+  await slabsOf([rows[0] * cz, Math.min(depth, rows[1] * cz)], p.whole ? depth : p.n, cz, done, async (s0, s1) => {
+    await computeSlab(p, out, run, s0, s1);
     await o.collect?.();
-    await recorded(d, r);
-  });
+  }, () => undefined, recorded);
   return wrote;
 }
 
