@@ -2,7 +2,7 @@ import type { CpuPool } from '../../../core/cpu/pool.js';
 import type { GpuContext } from '../../../core/gpu/context.js';
 import type { Image } from '../../../core/image.js';
 import type { Classifier } from '../classifier.js';
-import { Detector, type DetectOutput, type PendingDetection } from '../index.js';
+import { Detector, type DetectOutput, type PendingDetection, type RawHit } from '../index.js';
 import { pyramidLevels, resizeLinearExact, windowGrid, type Level } from '../pyramid.js';
 
 /**
@@ -20,10 +20,10 @@ export interface Mined {
   scanned: number;
 }
 
-/** The accepted windows of one background: level, x, y triples (or, with no cascade, every window: `all`). */
+/** The accepted windows of one background (the detector's hits, in order), or with no cascade every window of its pyramid. */
 interface Candidates {
   levels: Level[];
-  hits?: Int32Array;
+  hits?: readonly RawHit[];
   count: number;
 }
 
@@ -63,8 +63,8 @@ export async function mineNegatives(backgrounds: readonly Image[], cascade: Clas
     try {
       for (const out of await scanBackgrounds(backgrounds, detector, o)) {
         scanned += out.windows;
-        const hits = Int32Array.from(out.hits.flatMap((h) => [h.level, h.x, h.y]));
-        candidates.push({ levels: out.levels, hits, count: out.hits.length });
+        // The hits as the detector gave them: early stages accept millions of windows, and only num-neg are cut out.
+        candidates.push({ levels: out.levels, hits: out.hits, count: out.hits.length });
       }
     } finally {
       detector.close();
@@ -143,7 +143,8 @@ function pick(backgrounds: readonly Image[], candidates: Candidates[], k: number
     const g = Math.floor((j * found) / k);
     while (g >= base + candidates[b].count) base += candidates[b++].count;
     const c = candidates[b], local = g - base;
-    const [level, y, x] = c.hits ? [c.hits[3 * local], c.hits[3 * local + 2], c.hits[3 * local + 1]] : gridWindow(c.levels, local);
+    const hit = c.hits?.[local];
+    const [level, y, x] = hit ? [hit.level, hit.y, hit.x] : gridWindow(c.levels, local);
     if (!cache || cache.b !== b || cache.level !== level) cache = { b, level, px: levelPixels(backgrounds[b], c.levels[level]) };
     out.push(crop(cache.px, c.levels[level].width, x, y, win));
   }
