@@ -42,9 +42,11 @@ function unreadable(e: unknown, name: string): UnsupportedFormatError {
  * number (text, NaN, several values) is refused, where reading it as the fallback gave pixels pydicom never gives.
  */
 function decimal(ds: dicomParser.DataSet, tag: string, what: string, fallback: number, name: string): number {
-  // dicom-parser's string ends at a NUL, so '\0L' read as empty (the fallback); pydicom reads the NUL and refuses it.
+  // dicom-parser's string ends at a NUL, so '\0L' read as empty (the fallback); pydicom drops trailing NULs only and
+  // refuses one before other characters.
   const el = ds.elements[tag];
-  if (el && ds.byteArray.subarray(el.dataOffset, el.dataOffset + el.length).includes(0)) throw new UnsupportedFormatError(`${name}: ${what} holds a NUL byte (a DS value is padded with spaces): a damaged file`);
+  const raw = el ? ds.byteArray.subarray(el.dataOffset, el.dataOffset + el.length) : undefined;
+  if (raw && raw.findLastIndex((b) => b !== 0) > raw.indexOf(0) && raw.includes(0)) throw new UnsupportedFormatError(`${name}: ${what} holds a NUL byte before its end (a DS value is padded with spaces): a damaged file`);
   const s = ds.string(tag)?.trim();
   if (!s) return fallback;
   const v = Number(s);
@@ -76,8 +78,8 @@ function pixelLayout(ds: dicomParser.DataSet, name: string) {
   return { rows, cols, bits, stored, signed: rep === 1, pixel };
 }
 
-/** The UIDs of the file meta group: media storage SOP class and instance, transfer syntax, implementation class. */
-const META_UIDS = ['x00020002', 'x00020003', 'x00020010', 'x00020012'];
+/** The UIDs of the file meta group pydicom uses: the media storage SOP class and the transfer syntax. */
+const META_UIDS = ['x00020002', 'x00020010'];
 
 /**
  * The transfer syntax dicom-parser parsed the data set by: its UID as stored (up to a NUL), which must be the UID

@@ -123,7 +123,7 @@ test('DICOM: a file meta UID of another VR, pixel data of undefined length, no p
   await refused(Uint8Array.from([...noPhotometric.subarray(0, at), ...noPhotometric.subarray(end)]), explicit, /no photometric interpretation tag/); // case 693
   const nul = bytesOf(implicit);
   nul.set([0x00, 0x4c], dicomValueAt(nul, 0x28, 0x1052) + 8); // rescale intercept '\0L' (case 1972)
-  await refused(nul, implicit, /rescale intercept holds a NUL byte/);
+  await refused(nul, implicit, /rescale intercept holds a NUL byte before its end/);
 });
 
 /** A PNG fixture with the chunk of type `type` edited by `edit` (its CRC left as it was unless `fix`). */
