@@ -45,6 +45,8 @@ function decimal(ds: dicomParser.DataSet, tag: string, what: string, fallback: n
   // dicom-parser's string ends at a NUL, so '\0L' read as empty (the fallback); pydicom drops trailing NULs only and
   // refuses one before other characters.
   const el = ds.elements[tag];
+  // Another VR (US, UL) makes the value binary to pydicom, which then fails or reads another number.
+  if (el?.vr !== undefined && el.vr !== 'DS') throw new UnsupportedFormatError(`${name}: ${what} is ${el.vr}, not a decimal string (DS): a damaged file`);
   const raw = el ? ds.byteArray.subarray(el.dataOffset, el.dataOffset + el.length) : undefined;
   if (raw && raw.findLastIndex((b) => b !== 0) > raw.indexOf(0) && raw.includes(0)) throw new UnsupportedFormatError(`${name}: ${what} holds a NUL byte before its end (a DS value is padded with spaces): a damaged file`);
   const s = ds.string(tag)?.trim();

@@ -103,9 +103,9 @@ test('DICOM: an unknown VR, bits stored 0, a pixel representation not 0/1, a mis
   await refused(be, ct, /padded with spaces/);
 });
 
-// The format fuzzer's last open DICOM cases (seed 7: cases 320, 380, 396, 693, 1091, 1405, 1687, 1972), each a file
+// The format fuzzer's last open DICOM cases (seed 7: cases 320, 380, 396, 693, 1091, 1405, 1687, 1972; seed 39: 1774, 1971), each a file
 // pydicom refuses that imgpu decoded: the same one-field damage here, on the fixture the fuzzer mutated.
-test('DICOM: a file meta UID of another VR, pixel data of undefined length, no photometric interpretation and a NUL in a rescale value are refused as pydicom refuses them', async () => {
+test('DICOM: a file meta UID of another VR, pixel data of undefined length, no photometric interpretation, a NUL in a rescale value and a rescale value of another VR are refused as pydicom refuses them', async () => {
   const explicit = 'u8_explicit.dcm', implicit = 'u16_implicit.dcm';
   assert.equal((await decodeImageFile(bytesOf(implicit), implicit)).data.length, 20 * 28);
   const syntax = bytesOf(explicit);
@@ -124,6 +124,9 @@ test('DICOM: a file meta UID of another VR, pixel data of undefined length, no p
   const nul = bytesOf(implicit);
   nul.set([0x00, 0x4c], dicomValueAt(nul, 0x28, 0x1052) + 8); // rescale intercept '\0L' (case 1972)
   await refused(nul, implicit, /rescale intercept holds a NUL byte before its end/);
+  const ct = 'ct_explicit.dcm', binary = bytesOf(ct);
+  binary.set([0x55, 0x53], dicomValueAt(binary, 0x28, 0x1052) + 4); // rescale intercept as US (seed 39: cases 1774, 1971)
+  await refused(binary, ct, /rescale intercept is US, not a decimal string/);
 });
 
 /** A PNG fixture with the chunk of type `type` edited by `edit` (its CRC left as it was unless `fix`). */
