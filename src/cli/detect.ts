@@ -4,7 +4,7 @@ import { FileAccessError, InvalidArgumentError } from '../core/errors.js';
 import { toGray, type Image } from '../core/image.js';
 import { paramHelp, resolveParams, type ParamSpec, type ResolvedOf } from '../core/params.js';
 import { now, type OpResult, type Timings } from '../core/timings.js';
-import { checkFolderWritable, checkWritable, formatOf, readImage, writeAtomically, writeImage } from '../io/index.js';
+import { checkFolderWritable, checkWritable, formatOf, readImage, writeAtomically, writeImage, type FailOn } from '../io/index.js';
 import { readClassifier, waldBoostXml } from '../io/classifier.js';
 import { loadFileParams } from '../io/params.js';
 import { isVideoPath, VideoReader, VideoWriter } from '../io/video.js';
@@ -19,6 +19,7 @@ import { Progress } from '../engine/batch/report.js';
 import { CodecPool } from '../node/codec-pool.js';
 import { acquire, type Execution } from '../engine/context.js';
 import { formatTimings } from '../core/timings.js';
+import { FAIL_ON_HELP, failOnOption } from '../engine/jpeg.js';
 
 /** Options of `imgpu detect` besides the detector's own parameters (flags in kebab case, as every parameter's). */
 const RUN_PARAMS = [
@@ -42,6 +43,7 @@ ${paramHelp(RUN_PARAMS)}
   --device <auto|cpu|gpu|both>    auto: the GPU unless there is none or only a software one (then the CPU, said once);
                                   both: run the CPU reference too and check the raw windows agree (exit 8 if not)
   --adapter <name> --backend <vulkan|opengles> --threads <n> --repeat <n> (time the last of n runs)
+${FAIL_ON_HELP} (images; not video frames)
   --json                          a JSON line per image or frame, then a summary line
   --quiet                         no progress on stderr
 Exit codes: 0 done, 2 bad arguments, 3 unreadable/unwritable file or video, 4 no GPU adapter, 8 CPU and GPU disagree,
@@ -142,13 +144,14 @@ export async function detectCommand(argv: string[]): Promise<number> {
     console.log(USAGE);
     return EXIT_OK;
   }
-  rejectUnknown(flags, [...DEVICE_FLAGS, ...RUN_FLAGS, ...flagNames(detectParams), ...flagNames(RUN_PARAMS)]);
+  rejectUnknown(flags, [...DEVICE_FLAGS, ...RUN_FLAGS, 'fail-on', ...flagNames(detectParams), ...flagNames(RUN_PARAMS)]);
   if (positional.length !== 1) throw new InvalidArgumentError(`imgpu detect needs one <image|video|folder> (got ${positional.length} arguments); see imgpu detect --help`);
   const input = positional[0];
   const run = resolveParams<ResolvedOf<typeof RUN_PARAMS>>('detect', RUN_PARAMS, paramFlags(RUN_PARAMS, flags));
   const opts = resolveParams<ResolvedOf<typeof detectorParams>>('detect', detectorParams, paramFlags(detectorParams, flags));
   const named = paramFlags(detectParams, flags);
   if (!named.classifier) throw new InvalidArgumentError('imgpu detect needs --classifier FILE.xml (e.g. /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml)');
+  const failOn = failOnOption(flags);
   const repeat = Number(flags.get('repeat') ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidArgumentError('--repeat must be a positive integer');
   const classifier = (await loadFileParams(detectParams, named)).classifier as Classifier;
@@ -171,9 +174,9 @@ export async function detectCommand(argv: string[]): Promise<number> {
     for (const w of exec.warnings) console.error(w);
     let code: number;
     if (video) code = await detectVideo(c, input, run, kind, deadline, flags.has('quiet'));
-    else if (info!.isDirectory()) code = await detectFolder(c, input, run, repeat, deadline, flags.has('quiet'));
+    else if (info!.isDirectory()) code = await detectFolder(c, input, run, repeat, deadline, flags.has('quiet'), failOn);
     else {
-      const img = await readImage(input);
+      const img = await readImage(input, { failOn });
       if (run.showPyramid) await showPyramid(run.showPyramid, (c.gpu ?? c.cpu)!, img);
       const r = await detectOne(c, img, repeat);
       report(c, input, undefined, img, r);
@@ -194,7 +197,7 @@ export async function detectCommand(argv: string[]): Promise<number> {
  * Detection on every image of a folder: the loop of every batch (batch/loop.ts: read ahead by the codec workers,
  * a file that fails reported and skipped, exit 9, progress), each image's detections reported as it is done.
  */
-async function detectFolder(c: Ctx, dir: string, run: ResolvedOf<typeof RUN_PARAMS>, repeat: number, deadline: number, quiet: boolean): Promise<number> {
+async function detectFolder(c: Ctx, dir: string, run: ResolvedOf<typeof RUN_PARAMS>, repeat: number, deadline: number, quiet: boolean, failOn: FailOn): Promise<number> {
   // DICOM files are left out: they hold volumes or 16-bit slices, not photographs.
   const jobs = await folderJobs(dir, run.recursive === true, (f) => formatOf(f) !== '.dcm');
   let disagree = 0;
@@ -209,7 +212,7 @@ async function detectFolder(c: Ctx, dir: string, run: ResolvedOf<typeof RUN_PARA
   try {
     // One image at a time, reported in order (detection is the work: two images read ahead keep it fed).
     const progress = new Progress(jobs.length, { quiet: quiet || c.json, verb: 'detected' });
-    const t = await eachImage(new FileImages(codecs, jobs, { gray: false }, 2), step, { depth: 1, window: 1, progress, onFailure: 'say', deadline });
+    const t = await eachImage(new FileImages(codecs, jobs, { gray: false, failOn }, 2), step, { depth: 1, window: 1, progress, onFailure: 'say', deadline });
     const done = t.processed + t.failed.length;
     if (done < jobs.length) console.error(`imgpu: --timeout reached after ${done} of ${jobs.length} images`);
     return exitCodeOf(disagree, t.failed.length);

@@ -5,6 +5,7 @@ import { resolveTrainOptions, trainParams, type StageProgress } from '../ops/det
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown } from './args.js';
 import { acquire } from '../engine/context.js';
 import { EXIT_OK } from '../engine/exit.js';
+import { FAIL_ON_HELP, failOnOption } from '../engine/jpeg.js';
 
 const USAGE = `imgpu train --positives <folder|annotations.txt|samples.vec> --negatives <folder|bg.txt> --out <folder> [options]
   trains an LBP cascade as opencv_traincascade (-featureType LBP -bt GAB) or a WaldBoost classifier; the out folder
@@ -12,6 +13,7 @@ const USAGE = `imgpu train --positives <folder|annotations.txt|samples.vec> --ne
   (waldboost.xml with --type waldboost). Progress per stage on stderr (--quiet: none; --json: a JSON line per stage).
 ${paramHelp(trainParams)}
   --device <cpu|gpu|auto>         where to train (default auto: the GPU unless it is a software one)
+${FAIL_ON_HELP}
   --json, --quiet, --threads N, --adapter NAME
 Exit codes: 0 done (also when it stops early: negatives or positives exhausted, false-alarm rate reached — said on stderr),
 2 bad arguments (too few positives, a background smaller than the window), 3 unreadable files, 4 no GPU adapter.`;
@@ -33,18 +35,19 @@ const STOPPED: Record<string, string> = {
 export async function trainCommand(argv: string[]): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set(['help', 'json', 'quiet']));
   if (flags.has('help')) { console.log(USAGE); return EXIT_OK; }
-  rejectUnknown(flags, ['positives', 'negatives', 'out', 'help', 'json', 'quiet', ...DEVICE_FLAGS, ...flagNames(trainParams)]);
+  rejectUnknown(flags, ['positives', 'negatives', 'out', 'help', 'json', 'quiet', 'fail-on', ...DEVICE_FLAGS, ...flagNames(trainParams)]);
   if (positional.length) throw new InvalidArgumentError(`imgpu train takes no positional arguments (got '${positional[0]}'); see imgpu train --help`);
   const [positives, negatives, out] = ['positives', 'negatives', 'out'].map((f) => flags.get(f));
   if (!positives || !negatives || !out) throw new InvalidArgumentError('imgpu train needs --positives, --negatives and --out (see imgpu train --help)');
   const json = flags.has('json'), quiet = flags.has('quiet');
   const options = paramFlags(trainParams, flags);
+  const failOn = failOnOption(flags);
   resolveTrainOptions(options, 0); // bad values are refused before a GPU is acquired or a file read
   const exec = await acquire(flags.get('device') ?? 'auto', flags);
   try {
     for (const w of exec.warnings) console.error(w);
     const r = await train({
-      ...options, positives, negatives, out, gpu: exec.gpu, pool: exec.pool,
+      ...options, positives, negatives, out, failOn, gpu: exec.gpu, pool: exec.pool,
       onProgress: (p) => { if (json) console.log(JSON.stringify(p)); else if (!quiet) console.error(progressLine(p)); },
     });
     const why = STOPPED[r.stopped];

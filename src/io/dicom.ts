@@ -42,6 +42,13 @@ function unreadable(e: unknown, name: string): UnsupportedFormatError {
  * number (text, NaN, several values) is refused, where reading it as the fallback gave pixels pydicom never gives.
  */
 function decimal(ds: dicomParser.DataSet, tag: string, what: string, fallback: number, name: string): number {
+  // dicom-parser's string ends at a NUL, so '\0L' read as empty (the fallback); pydicom drops trailing NULs only and
+  // refuses one before other characters.
+  const el = ds.elements[tag];
+  // Another VR (US, UL) makes the value binary to pydicom, which then fails or reads another number.
+  if (el?.vr !== undefined && el.vr !== 'DS') throw new UnsupportedFormatError(`${name}: ${what} is ${el.vr}, not a decimal string (DS): a damaged file`);
+  const raw = el ? ds.byteArray.subarray(el.dataOffset, el.dataOffset + el.length) : undefined;
+  if (raw && raw.findLastIndex((b) => b !== 0) > raw.indexOf(0) && raw.includes(0)) throw new UnsupportedFormatError(`${name}: ${what} holds a NUL byte before its end (a DS value is padded with spaces): a damaged file`);
   const s = ds.string(tag)?.trim();
   if (!s) return fallback;
   const v = Number(s);
@@ -56,6 +63,9 @@ function pixelLayout(ds: dicomParser.DataSet, name: string) {
   const samples = us(ds, 'x00280002', name), frames = Number(ds.string('x00280008') ?? 1);
   const pixel = ds.elements.x7fe00010;
   if (!rows || !cols || !bits || !pixel) throw new UnsupportedFormatError(`${name}: a DICOM file without image pixels`);
+  // Uncompressed pixel data has a defined length (PS3.5 A.4): pydicom reads an undefined one as no pixel data at all.
+  if (pixel.hadUndefinedLength) throw new UnsupportedFormatError(`${name}: pixel data of undefined length in an uncompressed DICOM (a damaged length)`);
+  if (!ds.elements.x00280004) throw new UnsupportedFormatError(`${name}: no photometric interpretation tag (a DICOM image must have one)`);
   // Type 1 tags of the Image Pixel module, required by pydicom too: a default taken for them read damaged files.
   if (samples === undefined || stored === undefined || rep === undefined) {
     throw new UnsupportedFormatError(`${name}: no ${samples === undefined ? 'samples per pixel' : stored === undefined ? 'bits stored' : 'pixel representation'} tag (a DICOM image must have one)`);
@@ -70,12 +80,20 @@ function pixelLayout(ds: dicomParser.DataSet, name: string) {
   return { rows, cols, bits, stored, signed: rep === 1, pixel };
 }
 
+/** The UIDs of the file meta group pydicom uses: the media storage SOP class and the transfer syntax. */
+const META_UIDS = ['x00020002', 'x00020010'];
+
 /**
  * The transfer syntax dicom-parser parsed the data set by: its UID as stored (up to a NUL), which must be the UID
  * pydicom reads (trimmed). A UID padded with a space was parsed as little-endian while its trimmed value said
  * big-endian: the pixels were then read in the other byte order than the tags.
  */
 function transferSyntax(ds: dicomParser.DataSet, bytes: Uint8Array, name: string): string {
+  // The file meta group's UIDs read as another VR (UL, US, DS) are numbers or text to pydicom, which then fails on them.
+  for (const tag of META_UIDS) {
+    const uid = ds.elements[tag];
+    if (uid?.vr !== undefined && uid.vr !== 'UI') throw new UnsupportedFormatError(`${name}: tag ${tag} is ${uid.vr}, not a UID (UI): a damaged file`);
+  }
   const el = ds.elements.x00020010;
   if (!el) return '1.2.840.10008.1.2';
   const stored = dicomParser.readFixedString(bytes, el.dataOffset, el.length);

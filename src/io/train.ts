@@ -4,7 +4,7 @@ import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '.
 import type { Image } from '../core/image.js';
 import { resizeLinearExact } from '../ops/detect/pyramid.js';
 import { checkTrainingData, mbLbpFeatures, parseStageXml, paramsXml, resolveTrainOptions, trainDetector, type TrainedStage, type TrainOptions, type TrainResult } from '../ops/detect/train/index.js';
-import { formatOf, readImage, READERS, writeAtomically } from './index.js';
+import { checkFailOn, formatOf, readImage, READERS, writeAtomically, type FailOn } from './index.js';
 
 /**
  * Training from files (issue 37), as traincascade's `-vec -bg -data`: positives from a folder of crops, an
@@ -20,6 +20,8 @@ export interface TrainFilesOptions extends Omit<TrainOptions, 'resume' | 'onStag
   negatives: string;
   /** The folder for params.xml, the stage files and the classifier (made if missing). */
   out: string;
+  /** How damaged JPEG samples and backgrounds are read (readImage's failOn; default 'warning': any warning refuses). */
+  failOn?: FailOn;
 }
 
 export interface TrainFilesResult extends TrainResult {
@@ -63,8 +65,8 @@ function sampleOf(img: Image, box: [number, number, number, number], window: { w
   return out;
 }
 
-async function readGray(path: string): Promise<Image> {
-  const img = await readImage(path, { gray: true });
+async function readGray(path: string, failOn?: FailOn): Promise<Image> {
+  const img = await readImage(path, { gray: true, failOn });
   if (img.dtype !== 'uint8' || img.shape.length !== 2) throw new UnsupportedFormatError(`${path}: training takes 8-bit 2D images`);
   return img;
 }
@@ -83,7 +85,7 @@ async function kind(path: string, what: string): Promise<'dir' | 'file'> {
 }
 
 /** opencv_annotation's list: `path n x y w h …` per line, paths relative to the list's folder. */
-async function readAnnotations(path: string, window: { width: number; height: number }): Promise<Uint8Array[]> {
+async function readAnnotations(path: string, window: { width: number; height: number }, failOn?: FailOn): Promise<Uint8Array[]> {
   const out: Uint8Array[] = [];
   const lines = (await readFile(path, 'utf8')).split('\n').map((l) => l.trim()).filter(Boolean);
   for (const [i, line] of lines.entries()) {
@@ -91,30 +93,30 @@ async function readAnnotations(path: string, window: { width: number; height: nu
     const nums = rest.map(Number), count = Number(n);
     const where = `${path}:${i + 1}`;
     if (!Number.isInteger(count) || count < 0 || nums.length !== 4 * count || nums.some((v) => !Number.isInteger(v))) throw new UnsupportedFormatError(`${where}: expected 'path n x y w h …' with n boxes`);
-    const img = await readGray(resolvePath(dirname(path), file));
+    const img = await readGray(resolvePath(dirname(path), file), failOn);
     for (let b = 0; b < count; b++) out.push(sampleOf(img, nums.slice(4 * b, 4 * b + 4) as [number, number, number, number], window, where));
   }
   return out;
 }
 
 /** Positives from a folder of crops (each resized to the window), an annotation list or a .vec file. */
-export async function readPositives(path: string, window: { width: number; height: number }): Promise<Uint8Array[]> {
+export async function readPositives(path: string, window: { width: number; height: number }, failOn?: FailOn): Promise<Uint8Array[]> {
   if ((await kind(path, 'positives')) === 'dir') {
     const out: Uint8Array[] = [];
-    for (const f of await imageFiles(path)) { const img = await readGray(f); out.push(sampleOf(img, [0, 0, img.shape[1], img.shape[0]], window, f)); }
+    for (const f of await imageFiles(path)) { const img = await readGray(f, failOn); out.push(sampleOf(img, [0, 0, img.shape[1], img.shape[0]], window, f)); }
     return out;
   }
   if (path.toLowerCase().endsWith('.vec')) return parseVec(await readFile(path), window, path);
-  return readAnnotations(path, window);
+  return readAnnotations(path, window, failOn);
 }
 
 /** Backgrounds from a folder of images or a text file of paths (relative to its folder). */
-export async function readBackgrounds(path: string): Promise<Image[]> {
+export async function readBackgrounds(path: string, failOn?: FailOn): Promise<Image[]> {
   const files = (await kind(path, 'negatives')) === 'dir'
     ? await imageFiles(path)
     : (await readFile(path, 'utf8')).split('\n').map((l) => l.trim()).filter(Boolean).map((l) => resolvePath(dirname(path), l));
   const out: Image[] = [];
-  for (const f of files) out.push(await readGray(f));
+  for (const f of files) out.push(await readGray(f, failOn));
   return out;
 }
 
@@ -135,8 +137,9 @@ async function finishedStages(out: string, params: string, poolSize: number): Pr
 /** `imgpu train`'s library form: reads the samples, trains (continuing a run in `out`), writes the files. */
 export async function train(o: TrainFilesOptions): Promise<TrainFilesResult> {
   const window = resolveTrainOptions(o, 0).window; // the options checked before any file is read
-  const positives = await readPositives(o.positives, window);
-  const backgrounds = await readBackgrounds(o.negatives);
+  if (o.failOn !== undefined) checkFailOn(o.failOn);
+  const positives = await readPositives(o.positives, window, o.failOn);
+  const backgrounds = await readBackgrounds(o.negatives, o.failOn);
   const resolved = resolveTrainOptions(o, positives.length);
   checkTrainingData(positives, backgrounds, resolved); // before the out folder is touched
   const { width: W, height: H } = resolved.window;

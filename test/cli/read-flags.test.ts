@@ -1,7 +1,7 @@
 // Read options on the CLI (issue 39's leftovers): --max-volume-bytes (ReadOptions.maxVolumeBytes, the NIfTI
 // decompression limit) and --fail-on honoured by the image a command's flag names (histogram's --mask), not only by <in>.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -40,4 +40,29 @@ test('--fail-on applies to a --mask image as to the input: a truncated JPEG mask
   const r = cli('histogram', input, '--mask', mask, '--device', 'cpu', '--fail-on', 'none', '--json');
   assert.equal(r.status, 0, r.stderr);
   assert.ok(JSON.parse(r.stdout).op === 'histogram');
+});
+
+test('detect --fail-on: a truncated JPEG is refused by default (exit 3) and detected on with --fail-on none', { skip }, () => {
+  const damaged = fixture('jpeg-damaged', 'truncated.jpg'), face = fixture('detect', 'lbpcascade_frontalface.xml');
+  assertOneLineError(cli('detect', damaged, '--classifier', face, '--device', 'cpu'), 3, /truncated\.jpg is corrupt or truncated/);
+  const r = cli('detect', damaged, '--classifier', face, '--device', 'cpu', '--fail-on', 'none', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(Array.isArray(JSON.parse(r.stdout.split('\n')[0]).detections), r.stdout);
+});
+
+test('train --fail-on: a truncated JPEG positive is refused by default (exit 3) and read with --fail-on none', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'imgpu-train-failon-'));
+  try {
+    const positives = join(dir, 'pos'), out = join(dir, 'out');
+    mkdirSync(positives);
+    copyFileSync(fixture('jpeg-damaged', 'truncated.jpg'), join(positives, 'a.jpg'));
+    const args = ['train', '--positives', positives, '--negatives', positives, '--out', out, '--device', 'cpu'];
+    assertOneLineError(cli(...args), 3, /a\.jpg is corrupt or truncated/);
+    // Read through: the sample trains (the backgrounds are the same file) and the cascade is written.
+    const r = cli(...args, '--fail-on', 'none', '--quiet');
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(existsSync(join(out, 'cascade.xml')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -103,6 +103,32 @@ test('DICOM: an unknown VR, bits stored 0, a pixel representation not 0/1, a mis
   await refused(be, ct, /padded with spaces/);
 });
 
+// The format fuzzer's last open DICOM cases (seed 7: cases 320, 380, 396, 693, 1091, 1405, 1687, 1972; seed 39: 1774, 1971), each a file
+// pydicom refuses that imgpu decoded: the same one-field damage here, on the fixture the fuzzer mutated.
+test('DICOM: a file meta UID of another VR, pixel data of undefined length, no photometric interpretation, a NUL in a rescale value and a rescale value of another VR are refused as pydicom refuses them', async () => {
+  const explicit = 'u8_explicit.dcm', implicit = 'u16_implicit.dcm';
+  assert.equal((await decodeImageFile(bytesOf(implicit), implicit)).data.length, 20 * 28);
+  const syntax = bytesOf(explicit);
+  syntax.set([0x55, 0x4c], dicomValueAt(syntax, 0x2, 0x10) + 4); // transfer syntax as UL (cases 320, 1405, 1687; US: 1091)
+  await refused(syntax, explicit, /tag x00020010 is UL, not a UID/);
+  const sop = bytesOf(explicit);
+  sop.set([0x44, 0x53], dicomValueAt(sop, 0x2, 0x2) + 4); // media storage SOP class as DS (case 396)
+  await refused(sop, explicit, /tag x00020002 is DS, not a UID/);
+  const undefinedLength = bytesOf(implicit);
+  view(undefinedLength).setUint32(dicomValueAt(undefinedLength, 0x7fe0, 0x10) + 4, 0xffffffff, true); // case 380
+  await refused(undefinedLength, implicit, /pixel data of undefined length/);
+  const noPhotometric = bytesOf(explicit);
+  const at = dicomValueAt(noPhotometric, 0x28, 0x4);
+  const end = at + 8 + view(noPhotometric).getUint16(at + 6, true);
+  await refused(Uint8Array.from([...noPhotometric.subarray(0, at), ...noPhotometric.subarray(end)]), explicit, /no photometric interpretation tag/); // case 693
+  const nul = bytesOf(implicit);
+  nul.set([0x00, 0x4c], dicomValueAt(nul, 0x28, 0x1052) + 8); // rescale intercept '\0L' (case 1972)
+  await refused(nul, implicit, /rescale intercept holds a NUL byte before its end/);
+  const ct = 'ct_explicit.dcm', binary = bytesOf(ct);
+  binary.set([0x55, 0x53], dicomValueAt(binary, 0x28, 0x1052) + 4); // rescale intercept as US (seed 39: cases 1774, 1971)
+  await refused(binary, ct, /rescale intercept is US, not a decimal string/);
+});
+
 /** A PNG fixture with the chunk of type `type` edited by `edit` (its CRC left as it was unless `fix`). */
 function pngChunk(name: string, type: string): { b: Uint8Array; at: number; len: number } {
   const b = bytesOf(name);
