@@ -15,6 +15,7 @@ import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
 import { toGray } from '../../src/core/image.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { PYTHON } from '../helpers/parity.js';
 import { childrenOf, mkfifo, readerGone, readerOf, running, until } from '../helpers/process.js';
 import { RECORDS_FILE } from '../../src/engine/records.js';
 
@@ -206,8 +207,16 @@ test('--compression (PNG level, default 1) and --quality (JPEG) change the bytes
   assert.equal(cli('equalize', fixture('images', 'chelsea.png'), small, '--device', 'cpu', '--compression', '9').status, 0);
   assert.ok(statSync(small).size < statSync(fast).size, 'level 9 is smaller than level 1');
   assert.ok(compareImages(await readImage(fast), await readImage(small)).identical);
-  const q = join(dir, 'q.jpg');
+  const q = join(dir, 'q.jpg'), q95 = join(dir, 'q95.jpg');
   assert.equal(cli('equalize', fixture('images', 'chelsea.png'), q, '--device', 'cpu', '--quality', '50').status, 0);
+  assert.equal(cli('equalize', fixture('images', 'chelsea.png'), q95, '--device', 'cpu').status, 0);
+  assert.ok(statSync(q).size < statSync(q95).size, 'quality 50 is smaller than the default 95');
+  // Each file is cv2.imencode's bytes at its quality, of the same (lossless) equalized pixels.
+  const py = "import cv2, sys\nimg = cv2.imread(sys.argv[1], cv2.IMREAD_UNCHANGED)\nfor q, f in ((50, sys.argv[2]), (95, sys.argv[3])): open(f, 'wb').write(cv2.imencode('.jpg', img, [cv2.IMWRITE_JPEG_QUALITY, q])[1].tobytes())";
+  const r = spawnSync(PYTHON, ['-c', py, fast, join(dir, 'cv50.jpg'), join(dir, 'cv95.jpg')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${PYTHON}: ${r.error?.message ?? r.stderr}`);
+  assert.deepEqual(readFileSync(q), readFileSync(join(dir, 'cv50.jpg')), '--quality 50 = cv2.imwrite quality 50');
+  assert.deepEqual(readFileSync(q95), readFileSync(join(dir, 'cv95.jpg')), 'default quality = cv2.imwrite quality 95');
   for (const bad of [['--compression', '12'], ['--quality', '0'], ['--quality', 'x']]) {
     const r = cli('equalize', fixture('images', 'chelsea.png'), q, '--device', 'cpu', ...bad);
     assert.equal(r.status, 2, bad.join(' '));

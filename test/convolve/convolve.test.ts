@@ -15,6 +15,7 @@ import { convolve, correlate, DEFAULT_CONV_SCHEDULE, denseKernel, filter, separa
 import { ALL_OPERATIONS } from '../../src/ops/registry.js';
 import { fixture, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { pythonArrays } from '../helpers/python.js';
 
 const TOL = 1e-5;
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
@@ -238,15 +239,28 @@ test('the issue\'s cases: sobel-x of a 3×3 zero image with a NaN centre is all 
 });
 
 test('saturate casts back to the input type as cv2 ddepth -1 (rounded half to even, clamped)', async (t) => {
+  // Half-weight kernels on 8-bit data make exact .5 ties wherever the two pixels' sum is odd (about half the image),
+  // and [-0.5, 0, 1.5] also leaves 0..255 on both sides: cv2.filter2D(ddepth=-1) rounds the ties half to even.
   const img = await readImage(fixture('images', 'camera.png'), { gray: true });
-  const r = (await filter(img, 'sobel-x', { saturate: true })).output;
-  assert.equal(r.dtype, 'uint8');
-  const f32 = (await filter(img, 'sobel-x')).output.data;
-  for (let i = 0; i < f32.length; i += 997) assert.equal(r.data[i], Math.min(255, Math.max(0, Math.round(f32[i]))));
+  const kernels: Record<string, number[]> = { half: [0.5, 0, 0.5], skew: [-0.5, 0, 1.5] };
+  const want = pythonArrays(Object.keys(kernels).map((k) =>
+    `O['${k}'] = cv2.filter2D(I['src'], -1, np.array([${kernels[k].join(', ')}], np.float32).reshape(1, 3), borderType=cv2.BORDER_REFLECT_101)`).join('\n'), { src: img });
   const gpu = await gpuOrSkip(t);
-  if (!gpu) return;
-  const g = (await filter(img, 'sobel-x', { saturate: true, gpu })).output;
-  assert.ok(compareImages(g, r).identical);
+  for (const [name, w] of Object.entries(kernels)) {
+    const k = denseKernel(w, [1, 3]), o: FilterOptions = { border: 'reflect101' };
+    const exact = (await correlate(img, k, o)).output.data;
+    const ties = exact.filter((v) => v % 1 === 0.5 || v % 1 === -0.5).length;
+    assert.ok(ties > exact.length / 4, `${name}: only ${ties} exact .5 ties in the data`);
+    if (name === 'skew') assert.ok(exact.some((v) => v < 0) && exact.some((v) => v > 255), 'skew: nothing to clamp');
+    const r = (await correlate(img, k, { ...o, saturate: true })).output;
+    assert.equal(r.dtype, 'uint8');
+    assert.ok(compareImages(r, want[name]).identical, `CPU ${name}: ${compareImages(r, want[name]).mismatches} pixels differ from cv2.filter2D`);
+    if (!gpu) continue;
+    for (const impl of DENSE) {
+      const g = (await correlate(img, k, { ...o, saturate: true, gpu, impl })).output;
+      assert.ok(compareImages(g, want[name]).identical, `GPU ${impl} ${name}: ${compareImages(g, want[name]).mismatches} pixels differ from cv2.filter2D`);
+    }
+  }
 });
 
 test('uint16 box with saturate equals cv2.blur bit for bit (window sums rounded as OpenCV does), CPU and GPU (issue 24 item 15)', async (t) => {

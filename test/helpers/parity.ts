@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { compareArrays, compareWithin } from '../../src/core/compare.js';
 import { GpuLimitError, ImgpuError, InvalidArgumentError } from '../../src/core/errors.js';
 import type { CpuPool } from '../../src/core/cpu/pool.js';
-import type { GpuContext } from '../../src/core/gpu/context.js';
+import { fmtBytes, type GpuContext } from '../../src/core/gpu/context.js';
 import type { Image } from '../../src/core/image.js';
 import { decodeNpy, encodeNpy } from '../../src/io/npy.js';
 
@@ -148,10 +148,12 @@ export interface Path {
   name: string;
   on: { gpu?: GpuContext; pool?: CpuPool };
   /**
-   * A GPU context with an artificially small storage-binding limit, so that work splits into ranges and slabs on
-   * small images; a GpuLimitError (work that cannot split that fine, refused before it starts) is then allowed.
+   * A GPU context with an artificially small storage-binding limit (these bytes), so that work splits into ranges
+   * and slabs on small images. A GpuLimitError (work that cannot split that fine, refused before it starts) is
+   * then allowed only where it is this limit that refuses: its message names this limit, and the case ran on the
+   * unlimited GPU path (named `full`).
    */
-  limited?: boolean;
+  limited?: { bytes: number; full: string };
 }
 
 interface RefEntry {
@@ -244,6 +246,32 @@ async function attempt(c: ParityCase, path: Path, run: (c: ParityCase, on: Path[
 }
 
 const fmt = (v: unknown): string => (typeof v === 'number' && !Number.isInteger(v) ? v.toPrecision(7) : String(v));
+/**
+ * The imgpu error a reference's exception corresponds to, by the Python exception's class name (reference.py
+ * reports `Name: message`): OpenCV's asserts (cv2.error, named `error`) and NumPy/SciPy/skimage argument checks
+ * (ValueError, TypeError, IndexError) refuse bad arguments, so imgpu must refuse them as bad arguments too
+ * (InvalidArgumentError and its subclasses). Any other exception (KeyError, AttributeError, MemoryError …) is no
+ * refusal of the case's input: undefined.
+ */
+const REFUSAL_KINDS: Record<string, typeof InvalidArgumentError> = {
+  error: InvalidArgumentError, ValueError: InvalidArgumentError, TypeError: InvalidArgumentError, IndexError: InvalidArgumentError,
+};
+
+export function refusalKind(referenceError: string): typeof InvalidArgumentError | undefined {
+  const name = /^(\w+)(?::|$)/.exec(referenceError)?.[1];
+  return name !== undefined && Object.hasOwn(REFUSAL_KINDS, name) ? REFUSAL_KINDS[name] : undefined;
+}
+
+/**
+ * Why a GpuLimitError on the limited path is not the small binding limit refusing (undefined when it is): the
+ * message must name that limit, and the unlimited GPU path must have computed the case.
+ */
+function limitRefusalProblem(e: GpuLimitError, limited: { bytes: number; full: string }, full: Ran | undefined): string | undefined {
+  if (!e.message.includes(fmtBytes(limited.bytes))) return `a GpuLimitError that does not name the ${fmtBytes(limited.bytes)} binding limit: ${errText(e)}`;
+  if (full && 'error' in full) return `refused under the ${fmtBytes(limited.bytes)} limit, and on the ${limited.full} path too (${errText(full.error)})`;
+  return undefined;
+}
+
 const errText = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 function describeInput(img: Image): string {
@@ -411,19 +439,23 @@ export async function checkCases(
     for (const p of paths) {
       const r = ran.get(`${c.id}/${p.name}`);
       if (!r) continue;
+      const fail = (what: string) => failures.push(reproducer(c, p.name, what));
       if (p.limited && 'error' in r && r.error instanceof GpuLimitError) {
-        refusedByLimit.push(c.id);
+        const why = limitRefusalProblem(r.error, p.limited, ran.get(`${c.id}/${p.limited.full}`));
+        if (why) fail(why);
+        else refusedByLimit.push(c.id);
         continue;
       }
-      const fail = (what: string) => failures.push(reproducer(c, p.name, what));
       if (c.refuses) {
         const typed = c.refusesKnown ? InvalidArgumentError : ImgpuError;
         if (!('error' in r) || !(r.error instanceof typed)) fail(`expected a typed refusal (${c.refuses}), got ${'error' in r ? errText(r.error) : 'a result'}`);
         else if (c.refusesKnown) refused.set(c.refusesKnown, (refused.get(c.refusesKnown) ?? new Set<string>()).add(c.id));
       } else if (!entry) fail('no reference result');
       else if (entry.error) {
+        const kind = refusalKind(entry.error);
         if ('outputs' in r) fail(`the reference refuses (${entry.error}) but imgpu returned a result`);
-        else if (!(r.error instanceof ImgpuError)) fail(`the reference refuses (${entry.error}); imgpu threw an untyped ${errText(r.error)}`);
+        else if (!kind) fail(`the reference raised ${entry.error}, an exception that is no refusal of bad input (a reference bug?)`);
+        else if (!(r.error instanceof kind)) fail(`the reference refuses (${entry.error}); imgpu threw ${errText(r.error)}, not an ${kind.name}`);
       } else if ('error' in r) {
         fail(`imgpu threw ${errText(r.error)} where the reference gives a result`);
       } else {

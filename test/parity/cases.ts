@@ -191,7 +191,7 @@ function localCase(rng: Rng, m: Made, method: 'mean' | 'gaussian', window: numbe
 const thresholdLocal: Family = {
   name: 'threshold-local',
   title: 'mean and gaussian thresholds = cv2.adaptiveThreshold (windows past the image, low contrast)',
-  count: 24,
+  count: 25,
   fixed: [
     // Blur values within a float32 step of x.5 are rare: it takes a large image to meet some.
     (rng) => localCase(rng, lowContrast(rng, [300, 320]), 'gaussian', 11, 2, known('GPU gaussian windows ≥ 11 on low-contrast noise 181–184')),
@@ -200,6 +200,8 @@ const thresholdLocal: Family = {
     (rng) => localCase(rng, lowContrast(rng, [33, 65]), 'mean', 25, 0),
     (rng) => localCase(rng, noise(rng, [1, 1], 'uint8'), 'gaussian', 3, 2),
     (rng, S) => localCase(rng, anyInput(rng, S, [37, 51], 'uint8', 3), 'mean', 9, 2.5),
+    // An even window: cv2 asserts (blockSize % 2 == 1), so imgpu must refuse it as a bad argument too.
+    (rng) => localCase(rng, noise(rng, [9, 12], 'uint8'), 'mean', 4, 0),
   ],
   random: (rng, S) => {
     const shape = size2d(rng, 200 * 160);

@@ -28,7 +28,7 @@ for (const f of FAMILIES) {
     if (gpu) paths.push({ name: 'GPU', on: { gpu } });
     // The same cases through ranges and slabs: 64 KiB bindings split most of these images.
     const small = gpu && f.slabs !== false ? await gpuWithBindingLimit(t, 64 << 10) : undefined;
-    if (small) paths.push({ name: 'GPU(64KiB)', on: { gpu: small }, limited: true });
+    if (small) paths.push({ name: 'GPU(64KiB)', on: { gpu: small }, limited: { bytes: 64 << 10, full: 'GPU' } });
     await checkCases(t, selected, refs, paths, (c, on) => f.run(c, on));
   });
 }

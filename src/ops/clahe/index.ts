@@ -1,6 +1,7 @@
 import { borderParam } from '../../core/border.js';
 import { CPU_PATH, GpuLimitError, InvalidArgumentError, optionRef, UnsupportedDtypeError } from '../../core/errors.js';
-import type { GpuContext } from '../../core/gpu/context.js';
+import { fmtBytes, type GpuContext } from '../../core/gpu/context.js';
+import { maxBinding } from '../../core/gpu/limits.js';
 import { plane2D, type Shape } from '../../core/image.js';
 import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js';
 import { defineOp, type OpOptions } from '../../core/op.js';
@@ -65,7 +66,7 @@ function checkDevice(ctx: GpuContext, p: Params, h: number, w: number, dtype: Cl
   if (p.window !== undefined) {
     slabsFor(ctx, [h, w], 'uint8', windowSlabs(p.window, w));
   } else if (!tileBands(ctx, tiledGeometry(h, w, p.tiles.width, p.tiles.height, p.clip, dtype), dtype)) {
-    throw new GpuLimitError(`clahe: one tile of this ${w}×${h} image with a ${p.tiles.width}x${p.tiles.height} grid does not fit this adapter's storage binding; use ${CPU_PATH}`);
+    throw new GpuLimitError(`clahe: one tile of this ${w}×${h} image with a ${p.tiles.width}x${p.tiles.height} grid does not fit this adapter's ${fmtBytes(maxBinding(ctx))} storage binding; use ${CPU_PATH}`);
   }
 }
 
