@@ -83,10 +83,10 @@ async function encodeRaster(img: Image, kind: 'png' | 'jpeg' | 'tiff', opts: Enc
   return s.toBuffer();
 }
 
-const raster = (kind: 'png' | 'tiff'): FormatCodec => ({
-  decode: (bytes, name, opts) => decodeRaster(bufferOf(bytes), name, opts.maxPixels),
-  encode: (img, opts) => encodeRaster(img, kind, opts),
-});
+/** What libvips reads (PNG, TIFF, and the read-only WebP, GIF, AVIF), decoded by sharp. */
+const vipsRead: FormatCodec = { decode: (bytes, name, opts) => decodeRaster(bufferOf(bytes), name, opts.maxPixels) };
+
+const raster = (kind: 'png' | 'tiff'): FormatCodec => ({ ...vipsRead, encode: (img, opts) => encodeRaster(img, kind, opts) });
 
 /** JPEG: imgpu's libjpeg-turbo codec (cv2.imread's pixels, cv2.imwrite's bytes); sharp where it is not built or declines. */
 const jpegCodec: FormatCodec = {
@@ -108,9 +108,9 @@ const NODE_CODECS: Readonly<Record<string, FormatCodec>> = {
     decode: (bytes, name, opts) => decodeNifti(bytes, name, opts.maxVolumeBytes),
     encode: (img, opts) => encodeNifti(img, opts.gzip ?? false),
   },
-  webp: { decode: raster('png').decode },
-  gif: { decode: raster('png').decode },
-  avif: { decode: raster('png').decode },
+  webp: vipsRead,
+  gif: vipsRead,
+  avif: vipsRead,
   raw: {
     decode: (bytes, name, opts) => {
       if (!opts.raw) throw new InvalidArgumentError(`${name}: a .raw file needs its layout: ${RAW_LAYOUT}`);
