@@ -367,7 +367,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // A CPU lane beside the GPU (lane.ts): the smallest images processed whole on codec workers of its own, the GPU
   // taking the largest first.
   const queue = laneCodecs && cmd.steps ? new SplitQueue(todo) : undefined;
-  const source = new FileImages<Job, Image | GpuImage>(codecs, queue ? queue.largest : todo, read, window, reader, o.tuning?.readRamp ?? true);
+  const source = new FileImages<Job, Image | GpuImage>(codecs, queue ? queue.largest : todo, read, window, reader, o.tuning?.readRamp ?? true, 'ready');
   const lane = queue && laneCodecs ? new CpuLane<Job>(laneCodecs.size, queue, () => source.ahead, async (job) => {
     started.set(job, now());
     await ensureDir(dirname(job.output));
