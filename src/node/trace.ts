@@ -14,13 +14,13 @@ const spans: Span[] = [];
 const t0 = now();
 if (file) process.on('exit', () => writeFileSync(file, spans.map((s) => JSON.stringify(s)).join('\n') + '\n'));
 
-/** Runs `work`, recording it as span `span` of `input` when tracing. */
-export async function traced<T>(span: string, input: string, work: () => Promise<T>): Promise<T> {
+/** Runs `work`, recording it as span `span` of `input` when tracing (a function: the input known once it ends). */
+export async function traced<T>(span: string, input: string | (() => string), work: () => Promise<T>): Promise<T> {
   if (!file) return work();
   const start = now() - t0;
   try {
     return await work();
   } finally {
-    spans.push({ span, input, start, end: now() - t0 });
+    spans.push({ span, input: typeof input === 'string' ? input : input(), start, end: now() - t0 });
   }
 }

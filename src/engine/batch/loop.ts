@@ -41,6 +41,9 @@ function inOrder<J>(jobs: readonly J[]): JobQueue<J> {
   return { take: () => jobs[i++] };
 }
 
+/** A read FileImages started: `ready` once it has finished (decoded or failed). */
+interface PendingRead<J, I> { job: J; img: Promise<I | Error>; ready: boolean }
+
 /**
  * The files of `jobs` decoded by the codec workers — or by `reader` where given (a batch's JPEGs decoded on the GPU,
  * --jpeg gpu) — `window` of them read ahead of the one being processed. `readMs` adds up the time of the reads
@@ -48,7 +51,7 @@ function inOrder<J>(jobs: readonly J[]): JobQueue<J> {
  */
 export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, I> {
   readMs = 0;
-  private readonly reads: { job: J; img: Promise<I | Error>; ready: boolean }[] = [];
+  private readonly reads: PendingRead<J, I>[] = [];
   private readonly queue: JobQueue<J>;
   private taken = 0;
 
@@ -71,7 +74,9 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
   async next(): Promise<Next<J, I> | undefined> {
     this.fill();
     if (!this.reads.length) return undefined;
-    const r = await traced('wait', this.reads[0].job.input, () => this.takeRead());
+    let r: PendingRead<J, I> | undefined;
+    // The span belongs to the image taken, known once the wait ends.
+    r = await traced('wait', () => r?.job.input ?? '', async () => (r = await this.takeRead()));
     this.taken++;
     const got = await r.img;
     this.fill();
@@ -79,7 +84,7 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
   }
 
   /** The read next() hands out, removed from `reads`: the oldest, or by `order` 'ready' the oldest finished one. */
-  private async takeRead(): Promise<{ job: J; img: Promise<I | Error> }> {
+  private async takeRead(): Promise<PendingRead<J, I>> {
     if (this.order === 'ready' && !this.reads[0].ready) {
       if (!this.reads.some((x) => x.ready)) await Promise.race(this.reads.map((x) => x.img));
       const i = this.reads.findIndex((x) => x.ready);

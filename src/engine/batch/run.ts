@@ -367,7 +367,10 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // A CPU lane beside the GPU (lane.ts): the smallest images processed whole on codec workers of its own, the GPU
   // taking the largest first.
   const queue = laneCodecs && cmd.steps ? new SplitQueue(todo) : undefined;
-  const source = new FileImages<Job, Image | GpuImage>(codecs, queue ? queue.largest : todo, read, window, reader, o.tuning?.readRamp ?? true, 'ready');
+  // Reads start largest first and are taken as they finish: the slowest decodes (the largest, progressive ones) run
+  // beside the small ones' instead of ending the run alone (H200, 200 photos: the main thread's wait for reads went
+  // from 2.4 s of 3.8 s to 0.6 s of 1.8 s with 'ready', input order).
+  const source = new FileImages<Job, Image | GpuImage>(codecs, (queue ?? new SplitQueue(todo)).largest, read, window, reader, o.tuning?.readRamp ?? true, 'ready');
   const lane = queue && laneCodecs ? new CpuLane<Job>(laneCodecs.size, queue, () => source.ahead, async (job) => {
     started.set(job, now());
     await ensureDir(dirname(job.output));
