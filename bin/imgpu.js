@@ -4,9 +4,15 @@
 // user's project's — as a child that dies with it; with none, it says in one line what to do.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// V8's code cache for the ~300 modules a command loads, kept in the system's temporary folder (Node >= 22.1; older
+// Nodes lack it and re-run below anyway): on the H200 machine a CPU run of one small image took 230 ms instead of
+// 262 (medians of 7 processes each, interleaved), a GPU run ~20 ms less.
+module.enableCompileCache?.();
 
 // Image decoding and encoding (sharp) and file I/O run on libuv's thread pool, 4 threads unless told: batch mode
 // keeps several images in flight, so give it the cores (read when the pool starts, i.e. before any I/O below).
