@@ -12,7 +12,7 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { parseVec, readBackgrounds, readPositives, train, type TrainFilesOptions } from '../../src/io/train.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { lbpCode } from '../../src/ops/detect/cpu-kernels.js';
-import { detect, Detector, type Detection } from '../../src/ops/detect/index.js';
+import { detect, Detector, selectAccepted, windowAt, type Detection, type DetectOutput } from '../../src/ops/detect/index.js';
 import { bestSplitOf, histogramsCpu, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
 import { featureCodes, packFeatures, sampleCodesCpu, sampleIntegrals } from '../../src/ops/detect/train/features.js';
 import { GpuStageSamples } from '../../src/ops/detect/train/gpu.js';
@@ -233,11 +233,17 @@ test('the GPU trainer writes the same stage files and cascade as the CPU referen
 });
 
 type Scan = { gpu?: GpuContext; pool?: NodeWorkerPool };
-test('mining scans many backgrounds at once (frames in flight on the GPU, several on the pool) and finds the windows of a scan one at a time', async (t) => {
+/** A mining scan's accepted windows as [level, x, y]: its count's ranks looked up among its bits. */
+function acceptedHits(x: DetectOutput): number[][] {
+  const a = x.accepted!;
+  return selectAccepted(a.bits, Array.from({ length: a.count }, (_, r) => r)).map((w) => { const [l, y, xx] = windowAt(x.levels, w); return [l, xx, y]; });
+}
+test("mining counts and marks each background's accepted windows (on the GPU, on the device) as a detection one at a time finds them, frames in flight or several on the pool; > 4,096 in a frame, and none", async (t) => {
   // Five sizes, interleaved (more than the detector keeps plans for); one stage accepts 600–17,000 windows a
-  // background, more than a readback's first copy holds (4,096): frames in flight must not read each other's.
-  const backgrounds = await readBackgrounds(BACKGROUNDS);
-  const r = await trainDetector(await readPositives(FACES, { width: 24, height: 24 }), backgrounds, { ...SMALL, stages: 1, pool });
+  // background, more than a readback's first copy holds (4,096): frames in flight must not read each other's. A
+  // flat background accepts none.
+  const backgrounds = [...await readBackgrounds(BACKGROUNDS), imageFrom(new Uint8Array(64 * 48).fill(0), [48, 64])];
+  const r = await trainDetector(await readPositives(FACES, { width: 24, height: 24 }), backgrounds.slice(0, -1), { ...SMALL, stages: 1, pool });
   const window = { width: 24, height: 24 }, scale = 1.2;
   const oneByOne = async (o: Scan) => {
     const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o });
@@ -250,16 +256,17 @@ test('mining scans many backgrounds at once (frames in flight on the GPU, severa
     }
   };
   const together = async (o: Scan) => {
-    const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o });
+    const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o }, 'accepted');
     try {
       const outs = await scanBackgrounds(backgrounds, det, { window, scale, ...o });
-      return outs.map((x) => ({ windows: x.windows, hits: x.hits.map((h) => [h.level, h.x, h.y]) }));
+      return outs.map((x) => ({ windows: x.windows, hits: acceptedHits(x) }));
     } finally {
       det.close();
     }
   };
   const expected = await oneByOne({ pool });
   assert.ok(expected.filter((x) => x.hits.length > 4096).length >= 3, 'backgrounds of one size with more hits than the first copy holds');
+  assert.equal(expected.at(-1)!.hits.length, 0, 'the flat background has no hit');
   assert.deepEqual(await together({ pool }), expected);
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
