@@ -278,7 +278,8 @@ export class Detector {
     if (!p.schedule) return this.submitAfterCalibration(img, ctx);
     const schedule = p.schedule;
     const staging = frameStaging(p);
-    const timer = new KernelTimer(ctx, true);
+    // Mining ('accepted') has no use for kernel times, and reading them is a second readback per frame.
+    const timer = new KernelTimer(ctx, this.output === 'hits');
     const scope = ctx.openScope('detect');
     let thrown: unknown;
     let upload = 0;
