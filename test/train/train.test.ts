@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { parseVec, readBackgrounds, readPositives, train, type TrainFilesOptions } from '../../src/io/train.js';
 import { NodeWorkerPool } from '../../src/node/worker-pool.js';
 import { lbpCode } from '../../src/ops/detect/cpu-kernels.js';
-import { detect, Detector, type Detection } from '../../src/ops/detect/index.js';
+import { acceptedOf, detect, Detector, pyramidLevels, selectAccepted, windowAt, type Detection, type DetectOutput } from '../../src/ops/detect/index.js';
 import { bestSplitOf, histogramsCpu, quantiseWeights, trimWeights, WEIGHT_UNITS } from '../../src/ops/detect/train/boost.js';
 import { featureCodes, packFeatures, sampleCodesCpu, sampleIntegrals } from '../../src/ops/detect/train/features.js';
 import { GpuStageSamples } from '../../src/ops/detect/train/gpu.js';
@@ -222,6 +223,28 @@ test('GPU codes and histograms equal the CPU reference: integer weights up to 2^
   assert.deepEqual(featureCodes(integrals, n, W, H, features, 41), codes.subarray(41 * n, 42 * n));
 });
 
+test('mining picks the negatives it picked before the GPU counted on the device: the CI-sized cascade is byte for byte that of commit 2247431', async () => {
+  // SHA-256 of cascade.xml as 2247431 trained it (imgpu train faces.vec backgrounds --num-pos 70 --num-neg 200
+  // --stages 3, CPU): stages 1 and 2 are trained on mined negatives, so any change of which windows are picked shows.
+  const r = await trained();
+  assert.equal(createHash('sha256').update(readFileSync(r.path)).digest('hex'), 'db830e81405cc3f155578f221bd8bfea0359b1ddb2018c07102a044e1bc03309');
+});
+
+test('the accepted windows by rank: the r-th set bit, across empty words and bit 31, as a scan bit by bit finds it; hits made into bits and back', () => {
+  const bits = new Uint32Array(randomBytes(4 * 40, 7).buffer);
+  for (let w = 0; w < bits.length; w++) bits[w] = w % 5 === 2 ? 0 : bits[w] | (w % 3 === 0 ? 0x80000000 : 0);
+  const set: number[] = [];
+  for (let i = 0; i < 32 * bits.length; i++) if ((bits[i >>> 5] >>> (i & 31)) & 1) set.push(i);
+  assert.deepEqual(selectAccepted(bits, set.map((_, k) => k)), set);
+  assert.deepEqual(selectAccepted(bits, [0, 31, set.length - 1]), [set[0], set[31], set.at(-1)]);
+  assert.throws(() => selectAccepted(bits, [set.length]), RangeError);
+  const levels = pyramidLevels(100, 70, { width: 24, height: 24 }, { scale: 1.25, opencvStripes: true });
+  const hits = [[0, 0, 0], [0, 74, 2], [0, 10, 20], [1, 4, 2], [levels.length - 1, 0, 0]].map(([level, x, y]) => ({ level, x, y, score: 0 }));
+  const a = acceptedOf(hits, levels);
+  assert.equal(a.count, hits.length);
+  assert.deepEqual(selectAccepted(a.bits, hits.map((_, k) => k)).map((w) => windowAt(levels, w)), hits.map((h) => [h.level, h.y, h.x]));
+});
+
 test('the GPU trainer writes the same stage files and cascade as the CPU reference, byte for byte', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
@@ -233,11 +256,17 @@ test('the GPU trainer writes the same stage files and cascade as the CPU referen
 });
 
 type Scan = { gpu?: GpuContext; pool?: NodeWorkerPool };
-test('mining scans many backgrounds at once (frames in flight on the GPU, several on the pool) and finds the windows of a scan one at a time', async (t) => {
+/** A mining scan's accepted windows as [level, x, y]: its count's ranks looked up among its bits. */
+function acceptedHits(x: DetectOutput): number[][] {
+  const a = x.accepted!;
+  return selectAccepted(a.bits, Array.from({ length: a.count }, (_, r) => r)).map((w) => { const [l, y, xx] = windowAt(x.levels, w); return [l, xx, y]; });
+}
+test("mining counts and marks each background's accepted windows (on the GPU, on the device) as a detection one at a time finds them, frames in flight or several on the pool; > 4,096 in a frame, and none", async (t) => {
   // Five sizes, interleaved (more than the detector keeps plans for); one stage accepts 600–17,000 windows a
-  // background, more than a readback's first copy holds (4,096): frames in flight must not read each other's.
-  const backgrounds = await readBackgrounds(BACKGROUNDS);
-  const r = await trainDetector(await readPositives(FACES, { width: 24, height: 24 }), backgrounds, { ...SMALL, stages: 1, pool });
+  // background, more than a readback's first copy holds (4,096): frames in flight must not read each other's. A
+  // flat background accepts none.
+  const backgrounds = [...await readBackgrounds(BACKGROUNDS), imageFrom(new Uint8Array(64 * 48).fill(0), [48, 64])];
+  const r = await trainDetector(await readPositives(FACES, { width: 24, height: 24 }), backgrounds.slice(0, -1), { ...SMALL, stages: 1, pool });
   const window = { width: 24, height: 24 }, scale = 1.2;
   const oneByOne = async (o: Scan) => {
     const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o });
@@ -250,16 +279,17 @@ test('mining scans many backgrounds at once (frames in flight on the GPU, severa
     }
   };
   const together = async (o: Scan) => {
-    const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o });
+    const det = new Detector(r.classifier, { scale, minNeighbors: 0, ...o }, 'accepted');
     try {
       const outs = await scanBackgrounds(backgrounds, det, { window, scale, ...o });
-      return outs.map((x) => ({ windows: x.windows, hits: x.hits.map((h) => [h.level, h.x, h.y]) }));
+      return outs.map((x) => ({ windows: x.windows, hits: acceptedHits(x) }));
     } finally {
       det.close();
     }
   };
   const expected = await oneByOne({ pool });
   assert.ok(expected.filter((x) => x.hits.length > 4096).length >= 3, 'backgrounds of one size with more hits than the first copy holds');
+  assert.equal(expected.at(-1)!.hits.length, 0, 'the flat background has no hit');
   assert.deepEqual(await together({ pool }), expected);
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;

@@ -70,6 +70,7 @@ override CHANNELS: u32 = 1u;  // input channels: 1 gray, 3 RGB, 4 RGBA
 @group(0) @binding(8) var<storage, read_write> list_out: array<vec4u>;
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> dets: array<vec4u>;
+@group(0) @binding(11) var<storage, read_write> accepted: array<atomic<u32>>;
 @group(0) @binding(12) var<storage, read_write> live: array<u32>;
 
 fn lv(l: u32, f: u32) -> u32 { return levels[l * 4u + (f >> 2u)][f & 3u]; }
@@ -417,6 +418,18 @@ fn final_one(i: u32, t: u32) {
     if (v != 0u) { break; }
   }
   if (t == 0u && verdict == 2u) { emit(c.x, c.y, carry); }
+}
+
+// Mining (a plan made with marks): the frame's detections as one bit per window, in window order (level, row,
+// x), so that the host reads the device's count and a bit per window instead of a record per accepted window.
+@compute @workgroup_size(64)
+fn mark_accepted(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32) {
+  let i = linear_group_id(wid, nwg) * 64u + t;
+  if (i >= min(atomicLoad(&counters[${COUNTERS.DETS}u]), CAP_DETS)) { return; }
+  let d = dets[i];
+  let step = lv(d.x, ${LEVEL_FIELDS.step}u);
+  let g = lv(d.x, ${LEVEL_FIELDS.winStart}u) + ((d.y >> 16u) / step) * lv(d.x, ${LEVEL_FIELDS.perRow}u) + (d.y & 0xffffu) / step;
+  atomicOr(&accepted[g >> 5u], 1u << (g & 31u));
 }
 `;
 }

@@ -7,6 +7,7 @@ import { fixedWords, type CompiledClassifier } from './compiled.js';
 import { bakedEvaluation, COUNTERS, detectWgsl, LEVEL_FIELDS, LEVEL_WORDS, MAX_LISTS, WEAK_WORDS } from './detect.wgsl.js';
 import { linearCoefficients, windowGrid, type Level } from './pyramid.js';
 import type { RawHit } from './cpu.js';
+import { acceptedWords, type AcceptedWindows } from './accepted.js';
 
 export const DETECT_IMPLS = ['staged', 'naive'] as const;
 /** staged: the reduction kernels with compaction (Herout et al.); naive: one thread per window, all weak classifiers. */
@@ -99,6 +100,8 @@ interface PlanBuffers {
   spare: GPUBuffer;
   /** Indices of the windows that pass stage 0 (staged cascades). */
   live: GPUBuffer;
+  /** A plan made with marks (mining): a bit per window, set for the accepted ones. */
+  accepted?: GPUBuffer;
 }
 
 
@@ -151,6 +154,16 @@ function detectionsHeld(staging: GPUBuffer): number {
   return Math.floor((staging.size - 4 * COUNTERS.HIST) / 16);
 }
 const COUNTER_WORDS = COUNTERS.HIST + 4096 + 1;
+
+/** A pass's counters: survivors and drops of each list, detections dropped. */
+function passInfo(words: Uint32Array, schedule: ReductionSchedule | undefined): GpuPassInfo {
+  const lists = schedule?.bounds.length ?? 0;
+  return {
+    survivors: Array.from(words.subarray(0, lists)),
+    dropped: Array.from(words.subarray(COUNTERS.DROPPED, COUNTERS.DROPPED + lists)),
+    droppedDetections: words[COUNTERS.DETS + 1],
+  };
+}
 
 /** Host-side level table and sizes of the packed buffers. */
 function layout(levels: Level[], W: number, H: number) {
@@ -227,7 +240,12 @@ export class DetectGpu {
     this.detections.clear(); // their bind groups hold the old buffer
   }
 
-  static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number): DetectGpu {
+  /**
+   * A plan for one frame size. With `marks` (mining), each pass also marks its accepted windows as bits and reads
+   * back the device's count and the bits instead of the detections (readDetect's `accepted`); the detection buffer
+   * then holds every window from the start, so that no frame is redone for want of room.
+   */
+  static create(ctx: GpuContext, cc: CompiledClassifier, levels: Level[], W: number, H: number, channels: number, marks = false): DetectGpu {
     if (cc.staged && cc.accept.subarray(0, cc.firstStage).some((a) => a !== Infinity)) {
       throw new InvalidArgumentError('detect: the GPU detector does not support early acceptance (posT) inside the first stage of a staged classifier');
     }
@@ -243,7 +261,7 @@ export class DetectGpu {
     if (iiBytes > ctx.limits.maxStorageBufferBindingSize) {
       throw new InvalidArgumentError(`detect: the integral pyramid of a ${W}×${H} image needs ${(iiBytes / 2 ** 20).toFixed(0)} MiB, over this adapter's ${(ctx.limits.maxStorageBufferBindingSize / 2 ** 20).toFixed(0)} MiB per binding: use a larger ${optionRef('minSize')} or ${optionRef('scale')}`);
     }
-    const capDets = Math.min(L.windows, Math.max(DETS_PREVIEW, Math.ceil(L.windows / 64)));
+    const capDets = marks ? L.windows : Math.min(L.windows, Math.max(DETS_PREVIEW, Math.ceil(L.windows / 64)));
     const put = (b: GPUBuffer, data: Uint32Array) => { ctx.device.queue.writeBuffer(b, 0, data as Uint32Array<ArrayBuffer>); return b; };
     const buf: PlanBuffers = {
       levels: put(make(L.table.byteLength, 'levels', GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST), L.table),
@@ -257,6 +275,7 @@ export class DetectGpu {
       dets: make(16 * capDets, 'detections'),
       spare: make(16, 'spare list'),
       live: make(cc.staged ? 4 * L.windows : 16, 'stage-0 survivors'),
+      accepted: marks ? make(4 * acceptedWords(L.windows), 'accepted windows') : undefined,
     };
     return new DetectGpu(ctx, cc, levels, W, H, channels, L.windows, L.rows, L.blocks, buf, capDets);
   }
@@ -383,6 +402,10 @@ export class DetectGpu {
         : this.dispatch(`detect.reduce ${j + 1} (weak ${from + 1}–${bounds[j]})`, 'candidates', { ...base, FROM: from, TO: bounds[j], LIST_IN: j - 1, LIST_OUT: j, CAP_IN: caps[j - 1], CAP_OUT: caps[j] }, [from, bounds[j]],
           { ...common, list_in: lists[j - 1], list_out: lists[j] }, this.groups(caps[j - 1], 64))));
     }
+    if (b.accepted) {
+      out.push(await this.dispatch('detect.mark accepted windows', 'mark_accepted', { CAP_DETS: this.capDets }, undefined,
+        { levels: b.levels, counters: b.counters, dets: b.dets, accepted: b.accepted }, this.groups(this.capDets, 64)));
+    }
     return out;
   }
 
@@ -390,6 +413,7 @@ export class DetectGpu {
   private recordClears(rec: Recording): void {
     rec.clear(this.buf.counters);
     if (this.cc.staged) rec.clear(this.buf.mask);
+    if (this.buf.accepted) rec.clear(this.buf.accepted);
   }
 
   /** Records the integral pyramid of `src` (the input's packed bytes). */
@@ -423,7 +447,8 @@ export class DetectGpu {
   private recordReadback(rec: Recording, staging: GPUBuffer): void {
     const b = this.buf;
     rec.copyRange(b.counters, 0, staging, 0, 4 * COUNTERS.HIST);
-    rec.copyRange(b.dets, 0, staging, 4 * COUNTERS.HIST, 16 * Math.min(detectionsHeld(staging), this.capDets));
+    if (b.accepted) rec.copyRange(b.accepted, 0, staging, 4 * COUNTERS.HIST, b.accepted.size);
+    else rec.copyRange(b.dets, 0, staging, 4 * COUNTERS.HIST, 16 * Math.min(detectionsHeld(staging), this.capDets));
   }
 
   /** Records a calibration pass: every window through the whole classifier, rejections counted per weak classifier. */
@@ -474,7 +499,7 @@ export class DetectGpu {
 
   /** A mappable buffer for one pass's counters and detections. */
   staging(whole = false): GPUBuffer {
-    const bytes = 4 * COUNTERS.HIST + 16 * Math.max(whole ? this.capDets : DETS_PREVIEW, this.cc.count);
+    const bytes = 4 * COUNTERS.HIST + Math.max(16 * Math.max(whole ? this.capDets : DETS_PREVIEW, this.cc.count), this.buf.accepted?.size ?? 0);
     return this.ctx.createBuffer(bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'detect readback');
   }
 
@@ -482,8 +507,13 @@ export class DetectGpu {
    * Reads a submitted pass's results from `staging` (and the rest of the detections, if there were more than it
    * holds: only when no later frame has been submitted since).
    */
-  async readDetect(staging: GPUBuffer, schedule: ReductionSchedule | undefined): Promise<{ hits: RawHit[]; info: GpuPassInfo }> {
+  async readDetect(staging: GPUBuffer, schedule: ReductionSchedule | undefined): Promise<{ hits: RawHit[]; info: GpuPassInfo; accepted?: AcceptedWindows }> {
     const words = await mappedWords(staging);
+    const info = passInfo(words, schedule);
+    if (this.buf.accepted) {
+      const bits = words.slice(COUNTERS.HIST, COUNTERS.HIST + this.buf.accepted.size / 4);
+      return { hits: [], info, accepted: { count: words[COUNTERS.DETS], bits } };
+    }
     const n = Math.min(words[COUNTERS.DETS], this.capDets);
     let dets = words.subarray(COUNTERS.HIST, COUNTERS.HIST + 4 * Math.min(n, detectionsHeld(staging)));
     if (n > detectionsHeld(staging)) {
@@ -502,15 +532,7 @@ export class DetectGpu {
       hits.push({ level, x: xy & 0xffff, y: xy >>> 16, score: ((hi | 0) * 4294967296 + lo) * unit });
     }
     hits.sort((a, b) => a.level - b.level || a.y - b.y || a.x - b.x);
-    const lists = schedule?.bounds.length ?? 0;
-    return {
-      hits,
-      info: {
-        survivors: Array.from(words.subarray(0, lists)),
-        dropped: Array.from(words.subarray(COUNTERS.DROPPED, COUNTERS.DROPPED + lists)),
-        droppedDetections: words[COUNTERS.DETS + 1],
-      },
-    };
+    return { hits, info };
   }
 
   /** Whether `staging` holds every detection this plan's buffer can (a frame in flight must: see submitGpu). */
@@ -526,7 +548,7 @@ export class DetectGpu {
   }
 
   destroy(): void {
-    for (const b of Object.values(this.buf).flat() as GPUBuffer[]) b.destroy();
+    for (const b of Object.values(this.buf).flat() as (GPUBuffer | undefined)[]) b?.destroy();
     this.input?.destroy();
     for (const u of this.uploads.splice(0)) u.buf.destroy();
   }

@@ -18,12 +18,14 @@ import { DEFAULT_DIVISORS, DETECT_IMPLS, DetectGpu, reductionSchedule, type GpuP
 import { clipToImage, groupRectangles, nonMaxSuppression, type Detection } from './group.js';
 import { roundHalfEven } from '../../core/rounding.js';
 import { pyramidLevels, windowGrid, type Level } from './pyramid.js';
+import { acceptedOf, type AcceptedWindows } from './accepted.js';
 
 export { firstStage, validateClassifier, type Classifier, type LbpFeature, type WeakClassifier } from './classifier.js';
 export { groupRectangles, iou, nonMaxSuppression, type Detection } from './group.js';
 export { pyramidLevels, resizeLinearExact, type Level } from './pyramid.js';
 export { DEFAULT_DIVISORS, DETECT_IMPLS, type DetectImpl, type GpuPassInfo, type ReductionSchedule } from './gpu.js';
 export type { RawHit } from './cpu.js';
+export { acceptedOf, selectAccepted, windowAt, type AcceptedWindows } from './accepted.js';
 
 /** The classifier: its own argument of detect() and Detector, --classifier FILE.xml on the command line (read by io). */
 const classifierParam = {
@@ -67,6 +69,8 @@ export interface DetectOutput {
   levels: Level[];
   /** Window positions scanned over the pyramid. */
   windows: number;
+  /** A Detector made for 'accepted' (mining) only: the accepted windows as bits (its GPU path then leaves `hits` and `detections` empty). */
+  accepted?: AcceptedWindows;
   /** GPU only: the schedule used, survivors after each reduction kernel and drops for want of room. */
   gpu?: GpuPassInfo & { schedule?: ReductionSchedule; rerun: boolean; calibrationMs?: number };
 }
@@ -127,6 +131,7 @@ interface Plan {
 interface Pass {
   hits: RawHit[];
   info: GpuPassInfo;
+  accepted?: AcceptedWindows;
 }
 
 /**
@@ -141,7 +146,11 @@ export class Detector {
   readonly params: DetectParams;
   private readonly plans = new Map<string, Plan>();
 
-  constructor(readonly classifier: Classifier, readonly options: DetectOptions = {}) {
+  /**
+   * `output` 'accepted' (negative mining) asks for the accepted windows as bits (DetectOutput.accepted): the GPU
+   * counts and marks them on the device and reads back a bit per window instead of a record per accepted window.
+   */
+  constructor(readonly classifier: Classifier, readonly options: DetectOptions = {}, readonly output: 'hits' | 'accepted' = 'hits') {
     this.params = resolveParams<DetectParams>('detect', detectorParams, options);
     this.compiled = compileClassifier(classifier);
   }
@@ -173,7 +182,8 @@ export class Detector {
     const { hits, pyramidMs, scanMs } = levels.length ? await detectCpu(gray.data as Uint8Array, W, H, this.compiled, levels, pool) : { hits: [], pyramidMs: 0, scanMs: 0 };
     const detections = finishDetections(hits, levels, W, H, this.params);
     const windows = levels.reduce((a, l) => { const g = windowGrid(l); return a + g.perRow * g.rows; }, 0);
-    return { output: { detections, hits, levels, windows }, kernels: [{ name: 'detect.pyramid (cpu)', ms: pyramidMs }, { name: 'detect.scan (cpu)', ms: scanMs }] };
+    const accepted = this.output === 'accepted' ? acceptedOf(hits, levels) : undefined;
+    return { output: { detections, hits, levels, windows, accepted }, kernels: [{ name: 'detect.pyramid (cpu)', ms: pyramidMs }, { name: 'detect.scan (cpu)', ms: scanMs }] };
   }
 
   private async plan(ctx: GpuContext, W: number, H: number, channels: number, levels: Level[]): Promise<Plan> {
@@ -181,7 +191,7 @@ export class Detector {
     let p = this.plans.get(key);
     if (!p) {
       if (this.plans.size >= 4) this.close(); // a folder of many sizes: keep memory bounded
-      const gpu = DetectGpu.create(ctx, this.compiled, levels, W, H, channels);
+      const gpu = DetectGpu.create(ctx, this.compiled, levels, W, H, channels, this.output === 'accepted');
       p = { gpu, staging: gpu.staging(), idle: [] };
       this.plans.set(key, p);
     }
@@ -205,7 +215,7 @@ export class Detector {
     const ctx = input.ctx;
     const [H, W] = input.shape;
     const levels = this.levelsFor(W, H);
-    if (!levels.length) return { output: { detections: [], hits: [], levels, windows: 0 }, steps: [] };
+    if (!levels.length) return { output: { detections: [], hits: [], levels, windows: 0, accepted: this.output === 'accepted' ? acceptedOf([], levels) : undefined }, steps: [] };
     const p = await this.plan(ctx, W, H, input.channels, levels);
     let calibrationMs: number | undefined;
     const naive = this.params.impl === 'naive';
@@ -227,7 +237,7 @@ export class Detector {
       if (pass.info.droppedDetections > 0) p.gpu.growDetections(pass.hits.length + pass.info.droppedDetections);
       const full = schedule && { bounds: schedule.bounds, capacities: schedule.capacities.map(() => p.gpu.windows) };
       const again = await this.gpuPass(ctx, input, p, full, 'detect (buffers enlarged)', false);
-      pass = { hits: again.output.hits, info: { ...again.output.info, dropped: pass.info.dropped, droppedDetections: pass.info.droppedDetections } };
+      pass = { hits: again.output.hits, accepted: again.output.accepted, info: { ...again.output.info, dropped: pass.info.dropped, droppedDetections: pass.info.droppedDetections } };
       steps.push({ ...again.timings, kernels: again.timings.kernels.map((k) => ({ ...k, name: `${k.name} (redone)` })) });
     }
     return { output: this.finish(pass, levels, W, H, p, schedule, rerun, calibrationMs), steps };
@@ -235,7 +245,7 @@ export class Detector {
 
   private finish(pass: Pass, levels: Level[], W: number, H: number, p: Plan, schedule: ReductionSchedule | undefined, rerun: boolean, calibrationMs?: number): DetectOutput {
     const detections = finishDetections(pass.hits, levels, W, H, this.params);
-    return { detections, hits: pass.hits, levels, windows: p.gpu.windows, gpu: { ...pass.info, schedule, rerun, calibrationMs } };
+    return { detections, hits: pass.hits, levels, windows: p.gpu.windows, accepted: pass.accepted, gpu: { ...pass.info, schedule, rerun, calibrationMs } };
   }
 
   /** One pass of a resident frame through the plan (pyramid, detection, readback), timed by runGpu. */
@@ -268,7 +278,8 @@ export class Detector {
     if (!p.schedule) return this.submitAfterCalibration(img, ctx);
     const schedule = p.schedule;
     const staging = frameStaging(p);
-    const timer = new KernelTimer(ctx, true);
+    // Mining ('accepted') has no use for kernel times, and reading them is a second readback per frame.
+    const timer = new KernelTimer(ctx, this.output === 'hits');
     const scope = ctx.openScope('detect');
     let thrown: unknown;
     let upload = 0;

@@ -2,7 +2,7 @@ import type { CpuPool } from '../../../core/cpu/pool.js';
 import type { GpuContext } from '../../../core/gpu/context.js';
 import type { Image } from '../../../core/image.js';
 import type { Classifier } from '../classifier.js';
-import { Detector, type DetectOutput, type PendingDetection, type RawHit } from '../index.js';
+import { Detector, selectAccepted, windowAt, type AcceptedWindows, type DetectOutput, type PendingDetection } from '../index.js';
 import { pyramidLevels, resizeLinearExact, windowGrid, type Level } from '../pyramid.js';
 
 /**
@@ -11,6 +11,10 @@ import { pyramidLevels, resizeLinearExact, windowGrid, type Level } from '../pyr
  * spread evenly over all candidates in order (background, level, row, x), become the stage's negatives. The first
  * stage (no cascade yet) takes from every window of the pyramids. The scan is the detector's (CPU or the staged GPU
  * detector: the same windows on both), so mining on either path gives the same negatives.
+ *
+ * The detector reports a background's accepted windows as its count and a bit per window (Detector 'accepted'):
+ * on the GPU both are made on the device, so that the host does no work per accepted window — early stages accept
+ * millions and keep num-neg. The picks are then made from the counts, found among the bits by rank, and cut out.
  */
 
 export interface Mined {
@@ -20,10 +24,10 @@ export interface Mined {
   scanned: number;
 }
 
-/** The accepted windows of one background (the detector's hits, in order), or with no cascade every window of its pyramid. */
+/** The accepted windows of one background (in window order), or with no cascade (no `accepted`) every window of its pyramid. */
 interface Candidates {
   levels: Level[];
-  hits?: readonly RawHit[];
+  accepted?: AcceptedWindows;
   count: number;
 }
 
@@ -39,16 +43,6 @@ function gridCandidates(img: Image, o: MiningOptions): Candidates {
   return { levels, count: levels.reduce((a, l) => { const g = windowGrid(l); return a + g.perRow * g.rows; }, 0) };
 }
 
-/** The position of the k-th window of a pyramid's grid (level, then row, then x). */
-function gridWindow(levels: Level[], k: number): [number, number, number] {
-  for (let l = 0; l < levels.length; l++) {
-    const g = windowGrid(levels[l]), n = g.perRow * g.rows;
-    if (k < n) return [l, Math.floor(k / g.perRow) * levels[l].step, (k % g.perRow) * levels[l].step];
-    k -= n;
-  }
-  throw new Error(`window ${k} past the pyramid`); // unreachable: k < count
-}
-
 export async function mineNegatives(backgrounds: readonly Image[], cascade: Classifier | undefined, numNeg: number, o: MiningOptions): Promise<Mined> {
   const candidates: Candidates[] = [];
   let scanned = 0;
@@ -59,12 +53,12 @@ export async function mineNegatives(backgrounds: readonly Image[], cascade: Clas
       candidates.push(c);
     }
   } else {
-    const detector = new Detector(cascade, { scale: o.scale, minNeighbors: 0, gpu: o.gpu, pool: o.pool });
+    const detector = new Detector(cascade, { scale: o.scale, minNeighbors: 0, gpu: o.gpu, pool: o.pool }, 'accepted');
     try {
       for (const out of await scanBackgrounds(backgrounds, detector, o)) {
         scanned += out.windows;
-        // The hits as the detector gave them: early stages accept millions of windows, and only num-neg are cut out.
-        candidates.push({ levels: out.levels, hits: out.hits, count: out.hits.length });
+        const accepted = out.accepted!; // a detector made for 'accepted' always reports them
+        candidates.push({ levels: out.levels, accepted, count: accepted.count });
       }
     } finally {
       detector.close();
@@ -83,8 +77,8 @@ const GPU_DEPTH = 8;
  * in order, grouped by size so that a size's plan is never evicted while its frames are in flight; on the CPU,
  * several backgrounds share the pool at once. A background's windows do not depend on what runs beside it, so the
  * candidates — and the cascade — are those of a scan one at a time (tested). Measured on the H200, this took the CPU
- * path's mining from 30.1 to 21.8 s and the GPU's only from 28.8 to 27.5 s: there the bound is the host work on
- * every accepted window (docs/training.md).
+ * path's mining from 30.1 to 21.8 s and the GPU's only from 28.8 to 27.5 s: there the bound was the host work on
+ * every accepted window, which a detector made for 'accepted' no longer does (docs/training.md).
  */
 export async function scanBackgrounds(backgrounds: readonly Image[], detector: Detector, o: MiningOptions): Promise<DetectOutput[]> {
   const out = new Array<DetectOutput>(backgrounds.length);
@@ -133,19 +127,35 @@ function bySize(backgrounds: readonly Image[]): number[] {
   return [...groups.values()].flat();
 }
 
-/** k of the `found` candidates, evenly spaced in order, cut out of their levels (each level resized once). */
+/**
+ * k of the `found` candidates, evenly spaced in order (the j-th is candidate ⌊j·found/k⌋), cut out of their levels
+ * (each level resized once). The ranks are found per background from the counts alone; only then are the picked
+ * windows looked up among that background's bits.
+ */
 function pick(backgrounds: readonly Image[], candidates: Candidates[], k: number, found: number, win: { width: number; height: number }): Uint8Array[] {
   const out: Uint8Array[] = [];
+  for (const { b, ranks } of ranksByBackground(candidates, k, found)) {
+    const c = candidates[b];
+    const windows = c.accepted ? selectAccepted(c.accepted.bits, ranks) : ranks;
+    let cache: { level: number; px: Uint8Array } | undefined;
+    for (const w of windows) {
+      const [level, y, x] = windowAt(c.levels, w);
+      if (cache?.level !== level) cache = { level, px: levelPixels(backgrounds[b], c.levels[level]) };
+      out.push(crop(cache.px, c.levels[level].width, x, y, win));
+    }
+  }
+  return out;
+}
+
+/** The picks' ranks among each background's candidates (ascending), backgrounds in order, those with no pick left out. */
+function ranksByBackground(candidates: Candidates[], k: number, found: number): { b: number; ranks: number[] }[] {
+  const out: { b: number; ranks: number[] }[] = [];
   let base = 0, b = 0;
-  let cache: { b: number; level: number; px: Uint8Array } | undefined;
   for (let j = 0; j < k; j++) {
     const g = Math.floor((j * found) / k);
     while (g >= base + candidates[b].count) base += candidates[b++].count;
-    const c = candidates[b], local = g - base;
-    const hit = c.hits?.[local];
-    const [level, y, x] = hit ? [hit.level, hit.y, hit.x] : gridWindow(c.levels, local);
-    if (!cache || cache.b !== b || cache.level !== level) cache = { b, level, px: levelPixels(backgrounds[b], c.levels[level]) };
-    out.push(crop(cache.px, c.levels[level].width, x, y, win));
+    if (out.at(-1)?.b !== b) out.push({ b, ranks: [] });
+    out.at(-1)!.ranks.push(g - base);
   }
   return out;
 }
