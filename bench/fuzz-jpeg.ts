@@ -1,6 +1,6 @@
 /**
  * The differential JPEG fuzzer's long run, outside CI: `node dist/bench/fuzz-jpeg.js [--seed 39] [--count 1000]
- * [--first 0] [--no-gpu] [--verbose]`. Seeded mutations of the project's real JPEG fixtures (test/fuzz/jpeg-mutate.ts),
+ * [--first 0] [--no-gpu] [--verbose] [--sources a.jpg,b.jpg]`. Seeded mutations of the project's real JPEG fixtures (test/fuzz/jpeg-mutate.ts),
  * each decoded by cv2.imread, imgpu's CPU path and its GPU path (both Huffman decoders): test/fuzz/jpeg-differential.ts.
  * Prints the outcome counts per path and every violation (another image, pixels where cv2 decodes nothing, an untyped
  * error) as one JSON object; exits 1 if there was any. A crash or hang shows as the last case --verbose named.
@@ -18,13 +18,15 @@ const seed = Number(arg('seed', '39'));
 const count = Number(arg('count', '1000'));
 const first = Number(arg('first', '0'));
 const verbose = process.argv.includes('--verbose');
+// --sources a.jpg,b.jpg: mutate other JPEGs than the project's fixtures (a corpus the project never saw).
+const sources = process.argv.includes('--sources') ? arg('sources', '').split(',').filter(Boolean) : FUZZ_SOURCES;
 
 const ctx = process.argv.includes('--no-gpu') ? undefined : await createNodeGpuContext();
 const t0 = performance.now();
 // In chunks of 200: a corpus on disk and its references at a time.
 const report: FuzzReport & { seed: number; first: number; seconds: number } = { seed, first, cases: 0, cv2Decoded: 0, counts: {}, violations: [], seconds: 0 };
 for (let at = first; at < first + count; at += 200) {
-  const cases = fuzzCases(FUZZ_SOURCES, seed, Math.min(200, first + count - at), at);
+  const cases = fuzzCases(sources, seed, Math.min(200, first + count - at), at);
   const r = await runFuzz(cases, ctx, verbose ? (c) => console.error(`${c.name}: ${c.applied.join('+')} of ${c.source}`) : undefined);
   addReport(report, r);
 }
