@@ -9,7 +9,8 @@
  * Faults (each wraps the named command's run):
  *   gpu-pixel  the GPU run's output has its first value changed by one (a GPU kernel off by one somewhere);
  *   bug        the run throws a TypeError, as a programming error does (reading a property of undefined);
- *   shader     the GPU run compiles a WGSL shader with a type error through the context (a broken kernel).
+ *   shader     the GPU run compiles a WGSL shader with a type error through the context (a broken kernel);
+ *   calls      nothing changed: each run says on stderr that it ran and where ('imgpu-test: run on cpu|gpu').
  */
 import type { OpCommand, RunOn } from '../../src/engine/commands.js';
 import { COMMANDS } from '../../src/engine/commands.js';
@@ -38,6 +39,10 @@ const FAULTS: Record<string, (run: Run) => Run> = {
   },
   shader: (run) => async (img, params, on, images) => {
     if (on.gpu) await on.gpu.pipeline('faulty', '@compute @workgroup_size(1)\nfn main() { let x: u32 = 1.5; }', 'main');
+    return run(img, params, on, images);
+  },
+  calls: (run) => async (img, params, on, images) => {
+    console.error(`imgpu-test: run on ${on.gpu ? 'gpu' : 'cpu'}`);
     return run(img, params, on, images);
   },
 };
