@@ -12,6 +12,7 @@ import { parsePipeline } from '../../src/ops/pipeline.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { requiredOrSkip } from '../helpers/require.js';
 
 const job = (input: string, bytes: number) => ({ input, bytes });
 
@@ -55,10 +56,7 @@ test('CpuLane takes the smallest job only while the CPU would finish it before t
 });
 
 test('the lane by default: half the cores where --device auto and --jpeg auto found a hardware GPU, the batch is of JPEG photos and its steps are light on the CPU; none where the GPU was asked for every image', (t) => {
-  if (!jpegCoefDecoder()) {
-    t.skip('the GPU JPEG decoder\'s entropy stage is not built (auto takes the CPU path without it)');
-    return;
-  }
+  if (!requiredOrSkip(t, jpegCoefDecoder(), 'the GPU JPEG decoder\'s entropy stage is not built (auto takes the CPU path without it; scripts/build-native.mjs)')) return;
   const hardware = { adapter: { software: false } } as GpuContext;
   const gpuAuto = { gpu: hardware, cpu: false, auto: true };
   const cmd = COMMANDS.equalize as ImageCommand;

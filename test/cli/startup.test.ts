@@ -11,6 +11,7 @@ import { nativeJpeg } from '../../src/io/jpeg.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
+import { requiredOrSkip } from '../helpers/require.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/imgpu.js', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'imgpu-startup-'));
@@ -80,7 +81,7 @@ test('equalize of a JPEG loads neither sharp nor zarrita; of a PNG, sharp (its r
   assert.equal(png.status, 0, png.stderr);
   assert.ok(packagesLoaded(png.stderr).has('sharp'), 'the hook sees sharp where it is used');
   assert.ok(!packagesLoaded(png.stderr).has('zarrita'));
-  if (!nativeJpeg()) return t.skip('no native JPEG codec: JPEG goes through sharp');
+  if (!requiredOrSkip(t, nativeJpeg(), 'no native JPEG codec: JPEG goes through sharp (scripts/build-native.mjs)')) return;
   const jpeg = run(fixture('jpeg', 'chelsea_q90.jpg'), 'chelsea.jpg');
   assert.equal(jpeg.status, 0, jpeg.stderr);
   const loaded = packagesLoaded(jpeg.stderr);

@@ -24,6 +24,7 @@ import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
 import { fixture, mirrorTiled } from '../helpers/fixtures.js';
 import { countSubmissions, gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 import { PYTHON } from '../helpers/parity.js';
+import { requiredOrSkip } from '../helpers/require.js';
 
 // References: test/io/jpeg_encode_refs.py, run here through Debian's Python: cv2.imwrite's files (4:2:0, gray) and
 // Pillow's 4:4:4 / 4:2:2 on the same libjpeg, for real photographs at sizes that are and are not MCU multiples.
@@ -261,7 +262,7 @@ test('GPU JPEG encode of a colour photograph beyond lavapipe\'s real 128 MiB bin
 
 test('GPU JPEG encode with GPU entropy coding and host memory (a batch): the file assembled in that memory, its coded bytes copied off the JavaScript thread; the same bytes', { skip }, async (t) => {
   const ctx = await gpuOrSkip(t);
-  if (!ctx?.hostCopy.async) return void t.skip('no asynchronous host copy (native module)');
+  if (!ctx || !requiredOrSkip(t, ctx.hostCopy.async, 'no asynchronous host copy (the native module: scripts/build-native.mjs)')) return;
   const img = await GpuImage.upload(ctx, mirrorTiled(await readImage(fixture('images', 'chelsea.png')), 600, 900));
   const plain = Buffer.from(await encodeJpegGpu(img, { entropy: 'gpu' }));
   const copies = { sync: 0, async: 0 };

@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fixture } from '../helpers/fixtures.js';
 import { childrenOf, mkfifo, readerGone, readerOf, running, until } from '../helpers/process.js';
 
@@ -328,8 +328,30 @@ function olderNode(): string | undefined {
   }
   return undefined;
 }
-const oldNode = olderNode();
-const oldSkip = oldNode ? false : 'no Node.js older than 22 on this machine';
+
+/**
+ * Where the machine has no older Node (CI's has only 22): one made for the test, a `node` of its own directory that
+ * runs this Node 22 with process.version and process.versions.node saying 20.11.1 before any other code — all the
+ * launcher and the library read to decide (src/node/runtime.ts). Its children (the launcher's re-run under the
+ * project's Node 22) are real Node 22s: the preload is an argument of this process only, not inherited. What it
+ * cannot show is that the launcher parses on an old Node: the system's older Node, where there is one, does.
+ */
+function emulatedOlderNode(): string {
+  const dir = join(work, 'older-node');
+  mkdirSync(dir, { recursive: true });
+  const preload = join(dir, 'version-20.mjs');
+  writeFileSync(preload, "Object.defineProperty(process, 'version', { value: 'v20.11.1' });\nObject.defineProperty(process.versions, 'node', { value: '20.11.1' });\n");
+  const node = join(dir, 'node');
+  writeFileSync(node, `#!/bin/sh\nexec '${process.execPath}' --import '${pathToFileURL(preload).href}' "$@"\n`, { mode: 0o755 });
+  return node;
+}
+const oldNode = olderNode() ?? (linux ? emulatedOlderNode() : undefined);
+const oldSkip = oldNode ? false : 'no Node.js older than 22 on this machine, and the emulated one needs a POSIX shell';
+
+test('the older Node these tests run on says it is older than 22 (the system\'s, or the one emulated where there is none)', { skip: oldSkip }, () => {
+  const v = run(oldNode!, ['-e', 'console.log(process.version, process.versions.node)']).stdout.trim().split(' ');
+  assert.ok(Number(v[0].slice(1).split('.')[0]) < 22 && v[1] === v[0].slice(1), v.join(' '));
+});
 const launcher = () => join(installed, 'bin', 'imgpu.js');
 const projectNode = join(project, 'node_modules', '.bin', 'node');
 

@@ -18,6 +18,8 @@ import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { isodataWindowReference } from '../helpers/window-reference.js';
+import { pythonArrays } from '../helpers/python.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -289,6 +291,22 @@ for (const method of ['mean', 'gaussian'] as const) {
   });
 }
 
+test('mean and gaussian: equal cv2.adaptiveThreshold (BORDER_REPLICATE, the one border it and imgpu have) run now, on photos at their real sizes — 512×512, 303×384, odd 301×256 and 29×45 — windows up to larger than the image, fractional and negative offsets, CPU and GPU', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  const cases: [name: string, window: number, offset: number][] = [['camera', 21, 1.5], ['coins', 101, 4], ['camera_301x256', 9, -2.5], ['camera_301x256', 45, 0], ['cat_29x45', 51, 3], ['cat_29x45', 3, -0.25]];
+  const images = Object.fromEntries(await Promise.all([...new Set(cases.map(([n]) => n))].map(async (n) => [n, await readImage(fixture('images', `${n}.png`))] as const)));
+  const calls = cases.flatMap(([name, window, offset], i) => (['mean', 'gaussian'] as const).map((m) =>
+    `O['${m}${i}'] = cv2.adaptiveThreshold(I['${name}'], 255, cv2.ADAPTIVE_THRESH_${m.toUpperCase()}_C, cv2.THRESH_BINARY, ${window}, ${offset})`));
+  const refs = pythonArrays(calls.join('\n'), images);
+  for (const [i, [name, window, offset]] of cases.entries()) {
+    for (const method of ['mean', 'gaussian'] as const) {
+      const what = `${method} ${name} window ${window} offset ${offset}`;
+      assertSame((await threshold(images[name], { method, window, offset })).output, refs[`${method}${i}`], `cpu ${what}`);
+      if (gpu) assertSame((await threshold(images[name], { method, window, offset, gpu })).output, refs[`${method}${i}`], `gpu ${what}`);
+    }
+  }
+});
+
 test('gaussian on low-contrast noise (blur values within a float32 step of x.5): CPU and GPU = cv2.adaptiveThreshold, windows 11–101 (issue 24 item 15)', async (t) => {
   const [h, w] = [300, 320];
   const noise = randomBytes(w * h, 15, 4).map((v) => 181 + v);
@@ -321,24 +339,6 @@ test('local thresholds: GPU equals CPU on odd sizes, windows larger than the ima
   await assert.rejects(threshold(imageFrom(new Uint8Array(200), [2, 10, 10] as never), { method: 'mean' }), /2D images/);
 });
 
-/** Per-pixel reference: the window histogram rebuilt from scratch (clipped window). */
-function adaptiveReference(img: Image, window: number, contrast: number, fallback: number): Uint8Array {
-  const [h, w] = img.shape as [number, number];
-  const r = (window - 1) / 2;
-  const out = new Uint8Array(w * h);
-  const hist = new Uint32Array(256);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      hist.fill(0);
-      for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) {
-        for (let xx = Math.max(0, x - r); xx <= Math.min(w - 1, x + r); xx++) hist[img.data[yy * w + xx]]++;
-      }
-      out[y * w + x] = img.data[y * w + x] > isodataOfWindow(hist, contrast, fallback) ? 255 : 0;
-    }
-  }
-  return out;
-}
-
 test('adaptive: the exact window rule reproduces skimage isodata on whole-image histograms', async () => {
   for (const name of PHOTOS) {
     const img = await readImage(fixture('images', `${name}.png`));
@@ -348,22 +348,26 @@ test('adaptive: the exact window rule reproduces skimage isodata on whole-image 
   }
 });
 
-test('adaptive: CPU (sliding histogram) and GPU (sliding and naive) equal the per-pixel reference', async (t) => {
+test('adaptive: CPU (sliding histogram) and GPU (sliding and naive) equal an independent per-pixel numpy reference (and skimage\'s global isodata as the fallback), on real photos at their sizes and odd crops', async (t) => {
   const gpu = await gpuOrSkip(t);
   const coins = await readImage(fixture('images', 'coins.png'));
   const crop = imageFrom(coins.data.slice(0, 120 * 384), [120, 384]);
-  const cases: [Image, number, number][] = [
+  const cases = ([
+    [coins, 31, 15], [await readImage(fixture('images', 'camera_301x256.png')), 15, 10], [await readImage(fixture('images', 'cat_29x45.png')), 9, 5],
     [crop, 15, 15], [crop, 31, 40], [imageFrom(randomBytes(23 * 41, 4), [23, 41]), 7, 0], [imageFrom(randomBytes(9 * 5, 6, 30), [9, 5]), 21, 10],
-  ];
-  for (const [img, window, contrast] of cases) {
+  ] as const).map(([img, window, contrast]) => ({ img, window, contrast }));
+  // window_reference.py: every pixel's border-clipped window histogram counted whole, the documented rule in exact integers.
+  const refs = isodataWindowReference(cases);
+  for (const [i, { img, window, contrast }] of cases.entries()) {
+    const what = `${img.shape.join('×')} window ${window} contrast ${contrast}`;
     const cpu = await threshold(img, { method: 'adaptive', window, contrast });
-    const ref = adaptiveReference(img, window, contrast, cpu.fallback!);
-    assert.deepEqual(cpu.output.data, ref, `cpu ${img.shape} ${window}`);
+    assert.equal(cpu.fallback, refs[i].fallback, `fallback (skimage threshold_isodata) ${what}`);
+    assertSame(cpu.output, refs[i].output, `cpu ${what}`);
     if (!gpu) continue;
     for (const scheme of ['sliding', 'naive'] as const) {
       const g: { output: Image; fallback?: number } = await threshold(img, { method: 'adaptive', window, contrast, gpu, scheme });
-      assert.equal(g.fallback, cpu.fallback);
-      assertSame(g.output, cpu.output, `gpu ${scheme} ${img.shape} ${window}`);
+      assert.equal(g.fallback, refs[i].fallback);
+      assertSame(g.output, refs[i].output, `gpu ${scheme} ${what}`);
     }
   }
 });
