@@ -39,7 +39,7 @@ function outputs(dir: string): Map<string, Buffer> {
   }));
 }
 
-test('batch processes: 2 child processes give the bytes and the per-image events of one process (a damaged file failed, typed), a rerun skips all', async () => {
+test('batch processes: 2 child processes give the bytes and the per-image events of one process (a damaged file failed, typed), a rerun skips all; two shards make up the whole', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-batch-procs-'));
   mkdirSync(join(dir, 'in', 'sub'), { recursive: true });
   for (const f of PHOTOS) copyFileSync(fixture('jpeg', f), join(dir, 'in', f === 'crop_o6.jpg' ? join('sub', f) : f));
@@ -70,6 +70,13 @@ test('batch processes: 2 child processes give the bytes and the per-image events
   const skipped = (await collect(again)).filter((e) => e.type === 'skipped');
   assert.equal((await again.done).skipped, PHOTOS.length);
   assert.equal(skipped.length, PHOTOS.length);
+  // `shard` in this process: the two halves (image i when i mod 2 = index) make up the whole, nothing twice.
+  const halves = await Promise.all([0, 1].map(async (index) => {
+    const half = batch(steps, { inputs: [join(dir, 'in')], out: join(dir, 'halves'), recursive: true, shard: { index, count: 2 }, ...CPU });
+    return perImage(await collect(half), join(dir, 'halves'));
+  }));
+  assert.ok(halves.every((h) => h.length >= 2), JSON.stringify(halves));
+  assert.deepEqual(halves.flat().sort(), perImage(runs[1].events, runs[1].out));
   rmSync(dir, { recursive: true, force: true });
 });
 
