@@ -10,7 +10,7 @@ const NODE_GLOBALS = Object.fromEntries(
 );
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'out/', 'playground/dist/', 'bench/results/', 'test/fixtures/'] },
+  { ignores: ['dist/', 'node_modules/', 'out/', 'playground/dist/', 'bench/results/', 'test/fixtures/', '.bench-builds/', '.devkit/'] },
   {
     files: ['**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],

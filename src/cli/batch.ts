@@ -1,13 +1,21 @@
-// The CLI's batch mode: its flags as imgpu/batch's options, the engine's events printed as lines (or, in a process
-// running a shard of --jobs, as JSON lines for its parent), the summary and the exit code.
+// The CLI's batch mode: its flags as imgpu/batch's options (--jobs N its `processes`), the engine's events printed
+// as lines (notes as the engine words them, each once), the summary and the exit code.
 import { batch, type BatchOptions, type BatchTuning, type StepsSpec } from '../engine/batch/api.js';
 import { Progress, report } from '../engine/batch/report.js';
-import { shardOf } from '../engine/batch/shard.js';
 import type { Execution } from '../engine/context.js';
 import { cliWording } from '../engine/flags.js';
 
 /** The batch options a command line gives besides the devices and steps. */
-export type BatchFlags = Omit<BatchOptions, 'gpu' | 'pool' | 'compare' | 'cpuFallback' | keyof BatchTuning> & { json: boolean; quiet: boolean };
+export type BatchFlags = Omit<BatchOptions, 'gpu' | 'pool' | 'compare' | 'cpuFallback' | 'device' | 'adapter' | 'backend' | 'threads' | keyof BatchTuning> & { json: boolean; quiet: boolean };
+
+/** --jobs N: the devices each of the N processes acquires, as the flags name them (this process acquires none). */
+export type JobsDevices = Pick<BatchOptions, 'device' | 'adapter' | 'backend' | 'threads'>;
+
+/** The devices' options: this process's (acquired), or those of --jobs processes. */
+function devicesOf(devices: Execution | JobsDevices): Partial<BatchOptions> {
+  if (!('pool' in devices)) return devices;
+  return { gpu: devices.gpu, pool: devices.pool, compare: devices.cpu && devices.gpu !== undefined, cpuFallback: devices.auto };
+}
 
 /**
  * Measurement knobs kept from before they were options (docs/throughput.md, bench/batch.ts): IMGPU_BATCH_WINDOW,
@@ -22,20 +30,18 @@ function tuningFromEnv(env = process.env): BatchTuning {
 }
 
 /** Runs a batch over imgpu/batch and prints it as the CLI does; returns the exit code (0, 8 CPU and GPU differ, 9 some failed). */
-export async function runBatchCommand(steps: StepsSpec, exec: Execution, flags: BatchFlags): Promise<number> {
-  const shard = shardOf();
+export async function runBatchCommand(steps: StepsSpec, devices: Execution | JobsDevices, flags: BatchFlags): Promise<number> {
   const { json, quiet, ...options } = flags;
-  const run = batch(steps, {
-    ...options, ...tuningFromEnv(), gpu: exec.gpu, pool: exec.pool, compare: exec.cpu && exec.gpu !== undefined, cpuFallback: exec.auto,
-    ...(shard ? { shard: { ...shard, record: (key, r) => console.log(JSON.stringify({ record: { key, ...r } })) } } : {}),
-  });
+  const run = batch(steps, { ...options, ...tuningFromEnv(), ...devicesOf(devices) });
   let progress: Progress | undefined;
   let last = { processed: 0, failed: 0, bytes: 0 };
   for await (const e of run) {
     if (e.type === 'progress') {
-      progress ??= new Progress(e.total, { quiet: quiet || json, shard: shard !== undefined });
+      progress ??= new Progress(e.total, { quiet: quiet || json });
       progress.update(e.processed, e.failed, e.bytes);
       last = e;
+    } else if (e.type === 'note') {
+      process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${e.text}\n`);
     } else if (e.type === 'failed' && !json) {
       process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}imgpu: skipped ${e.id}: ${cliWording(e.error.message)}\n`);
     }

@@ -12,13 +12,12 @@ import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
 import { COMMANDS, isImageCommand, readsColour, type OpCommand } from '../engine/commands.js';
-import { acquire, runGpuOrCpu, type Execution } from '../engine/context.js';
+import { acquire, runGpuOrCpu, type DeviceChoice, type Execution } from '../engine/context.js';
 import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
 import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
-import { runBatchCommand } from './batch.js';
-import { runBatchInProcesses, shardOf } from '../engine/batch/shard.js';
+import { runBatchCommand, type BatchFlags } from './batch.js';
 import { cliWording } from '../engine/flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
 import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpegOption, jpegPathOf } from '../engine/jpeg.js';
@@ -203,20 +202,19 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
       ...codec, recipe: batchRecipe(name, params, codec), jpeg, cpuLane,
     };
-    if (jobs > 1) {
-      const rest = argv.filter((a, i) => a !== '--jobs' && argv[i - 1] !== '--jobs' && !a.startsWith('--jobs='));
-      return await runBatchInProcesses(name, inputs, outPath, o, jobs, [name, ...rest], num('threads'));
-    }
+    // imgpu/batch's steps: the pipeline's text (its records name the chain), or this operation with its parameters.
+    const steps = name === 'pipeline' ? (params.chain as string) : [{ op: name, params }];
+    const batchFlags: BatchFlags = {
+      inputs, out: outPath, recursive: o.recursive, overwrite: o.overwrite, quiet: o.quiet, json, format: flags.get('format'), raw: codec.read.raw,
+      failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane,
+    };
+    // --jobs N: N processes acquire their devices as the flags say; this one acquires none.
+    if (jobs > 1) return await runBatchCommand(steps, { device: (flags.get('device') ?? 'auto') as DeviceChoice, adapter: flags.get('adapter'), backend: flags.get('backend'), threads: num('threads') }, { ...batchFlags, processes: jobs });
     const exec = await acquire(flags.get('device') ?? 'auto', flags);
     markStartup('device');
     try {
-      if (!shardOf()?.k) for (const w of exec.warnings) console.error(w); // once for all --jobs processes
-      // imgpu/batch's steps: the pipeline's text (its records name the chain), or this operation with its parameters.
-      const steps = name === 'pipeline' ? (params.chain as string) : [{ op: name, params }];
-      return await runBatchCommand(steps, exec, {
-        inputs, out: outPath, recursive: o.recursive, overwrite: o.overwrite, quiet: o.quiet, json, format: flags.get('format'), raw: codec.read.raw,
-        failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane,
-      });
+      for (const w of exec.warnings) console.error(w);
+      return await runBatchCommand(steps, exec, batchFlags);
     } finally {
       await exec.close();
     }

@@ -1,6 +1,7 @@
 import type { CpuPool } from '../core/cpu/pool.js';
 import { CPU_PATH, GpuLimitError, InvalidArgumentError, NoGpuAdapterError } from '../core/errors.js';
 import { cliWording } from './flags.js';
+import { stderrNotes, type NoteSink } from './notes.js';
 import type { AdapterDescription, GpuContext } from '../core/gpu/context.js';
 import { createNodeGpuContext } from '../node/gpu.js';
 import { NodeWorkerPool } from '../node/worker-pool.js';
@@ -17,16 +18,15 @@ export interface Execution {
   warnings: string[];
   /** --device auto: work the GPU refuses before starting it (GpuLimitError) runs on the CPU (runGpuOrCpu). */
   auto: boolean;
+  /** Where the engine's one-time notes go (a batch's events); absent: stderr, once per key in the process. */
+  note?: NoteSink;
   close(): Promise<void>;
 }
-
-/** Reasons already said by runGpuOrCpu in this process (once each, not once per image of a batch). */
-const saidFallbacks = new Set<string>();
 
 /**
  * Runs `gpuRun`; where the GPU refuses the work before starting it because even split it cannot hold it
  * (GpuLimitError) and the device was left to --device auto, runs `cpuRun` instead — the same result, since the
- * paths agree — and says so once per reason. Otherwise the error stands (--device gpu|both asked for the GPU).
+ * paths agree — and says so once per reason (exec.note). Otherwise the error stands (--device gpu|both asked for the GPU).
  */
 export async function runGpuOrCpu<R>(exec: Execution, gpuRun: () => Promise<R>, cpuRun: () => Promise<R>): Promise<{ on: 'gpu' | 'cpu'; result: R }> {
   try {
@@ -34,8 +34,7 @@ export async function runGpuOrCpu<R>(exec: Execution, gpuRun: () => Promise<R>, 
   } catch (e) {
     if (!(e instanceof GpuLimitError) || !exec.auto) throw e;
     const why = e.message.split('; ')[0];
-    if (!saidFallbacks.has(why)) console.error(`warning: ${cliWording(why)}; running on the CPU`);
-    saidFallbacks.add(why);
+    (exec.note ?? stderrNotes)({ code: 'IMGPU_GPU_LIMIT_FALLBACK', key: why, text: `warning: ${cliWording(why)}; running on the CPU` });
     return { on: 'cpu', result: await cpuRun() };
   }
 }

@@ -12,7 +12,7 @@ import { readFileInto } from '../node/codec-pool.js';
 import { traced } from '../node/trace.js';
 import { defaultDecodeEntropy } from '../node/jpeg-gpu-decode.js';
 import { defaultEntropy, nativeCoefEncoder, nativeCoefEncoderProblem, type JpegEntropyPath } from '../node/jpeg-encode-gpu.js';
-import { noteToParent } from './batch/shard.js';
+import { stderrNotes, type NoteSink } from './notes.js';
 import { JPEG_PATHS, readJpegToGpu, resolveJpegPath, type HostBuffers, type JpegOnGpu, type JpegPath, type JpegPathOption } from '../node/jpeg-gpu.js';
 
 export const JPEG_HELP = `  --jpeg <gpu|cpu|auto>           where a JPEG input is decoded when the command runs on the GPU: gpu (entropy decoding
@@ -36,15 +36,12 @@ export const failOnOption = (flags: Map<string, string>): FailOn => checkFailOn(
 /** Whether a path names a JPEG by its extension (what readImage decodes through the JPEG codec). */
 export const isJpegName = (path: string): boolean => ['.jpg', '.jpeg'].includes(extname(path).toLowerCase());
 
-/** Fallback reasons already said in this process (once each, not once per image of a batch). */
-const said = new Set<string>();
-
-/** Says why work of --jpeg gpu ran on the CPU, once per reason (`key`) in a process, or in a --jobs batch (a note on stderr). */
-function noteOnce(key: string, why = key, outcome = 'decoded on the CPU (the same pixels)'): void {
-  if (said.has(key)) return;
-  said.add(key);
-  const line = `note: --jpeg gpu: ${why}; ${outcome}`;
-  if (!noteToParent(key, line)) console.error(line);
+/**
+ * Says why work of --jpeg gpu ran on the CPU, once per reason (`key`): to `say` (a batch's note events), or on
+ * stderr once in the process.
+ */
+function noteOnce(say: NoteSink, key: string, why = key, outcome = 'decoded on the CPU (the same pixels)'): void {
+  say({ code: 'IMGPU_JPEG_GPU_FALLBACK', key, text: `note: --jpeg gpu: ${why}; ${outcome}` });
 }
 
 /**
@@ -52,9 +49,9 @@ function noteOnce(key: string, why = key, outcome = 'decoded on the CPU (the sam
  * Where it is not (a platform without imgpu's native pieces), says so once: the outputs are then encoded on the CPU,
  * by the codec the CPU path uses — never a failed image.
  */
-export function gpuJpegEncoderHere(): boolean {
+export function gpuJpegEncoderHere(say: NoteSink = stderrNotes): boolean {
   if (nativeCoefEncoder()) return true;
-  noteOnce('encoder', `the GPU JPEG encoder's entropy coder is not available (${nativeCoefEncoderProblem()})`, 'JPEG outputs encoded on the CPU');
+  noteOnce(say, 'encoder', `the GPU JPEG encoder's entropy coder is not available (${nativeCoefEncoderProblem()})`, 'JPEG outputs encoded on the CPU');
   return false;
 }
 
@@ -62,18 +59,18 @@ export function gpuJpegEncoderHere(): boolean {
  * A JPEG input decoded straight to the GPU on the --jpeg path (resolved), or undefined where the input is not a JPEG
  * or the path is the CPU's (the input is then read and uploaded as before). Commands that take colour (`colour`:
  * clahe, gamma) get it decoded in colour, resident like gray (the operations convert it on the device by their colour
- * rule). A fallback to the CPU is said once. `host`: a
+ * rule). A fallback to the CPU is said once (to `say`). `host`: a
  * batch's recycled memory for the coefficients (node/jpeg-gpu-decode.ts HostBuffers).
  */
-export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, host?: HostBuffers, failOn?: FailOn): Promise<JpegOnGpu | undefined> {
+export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, host?: HostBuffers, failOn?: FailOn, say: NoteSink = stderrNotes): Promise<JpegOnGpu | undefined> {
   if (resolveJpegPath(opt, ctx) !== 'gpu' || !isJpegName(path)) return undefined;
   // The file in the batch's recycled memory too (readFileInto says why), given back once decoded.
   const buf = await traced('file-read', path, () => (host ? readFileInto(path, host) : readFile(path)));
   try {
     if (!isJpeg(buf)) return undefined;
     const r = await readJpegToGpu(ctx, buf, path, !colour, { jpeg: opt, async: true, host, failOn });
-    if (r?.fallback) noteOnce(r.fallback, `${path}: ${r.fallback}`);
-    else if (!r && exifOrientation(buf) !== 1) noteOnce('EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
+    if (r?.fallback) noteOnce(say, r.fallback, `${path}: ${r.fallback}`);
+    else if (!r && exifOrientation(buf) !== 1) noteOnce(say, 'EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
     return r;
   } finally {
     host?.give(buf.buffer);

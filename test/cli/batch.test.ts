@@ -377,17 +377,3 @@ test('imgpu pipeline on a colour input follows its first step\'s colour rule, as
   assert.deepEqual(readFileSync(join(dir, 'out', 'chelsea.png')), readFileSync(join(dir, 'clahe.png')));
   rmSync(dir, { recursive: true, force: true });
 });
-
-test('--jobs from a program other than the CLI (here the test runner) runs its shards with the package\'s own launcher, not process.argv[1]', async () => {
-  const { runBatchInProcesses } = await import('../../src/engine/batch/shard.js');
-  const { batchRecipe } = await import('../../src/engine/batch/plan.js');
-  const dir = mkdtempSync(join(tmpdir(), 'imgpu-shard-'));
-  mkdirSync(join(dir, 'in'));
-  for (const f of ['camera.png', 'coins.png']) copyFileSync(fixture('images', f), join(dir, 'in', f));
-  const codec = { format: undefined, read: {}, write: {} };
-  const o = { recursive: false, overwrite: false, quiet: true, json: false, ...codec, recipe: batchRecipe('equalize', {}, codec) };
-  const code = await runBatchInProcesses('equalize', [join(dir, 'in')], join(dir, 'out'), o, 2, ['equalize', join(dir, 'in'), join(dir, 'out'), '--device', 'cpu'], 1);
-  assert.equal(code, 0);
-  assert.deepEqual(readdirSync(join(dir, 'out')).filter((f) => !f.startsWith('.')).sort(), ['camera.png', 'coins.png']);
-  rmSync(dir, { recursive: true, force: true });
-});

@@ -441,7 +441,7 @@ test('npx imgpu inside a checkout runs the built CLI without rebuilding dist/ (n
 
 // ---- imgpu/batch from the installed package (issue 36's acceptance).
 
-test('imgpu/batch from code writes the bytes of `imgpu <op> <folder> <out>`, an event for every input (the corrupt one failed), and an AbortSignal stops it with nothing half-written', () => {
+test('imgpu/batch from code writes the bytes of `imgpu <op> <folder> <out>`, an event for every input (the corrupt one failed), an AbortSignal stops it with nothing half-written, and 2 processes give the same', () => {
   const inDir = join(work, 'batch-in');
   mkdirSync(inDir);
   // Small photos (lavapipe and two cores are slow): three real JPEGs, copies of them to have images left to abort, one corrupt.
@@ -465,9 +465,15 @@ for await (const e of second) {
   abortEvents.push(e.type);
   if (e.type === 'done') ac.abort();
 }
-console.log(JSON.stringify({ events, summary, abortEvents, abortSummary: await second.done }));
-`, [inDir, join(work, 'batch-lib'), join(work, 'batch-aborted')]), 'imgpu/batch');
-  const { events, summary, abortEvents, abortSummary } = JSON.parse(r.stdout) as {
+// Two processes: the engine spawns its own child entry from the installed package (not this script).
+const third = batch([{ op: 'equalize' }], { inputs: [inDir], out: process.argv[5], processes: 2, threads: 1, codecThreads: 1 });
+const twoDone = [];
+for await (const e of third) if (e.type === 'done') twoDone.push(e.id);
+const two = { done: twoDone, summary: await third.done };
+console.log(JSON.stringify({ events, summary, abortEvents, abortSummary: await second.done, two }));
+`, [inDir, join(work, 'batch-lib'), join(work, 'batch-aborted'), join(work, 'batch-two')]), 'imgpu/batch');
+  const { events, summary, abortEvents, abortSummary, two } = JSON.parse(r.stdout) as {
+    two: { done: string[]; summary: { processed: number; processes: number } };
     events: { type: string; id?: string; output?: string; path?: string; error?: { name: string; code: string } }[];
     summary: { processed: number; failed: { file: string }[]; aborted?: boolean }; abortEvents: string[]; abortSummary: { processed: number; aborted?: boolean };
   };
@@ -489,4 +495,8 @@ console.log(JSON.stringify({ events, summary, abortEvents, abortSummary: await s
   assert.equal(written.length, abortSummary.processed);
   for (const f of written) assert.deepEqual(readFileSync(join(work, 'batch-aborted', f)), readFileSync(join(cliOut, f)), `${f} whole`);
   assert.equal(abortEvents.filter((t) => t === 'done').length, abortSummary.processed);
+  // processes: 2 — the same done events and bytes as one process.
+  assert.deepEqual([two.summary.processed, two.summary.processes], [12, 2]);
+  assert.deepEqual(two.done.sort(), done.map((e) => e.id).sort());
+  for (const f of readdirSync(cliOut).filter((n) => !n.startsWith('.'))) assert.deepEqual(readFileSync(join(work, 'batch-two', f)), readFileSync(join(cliOut, f)), `${f}: 2 processes, the CLI's bytes`);
 });

@@ -9,11 +9,14 @@ import { checkFailOn } from '../../io/jpeg.js';
 import type { JpegPathOption } from '../../node/jpeg-gpu.js';
 import { NodeWorkerPool } from '../../node/worker-pool.js';
 import { commandOfSteps, type StepsSpec } from '../commands.js';
-import type { Execution } from '../context.js';
 import { recordKey } from '../records.js';
+import { DEVICE_CHOICES, type DeviceChoice, type Execution } from '../context.js';
+import { onceEach } from '../notes.js';
+import { asImgpuError, type BatchEvent, type BatchResult } from './events.js';
 import { batchFormat, batchRecipe, type BatchOptions as PlanOptions, type Job } from './plan.js';
 import { mergeSummaries, type BatchSummary } from './report.js';
 import { runBatch, type BatchHooks, type BatchTuning, type ImagePath } from './run.js';
+import { runInProcesses, type ProcessesRun } from './shard.js';
 
 // imgpu/batch: the batch engine from code. `batch(steps, options)` runs what `imgpu <op> <folder> <out>` runs — the
 // same planning, records, read-ahead, GPU decode/encode, CPU lane and atomic writes — and tells the caller what
@@ -22,6 +25,9 @@ import { runBatch, type BatchHooks, type BatchTuning, type ImagePath } from './r
 export type { BatchTuning, ImagePath } from './run.js';
 export type { BatchSummary } from './report.js';
 export type { StepsSpec } from '../commands.js';
+export type { DeviceChoice } from '../context.js';
+export type { Note, NoteCode } from '../notes.js';
+export type { BatchEvent, BatchResult } from './events.js';
 
 /** An input given as bytes: `id` names it (a relative path whose extension says its format, e.g. 'day1/a.jpg'). */
 export interface BatchInput {
@@ -40,17 +46,6 @@ export interface SinkMeta {
 
 /** Where outputs go when not to a local folder: called once per output, its name relative (the input's, format applied). */
 export type BatchSink = (id: string, bytes: Uint8Array, meta: SinkMeta) => Promise<void>;
-
-/** What a batch reports as it runs. */
-export type BatchEvent =
-  /** an image written: `output` the file (or the sink's id), `path` where it ran, `ms` from its read to its output written */
-  | { type: 'done'; id: string; output: string; path: ImagePath; ms: number }
-  /** an input whose output is up to date by the output folder's records (not with `overwrite`) */
-  | { type: 'skipped'; id: string; output: string }
-  /** an image that failed (the others go on): a typed error — a damaged file is UnsupportedFormatError, a bug an ImgpuError saying so */
-  | { type: 'failed'; id: string; error: ImgpuError }
-  /** after each image: done and failed so far of `total` (absent for iterable inputs: not known ahead), input bytes read */
-  | { type: 'progress'; processed: number; failed: number; total?: number; bytes: number };
 
 export interface BatchOptions extends BatchTuning {
   /** Paths of images and folders (their images, name order), or images as bytes (staged: see docs/batch.md). */
@@ -91,12 +86,25 @@ export interface BatchOptions extends BatchTuning {
   signal?: AbortSignal;
   /** Iterable inputs: images staged on local disk at once (written, processed, removed, then the next ones). @default 64 */
   stageSize?: number;
-  /** @internal a process running shard k of n of `imgpu --jobs` (src/cli): its records go to its parent */
-  shard?: BatchHooks['shard'];
+  /**
+   * Split the batch over this many child processes, image i to process i mod N, each with its own devices (chosen
+   * by `device`), CPU pool and codec threads (the cores divided between them); their events arrive here, their
+   * summaries merged. Needs `inputs` as paths and `out` as a folder. @default 1
+   */
+  processes?: number;
+  /**
+   * With `processes`: what each child runs on, as the CLI's --device ('auto': the GPU unless none or a software
+   * one). @default 'both' with `gpu` and `compare`, 'gpu' with `gpu`, else 'cpu'
+   */
+  device?: DeviceChoice;
+  /** With `processes`: the GPU adapter each child takes (createNodeGpuContext's `adapter`), and the backend */
+  adapter?: string;
+  backend?: string;
+  /** Run only shard `index` of `count`: image i of the plan when i mod count = index (several hosts over one folder). */
+  shard?: { index: number; count: number };
+  /** @internal a batch's child process (shard.ts): its outputs' records go to its parent */
+  record?: BatchHooks['record'];
 }
-
-/** A batch's summary (the CLI's --json), `aborted` when its signal stopped it. */
-export type BatchResult = BatchSummary & { aborted?: true };
 
 /** A running batch: its events as an async iterable (one consumer; kept until read), and its summary. */
 export interface BatchRun extends AsyncIterable<BatchEvent> {
@@ -147,14 +155,6 @@ class EventQueue<T> {
   }
 }
 
-/** A thrown error as a failed event carries it: typed; anything else is a bug, said as one (exit 70 in the CLI). */
-export function asImgpuError(e: unknown): ImgpuError {
-  if (e instanceof ImgpuError) return e;
-  const bug = new ImgpuError(`internal error: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-  Object.defineProperty(bug, 'exitCode', { value: 70 });
-  return bug;
-}
-
 /** Options checked before any work (InvalidArgumentError), as the CLI checks its flags. */
 function checkOptions(o: BatchOptions): WriteOptions {
   if (!o || (typeof o.out !== 'string' && typeof o.out !== 'function')) throw new InvalidArgumentError('batch: option `out` must be a folder or a sink function');
@@ -167,16 +167,31 @@ function checkOptions(o: BatchOptions): WriteOptions {
   }
   if (o.cpuLane !== undefined && o.cpuLane !== 'auto' && (!Number.isInteger(o.cpuLane) || o.cpuLane < 0 || o.cpuLane > 256)) throw new InvalidArgumentError(`batch: option \`cpuLane\` must be 'auto' or an integer 0–256, got ${o.cpuLane}`);
   if (o.failOn !== undefined) checkFailOn(o.failOn);
+  checkSharding(o);
   const write: WriteOptions = { compression: o.compression, quality: o.quality };
   checkWriteOptions(write);
   return write;
 }
 
+/** `processes`, `device` and `shard` checked (InvalidArgumentError). */
+function checkSharding(o: BatchOptions): void {
+  const { processes, shard } = o;
+  if (processes !== undefined && (!Number.isInteger(processes) || processes < 1 || processes > 64)) throw new InvalidArgumentError(`batch: option \`processes\` must be an integer 1–64, got ${processes}`);
+  if (processes !== undefined && processes > 1 && (typeof o.out !== 'string' || !Array.isArray(o.inputs))) {
+    throw new InvalidArgumentError('batch: option `processes` needs `inputs` as paths and `out` as a folder (the child processes read and write them)');
+  }
+  if (processes !== undefined && processes > 1 && shard) throw new InvalidArgumentError('batch: options `processes` and `shard` do not go together (each process runs a shard of its own)');
+  if (o.device !== undefined && !(DEVICE_CHOICES as readonly string[]).includes(o.device)) throw new InvalidArgumentError(`batch: option \`device\` must be one of ${DEVICE_CHOICES.join(', ')}, got ${shownValue(o.device)}`);
+  if (shard && (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count)) {
+    throw new InvalidArgumentError(`batch: option \`shard\` must be { index, count } with 0 ≤ index < count, got ${shownValue(shard)}`);
+  }
+}
+
 /** The devices of a batch: the caller's GPU and pool, or a pool of its own (closed with the batch). */
-function executionOf(o: BatchOptions): Execution {
+function executionOf(o: BatchOptions, emit: (e: BatchEvent) => void): Execution {
   const pool = o.pool ?? new NodeWorkerPool(o.threads);
   return {
-    cpu: !o.gpu || o.compare === true, gpu: o.gpu, pool, warnings: [], auto: o.cpuFallback !== false,
+    cpu: !o.gpu || o.compare === true, gpu: o.gpu, pool, warnings: [], auto: o.cpuFallback !== false, note: onceEach((n) => emit({ type: 'note', ...n })),
     async close() {
       if (!o.pool) await pool.close();
     },
@@ -194,14 +209,15 @@ async function runEngine(steps: StepsSpec, o: BatchOptions, emit: (e: BatchEvent
     recursive: Array.isArray(o.inputs) ? (o.recursive ?? false) : true, overwrite: o.overwrite ?? false, quiet: true, json: true, ...codec,
     recipe: batchRecipe(name, params, codec), jpeg: o.jpeg, cpuLane: o.cpuLane,
   };
+  if ((o.processes ?? 1) > 1) return runInProcesses(processesRun(name, steps, o, plan), emit);
   let failures = 0;
   const stop = () => o.signal?.aborted === true || (o.failFast === true && failures > 0);
-  const exec = executionOf(o);
+  const exec = executionOf(o, emit);
   try {
     const staged = new Staging(o);
     const summary = await staged.run(async (inputs, outDir, ids) => {
       const hooks: BatchHooks = {
-        tuning: o, stop, shard: o.shard,
+        tuning: o, stop, shard: o.shard, record: o.record,
         skipped: (j) => emit({ type: 'skipped', id: ids.idOf(j), output: ids.outputOf(j) }),
         failed: (j, e) => {
           failures++;
@@ -220,6 +236,25 @@ async function runEngine(steps: StepsSpec, o: BatchOptions, emit: (e: BatchEvent
   } finally {
     await exec.close();
   }
+}
+
+/** Options that stay in this process (its inputs and output reach the children as plain data): devices, signal, records. */
+const NOT_FOR_CHILDREN = ['inputs', 'out', 'gpu', 'pool', 'compare', 'signal', 'processes', 'device', 'adapter', 'backend', 'threads', 'record'] as const;
+
+/**
+ * A batch over `processes` (shard.ts): the options every child takes (plain data: not the caller's devices, signal
+ * or sink), and the devices each acquires — by default what the caller's `gpu` and `compare` ask for.
+ */
+function processesRun(name: string, steps: StepsSpec, o: BatchOptions, plan: PlanOptions): ProcessesRun {
+  const { inputs, out, gpu, compare, signal, processes, device, adapter, backend, threads } = o;
+  const options: Record<string, unknown> = { ...o };
+  for (const k of NOT_FOR_CHILDREN) delete options[k];
+  return {
+    name, steps, inputs: [...(inputs as readonly string[])], out: out as string, plan, signal, failFast: o.failFast === true, count: processes!,
+    // The caller's GPU context set cpuFallback's default (true); a device chosen as the CLI's --device sets it by its own rule.
+    options: { ...options, cpuFallback: o.cpuFallback ?? (device === undefined ? true : undefined) },
+    devices: { device: device ?? (gpu ? (compare ? 'both' : 'gpu') : 'cpu'), adapter, backend, threads },
+  };
 }
 
 /** How a run's jobs are named to the caller, and where their outputs go (a folder, or a sink). */

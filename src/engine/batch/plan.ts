@@ -6,6 +6,7 @@ import type { JpegPathOption } from '../../node/jpeg-gpu.js';
 import { formatOf, READERS, WRITERS, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import { BatchRecords, recordKey, type RecordedJob } from '../records.js';
 import type { LoopJob } from './loop.js';
+import { stderrNotes, type NoteSink } from '../notes.js';
 
 // Planning a batch, before any image is read: its options, the input files (walk), where each output goes and
 // the checks on them (no output over an input, no two inputs onto one output), the output folder made and probed,
@@ -174,11 +175,12 @@ export async function pending(jobs: Job[], records: BatchRecords, o: BatchOption
 }
 
 /** Saves the records at the end of a run; a record that cannot be saved costs redoing its outputs, not the run. */
-export async function saveRecords(records: BatchRecords): Promise<void> {
+export async function saveRecords(records: BatchRecords, say: NoteSink = stderrNotes): Promise<void> {
   try {
     await records.save();
   } catch (e) {
-    process.stderr.write(`imgpu: warning: ${(e as Error).message}: the outputs are written, but a rerun will redo them\n`);
+    const text = `imgpu: warning: ${(e as Error).message}: the outputs are written, but a rerun will redo them`;
+    say({ code: 'IMGPU_RECORDS_NOT_SAVED', key: text, text });
   }
 }
 

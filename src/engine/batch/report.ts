@@ -1,17 +1,12 @@
 import { now } from '../../core/timings.js';
 import { exitCodeOf } from '../exit.js';
 
-// What a batch tells the user, shared by the process that runs it (run.ts) and the parent of --jobs processes
-// (shard.ts): the progress line while it runs and the summary at the end, with its exit code.
+// What a batch tells the user (the CLI over imgpu/batch, detection over a folder): the progress line while it runs
+// and the summary at the end, with its exit code; and the merging of several runs' summaries (--jobs, staged groups).
 
 export interface ProgressOptions {
   /** nothing on stderr (--quiet, --json) */
   quiet: boolean;
-  /**
-   * This process runs one shard of a --jobs batch (shard.ts shardOf) and reports to its parent; it is passed in,
-   * so that the parent's module (shard.ts) imports this one and not the other way round.
-   */
-  shard?: boolean;
   /** what is counted: 'images' (default), 'frames' */
   unit?: string;
   /** what was done to them: 'written' (default), 'detected' */
@@ -24,35 +19,22 @@ export interface ProgressSink {
   update(written: number, failed: number, bytes: number, final?: boolean): void;
 }
 
-/**
- * Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. A process running one
- * shard of a --jobs batch instead reports {"progress": written, "failed": n, "bytes": n} lines on stdout to its parent.
- */
+/** Progress on stderr: one updating line on a terminal, a plain line every ~2 s otherwise. */
 export class Progress implements ProgressSink {
   private last = 0;
   private readonly quiet: boolean;
-  private readonly shard: boolean;
   private readonly unit: string;
   private readonly verb: string;
 
   /** `total`: undefined where it is not known ahead (a video's frames). */
   constructor(private readonly total: number | undefined, o: ProgressOptions, private readonly t0 = now()) {
     this.quiet = o.quiet;
-    this.shard = o.shard ?? false;
     this.unit = o.unit ?? 'images';
     this.verb = o.verb ?? 'written';
   }
 
   /** `written` images done (written, or `verb`) and `failed` failed so far, of `total`; `bytes` of input read. */
   update(written: number, failed: number, bytes: number, final = false): void {
-    if (this.shard) {
-      const t = now();
-      if (final || t - this.last >= 200) {
-        this.last = t;
-        console.log(JSON.stringify({ progress: written, failed, bytes }));
-      }
-      return;
-    }
     const done = written + failed;
     if (this.quiet) return;
     const t = now();

@@ -63,11 +63,10 @@ export interface BatchHooks {
   /** No image is started once this says true (AbortSignal, failFast). */
   stop?: () => boolean;
   tuning?: BatchTuning;
-  /**
-   * This process runs shard k of n of a batch (image i when i mod n = k): its outputs' records go to `record`
-   * (the parent of the processes keeps the folder's records), and no images is not an error.
-   */
-  shard?: { k: number; n: number; record: (key: string, r: OutputRecord) => void };
+  /** This run does shard `index` of `count` of a batch: image i of the plan when i mod count = index (no images is not an error). */
+  shard?: { index: number; count: number };
+  /** Where its outputs' records go instead of the folder's file (a batch's child process: its parent keeps them). */
+  record?: (key: string, r: OutputRecord) => void;
 }
 
 /**
@@ -80,12 +79,12 @@ export interface BatchHooks {
  */
 export async function runBatch(name: string, cmd: ImageCommand, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions, hooks: BatchHooks = {}): Promise<BatchSummary & { stopped: boolean }> {
   const shard = hooks.shard;
-  const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.n === shard.k);
+  const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.count === shard.index);
   if (jobs.length === 0 && !shard) throw noImages(inputs, o);
   await prepareOutputFolder(outDir);
   const records = await BatchRecords.open(outDir);
-  // A process running a shard reports its outputs to the parent, which keeps the records.
-  const record = shard ? shard.record : (key: string, r: OutputRecord) => records.add(key, r);
+  // A child process reports its outputs to the parent, which keeps the records.
+  const record = hooks.record ?? ((key: string, r: OutputRecord) => records.add(key, r));
   const t0 = now();
   const todo = await pending(jobs, records, o);
   const skipped = jobs.length - todo.length;
@@ -112,7 +111,7 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
   } finally {
     // After the summary's clock: terminating the lane's workers (nice 19, while the last writes finish) took 76 ms.
     await Promise.all([codecs.close(), lane?.close()]);
-    if (!shard) await saveRecords(records);
+    if (!hooks.record) await saveRecords(records, exec.note);
   }
 }
 
@@ -306,7 +305,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     const onHost = async () => (host ??= await (input as GpuImage).toHost());
     try {
       // Colour too: the operations convert a resident colour photo on the device (core/gpu/colour.ts).
-      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere()) {
+      if (jpegPath === 'gpu' && exec.gpu && !exec.cpu && isJpegName(job.output) && gpuJpegEncoderHere(exec.note)) {
         // Work the GPU refuses (GpuLimitError, --device auto) takes the path below, which runs it on the CPU.
         const r = await runGpuOrCpu(exec, () => processOneResident(job, input, () => { resident = undefined; }), () => Promise.resolve(undefined));
         if (r.result) return r.result;
@@ -353,7 +352,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const noteWarnings = (file: string, warnings?: readonly string[]) => warnings?.length && warned.push({ file, warnings });
   const reader = async (j: Job): Promise<Image | GpuImage> => {
     started.set(j, now());
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, colour, jpegPath, coefficients, o.read.failOn) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, colour, jpegPath, coefficients, o.read.failOn, exec.note) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     if (onGpu) {

@@ -1,99 +1,155 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ImgpuError } from '../../core/errors.js';
 import { now } from '../../core/timings.js';
-import { PARENT_ENV } from '../../node/runtime.js';
+import type { StepsSpec } from '../commands.js';
+import type { DeviceChoice } from '../context.js';
+import { onceEach } from '../notes.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
-import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions } from './plan.js';
-import { mergeSummaries, Progress, report, type BatchSummary } from './report.js';
+import { eventFromWire, fromWire, type BatchEvent, type BatchResult, type WireError, type WireEvent } from './events.js';
+import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions as PlanOptions } from './plan.js';
+import { mergeSummaries, type BatchSummary } from './report.js';
 
-// `--jobs N`: one batch shared by N child processes, their progress, records and summaries merged into one.
+// A batch split over child processes (imgpu/batch's `processes`, the CLI's --jobs): each child runs one shard of
+// the batch through batch() (child.ts) and sends its events, its outputs' records and its summary back over the IPC
+// channel; this process keeps the folder's records, passes the events on as one batch's, says each note once,
+// and merges the summaries. Its shard and options reach a child as an IPC message, never through the environment.
 
-/**
- * The package's own launcher (bin/imgpu.js, from dist/src/engine/batch/), which runs the shards: not whatever script
- * started this process (process.argv[1]: a user's program calling the engine, a test runner).
- */
-const LAUNCHER = fileURLToPath(new URL('../../../../bin/imgpu.js', import.meta.url));
+/** The child entry (dist/src/engine/batch/child.js, beside this module): the package's own file wherever it is imported from. */
+const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
 
-/** Environment variable that makes a process run shard k of n of a batch (set by runBatchInProcesses). */
-const SHARD_ENV = 'IMGPU_BATCH_SHARD';
+/** Seconds a child whose parent is gone (the IPC channel closed) has to finish its images in flight before it exits. */
+export const ORPHAN_GRACE_S = 5;
 
-/** The shard this process runs of a --jobs batch (k of n), or undefined in a process of its own. */
-export function shardOf(): { k: number; n: number } | undefined {
-  const m = /^(\d+)\/(\d+)$/.exec(process.env[SHARD_ENV] ?? '');
-  return m ? { k: Number(m[1]), n: Number(m[2]) } : undefined;
+/** How a child acquires its devices (engine/context.ts acquire: the CLI's --device, --adapter, --backend, --threads). */
+export interface ChildDevices {
+  device: DeviceChoice;
+  adapter?: string;
+  backend?: string;
+  threads: number;
+}
+
+/** What the parent sends a child: first the batch (plain data: `options` are batch()'s less devices, signal and sink), then perhaps 'abort'. */
+export type ToChild =
+  | { type: 'start'; steps: StepsSpec; options: Record<string, unknown> & { inputs: string[]; out: string; shard: { index: number; count: number } }; devices: ChildDevices }
+  | { type: 'abort' };
+
+/** What a child sends: its events, its outputs' records, then its summary — or the error that stopped it before any image. */
+export type FromChild =
+  | { type: 'event'; event: WireEvent }
+  | { type: 'record'; key: string; record: OutputRecord }
+  | { type: 'summary'; summary: BatchResult }
+  | { type: 'error'; error: WireError };
+
+/** A batch to split over processes, as api.ts resolved it. */
+export interface ProcessesRun {
+  name: string;
+  steps: StepsSpec;
+  inputs: string[];
+  out: string;
+  /** batch()'s options for every child (plain data) */
+  options: Record<string, unknown>;
+  count: number;
+  devices: Omit<ChildDevices, 'threads'> & { threads?: number };
+  plan: PlanOptions;
+  signal?: AbortSignal;
+  failFast: boolean;
+}
+
+/** One child's end: its summary, or why it has none. */
+interface ChildEnd {
+  code: number;
+  summary?: BatchResult;
+  error?: ImgpuError;
+  stderr: string;
 }
 
 /**
- * A note a process says once (a path not available, say), from a shard: sent to the parent, which says each key
- * once for the whole batch, as a batch in one process does. False outside a shard (the caller says it itself).
+ * Runs the batch in `r.count` processes, image i in process i mod count, each with its own GPU device, main thread,
+ * CPU pool and codec threads (the cores divided between them): one process's main thread sets the pace of a GPU
+ * batch (copies through mapped memory and Dawn's polling run there); several share the codec work of one folder
+ * the way a process pool does. Abort (signal, failFast) is sent to every child: each finishes its images in
+ * flight. A child that ends without its summary rejects with its typed error, or one naming it.
  */
-export function noteToParent(key: string, text: string): boolean {
-  if (!shardOf()) return false;
-  process.stdout.write(`${JSON.stringify({ note: { key, text } })}\n`);
-  return true;
-}
-
-/**
- * `--jobs N`: the batch split over N processes, each with its own GPU device, main thread, CPU pool and codec
- * threads (the cores divided between them), image i going to process i mod N. One process's main thread sets the
- * pace of a GPU batch (copies through mapped memory and Dawn's polling run there); several share the codec work
- * of one folder the way a process pool does. The children report progress and a summary on stdout; the parent
- * shows one progress line and one summary, and its exit code covers them all.
- */
-export async function runBatchInProcesses(name: string, inputs: string[], outDir: string, o: BatchOptions, jobs: number, argv: string[], threads?: number): Promise<number> {
-  const all = await plan(inputs, outDir, o);
-  if (all.length === 0) throw noImages(inputs, o);
-  await prepareOutputFolder(outDir);
-  // The children report each output they write; this process keeps the folder's records.
-  const records = await BatchRecords.open(outDir);
-  const total = (await pending(all, records, o)).length;
+export async function runInProcesses(r: ProcessesRun, emit: (e: BatchEvent) => void): Promise<BatchResult> {
+  const all = await plan(r.inputs, r.out, r.plan);
+  if (all.length === 0) throw noImages(r.inputs, r.plan);
+  await prepareOutputFolder(r.out);
+  const records = await BatchRecords.open(r.out);
+  const total = (await pending(all, records, r.plan)).length;
   const cores = availableParallelism();
-  const perThreads = threads ?? Math.max(1, Math.floor(Math.min(16, cores) / jobs));
-  const perCodecs = Math.max(1, Math.floor((cores - jobs) / jobs));
+  const threads = r.devices.threads ?? Math.max(1, Math.floor(Math.min(16, cores) / r.count));
+  const codecThreads = (r.options.codecThreads as number | undefined) ?? Math.max(1, Math.floor((cores - r.count) / r.count));
+  const note = onceEach((n) => emit({ type: 'note', ...n }));
+  const tallies = Array.from({ length: r.count }, () => ({ processed: 0, failed: 0, bytes: 0 }));
+  const sum = (k: 'processed' | 'failed' | 'bytes') => tallies.reduce((a, t) => a + t[k], 0);
   const t0 = now();
-  const progress = new Progress(total, { quiet: o.quiet || o.json });
-  const done = new Array<number>(jobs).fill(0), failed = new Array<number>(jobs).fill(0), bytes = new Array<number>(jobs).fill(0);
-  const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
-  const notesSaid = new Set<string>();
-  const children = Array.from({ length: jobs }, (_, k) => new Promise<{ code: number; summary?: BatchSummary }>((resolve) => {
-    const child = spawn(process.execPath, [LAUNCHER, ...argv, '--json', '--quiet', ...(threads ? [] : ['--threads', String(perThreads)])], {
-      // With an IPC channel and PARENT_ENV the child ends when this process does, even by SIGKILL (endWithParent).
-      env: { ...process.env, [SHARD_ENV]: `${k}/${jobs}`, IMGPU_CODEC_THREADS: String(perCodecs), [PARENT_ENV]: String(process.pid) },
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  emit({ type: 'progress', processed: 0, failed: 0, total, bytes: 0 });
+  const children: ChildProcess[] = [];
+  const abortAll = () => {
+    for (const c of children) if (c.connected) c.send({ type: 'abort' } satisfies ToChild, () => undefined);
+  };
+  /** A child's event, passed on as the batch's: progress added up over the children, notes said once. */
+  const onEvent = (index: number, e: BatchEvent) => {
+    if (e.type === 'progress') {
+      tallies[index] = { processed: e.processed, failed: e.failed, bytes: e.bytes };
+      emit({ type: 'progress', processed: sum('processed'), failed: sum('failed'), total, bytes: sum('bytes') });
+    } else if (e.type === 'note') note(e);
+    else emit(e);
+    if (e.type === 'failed' && r.failFast) abortAll();
+  };
+  const ends = Array.from({ length: r.count }, (_, index) => {
+    const child = spawn(process.execPath, [CHILD], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced',
+      // libuv's pool size is read when it starts (bin/imgpu.js sets it for a batch; a library caller may not have).
+      env: { ...process.env, UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? String(Math.max(4, Math.min(16, cores))) },
     });
-    let summary: BatchSummary | undefined;
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { progress?: number; failed?: number; bytes?: number; record?: OutputRecord & { key: string }; note?: { key: string; text: string } } & Partial<BatchSummary>;
-        if (msg.note) {
-          if (!notesSaid.has(msg.note.key)) process.stderr.write(`${msg.note.text}\n`);
-          notesSaid.add(msg.note.key);
-        } else if (msg.record) {
-          const { key, ...record } = msg.record;
-          records.add(key, record);
-        } else if (msg.progress !== undefined) {
-          done[k] = msg.progress;
-          failed[k] = msg.failed ?? 0;
-          bytes[k] = msg.bytes ?? 0;
-          progress.update(sum(done), sum(failed), sum(bytes));
-        } else if (msg.processed !== undefined) summary = msg as BatchSummary;
-      } catch {
-        process.stdout.write(`${line}\n`);
-      }
+    children.push(child);
+    return childEnd(child, index, records, onEvent, {
+      type: 'start', steps: r.steps, devices: { ...r.devices, threads },
+      options: { ...r.options, codecThreads, inputs: r.inputs, out: r.out, shard: { index, count: r.count } },
     });
-    child.on('close', (code) => resolve({ code: code ?? 70, summary }));
-  }));
-  const results = await Promise.all(children);
-  progress.update(sum(done), sum(failed), sum(bytes), true);
-  await saveRecords(records);
-  const broken = results.map((r, k) => ({ ...r, k })).filter((r) => !r.summary);
-  for (const b of broken) process.stderr.write(`imgpu: batch process ${b.k + 1} of ${jobs} ended with exit code ${b.code} before finishing its share; rerun to complete it\n`);
-  const parts = results.flatMap((r) => (r.summary ? [r.summary] : []));
-  const summary: BatchSummary = { ...mergeSummaries(name, parts, (now() - t0) / 1000), processes: jobs };
-  if (!o.json) for (const f of summary.failed) process.stderr.write(`imgpu: skipped ${f.file}: ${f.message}\n`);
-  const code = report(summary, o.json);
-  return broken.length ? broken[0].code || 70 : code;
+  });
+  r.signal?.addEventListener('abort', abortAll);
+  if (r.signal?.aborted) abortAll();
+  let results: ChildEnd[];
+  try {
+    results = await Promise.all(ends);
+  } finally {
+    r.signal?.removeEventListener('abort', abortAll);
+    await saveRecords(records, note);
+  }
+  const broken = results.findIndex((e) => !e.summary);
+  if (broken >= 0) throw brokenChild(results[broken], broken, r.count);
+  const parts = results.map((e) => e.summary!);
+  const summary: BatchSummary = { ...mergeSummaries(r.name, parts, (now() - t0) / 1000), processes: r.count };
+  return r.signal?.aborted && parts.some((p) => p.aborted) ? { ...summary, aborted: true } : summary;
 }
 
+/** Starts a child on its shard and resolves when it has ended, its messages handed on as they come. */
+function childEnd(child: ChildProcess, index: number, records: BatchRecords, onEvent: (index: number, e: BatchEvent) => void, start: ToChild): Promise<ChildEnd> {
+  return new Promise((resolve) => {
+    const end: ChildEnd = { code: 0, stderr: '' };
+    // Kept for the error when it ends without a summary (a crash); the library writes nothing of it to stderr.
+    child.stderr!.on('data', (d: Buffer) => (end.stderr = (end.stderr + d.toString()).slice(-2000)));
+    child.on('message', (m: FromChild) => {
+      if (m.type === 'event') onEvent(index, eventFromWire(m.event));
+      else if (m.type === 'record') records.add(m.key, m.record);
+      else if (m.type === 'summary') end.summary = m.summary;
+      else end.error = fromWire(m.error);
+    });
+    child.on('error', (e) => (end.error ??= new ImgpuError(`cannot start batch process ${index + 1}: ${e.message}`)));
+    child.on('close', (code) => resolve({ ...end, code: code ?? 70 }));
+    child.send(start, () => undefined);
+  });
+}
+
+/** Why a child gave no summary: the typed error it sent (no GPU, a bad option), or its exit (a crash), as an error. */
+function brokenChild(e: ChildEnd, index: number, count: number): ImgpuError {
+  if (e.error) return e.error;
+  const said = e.stderr.trim() ? `: ${e.stderr.trim().split('\n').slice(-3).join(' | ')}` : '';
+  const error = new ImgpuError(`batch process ${index + 1} of ${count} ended with exit code ${e.code} before finishing its share${said}; rerun to complete it`);
+  Object.defineProperty(error, 'exitCode', { value: e.code || 70 });
+  return error;
+}
