@@ -176,6 +176,10 @@ export class SlabBuffers {
     }
     return b;
   }
+  /** Lets go of every slot (a run's level 0 done: the pyramid's slabs are sized otherwise). */
+  clear(): void {
+    this.slots.clear();
+  }
   /** Whether `buffer` is the buffer of `slot`. */
   holds(slot: string, buffer: ArrayBufferLike): boolean {
     return this.slots.get(slot) === buffer;
