@@ -1,6 +1,7 @@
 /**
  * Volumes beyond memory: `node dist/bench/volumes.js [--shape 1024x1024x512] [--chunks 64] [--compressors raw,zstd]
- * [--levels 4] [--device gpu] [--memory 8G] [--dir /tmp/imgpu-volumes] [--out volumes] [--disk-mib 2048]`.
+ * [--levels 4] [--device gpu] [--memory 8G] [--dir /tmp/imgpu-volumes] [--out volumes] [--disk-mib 2048]
+ * [--chunk-threads 0,16] [--runs copy,gauss,gauss-f32]`.
  *
  * A generated uint16 volume (smooth structures plus seeded noise, so it compresses like real data) written as an
  * OME-Zarr 0.4 of `--chunks`³ chunks, once per compressor; then, each in a process of its own (the CLI, as a user
@@ -10,7 +11,8 @@
  * - gauss: `imgpu filter in.zarr out.zarr --filter gauss:2 --saturate --levels L --device D --memory M` — Zarr on
  *   disk → Gaussian σ 2 → Zarr with the pyramid, uint16 out (the copy's bytes);
  * - gauss-f32: the same without --saturate (float32 out: twice the bytes written).
- * Reported: wall seconds, GB/s of logical voxels (input bytes: voxels × 2 / s), peak resident memory (getrusage,
+ * Each run once per `--chunk-threads` count (the CLI's flag: 0 = chunks on the main thread; default: the CLI's
+ * default, the machine's cores). Reported: wall seconds, GB/s of logical voxels (input bytes: voxels × 2 / s), peak resident memory (getrusage,
  * from the CLI's --json), and the disk's own sequential write (fsync'd) and read bandwidth from a `--disk-mib` file
  * (the read may come from the page cache: said as measured). Writes bench/results/<out>.json.
  */
@@ -81,6 +83,8 @@ const levels = arg('levels', '4');
 const device = arg('device', 'gpu');
 const memory = arg('memory', `${Math.floor(totalmem() / 4 / 2 ** 20)}M`);
 const dir = arg('dir', '/tmp/imgpu-volumes');
+const threadCounts = arg('chunk-threads', '').split(',').filter(Boolean);
+const which = new Set(arg('runs', 'copy,gauss,gauss-f32').split(','));
 const logical = w * h * d * 2;
 mkdirSync(dir, { recursive: true });
 
@@ -99,12 +103,14 @@ for (const compressor of compressors) {
     ['gauss', ['filter', src, join(dir, 'gauss.zarr'), '--filter', 'gauss:2', '--saturate', '--device', device, ...common]],
     ['gauss-f32', ['filter', src, join(dir, 'gauss-f32.zarr'), '--filter', 'gauss:2', '--device', device, ...common]],
   ];
-  for (const [name, args] of runs) {
-    const { seconds, json } = timed(args);
-    const row = { compressor, run: name, seconds: +seconds.toFixed(2), GBs: +(logical / seconds / 1e9).toFixed(3), peakRssMiB: Math.round(Number(json.peakRssBytes) / 2 ** 20), slabs: Number(json.slabs), slabPlanes: Number(json.slabPlanes) };
-    rows.push(row);
-    console.log(`  ${name.padEnd(9)} ${row.seconds} s  ${row.GBs} GB/s of logical voxels  peak RSS ${row.peakRssMiB} MiB  (${row.slabs} slabs of ${row.slabPlanes} planes)`);
-    rmSync(args[2], { recursive: true, force: true });
+  for (const [name, args] of runs.filter(([n]) => which.has(n))) {
+    for (const threads of threadCounts.length ? threadCounts : [undefined]) {
+      const { seconds, json } = timed(threads === undefined ? args : [...args, '--chunk-threads', threads]);
+      const row = { compressor, run: name, chunkThreads: Number(json.chunkThreads), readAhead: json.readAhead, seconds: +seconds.toFixed(2), GBs: +(logical / seconds / 1e9).toFixed(3), peakRssMiB: Math.round(Number(json.peakRssBytes) / 2 ** 20), slabs: Number(json.slabs), slabPlanes: Number(json.slabPlanes) };
+      rows.push(row);
+      console.log(`  ${name.padEnd(9)} ${String(row.chunkThreads).padStart(3)} chunk threads${row.readAhead ? ' (read ahead)' : ''}  ${row.seconds} s  ${row.GBs} GB/s of logical voxels  peak RSS ${row.peakRssMiB} MiB  (${row.slabs} slabs of ${row.slabPlanes} planes)`);
+      rmSync(args[2], { recursive: true, force: true });
+    }
   }
   rmSync(src, { recursive: true, force: true });
 }

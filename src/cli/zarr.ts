@@ -7,14 +7,15 @@ import { slabRunner, volumePlan } from '../engine/volume.js';
 import { EXIT_OK } from '../engine/exit.js';
 
 /** The OME-Zarr flags of volume commands (and convert): where a .zarr is written, and the memory a chunked run may take. */
-export const ZARR_FLAGS = ['memory', 'ome', 'levels', 'chunks', 'compressor', 'clevel'] as const;
+export const ZARR_FLAGS = ['memory', 'ome', 'levels', 'chunks', 'compressor', 'clevel', 'chunk-threads'] as const;
 
 export const ZARR_HELP = `OME-Zarr (a .zarr folder in or out; docs/volumes.md):
   --memory <size>                 memory a chunked .zarr → .zarr run may take, e.g. 512M, 4G (default: a quarter of RAM)
   --ome <0.4|0.5>                 OME-Zarr written: 0.4 on Zarr v2 (default) or 0.5 on Zarr v3
   --levels <n>                    multiscale pyramid levels written (default 1: full resolution only)
   --chunks <N|WxHxD>              chunk shape written (default: the input Zarr's, else 64)
-  --compressor <gzip|zstd|blosc|raw>  chunk codec written (default gzip), --clevel <n> its level`;
+  --compressor <gzip|zstd|blosc|raw>  chunk codec written (default gzip), --clevel <n> its level
+  --chunk-threads <n>             threads reading+decoding and encoding+writing chunks (default: the cores; 0: main thread)`;
 
 /** A size in bytes from '123', '512K', '64M', '2G' (binary units). */
 export function parseSize(v: string, flag: string): number {
@@ -23,6 +24,14 @@ export function parseSize(v: string, flag: string): number {
   const n = Number(m[1]) * 1024 ** ' KMGT'.indexOf((m[2] || ' ').toUpperCase());
   if (!(n >= 1)) throw new InvalidArgumentError(`--${flag} must be positive, got '${v}'`);
   return Math.floor(n);
+}
+
+/** --chunk-threads as a count (checked by io before any work), undefined for the default. */
+function chunkThreads(flags: Map<string, string>): number | undefined {
+  const v = flags.get('chunk-threads');
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`--chunk-threads expects a whole number, got '${v}'`);
+  return Number(v);
 }
 
 /** The layout of a written OME-Zarr from the flags (checked by io before any work). */
@@ -52,7 +61,7 @@ async function chunkedExecution(flags: Map<string, string>): Promise<Execution> 
 function describe(r: ChunkedReport, memory: number): { json: Record<string, unknown>; text: string } {
   // The process's peak resident memory (getrusage), modules, threads and GPU driver included.
   const peak = process.resourceUsage().maxRSS * 1024;
-  const json = { shape: r.shape, dtype: r.outDtype, slabPlanes: r.slabPlanes, slabs: r.slabs, skipped: r.skipped, estimateBytes: r.estimate, memoryBytes: memory, peakRssBytes: peak, levels: r.levels, whole: r.whole };
+  const json = { shape: r.shape, dtype: r.outDtype, slabPlanes: r.slabPlanes, slabs: r.slabs, skipped: r.skipped, estimateBytes: r.estimate, memoryBytes: memory, peakRssBytes: peak, levels: r.levels, whole: r.whole, chunkThreads: r.chunkThreads, readAhead: r.readAhead };
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const text = `  chunked: ${r.slabs} slab(s) of ${r.slabPlanes} plane(s)${r.skipped ? `, ${r.skipped} already done` : ''}${r.whole ? ' (the operation needs the whole volume)' : ''}, ~${mib(r.estimate)} each of --memory ${mib(memory)}; ${r.levels} level(s); peak resident ${mib(peak)}`;
   return { json, text };
@@ -73,7 +82,7 @@ export async function runZarrOp(op: Operation, inPath: string, outPath: string, 
     const run = slabRunner(op, params, exec);
     const quiet = flags.has('quiet') || flags.has('json');
     const report = await runChunked(inPath, outPath, run, reach, outDtype, {
-      memory, write, collect: () => exec.pool.collect?.() ?? Promise.resolve(), recipe: JSON.stringify({ op: op.name, params, input: inPath, device: exec.gpu ? 'gpu' : 'cpu' }),
+      memory, write, chunkThreads: chunkThreads(flags), collect: () => exec.pool.collect?.() ?? Promise.resolve(), recipe: JSON.stringify({ op: op.name, params, input: inPath, device: exec.gpu ? 'gpu' : 'cpu' }),
       progress: quiet ? undefined : (d, t) => process.stderr.write(`\r${op.name}: slab ${d} of ${t}${d === t ? '\n' : ''}`),
     });
     const d = describe(report, memory);
@@ -103,7 +112,7 @@ export async function convertCommand(argv: string[]): Promise<number> {
   if (isZarrPath(inPath) && isZarrPath(outPath)) {
     const memory = flags.has('memory') ? parseSize(flags.get('memory')!, 'memory') : defaultMemory();
     const src = await openOmeZarr(inPath);
-    const report = await runChunked(inPath, outPath, async (slab) => slab, { before: 0, after: 0 }, src.dtype, { memory, write, recipe: JSON.stringify({ op: 'convert', input: inPath }) });
+    const report = await runChunked(inPath, outPath, async (slab) => slab, { before: 0, after: 0 }, src.dtype, { memory, write, chunkThreads: chunkThreads(flags), recipe: JSON.stringify({ op: 'convert', input: inPath }) });
     const d = describe(report, memory);
     console.log(flags.has('json') ? JSON.stringify({ op: 'convert', input: inPath, output: outPath, ...d.json }) : `convert ${inPath} → ${outPath}\n${d.text}`);
     return EXIT_OK;

@@ -6,6 +6,7 @@ import {
   AtomicFsStore, createOmeZarr, downsample, levelShape, openOmeZarr, readPlanes, writePlanes,
   type OmeZarr, type ZarrLevel, type ZarrWriteOptions,
 } from './zarr.js';
+import { checkChunkThreads, defaultChunkThreads, IN_FLIGHT, JOBS_PER_GC, poolReadPlanes, poolWritePlanes, SlabBuffers, ZarrChunkPool } from './zarr-pool.js';
 
 /**
  * Chunked execution of a volume operation from one OME-Zarr to another with bounded memory (dask's map_overlap,
@@ -33,8 +34,12 @@ export interface ChunkedOptions {
   recipe: string;
   /** Called once each slab is written and recorded as finished (slabs skipped as finished before count as done). */
   progress?: (done: number, total: number) => void;
-  /** Frees what a slab left (the CPU pool's shared buffers: CpuPool.collect), called after each slab. */
+  /** Frees what a slab left (the CPU pool's shared buffers: CpuPool.collect), called after each slab is computed. */
   collect?: () => Promise<void>;
+  /** Threads that read+decode and encode+write chunks (zarr-pool.ts; default: the machine's cores; 0: zarrita on the main thread). */
+  chunkThreads?: number;
+  /** Chunk threads of the caller's (started once for many runs), used instead of `chunkThreads` new ones and left running. */
+  chunkPool?: ZarrChunkPool;
 }
 
 export interface ChunkedReport {
@@ -49,6 +54,9 @@ export interface ChunkedReport {
   levels: number;
   /** The whole volume ran as one slab: the operation needs it whole (no declared reach). */
   whole: boolean;
+  /** Chunk threads (0: the main thread), and whether the next slab was read while one was computed. */
+  chunkThreads: number;
+  readAhead: boolean;
 }
 
 /** The default memory budget: a quarter of the machine's memory. */
@@ -63,16 +71,34 @@ const BYTES: Record<Dtype, number> = { uint8: 1, uint16: 2, float32: 4 };
  * operation's float32 working copies (a shared copy of the input, the 1-D passes' results: 12 bytes a voxel),
  * the output and its crop, and the encoded chunks waiting to be written.
  */
-export function slabBytes(plane: number, n: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number): number {
+export function slabBytes(plane: number, n: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number, pipe?: SlabPipe): number {
   const inPlanes = n + reach.before + reach.after + 1;
-  return plane * (inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4));
+  const own = plane * (inPlanes * (BYTES[inDtype] + 12) + 2 * chunkZIn * BYTES[inDtype] + n * (3 * BYTES[outDtype] + 4));
+  return pipe ? own + pipeBytes(plane, inPlanes, inDtype, outDtype, pipe) : own;
+}
+
+/** How chunks move beside a slab: chunk threads (voxels of the larger of the input's and the output's chunks), the next slab read ahead. */
+export interface SlabPipe {
+  threads: number;
+  chunkVoxels: number;
+  readAhead: boolean;
+}
+
+/**
+ * Bytes beside a slab's own with chunk threads: the slab read ahead (its input), and the chunks each thread holds
+ * (IN_FLIGHT jobs and the JOBS_PER_GC finished ones it collects: a read's file bytes and decoded voxels, or a
+ * write's voxels and their encoding).
+ */
+function pipeBytes(plane: number, inPlanes: number, inDtype: Dtype, outDtype: Dtype, p: SlabPipe): number {
+  const ahead = p.readAhead ? plane * inPlanes * BYTES[inDtype] : 0;
+  return ahead + p.threads * (IN_FLIGHT + JOBS_PER_GC) * p.chunkVoxels * 2 * Math.max(BYTES[inDtype], BYTES[outDtype]);
 }
 
 /** Output planes per slab: the most whole chunk rows (of `cz` planes) whose slab fits the budget; a typed error if none does. */
-function planeBudget(depth: number, plane: number, cz: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number, memory: number): number {
-  const fits = (rows: number) => slabBytes(plane, rows * cz, reach, inDtype, outDtype, chunkZIn) <= memory;
+function planeBudget(depth: number, plane: number, cz: number, reach: Reach, inDtype: Dtype, outDtype: Dtype, chunkZIn: number, memory: number, pipe?: SlabPipe): number {
+  const fits = (rows: number) => slabBytes(plane, rows * cz, reach, inDtype, outDtype, chunkZIn, pipe) <= memory;
   if (!fits(1)) {
-    const need = slabBytes(plane, cz, reach, inDtype, outDtype, chunkZIn);
+    const need = slabBytes(plane, cz, reach, inDtype, outDtype, chunkZIn, pipe);
     throw new InvalidArgumentError(`${optionRef('memory', mb(memory))}: one row of output chunks (${cz} plane(s) of ${plane} voxels with ${reach.before + reach.after} halo planes) needs about ${mb(need)}; give more memory or thinner chunks`);
   }
   // The most rows that fit: slab bytes grow with the rows.
@@ -173,29 +199,149 @@ interface SlabPlan {
   whole: boolean;
   n: number;
   estimate: number;
+  /** Chunk threads, and whether the budget holds the next slab read while one is computed. */
+  pipe?: SlabPipe;
 }
 
-/** Opens the input and sizes its slabs for the budget; a typed error where even one chunk row (or the whole volume, `reach` undefined) does not fit. */
-async function planSlabs(inRoot: string, reach: Reach | undefined, outDtype: Dtype, outCz: number | undefined, memory: number): Promise<SlabPlan> {
+/**
+ * Opens the input and sizes its slabs for the budget; a typed error where even one chunk row (or the whole volume,
+ * `reach` undefined) does not fit. With chunk threads the next slab is read ahead where the budget holds one row
+ * so, else slab after slab; where it does not hold the threads' chunks either, chunks go through the main thread.
+ */
+async function planSlabs(inRoot: string, reach: Reach | undefined, outDtype: Dtype, outChunks: readonly number[] | undefined, memory: number, threads: number): Promise<SlabPlan> {
   const src = await openOmeZarr(inRoot);
   const level = src.levels[0];
   const [depth, h, w] = level.shape, plane = h * w;
   const whole = reach === undefined;
   const r: Reach = reach ?? { before: 0, after: 0 };
-  const cz = whole ? depth : Math.min(outCz ?? level.chunks[0], depth);
-  const wholeBytes = slabBytes(plane, depth, r, src.dtype, outDtype, level.chunks[0]);
+  const cz = whole ? depth : Math.min(outChunks?.[0] ?? level.chunks[0], depth);
+  const voxels = (c: readonly number[]) => c.reduce((a, b) => a * b, 1);
+  const ahead: SlabPipe = { threads, chunkVoxels: Math.max(voxels(level.chunks), voxels(outChunks ?? level.chunks)), readAhead: !whole };
+  const pipes = threads > 0 ? [ahead, { ...ahead, readAhead: false }] : [];
+  const pipe = pipes.find((q) => slabBytes(plane, cz, r, src.dtype, outDtype, level.chunks[0], q) <= memory);
+  const wholeBytes = slabBytes(plane, depth, r, src.dtype, outDtype, level.chunks[0], pipe);
   if (whole && wholeBytes > memory) throw new InvalidArgumentError(`this operation needs the whole ${depth}×${h}×${w} volume at once (about ${mb(wholeBytes)}), more than ${optionRef('memory', mb(memory))}`);
-  const n = planeBudget(depth, plane, cz, r, src.dtype, outDtype, level.chunks[0], memory);
-  return { src, reach: r, whole, n, estimate: slabBytes(plane, n, r, src.dtype, outDtype, level.chunks[0]) };
+  const n = planeBudget(depth, plane, cz, r, src.dtype, outDtype, level.chunks[0], memory, pipe);
+  return { src, reach: r, whole, n, estimate: slabBytes(plane, n, r, src.dtype, outDtype, level.chunks[0], pipe), pipe };
 }
 
-/** Output planes [s0, s1) of level 0: the input planes they read (the halo included) read, `run` on them, the planes kept written. */
-async function computeSlab(p: SlabPlan, out: OmeZarr, run: SlabRun, s0: number, s1: number): Promise<void> {
+/** Where a run's chunks are read and written: chunk threads (zarr-pool.ts), or zarrita on the main thread. */
+interface ChunkIo {
+  threads: number;
+  /** The listed planes of a level, into the buffer of `slot` (two slots alternate when slabs are read ahead). */
+  read(z: OmeZarr, level: ZarrLevel, planes: number[], slot: string): Promise<Image>;
+  write(z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<void>;
+  /** Lets go of the slab buffers (level 0's, before the pyramid, whose slabs are sized otherwise). */
+  release(): void;
+  close(): Promise<void>;
+}
+
+/** The chunk threads a run asks for: the caller's pool's, `chunkThreads` (checked), or the machine's cores. */
+function threadsOf(o: Pick<ChunkedOptions, 'chunkThreads' | 'chunkPool'>): number {
+  if (o.chunkPool) return o.chunkPool.size;
+  const threads = o.chunkThreads ?? defaultChunkThreads();
+  checkChunkThreads(threads);
+  return threads;
+}
+
+/** The chunk I/O of a run as planned: the caller's chunk threads, new ones, or none (a plan without threads). */
+function chunkIo(o: Pick<ChunkedOptions, 'chunkPool'>, threads: number): ChunkIo {
+  const pool = threads > 0 ? (o.chunkPool ?? new ZarrChunkPool(threads)) : undefined;
+  if (!pool) {
+    return {
+      threads: 0,
+      read: (z, level, planes) => gatherPlanes(level, z.dtype, planes, z.root),
+      write: (_, level, img, z0) => writePlanes(level, img, z0),
+      release: () => undefined,
+      close: () => Promise.resolve(),
+    };
+  }
+  const bufs = new SlabBuffers();
+  return {
+    threads: pool.size,
+    read: (z, level, planes, slot) => poolReadPlanes(pool, bufs, slot, z, level, planes),
+    write: (z, level, img, z0) => poolWritePlanes(pool, bufs, 'out', z, level, img, z0),
+    release: () => bufs.clear(),
+    close: () => (o.chunkPool ? Promise.resolve() : pool.close()),
+  };
+}
+
+/** A slab to compute: output planes [s0, s1), and the chunk rows it finishes. */
+interface Slab {
+  s0: number;
+  s1: number;
+  rows: number[];
+}
+
+/** A slab's steps: its input read (into `slot`), the planes it keeps computed from it, those written. */
+interface SlabSteps {
+  read(s: Slab, slot: string): Promise<Image>;
+  compute(input: Image, s: Slab): Promise<Image>;
+  write(kept: Image, s: Slab): Promise<void>;
+  /** After a slab's chunks are all written (in slab order). */
+  finished(s: Slab): Promise<void>;
+}
+
+/**
+ * Runs the slabs in order. Read ahead: slab k + 1 is read (into the other input slot) while slab k is computed and
+ * slab k − 1 written; slab k's write starts once k − 1's has finished (one output slot), so the manifest records
+ * finished rows in order. Otherwise each slab is read, computed, written in turn.
+ */
+async function runSlabs(slabs: Slab[], steps: SlabSteps, ahead: boolean): Promise<void> {
+  const slot = (k: number) => `in${k % 2}`;
+  let reading = slabs.length ? handled(steps.read(slabs[0], slot(0))) : undefined;
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    for (let k = 0; k < slabs.length; k++) {
+      const input = await reading!;
+      if (ahead && k + 1 < slabs.length) reading = handled(steps.read(slabs[k + 1], slot(k + 1)));
+      const kept = await steps.compute(input, slabs[k]);
+      await writing;
+      writing = handled(steps.write(kept, slabs[k]).then(() => steps.finished(slabs[k])));
+      if (!ahead) {
+        await writing;
+        if (k + 1 < slabs.length) reading = handled(steps.read(slabs[k + 1], slot(k + 1)));
+      }
+    }
+    await writing;
+  } finally {
+    // A failed slab: the previous slab's write still finishes and is recorded (a rerun resumes after it), and no
+    // read or write is left running on the buffers or the files when the error reaches the caller.
+    await Promise.allSettled([reading, writing]);
+  }
+}
+
+/** The promise itself, marked handled: a read or write that fails while another step is awaited rejects when its turn comes, not the process. */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
+/**
+ * The level-0 steps of a plan: the slab's input planes (halo included) read, `run` on them, the planes kept written.
+ * `collect` runs as soon as a slab is computed, before the next one is (with read-ahead the next one's compute
+ * starts while this one is written: collected only after the write, its working buffers were measured to add
+ * ~110 MiB to the peak of a 256 MiB budget).
+ */
+function levelZeroSteps(p: SlabPlan, out: OmeZarr, run: SlabRun, io: ChunkIo, collect: (() => Promise<void>) | undefined, finished: (s: Slab) => Promise<void>): SlabSteps {
   const level = p.src.levels[0];
-  const { planes, first } = slabPlanes(s0, s1, level.shape[0], p.reach);
-  const input = { ...(await gatherPlanes(level, p.src.dtype, planes, p.src.root)), geometry: p.src.geometry };
-  const result = await run(input);
-  await writePlanes(out.levels[0], planesOf(result, first, first + s1 - s0), s0);
+  const firsts = new Map<Slab, number>();
+  return {
+    read: async (s, slot) => {
+      const { planes, first } = slabPlanes(s.s0, s.s1, level.shape[0], p.reach);
+      firsts.set(s, first);
+      return { ...(await io.read(p.src, level, planes, slot)), geometry: p.src.geometry };
+    },
+    compute: async (input, s) => {
+      const first = firsts.get(s)!;
+      firsts.delete(s);
+      const kept = planesOf(await run(input), first, first + s.s1 - s.s0);
+      await collect?.();
+      return kept;
+    },
+    write: (kept, s) => io.write(out, out.levels[0], kept, s.s0),
+    finished,
+  };
 }
 
 /**
@@ -204,24 +350,34 @@ async function computeSlab(p: SlabPlan, out: OmeZarr, run: SlabRun, s0: number, 
  */
 export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, reach: Reach | undefined, outDtype: Dtype, o: ChunkedOptions): Promise<ChunkedReport> {
   const memory = o.memory ?? defaultMemory();
-  const p = await planSlabs(inRoot, reach, outDtype, o.write?.chunks?.[0], memory);
-  const depth = p.src.levels[0].shape[0];
-  const { out, manifest, store } = await outputOf(outRoot, p.src.levels[0].shape, outDtype, p.src, o);
-  const report: ChunkedReport = { shape: p.src.levels[0].shape, outDtype, slabPlanes: p.n, slabs: 0, skipped: 0, estimate: p.estimate, levels: out.levels.length, whole: p.whole };
-  const total = Math.ceil(depth / p.n);
-  await slabsOf([0, depth], p.n, out.levels[0].chunks[0], new Set(manifest.done['0'] ?? []), async (s0, s1) => {
-    await computeSlab(p, out, run, s0, s1);
-    report.slabs++;
-    await o.collect?.();
-  }, () => report.skipped++, async (done) => {
-    await recordDone(store, manifest, '0', done);
-    o.progress?.(report.slabs + report.skipped, total);
-  });
-  for (let i = 1; i < out.levels.length; i++) {
-    const done = new Set(manifest.done[String(i)] ?? []);
-    await pyramidRows(out, i, [0, Infinity], memory, done, (rows) => recordDone(store, manifest, String(i), rows));
+  const p = await planSlabs(inRoot, reach, outDtype, o.write?.chunks, memory, threadsOf(o));
+  const io = chunkIo(o, p.pipe?.threads ?? 0);
+  try {
+    const depth = p.src.levels[0].shape[0];
+    const { out, manifest, store } = await outputOf(outRoot, p.src.levels[0].shape, outDtype, p.src, o);
+    const report: ChunkedReport = { shape: p.src.levels[0].shape, outDtype, slabPlanes: p.n, slabs: 0, skipped: 0, estimate: p.estimate, levels: out.levels.length, whole: p.whole, chunkThreads: io.threads, readAhead: p.pipe?.readAhead ?? false };
+    const total = Math.ceil(depth / p.n);
+    const done = new Set(manifest.done['0'] ?? []);
+    const { slabs, skipped } = pendingSlabs([0, depth], p.n, out.levels[0].chunks[0], done);
+    report.skipped = skipped;
+    await runSlabs(slabs, levelZeroSteps(p, out, run, io, o.collect, async (s) => {
+      report.slabs++;
+      for (const c of s.rows) done.add(c);
+      await recordDone(store, manifest, '0', done);
+      o.progress?.(report.slabs + report.skipped, total);
+    }), report.readAhead);
+    if (out.levels.length > 1) {
+      io.release();
+      await o.collect?.();
+    }
+    for (let i = 1; i < out.levels.length; i++) {
+      const done = new Set(manifest.done[String(i)] ?? []);
+      await pyramidRows(out, i, [0, Infinity], memory, done, io, (rows) => recordDone(store, manifest, String(i), rows));
+    }
+    return report;
+  } finally {
+    await io.close();
   }
-  return report;
 }
 
 /** The finished chunk rows of a level recorded in the manifest (written atomically). */
@@ -231,25 +387,24 @@ async function recordDone(store: AtomicFsStore, manifest: Manifest, key: string,
 }
 
 /**
- * Calls `slab(s0, s1)` for each slab of `n` planes (a multiple of the chunk depth `cz`) of planes [z0, z1) whose
- * chunk rows are not all in `done` — narrowed to its rows not in `done` (a run killed mid-job may have finished
- * some): finished rows are never recomputed — and `recorded` with `done` (the rows added) once its chunks are written.
+ * The slabs of `n` planes (a multiple of the chunk depth `cz`) of planes [z0, z1) whose chunk rows are not all in
+ * `done`, each narrowed to its runs of rows not in `done` (a run killed mid-job may have finished some): finished
+ * rows are never recomputed. `skipped`: the slabs finished before.
  */
-async function slabsOf([z0, z1]: [number, number], n: number, cz: number, done: Set<number>, slab: (s0: number, s1: number) => Promise<void>, skip: () => void, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
+function pendingSlabs([z0, z1]: [number, number], n: number, cz: number, done: ReadonlySet<number>): { slabs: Slab[]; skipped: number } {
+  const slabs: Slab[] = [];
+  let skipped = 0;
   for (let s0 = z0; s0 < z1; s0 += n) {
     const s1 = Math.min(z1, s0 + n);
     const rows: number[] = [];
     for (let c = s0 / cz; c < Math.ceil(s1 / cz); c++) rows.push(c);
     if (rows.every((c) => done.has(c))) {
-      skip();
+      skipped++;
       continue;
     }
-    for (const run of unfinishedRuns(rows, done)) {
-      await slab(Math.max(s0, run[0] * cz), Math.min(s1, (run[run.length - 1] + 1) * cz));
-      for (const c of run) done.add(c);
-      await recorded(done, run);
-    }
+    for (const run of unfinishedRuns(rows, done)) slabs.push({ s0: Math.max(s0, run[0] * cz), s1: Math.min(s1, (run[run.length - 1] + 1) * cz), rows: run });
   }
+  return { slabs, skipped };
 }
 
 /** The runs of consecutive rows of `rows` not in `done`. */
@@ -268,17 +423,24 @@ function unfinishedRuns(rows: number[], done: ReadonlySet<number>): number[][] {
  * Chunk rows [r0, r1) (clipped to the level) of pyramid level i from level i − 1 (2×2×2 means), slab by slab
  * within the budget; rows in `done` skipped, `recorded` told after each slab.
  */
-async function pyramidRows(out: OmeZarr, i: number, [r0, r1]: [number, number], memory: number, done: Set<number>, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
+async function pyramidRows(out: OmeZarr, i: number, [r0, r1]: [number, number], memory: number, done: Set<number>, io: ChunkIo, recorded: (done: Set<number>, rows: number[]) => Promise<void>): Promise<void> {
   const fine = out.levels[i - 1], coarse = out.levels[i];
   const [depth] = levelShape(fine.shape, 1);
   const cz = coarse.chunks[0];
   const perPlane = fine.shape[1] * fine.shape[2] * BYTES[out.dtype] * 3; // two fine planes and their decoded chunks, one coarse plane
   let rows = Math.max(1, Math.floor(memory / (perPlane * cz)));
   rows = Math.min(rows, Math.ceil(depth / cz));
-  await slabsOf([r0 * cz, Math.min(depth, r1 * cz)], rows * cz, cz, done, async (a, b) => {
-    const src = await readPlanes(fine, out.dtype, 2 * a, Math.min(fine.shape[0], 2 * b), out.root);
-    await writePlanes(coarse, downsample(src, fine.shape, a, b), a);
-  }, () => undefined, recorded);
+  const { slabs } = pendingSlabs([r0 * cz, Math.min(depth, r1 * cz)], rows * cz, cz, done);
+  const fineRange = (s: Slab) => Array.from({ length: Math.min(fine.shape[0], 2 * s.s1) - 2 * s.s0 }, (_, k) => 2 * s.s0 + k);
+  await runSlabs(slabs, {
+    read: (s, slot) => io.read(out, fine, fineRange(s), slot),
+    compute: async (src, s) => downsample(src, fine.shape, s.s0, s.s1),
+    write: (kept, s) => io.write(out, coarse, kept, s.s0),
+    finished: async (s) => {
+      for (const c of s.rows) done.add(c);
+      await recorded(done, s.rows);
+    },
+  }, false);
 }
 
 /** What a run of some chunk rows (a queue job's) is given. */
@@ -291,6 +453,9 @@ export interface ChunkRowsOptions {
   written?: (rows: number[]) => Promise<void>;
   /** frees what a slab left (CpuPool.collect) */
   collect?: () => Promise<void>;
+  /** chunk threads (default: the machine's cores; 0: the main thread), or the caller's pool */
+  chunkThreads?: number;
+  chunkPool?: ZarrChunkPool;
 }
 
 /**
@@ -310,18 +475,29 @@ export async function runChunkRows(inRoot: string, outRoot: string, level: numbe
     await o.written?.(r);
   };
   if (level > 0) {
-    await pyramidRows(out, level, rows, memory, done, recorded);
+    const io = chunkIo(o, threadsOf(o));
+    try {
+      await pyramidRows(out, level, rows, memory, done, io, recorded);
+    } finally {
+      await io.close();
+    }
     return wrote;
   }
   const cz = out.levels[0].chunks[0];
-  const p = await planSlabs(inRoot, reach, out.dtype, cz, memory);
-  const depth = p.src.levels[0].shape[0];
-  if (!out.levels[0].shape.every((n, a) => n === p.src.levels[0].shape[a])) throw new UnsupportedFormatError(`${outRoot} is ${out.levels[0].shape.join('×')}, its input ${inRoot} ${p.src.levels[0].shape.join('×')}`);
-  await slabsOf([rows[0] * cz, Math.min(depth, rows[1] * cz)], p.whole ? depth : p.n, cz, done, async (s0, s1) => {
-    await computeSlab(p, out, run, s0, s1);
-    await o.collect?.();
-  }, () => undefined, recorded);
-  return wrote;
+  const p = await planSlabs(inRoot, reach, out.dtype, out.levels[0].chunks, memory, threadsOf(o));
+  const io = chunkIo(o, p.pipe?.threads ?? 0);
+  try {
+    const depth = p.src.levels[0].shape[0];
+    if (!out.levels[0].shape.every((n, a) => n === p.src.levels[0].shape[a])) throw new UnsupportedFormatError(`${outRoot} is ${out.levels[0].shape.join('×')}, its input ${inRoot} ${p.src.levels[0].shape.join('×')}`);
+    const { slabs } = pendingSlabs([rows[0] * cz, Math.min(depth, rows[1] * cz)], p.whole ? depth : p.n, cz, done);
+    await runSlabs(slabs, levelZeroSteps(p, out, run, io, o.collect, async (s) => {
+      for (const c of s.rows) done.add(c);
+      await recorded(done, s.rows);
+    }), p.pipe?.readAhead ?? false);
+    return wrote;
+  } finally {
+    await io.close();
+  }
 }
 
 /**
@@ -345,6 +521,6 @@ export async function writeOmeZarr(outRoot: string, img: Image, o: ZarrWriteOpti
   const vol = { ...img, shape };
   for (let z = 0; z < shape[0]; z += cz) await writePlanes(out.levels[0], planesOf(vol, z, Math.min(shape[0], z + cz)), z);
   // No manifest: a volume in memory is written in one go.
-  for (let i = 1; i < out.levels.length; i++) await pyramidRows(out, i, [0, Infinity], Infinity, new Set(), async () => undefined);
+  for (let i = 1; i < out.levels.length; i++) await pyramidRows(out, i, [0, Infinity], Infinity, new Set(), chunkIo({}, 0), async () => undefined);
   return out;
 }

@@ -137,6 +137,8 @@ export interface ZarrLevel {
 /** An OME-Zarr (or a plain 3D Zarr array) opened for reading or writing. */
 export interface OmeZarr {
   root: string;
+  /** This opening's name, unique in the process: chunk threads (zarr-pool.ts) open a level once per opening, so a store recreated at the same path is never read through stale metadata. */
+  opened: string;
   dtype: Dtype;
   levels: ZarrLevel[];
   geometry?: Geometry;
@@ -310,7 +312,75 @@ export async function openOmeZarr(root: string): Promise<OmeZarr> {
   const dtype = ZARR_DTYPES[levels[0].array.dtype];
   if (!dtype) throw new UnsupportedFormatError(`${root}: Zarr data type ${levels[0].array.dtype} is not supported (uint8, uint16, float32)`);
   // Opaque from here on (ZarrArrayHandle): readPlanes and writePlanes take the zarrita array back.
-  return { root, dtype, levels, geometry: geometryFrom(attrs, ms), ome };
+  return { root, opened: `${++openings}`, dtype, levels, geometry: geometryFrom(attrs, ms), ome };
+}
+
+let openings = 0;
+
+/** A level's array opened on its own (a chunk thread's: zarr-worker.ts), zarrita's codecs and the atomic store as openOmeZarr gives them. */
+export async function openLevelArray(root: string, path: string): Promise<ZarrArrayHandle> {
+  const zarr = await loadZarrita();
+  const location = zarr.root(new AtomicFsStore(root));
+  return zarr.open(path ? location.resolve(path) : location, { kind: 'array' });
+}
+
+/** The element type of a level (uint8, uint16, float32), as its planes are held. */
+type Pixels = Uint8Array | Uint16Array | Float32Array;
+
+/** A chunk's coordinates among an array's (leading axes of size 1: chunk 0; a 2D array: y, x only). */
+function chunkCoords(array: ZarrArrayHandle, [cz, cy, cx]: readonly number[]): number[] {
+  return array.shape.length === 2 ? [cy, cx] : [...array.shape.slice(0, -3).map(() => 0), cz, cy, cx];
+}
+
+/** The voxels of chunk (cz, cy, cx) of a level, [z, y, x] ranges clipped to the level's shape. */
+function chunkBox(shape: readonly number[], chunks: readonly number[], c: readonly number[]): [number, number][] {
+  return c.map((i, a) => [i * chunks[a], Math.min(shape[a], (i + 1) * chunks[a])] as [number, number]);
+}
+
+/**
+ * Decodes chunk `c` (cz, cy, cx) of a level and copies its planes in [a, b) into `dst`, a [·, h, w] block whose
+ * plane `dstPlane` is level plane a (a missing chunk reads as the fill value, as zarrita gives it).
+ */
+export async function readChunkInto(array: ZarrArrayHandle, c: readonly number[], [a, b]: [number, number], dst: Pixels, dstPlane: number): Promise<void> {
+  const arr = array as ZarrArray;
+  const shape = arr.shape.length === 2 ? [1, ...arr.shape] : arr.shape.slice(-3);
+  const chunks = arr.chunks.length === 2 ? [1, ...arr.chunks] : arr.chunks.slice(-3);
+  const [[z0, z1], [y0, y1], [x0, x1]] = chunkBox(shape, chunks, c);
+  const chunk = await arr.getChunk(chunkCoords(array, c));
+  const src = chunk.data as Pixels;
+  const [sz, sy, sx] = chunk.stride.slice(-3).length === 3 ? chunk.stride.slice(-3) : [0, ...chunk.stride];
+  const [, h, w] = shape, n = x1 - x0;
+  for (let z = Math.max(a, z0); z < Math.min(b, z1); z++) {
+    for (let y = y0; y < y1; y++) {
+      const d = ((dstPlane + z - a) * h + y) * w + x0, s = (z - z0) * sz + (y - y0) * sy;
+      // Rows are contiguous in a C-order chunk (zarrita's default); an F-order chunk is copied voxel by voxel.
+      if (sx === 1) dst.set(src.subarray(s, s + n), d);
+      else for (let x = 0; x < n; x++) dst[d + x] = src[s + x * sx];
+    }
+  }
+}
+
+/**
+ * Encodes chunk `c` (cz, cy, cx) of a level from `src`, a [·, h, w] block whose plane 0 is level plane `srcZ0`,
+ * and writes its file atomically (AtomicFsStore). zarrita's set does it — the bytes and the fill of an edge chunk's
+ * outside are what writePlanes writes — given a strided view of the chunk's voxels in the block, not a copy.
+ */
+export async function writeChunkFrom(array: ZarrArrayHandle, c: readonly number[], src: Pixels, srcZ0: number, planes: number): Promise<void> {
+  const zarr = await loadZarrita();
+  const arr = array as Zarr.Array<'uint16', AtomicFsStore>;
+  const shape = arr.shape.length === 2 ? [1, ...arr.shape] : arr.shape.slice(-3);
+  const chunks = arr.chunks.length === 2 ? [1, ...arr.chunks] : arr.chunks.slice(-3);
+  const box = chunkBox(shape, chunks, c);
+  box[0] = [Math.max(box[0][0], srcZ0), Math.min(box[0][1], srcZ0 + planes)];
+  const [[z0, z1], [y0, y1], [x0, x1]] = box, [, h, w] = shape;
+  const sel = box.map(([lo, hi]) => zarr.slice(lo, hi));
+  const lead = arr.shape.length === 2 ? [] : arr.shape.slice(0, -3).map(() => 0);
+  const dims = [z1 - z0, y1 - y0, x1 - x0];
+  const view = src.subarray(((z0 - srcZ0) * h + y0) * w + x0) as Uint16Array;
+  await zarr.set(arr, arr.shape.length === 2 ? sel.slice(1) : [...lead, ...sel], {
+    data: view, shape: arr.shape.length === 2 ? dims.slice(1) : [...lead.map(() => 1), ...dims],
+    stride: arr.shape.length === 2 ? [w, 1] : [...lead.map(() => h * w * dims[0]), h * w, w, 1],
+  });
 }
 
 /** Planes [z0, z1) of a level as a host image (decoded chunk by chunk by zarrita). */
