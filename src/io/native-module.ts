@@ -3,6 +3,7 @@
 // readImage/writeImage use the codec.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 
 /** Why each native module that was asked for is not there: 'off' (turned off by its environment variable) or the load error. */
 const problems = new Map<string, 'off' | Error>();
@@ -37,4 +38,14 @@ export function nativeModuleProblem(file: string): string | undefined {
 /** True in a checkout of imgpu (native/ sources beside dist/), false in an installed package (prebuilt binaries only). */
 export function isCheckout(): boolean {
   return existsSync(new URL('../../../native/turbo.c', import.meta.url));
+}
+
+/**
+ * True the first time it is asked for `key` in this process, false after — across worker threads started after the
+ * first ask (they receive the flag's shared memory through their environment data): a fallback's notice is said once.
+ */
+export function oncePerProcess(key: string): boolean {
+  let sab = getEnvironmentData(key) as SharedArrayBuffer | undefined;
+  if (!sab) setEnvironmentData(key, (sab = new SharedArrayBuffer(4)));
+  return Atomics.compareExchange(new Int32Array(sab), 0, 0, 1) === 0;
 }
