@@ -5,11 +5,13 @@
 // libpng for the same transformations, in the same order, as OpenCV 4.6's PngDecoder::readData
 // (modules/imgcodecs/src/grfmt_png.cpp), except that colour stays RGB (no png_set_bgr) and 16-bit samples are never
 // stripped (imgpu reads at the file's depth, as IMREAD_ANYDEPTH). Pixels are cv2.imread's bit for bit.
-// Decoding writes into a caller-given buffer (shared memory), row by row, so no copy follows.
+// Decoding writes into a caller-given buffer (shared memory), row by row, so no copy follows; the file's eXIf chunk
+// (before or after the image data) comes back for the caller to apply its orientation, as cv2.imread does.
 #include "napi-util.h"
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // A read in memory: the PNG's bytes, how far libpng has read, and libpng's error message when it gives up.
@@ -44,7 +46,21 @@ typedef struct {
   png_uint_32 width, height;
   int channels, depth;
   size_t rowbytes;
+  // after a decode: the eXIf chunk's bytes (malloc'd, the caller frees them), or NULL
+  unsigned char *exif;
+  png_uint_32 exif_len;
 } png_layout_t;
+
+// The eXIf chunk libpng kept in `info` (read before or after the image data), copied into lay->exif.
+static void keep_exif(png_structp png, png_infop info, png_layout_t *lay) {
+  png_bytep exif = NULL;
+  png_uint_32 n = 0;
+  lay->exif = NULL;
+  if (png_get_valid(png, info, PNG_INFO_eXIf) && png_get_eXIf_1(png, info, &n, &exif) && exif && n && (lay->exif = malloc(n))) {
+    memcpy(lay->exif, exif, n);
+    lay->exif_len = n;
+  }
+}
 
 // cv2.imread's transformations for a read of one channel (`gray`: IMREAD_GRAYSCALE | IMREAD_ANYDEPTH) or of the
 // file's own channels (IMREAD_UNCHANGED, except that gray+alpha drops alpha as imgpu's reads do): alpha stripped below
@@ -82,6 +98,7 @@ static int read_png(png_source_t *src, int gray, png_layout_t *lay, unsigned cha
   png_structp png = open_png(src, &info);
   png_bytep *volatile rows = NULL;
   volatile int rc = -1;
+  lay->exif = NULL;
   if (!png || !info) {
     snprintf(src->err, sizeof src->err, "out of memory");
   } else if (setjmp(png_jmpbuf(png)) == 0) {
@@ -98,7 +115,8 @@ static int read_png(png_source_t *src, int gray, png_layout_t *lay, unsigned cha
       rows = png_malloc(png, lay->height * sizeof *rows);
       for (png_uint_32 y = 0; y < lay->height; y++) rows[y] = dst + y * lay->rowbytes;
       png_read_image(png, rows);
-      png_read_end(png, NULL);
+      png_read_end(png, info);
+      keep_exif(png, info, lay);
       rc = 0;
     } else {
       rc = 0;
@@ -133,7 +151,8 @@ static napi_value header(napi_env env, napi_callback_info info) {
   return obj;
 }
 
-// decode(png: Uint8Array, out: Uint8Array, gray: boolean): the pixels header() describes, rows packed, into `out`.
+// decode(png: Uint8Array, out: Uint8Array, gray: boolean) -> Buffer | undefined: the pixels header() describes, rows
+// packed, into `out`; returns the eXIf chunk's bytes (a TIFF header and IFDs), if the file has one.
 static napi_value decode(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   unsigned char *data, *out;
@@ -144,7 +163,10 @@ static napi_value decode(napi_env env, napi_callback_info info) {
   png_source_t src = {data, len, 0, ""};
   png_layout_t lay;
   if (read_png(&src, gray, &lay, out, cap) != 0) return throw_png(env, &src);
-  return NULL;
+  napi_value exif = NULL;
+  if (lay.exif && napi_create_buffer_copy(env, lay.exif_len, lay.exif, NULL, &exif) != napi_ok) exif = NULL;
+  free(lay.exif);
+  return exif;
 }
 
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {

@@ -4,10 +4,13 @@
 Input: odd-sized crops of the Chelsea photograph (colour, test/fixtures/images/chelsea.png, 8 and 16 bits) and of the
 camera and moon pictures (gray), so that rows and Adam7 passes end mid-byte. Written by cv2.imwrite (8/16-bit gray,
 RGB, RGBA), by PIL (palette with transparency, gray+alpha, 1-bit) and, for what neither writes (16-bit gray+alpha,
-1/2/4-bit gray, RGB/gray with a tRNS colour, gAMA and sRGB chunks, Adam7 interlacing), by write_png below.
+1/2/4-bit gray, RGB/gray with a tRNS colour, gAMA and sRGB chunks, Adam7 interlacing, eXIf orientation before
+and after the image data), by write_png below.
 Writes test/fixtures/png/NAME.png and references.json: per file, the shape, channels and depth of the two reads imgpu
 makes and the SHA-256 of cv2.imread's pixels for each (samples interleaved, 16-bit little-endian):
-  colour: IMREAD_UNCHANGED, BGR(A) reversed to the library's RGB(A); a gray+alpha file as `gray' (imgpu drops alpha);
+  colour: IMREAD_UNCHANGED's pixels, BGR(A) reversed to the library's RGB(A), EXIF orientation applied (cv2 applies it
+          under every flag but IMREAD_UNCHANGED, so these are checked against IMREAD_COLOR | IMREAD_ANYDEPTH where
+          that keeps every channel); a gray+alpha file as `gray' (imgpu drops alpha);
   gray:   IMREAD_GRAYSCALE | IMREAD_ANYDEPTH (libpng's png_set_rgb_to_gray for colour files).
 Hashes, not images, keep the fixtures a few KB each.
 """
@@ -56,8 +59,9 @@ def pack_rows(samples, depth):
 ADAM7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
 
 
-def write_png(name, px, color_type, depth, extra=b'', interlace=False):
-    """px: (H, W, samples per pixel) integers. Filter 0 on every row; Adam7 passes when `interlace`."""
+def write_png(name, px, color_type, depth, extra=b'', interlace=False, after=b''):
+    """px: (H, W, samples per pixel) integers. Filter 0 on every row; Adam7 passes when `interlace`; `extra` chunks
+    before the image data, `after` chunks after it."""
     h, w, spp = px.shape
     raw = b''
     for x0, y0, dx, dy in (ADAM7 if interlace else [(0, 0, 1, 1)]):
@@ -65,7 +69,7 @@ def write_png(name, px, color_type, depth, extra=b'', interlace=False):
         if sub.size:
             raw += b''.join(b'\0' + r for r in pack_rows(sub.reshape(sub.shape[0], -1), depth))
     ihdr = struct.pack('>IIBBBBB', w, h, depth, color_type, 0, 0, 1 if interlace else 0)
-    data = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', ihdr) + extra + chunk(b'IDAT', zlib.compress(raw, 9)) + chunk(b'IEND', b'')
+    data = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', ihdr) + extra + chunk(b'IDAT', zlib.compress(raw, 9)) + after + chunk(b'IEND', b'')
     with open(os.path.join(OUT, name + '.png'), 'wb') as f:
         f.write(data)
 
@@ -81,6 +85,12 @@ def pil_write(name, im, **kw):
 
 GAMA = chunk(b'gAMA', struct.pack('>I', 45455))
 SRGB = chunk(b'sRGB', b'\0')
+def exif(orientation, order):
+    """An eXIf chunk: a TIFF header (`order` b'MM' or b'II') and one IFD holding Orientation."""
+    e = '>' if order == b'MM' else '<'
+    return chunk(b'eXIf', order + struct.pack(e + 'HIH', 42, 8, 1) + struct.pack(e + 'HHIHH', 0x0112, 3, 1, orientation, 0) + struct.pack(e + 'I', 0))
+
+
 levels = lambda img, d: (img.astype(np.uint32) >> (8 - d)).astype(np.uint8)  # 8-bit gray to d bits
 
 cv2_write('rgb8', rgb8)
@@ -102,6 +112,8 @@ write_png('rgb8_gama', rgb8, 2, 8, GAMA)
 write_png('rgb16_srgb', rgb16, 2, 16, SRGB + GAMA)
 write_png('rgba8_adam7', np.dstack([rgb8, alpha8]), 6, 8, interlace=True)
 write_png('rgb16_adam7', rgb16, 2, 16, interlace=True)
+write_png('rgb16_exif6', rgb16, 2, 16, exif(6, b'MM'))  # rotated 90° clockwise by cv2.imread
+write_png('gray8_exif3_after', gray8[:, :, None], 0, 8, after=exif(3, b'II'))  # eXIf after IDAT: rotated 180°
 write_png('gray4bit_adam7', levels(gray8, 4)[:, :, None], 0, 4, interlace=True)
 
 
@@ -110,6 +122,12 @@ def library_order(img):
     if img.ndim == 3:
         img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB if img.shape[2] == 3 else cv2.COLOR_BGRA2RGBA)
     return np.ascontiguousarray(img).astype(img.dtype.newbyteorder('<')).tobytes()
+
+
+def oriented(img, o):
+    """EXIF orientation `o` applied as cv2's ApplyExifOrientation does (flips and a transpose)."""
+    t = img.swapaxes(0, 1) if o >= 5 else img
+    return np.ascontiguousarray({1: t, 2: t[:, ::-1], 3: t[::-1, ::-1], 4: t[::-1], 5: t, 6: t[:, ::-1], 7: t[::-1, ::-1], 8: t[::-1]}[o])
 
 
 def describe(img):
@@ -123,7 +141,10 @@ for f in sorted(os.listdir(OUT)):
         continue
     path = os.path.join(OUT, f)
     gray = cv2.imread(path, cv2.IMREAD_GRAYSCALE | cv2.IMREAD_ANYDEPTH)
-    colour = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    with Image.open(path) as im:
+        colour = oriented(cv2.imread(path, cv2.IMREAD_UNCHANGED), im.getexif().get(0x0112, 1))
+    if colour.ndim == 3 and colour.shape[2] == 3:
+        assert np.array_equal(colour, cv2.imread(path, cv2.IMREAD_COLOR | cv2.IMREAD_ANYDEPTH)), f'{f}: orientation'
     with open(path, 'rb') as png:
         gray_alpha = png.read(26)[25] == 4  # IHDR's colour type
     refs[f[:-4]] = {'colour': describe(gray if gray_alpha else colour), 'gray': describe(gray)}

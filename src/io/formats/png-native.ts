@@ -4,6 +4,7 @@
 // (formats/node.ts), which says so once.
 import { UnsupportedFormatError } from '../../core/errors.js';
 import { allocPixels, type Channels, type Image } from '../../core/image.js';
+import { orient, tiffOrientation } from '../jpeg.js';
 import { checkInputPixels, maxInputPixels } from '../limits.js';
 import { isCheckout, loadNativeModule, nativeModuleProblem, oncePerProcess } from '../native-module.js';
 import type { DecodeOptions } from './format.js';
@@ -11,8 +12,11 @@ import type { DecodeOptions } from './format.js';
 interface PngBinding {
   /** What decode writes: libpng's output after cv2's transformations (`gray`: one channel, else the file's own). */
   header(png: Uint8Array, gray: boolean): { width: number; height: number; channels: number; depth: 8 | 16 };
-  /** The pixels header() describes, rows packed, 16-bit samples in the machine's byte order, into `out`. */
-  decode(png: Uint8Array, out: Uint8Array, gray: boolean): void;
+  /**
+   * The pixels header() describes, rows packed, 16-bit samples in the machine's byte order, into `out`; returns the
+   * file's eXIf chunk (before or after the image data), if any.
+   */
+  decode(png: Uint8Array, out: Uint8Array, gray: boolean): Uint8Array | undefined;
 }
 
 const MODULE_FILE = 'imgpu-png.node';
@@ -44,7 +48,7 @@ const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path
  * A PNG decoded by libpng as cv2.imread decodes it — gray (`opts.gray`: IMREAD_GRAYSCALE | IMREAD_ANYDEPTH) or
  * the file's channels (IMREAD_UNCHANGED, gray+alpha read as gray) at the file's depth — into `opts.alloc`'s memory
  * (shared buffers of a batch's codec workers) or fresh shared memory. A file libpng refuses (a bad critical chunk's
- * CRC, a missing IEND, a cut stream) is an UnsupportedFormatError.
+ * CRC, a missing IEND, a cut stream) is an UnsupportedFormatError. EXIF orientation (an eXIf chunk) applied.
  */
 export function decodePngNative(png: PngBinding, buf: Uint8Array, path: string, opts: DecodeOptions): Image {
   const gray = opts.gray ?? false;
@@ -61,10 +65,13 @@ export function decodePngNative(png: PngBinding, buf: Uint8Array, path: string, 
   const data = opts.alloc
     ? (dtype === 'uint16' ? new Uint16Array(opts.alloc(bytes), 0, n) : new Uint8Array(opts.alloc(bytes), 0, n))
     : allocPixels(dtype, n);
+  let exif: Uint8Array | undefined;
   try {
-    png.decode(buf, new Uint8Array(data.buffer, data.byteOffset, bytes), gray);
+    exif = png.decode(buf, new Uint8Array(data.buffer, data.byteOffset, bytes), gray);
   } catch (e) {
     throw corrupt(path, e);
   }
-  return { data, shape: [h.height, h.width], channels: h.channels as Channels, dtype };
+  const img: Image = { data, shape: [h.height, h.width], channels: h.channels as Channels, dtype };
+  // cv2.imread applies an eXIf chunk's orientation to PNGs as to JPEGs.
+  return exif ? orient(img, tiffOrientation(exif)) : img;
 }
