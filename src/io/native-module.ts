@@ -41,11 +41,12 @@ export function isCheckout(): boolean {
 }
 
 /**
- * True the first time it is asked for `key` in this process, false after — across worker threads started after the
- * first ask (they receive the flag's shared memory through their environment data): a fallback's notice is said once.
+ * A flag shared by every thread of the process under `key`: made on first use and handed to worker threads started
+ * after that (environment data), so call it at module load, which the main thread does before it starts any worker.
+ * A fallback's notice sets it (Atomics.compareExchange) to be said once.
  */
-export function oncePerProcess(key: string): boolean {
+export function processFlag(key: string): Int32Array {
   let sab = getEnvironmentData(key) as SharedArrayBuffer | undefined;
   if (!sab) setEnvironmentData(key, (sab = new SharedArrayBuffer(4)));
-  return Atomics.compareExchange(new Int32Array(sab), 0, 0, 1) === 0;
+  return new Int32Array(sab);
 }

@@ -12,7 +12,7 @@ import { ImageTooLargeError, UnsupportedFormatError } from '../../src/core/error
 import type { Image } from '../../src/core/image.js';
 import { nodeCodec } from '../../src/io/formats/node.js';
 import { png as pngFormat } from '../../src/io/formats/png.js';
-import { nativePng } from '../../src/io/formats/png-native.js';
+import { libpngGray, nativePng } from '../../src/io/formats/png-native.js';
 import { decodeImageFile, readImage } from '../../src/io/index.js';
 import { bufferClass, CodecPool } from '../../src/node/codec-pool.js';
 import { fixture } from '../helpers/fixtures.js';
@@ -43,6 +43,15 @@ test("a colour PNG read gray is libpng's rgb_to_gray (gAMA/sRGB files through it
   for (const name of ['rgb8', 'rgb8_gama', 'rgb16', 'rgb16_srgb', 'palette_trns', 'rgba8_adam7']) {
     const img = await decodeImageFile(readFileSync(file(name)), `${name}.png`, { gray: true });
     assertCv2(img, REFS[name].gray, `${name} gray`);
+  }
+});
+
+test("the sharp fallback's gray conversion is libpng's for colour PNGs without gamma chunks (not with gAMA/sRGB)", { skip }, async () => {
+  for (const [name, ref] of Object.entries(REFS)) {
+    if (ref.colour.channels < 3) continue;
+    const gray = libpngGray(await readImage(file(name)));
+    const gamma = /gama|srgb/.test(name);
+    assert.equal(sha256(gray) === ref.gray.sha256, !gamma, `${name}: ${gamma ? 'differs from' : 'equals'} cv2's IMREAD_GRAYSCALE`);
   }
 });
 

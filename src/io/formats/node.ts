@@ -11,7 +11,7 @@ import { checkPngChunks, isPng } from '../png.js';
 import { decodeNifti, decodeRaw, encodeNifti } from '../volume.js';
 import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './format.js';
 import { jpeg } from './jpeg.js';
-import { decodePngNative, nativePng, noticeSharpPng } from './png-native.js';
+import { decodePngNative, libpngGray, nativePng, noticeSharpPng } from './png-native.js';
 import { RAW_LAYOUT } from './raw.js';
 
 let sharpModule: Promise<typeof Sharp> | undefined;
@@ -92,7 +92,7 @@ const raster = (kind: 'png' | 'tiff'): FormatCodec => ({ ...vipsRead, encode: (i
 
 /**
  * PNG: read by imgpu's libpng decoder (cv2.imread's pixels, gray reads included) where built, else by sharp (said
- * once); written by sharp.
+ * once), gray reads then converted as libpng converts a file without gamma; written by sharp.
  */
 const pngCodec: FormatCodec = {
   decode: (bytes, name, opts) => {
@@ -100,7 +100,7 @@ const pngCodec: FormatCodec = {
     const native = isPng(buf) ? nativePng() : undefined;
     if (native) return decodePngNative(native, buf, name, opts);
     noticeSharpPng();
-    return decodeRaster(buf, name, opts.maxPixels);
+    return decodeRaster(buf, name, opts.maxPixels).then((img) => (opts.gray ? libpngGray(img) : img));
   },
   encode: (img, opts) => encodeRaster(img, 'png', opts),
 };

@@ -6,7 +6,7 @@ import { UnsupportedFormatError } from '../../core/errors.js';
 import { allocPixels, type Channels, type Image } from '../../core/image.js';
 import { orient, tiffOrientation } from '../jpeg.js';
 import { checkInputPixels, maxInputPixels } from '../limits.js';
-import { isCheckout, loadNativeModule, nativeModuleProblem, oncePerProcess } from '../native-module.js';
+import { isCheckout, loadNativeModule, nativeModuleProblem, processFlag } from '../native-module.js';
 import type { DecodeOptions } from './format.js';
 
 interface PngBinding {
@@ -28,18 +28,40 @@ export function nativePng(): PngBinding | undefined {
   return binding ?? undefined;
 }
 
+// Made when this module loads (on the main thread, before the codec workers start): shared by them all.
+const noticeFlag = processFlag('imgpu:png-sharp-notice');
+
 /** Says once per process (worker threads included) that PNG goes through sharp, what that changes and the remedy. */
 export function noticeSharpPng(): void {
   const problem = nativeModuleProblem(MODULE_FILE);
-  if (problem === undefined || problem === 'off' || !oncePerProcess('imgpu:png-sharp-notice')) return;
+  if (problem === undefined || problem === 'off' || Atomics.compareExchange(noticeFlag, 0, 0, 1) !== 0) return;
   const remedy = isCheckout()
     ? 'To get it: install libpng-dev and a C compiler (scripts/install-system-deps.sh), then run `npm run build`.'
     : 'This copy of the package has no prebuilt decoder that loads here.';
   process.emitWarning(
     `imgpu's native PNG decoder is not available (dist/native/${MODULE_FILE}: ${problem}), so PNG goes through sharp, ` +
-      `which decodes slower than libpng (cv2.imread's library). ${remedy}`,
+      'which decodes slower than libpng (cv2.imread\'s library); gray reads of colour PNGs with a gAMA or sRGB chunk ' +
+      `differ from cv2.imread(IMREAD_GRAYSCALE) (libpng converts those through its gamma tables). ${remedy}`,
     { type: 'ImgpuWarning', code: 'IMGPU_PNG_SHARP' },
   );
+}
+
+// png_set_rgb_to_gray(png, 1, 0.299, 0.587)'s coefficients as libpng 1.6 stores them: each weight ×100000 (png_fixed),
+// then ×32768/100000 truncated; blue takes the rest of 32768.
+const RC = 9797, GC = 19234, BC = 32768 - RC - GC;
+
+/**
+ * An RGB(A) image to one gray channel as libpng's png_set_rgb_to_gray does on a PNG without gamma (no gAMA, sRGB):
+ * 8-bit truncated, 16-bit rounded; alpha ignored. What the sharp fallback applies to a gray read, so that it gives
+ * cv2.imread(IMREAD_GRAYSCALE)'s pixels for such files (cvtColor's weights differ by a level on many pixels).
+ */
+export function libpngGray(img: Image): Image {
+  if (img.channels < 3) return img;
+  const n = img.shape[0] * img.shape[1], c = img.channels, src = img.data;
+  const dst = allocPixels(img.dtype, n);
+  const round = img.dtype === 'uint16' ? 16384 : 0;
+  for (let i = 0, j = 0; i < n; i++, j += c) dst[i] = (RC * src[j] + GC * src[j + 1] + BC * src[j + 2] + round) >>> 15;
+  return { data: dst, shape: [img.shape[0], img.shape[1]], channels: 1, dtype: img.dtype };
 }
 
 const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
