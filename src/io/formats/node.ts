@@ -11,7 +11,8 @@ import { checkPngChunks, isPng } from '../png.js';
 import { decodeNifti, decodeRaw, encodeNifti } from '../volume.js';
 import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './format.js';
 import { jpeg } from './jpeg.js';
-import { decodePngNative, libpngGray, nativePng, noticeSharpPng } from './png-native.js';
+import { libpngGray } from './png.js';
+import { decodePngNative, nativePng, noticeSharpPng } from './png-native.js';
 import { RAW_LAYOUT } from './raw.js';
 
 let sharpModule: Promise<typeof Sharp> | undefined;

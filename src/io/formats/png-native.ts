@@ -46,24 +46,6 @@ export function noticeSharpPng(): void {
   );
 }
 
-// png_set_rgb_to_gray(png, 1, 0.299, 0.587)'s coefficients as libpng 1.6 stores them: each weight ×100000 (png_fixed),
-// then ×32768/100000 truncated; blue takes the rest of 32768.
-const RC = 9797, GC = 19234, BC = 32768 - RC - GC;
-
-/**
- * An RGB(A) image to one gray channel as libpng's png_set_rgb_to_gray does on a PNG without gamma (no gAMA, sRGB):
- * 8-bit truncated, 16-bit rounded; alpha ignored. What the sharp fallback applies to a gray read, so that it gives
- * cv2.imread(IMREAD_GRAYSCALE)'s pixels for such files (cvtColor's weights differ by a level on many pixels).
- */
-export function libpngGray(img: Image): Image {
-  if (img.channels < 3) return img;
-  const n = img.shape[0] * img.shape[1], c = img.channels, src = img.data;
-  const dst = allocPixels(img.dtype, n);
-  const round = img.dtype === 'uint16' ? 16384 : 0;
-  for (let i = 0, j = 0; i < n; i++, j += c) dst[i] = (RC * src[j] + GC * src[j + 1] + BC * src[j + 2] + round) >>> 15;
-  return { data: dst, shape: [img.shape[0], img.shape[1]], channels: 1, dtype: img.dtype };
-}
-
 const corrupt = (path: string, e: unknown) => new UnsupportedFormatError(`${path} is corrupt or truncated (${(e as Error).message})`);
 
 /**
