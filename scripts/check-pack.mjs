@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm's `prepack` (before `npm pack` / `npm publish` pack the tree): a tarball is what users install, with no compiler,
-// so it must carry every native piece imgpu's JPEG paths and host copies need — else `npm install imgpu` succeeds
+// so it must carry every native piece imgpu's JPEG and PNG paths and host copies need — else `npm install imgpu` succeeds
 // and JPEG silently takes a slower path (sharp, or the CPU where --jpeg gpu was asked). This refuses to pack without
 // them, in one line naming what is missing. `node scripts/check-pack.mjs [ROOT]` checks ROOT's dist/ (default: this
 // checkout). prepack runs before `prepare` rebuilds: the tree checked is the one `npm install` / `npm run build` built,
@@ -19,6 +19,8 @@ const PACKAGE_PIECES = [
   ['native/imgpu-jpegenc.node', "the GPU JPEG encoder's entropy coder"],
   ['native/libjpeg.so.62', "the GPU JPEG codec's libjpeg"],
   ['native/imgpu-native.node', 'the native copies and point kernels'],
+  ['native/imgpu-png.node', 'the PNG decoder'],
+  ['native/libpng16.so.16', "the PNG decoder's libpng"],
 ];
 
 /** The pieces missing from (or not loading in) `root`'s dist/, each as `dist/<file> (<what>: <why>)`. */
@@ -44,7 +46,7 @@ function missingPieces(root) {
 const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..'));
 const missing = missingPieces(root);
 if (missing.length) {
-  console.error(`imgpu: not packing without ${missing.join(', ')}: install libturbojpeg0-dev, libjpeg62-turbo-dev and a C compiler ` +
+  console.error(`imgpu: not packing without ${missing.join(', ')}: install libturbojpeg0-dev, libjpeg62-turbo-dev, libpng-dev and a C compiler ` +
     '(scripts/install-system-deps.sh), run `npm run build`, then pack again');
   process.exit(1);
 }

@@ -113,7 +113,8 @@ export function exifOrientation(buf: Uint8Array): number {
   return 1;
 }
 
-function tiffOrientation(t: Uint8Array): number {
+/** The orientation (1–8) in an EXIF block (a TIFF header and IFDs: JPEG's APP1 after "Exif\0\0", PNG's eXIf), 1 without one. */
+export function tiffOrientation(t: Uint8Array): number {
   if (t.length < 8) return 1;
   const le = t[0] === 0x49; // 'II' little-endian, 'MM' big-endian
   const u16 = (o: number) => (le ? t[o] | (t[o + 1] << 8) : (t[o] << 8) | t[o + 1]);
@@ -133,7 +134,7 @@ function tiffOrientation(t: Uint8Array): number {
 }
 
 /**
- * Applies EXIF orientation `o` (2–8) to 8-bit pixels, as cv2.imread does after decoding: each output pixel
+ * Applies EXIF orientation `o` (2–8) to 8- or 16-bit pixels, as cv2.imread does after decoding: each output pixel
  * (y, x) takes the stored pixel named by the orientation's flip/transpose.
  */
 export function orient(img: Image, o: number): Image {
@@ -142,8 +143,8 @@ export function orient(img: Image, o: number): Image {
   const c = img.channels;
   const swap = o >= 5;
   const [h, w] = swap ? [W, H] : [H, W];
-  const src = img.data as Uint8Array;
-  const dst = allocPixels('uint8', src.length) as Uint8Array;
+  const src = img.data;
+  const dst = allocPixels(img.dtype, src.length);
   // Source (row, column) of output (y, x), per orientation.
   const at: Record<number, (y: number, x: number) => number> = {
     2: (y, x) => y * W + (W - 1 - x),
@@ -161,7 +162,7 @@ export function orient(img: Image, o: number): Image {
       for (let k = 0; k < c; k++) dst[i + k] = src[j + k];
     }
   }
-  return { data: dst, shape: [h, w], channels: c, dtype: 'uint8' };
+  return { data: dst, shape: [h, w], channels: c, dtype: img.dtype };
 }
 
 /**

@@ -3,6 +3,7 @@
 // readImage/writeImage use the codec.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 
 /** Why each native module that was asked for is not there: 'off' (turned off by its environment variable) or the load error. */
 const problems = new Map<string, 'off' | Error>();
@@ -37,4 +38,15 @@ export function nativeModuleProblem(file: string): string | undefined {
 /** True in a checkout of imgpu (native/ sources beside dist/), false in an installed package (prebuilt binaries only). */
 export function isCheckout(): boolean {
   return existsSync(new URL('../../../native/turbo.c', import.meta.url));
+}
+
+/**
+ * A flag shared by every thread of the process under `key`: made on first use and handed to worker threads started
+ * after that (environment data), so call it at module load, which the main thread does before it starts any worker.
+ * A fallback's notice sets it (Atomics.compareExchange) to be said once.
+ */
+export function processFlag(key: string): Int32Array {
+  let sab = getEnvironmentData(key) as SharedArrayBuffer | undefined;
+  if (!sab) setEnvironmentData(key, (sab = new SharedArrayBuffer(4)));
+  return new Int32Array(sab);
 }

@@ -141,11 +141,12 @@ test('PNG: a critical chunk failing its CRC, a missing IEND and a second IHDR ar
   assert.equal((await decodeImageFile(bytesOf(name), name)).dtype, 'uint16');
   const iend = pngChunk(name, 'IEND');
   iend.b[iend.at + 8] ^= 1; // IEND's CRC
-  await refused(iend.b, name, /IEND chunk at byte \d+ fails its CRC/);
-  await refused(iend.b.subarray(0, iend.at), name, /ends before its IEND/);
+  // Messages: libpng's own (native/png.c), or io/png.ts's check before sharp where the libpng decoder is not built.
+  await refused(iend.b, name, /IEND chunk at byte \d+ fails its CRC|libpng: IEND: CRC error/);
+  await refused(iend.b.subarray(0, iend.at), name, /ends before its IEND|libpng: PNG input buffer is incomplete/);
   const ihdr = pngChunk(name, 'IHDR');
   const again = Uint8Array.from([...ihdr.b.subarray(0, iend.at), ...ihdr.b.subarray(ihdr.at, ihdr.at + 25), ...ihdr.b.subarray(iend.at)]);
-  await refused(again, name, /a second IHDR/);
+  await refused(again, name, /a second IHDR|libpng: IHDR: out of place/);
   // An ancillary chunk's CRC is libpng's warning, not its error: still decoded.
   const text = Uint8Array.from([...ihdr.b.subarray(0, ihdr.at + 25), 0, 0, 0, 1, 0x74, 0x45, 0x58, 0x74, 0x41, 1, 2, 3, 4, ...ihdr.b.subarray(ihdr.at + 25)]);
   assert.notEqual(crc32(text.subarray(ihdr.at + 29, ihdr.at + 34)), 0x01020304);

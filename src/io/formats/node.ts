@@ -1,5 +1,6 @@
-// Node's codecs for the registered formats where Node has one of its own: sharp/libvips for PNG and TIFF (and JPEG
-// where imgpu's libjpeg-turbo codec is not built), the native libjpeg-turbo codec for JPEG (io/jpeg.ts), zlib for
+// Node's codecs for the registered formats where Node has one of its own: imgpu's libpng decoder for PNG
+// (formats/png-native.ts), sharp/libvips for TIFF, for writing PNG, and for reading PNG or JPEG where imgpu's native
+// decoders are not built, the native libjpeg-turbo codec for JPEG (io/jpeg.ts), zlib for
 // NIfTI, and .raw (io/volume.ts). Every other format (.npy, a DICOM slice) runs its portable codec in Node too.
 import type Sharp from 'sharp';
 import { InvalidArgumentError, UnsupportedFormatError } from '../../core/errors.js';
@@ -10,6 +11,8 @@ import { checkPngChunks, isPng } from '../png.js';
 import { decodeNifti, decodeRaw, encodeNifti } from '../volume.js';
 import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './format.js';
 import { jpeg } from './jpeg.js';
+import { libpngGray } from './png.js';
+import { decodePngNative, nativePng, noticeSharpPng } from './png-native.js';
 import { RAW_LAYOUT } from './raw.js';
 
 let sharpModule: Promise<typeof Sharp> | undefined;
@@ -88,6 +91,21 @@ const vipsRead: FormatCodec = { decode: (bytes, name, opts) => decodeRaster(buff
 
 const raster = (kind: 'png' | 'tiff'): FormatCodec => ({ ...vipsRead, encode: (img, opts) => encodeRaster(img, kind, opts) });
 
+/**
+ * PNG: read by imgpu's libpng decoder (cv2.imread's pixels, gray reads included) where built, else by sharp (said
+ * once), gray reads then converted as libpng converts a file without gamma; written by sharp.
+ */
+const pngCodec: FormatCodec = {
+  decode: (bytes, name, opts) => {
+    const buf = bufferOf(bytes);
+    const native = isPng(buf) ? nativePng() : undefined;
+    if (native) return decodePngNative(native, buf, name, opts);
+    noticeSharpPng();
+    return decodeRaster(buf, name, opts.maxPixels).then((img) => (opts.gray ? libpngGray(img) : img));
+  },
+  encode: (img, opts) => encodeRaster(img, 'png', opts),
+};
+
 /** JPEG: imgpu's libjpeg-turbo codec (cv2.imread's pixels, cv2.imwrite's bytes); sharp where it is not built or declines. */
 const jpegCodec: FormatCodec = {
   decode: async (bytes, name, opts: DecodeOptions) => {
@@ -101,7 +119,7 @@ const jpegCodec: FormatCodec = {
 
 /** Node's codec of each format that has one of its own, by format name. */
 const NODE_CODECS: Readonly<Record<string, FormatCodec>> = {
-  png: raster('png'),
+  png: pngCodec,
   tiff: raster('tiff'),
   jpeg: jpegCodec,
   nifti: {
