@@ -104,6 +104,13 @@ function drawSlice(canvas: HTMLCanvasElement, s: Slice, window: number, level: n
 /** The number in a window/level field (NaN when cleared: then the image's full range is used). */
 const fieldNumber = (id: string) => $<HTMLInputElement>(id).valueAsNumber;
 
+/** Draws a panel's slice of `img` with the panel's window/level fields (the image's whole range where they are empty). */
+function drawPanel(which: 'in' | 'out', s: Slice, img: Image): void {
+  const full = fullWindow(img);
+  const w = fieldNumber(`${which}-window`), l = fieldNumber(`${which}-level`);
+  drawSlice($(which), s, Number.isFinite(w) && w > 0 ? w : full.window, Number.isFinite(l) ? l : full.level);
+}
+
 /** Redraws the slice the view controls point at, in the input and (when there is one) the output. */
 function redraw(): void {
   if (remote) { redrawRemote(remote); return; }
@@ -113,12 +120,8 @@ function redraw(): void {
   const s = sliceOf(input, axis, k);
   $<HTMLInputElement>('slice').max = String(s.count - 1);
   $('sliceno').textContent = `${Math.min(k, s.count - 1) + 1} / ${s.count}`;
-  for (const [which, img] of [['in', input], ['out', output]] as const) {
-    if (!img) continue;
-    const full = fullWindow(img);
-    const w = fieldNumber(`${which}-window`), l = fieldNumber(`${which}-level`);
-    drawSlice($(which), which === 'in' ? s : sliceOf(img, axis, k), Number.isFinite(w) && w > 0 ? w : full.window, Number.isFinite(l) ? l : full.level);
-  }
+  drawPanel('in', s, input);
+  if (output) drawPanel('out', sliceOf(output, axis, k), output);
 }
 
 /** Sets a panel's window/level fields to show its image's whole range. */
@@ -251,7 +254,8 @@ async function offerSave(img: Image, name: string): Promise<void> {
 }
 
 async function run(): Promise<void> {
-  if (!input) return;
+  const src = input ?? (remote && remoteSlice(remote));
+  if (!src) return;
   const name = $<HTMLSelectElement>('op').value;
   clearOutput('');
   let params: Record<string, unknown>;
@@ -268,14 +272,14 @@ async function run(): Promise<void> {
   $('verdict').textContent = '';
   const t0 = performance.now();
   const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
-  const both = await runBoth(name, input, params, {}, gpu, runOnCpu);
+  const both = await runBoth(name, src, params, {}, gpu, runOnCpu);
   clearInterval(tick);
   $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
   $('timings').textContent = both.lines.join('\n');
   $('verdict').textContent = both.verdict.text;
   $('verdict').className = both.verdict.className;
   if (both.shown) {
-    output = both.shown;
+    output = remote ? asPlane(both.shown, remote) : both.shown;
     resetWindow('out', output);
     redraw();
     $('outwhich').textContent = `${both.gpu ? 'GPU' : 'CPU'}: ${describe(output)}`;
@@ -319,9 +323,8 @@ function drawRemote(r: Remote): void {
   if (!r.shown) return;
   const { img, level, axis } = r.shown;
   const s = sliceOf(img, axis, 0);
-  const full = fullWindow(img);
-  const w = fieldNumber('in-window'), l = fieldNumber('in-level');
-  drawSlice($('in'), s, Number.isFinite(w) && w > 0 ? w : full.window, Number.isFinite(l) ? l : full.level);
+  drawPanel('in', s, img);
+  if (output) drawPanel('out', sliceOf(output, axis, 0), output);
   $('levelinfo').textContent = `showing level ${level} of ${r.vol.levels.length - 1}: ${s.cols}×${s.rows}`;
 }
 
@@ -332,6 +335,9 @@ function drawRemote(r: Remote): void {
 async function refine(r: Remote, axis: Axis, k: number, target: number, view: string): Promise<void> {
   r.abort?.abort();
   const abort = (r.abort = new AbortController());
+  // A result belongs to the slice it was run on; Run waits for the finest level of the new one.
+  clearOutput(`(press “${$('run').textContent}” to run on the slice shown)`);
+  ($('run') as HTMLButtonElement).disabled = true;
   const state = zarrState();
   Object.assign(state, { shown: [], view: null });
   for (let i = r.vol.levels.length - 1; i >= target; i--) {
@@ -351,6 +357,7 @@ async function refine(r: Remote, axis: Axis, k: number, target: number, view: st
     drawRemote(r);
     state.shown.push({ level: i, axis, index, shape: [...img.shape], checksum: checksum(img) });
   }
+  ($('run') as HTMLButtonElement).disabled = false;
   state.view = view;
 }
 
@@ -366,6 +373,28 @@ function redrawRemote(r: Remote): void {
   if (view === r.view) { drawRemote(r); return; }
   r.view = view;
   void refine(r, axis, k, choice === 'auto' ? autoLevel(r.vol.levels, axis) : Number(choice), view);
+}
+
+/**
+ * The slice shown of the remote volume as a 2D image (rows × columns in the volume's order, the level's dtype):
+ * what Run takes there — the operation runs on the slice in 2D, not on the volume around it.
+ */
+function remoteSlice(r: Remote): Image | undefined {
+  if (!r.shown) return undefined;
+  const { img, axis } = r.shown;
+  return { data: img.data, shape: img.shape.filter((_, a) => a !== AXIS_INDEX[axis]) as Image['shape'], channels: 1, dtype: img.dtype };
+}
+
+/**
+ * A 2D result of `remoteSlice` as the one-plane region it came from: drawn like the input, saved with the slice's
+ * geometry — when it kept the slice's shape (a 'valid' border's smaller result would need the filter's origin shift).
+ */
+function asPlane(out: Image, r: Remote): Image {
+  const { img, axis } = r.shown!;
+  const shape = [...out.shape];
+  shape.splice(AXIS_INDEX[axis], 0, 1);
+  const same = shape.every((n, a) => n === img.shape[a]);
+  return { ...out, shape: shape as Image['shape'], geometry: same ? img.geometry : undefined };
 }
 
 /** Leaves the remote volume (a file opened instead): its reads stop, its controls hide. */
@@ -395,8 +424,6 @@ async function openZarr(url: string): Promise<void> {
   closeRemote();
   input = undefined;
   remote = { vol, name: urlName(url), windowSet: false };
-  clearOutput('(the operations run on opened files)');
-  ($('run') as HTMLButtonElement).disabled = true;
   const l0 = vol.levels[0];
   $('insize').textContent = `${remote.name}: ${describe({ shape: l0.shape, dtype: vol.dtype, geometry: vol.geometry })}, OME-Zarr ${vol.ome ?? '(plain array)'}, ${vol.levels.length} levels`;
   $('upload-error').textContent = '';

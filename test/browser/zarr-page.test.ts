@@ -10,7 +10,9 @@ import type { Page } from 'playwright-core';
 import { pixelChecksum as checksum } from '../../src/core/compare.js';
 import { allocPixels, type Image } from '../../src/core/image.js';
 import { openOmeZarr, readPlanes } from '../../src/io/zarr.js';
-import { CHROMIUM, chromiumOrSkip, QUIET, servePlayground } from '../helpers/browser.js';
+import { parseParamValue } from '../../src/core/params.js';
+import { OPERATIONS } from '../../src/ops/registry.js';
+import { CHROMIUM, chromiumOrSkip, runInPage, servePlayground, WEBGPU } from '../helpers/browser.js';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { PYTHON } from '../helpers/parity.js';
@@ -152,7 +154,7 @@ test('volume page: OME-Zarr over HTTP, coarsest level first, slices equal to Nod
   const data = await serveZarrs(dir, hugeZarr);
   const { server, url } = await servePlayground();
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--disable-webgpu'] });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: WEBGPU });
   try {
     const page = await browser.newPage();
     const errors: string[] = [];
@@ -201,6 +203,30 @@ test('volume page: OME-Zarr over HTTP, coarsest level first, slices equal to Nod
         assert.deepEqual([cols, rows], [h, d], 'the last view (sagittal at level 0) is drawn h × d');
       });
     }
+
+    await t.test('Run on the slice shown: the filter on WebGPU and in the CPU worker equals Node\'s on the same plane', async () => {
+      const node = await openOmeZarr(join(dir, 'a4.zarr'));
+      const l0 = await readPlanes(node.levels[0], node.dtype, 0, node.levels[0].shape[0]);
+      await open('a4.zarr');
+      const k = Math.floor(node.levels[0].shape[0] / 2);
+      await viewed(page, `axial:${k}:auto`);
+      assert.match((await page.textContent('#status')) ?? '', /^WebGPU: /);
+      const values = { filter: 'gauss:1.5' };
+      const r = await runInPage(page, 'filter', values);
+      const p = plane(l0, 'axial', k);
+      const slice2d: Image = { ...p, shape: p.shape.slice(1) as Image['shape'] };
+      const params = { filter: parseParamValue(OPERATIONS.filter.params.find((x) => x.name === 'filter')!, values.filter) };
+      const expected = (await OPERATIONS.filter.run(slice2d, params, {})).output as Image;
+      assert.equal(r.gpuError, null, 'the GPU runs it');
+      assert.equal(r.cpu, checksum(expected), 'the CPU worker\'s result is Node\'s, bit for bit');
+      assert.equal(r.identical, true, `GPU and CPU agree: ${await page.textContent('#verdict')}`);
+      const dims = (id: string) => page.$eval(id, (c) => [(c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height]);
+      assert.deepEqual(await dims('#out'), await dims('#in'), 'the result drawn as the slice');
+      // Another slice: the result, which belongs to the previous one, is gone.
+      await setView(page, 'axial', k + 1, 'auto');
+      await viewed(page, `axial:${k + 1}:auto`);
+      assert.deepEqual(await dims('#out'), [0, 0]);
+    });
 
     await t.test('a 131072³ uint16 volume (4.5 PB): slices from the coarsest level to the finest that fits, exact, only their chunks fetched', async () => {
       data.log.length = 0;
