@@ -312,7 +312,8 @@ function autoLevel(levels: readonly RemoteZarrLevel[], axis: Axis): number {
 /** What the page shows of a remote OME-Zarr, for tests: its levels, and each slice drawn for the current view. */
 interface ZarrState {
   url: string; dtype: string; ome: string | null; levels: RemoteZarrLevel[];
-  shown: { level: number; axis: Axis; index: number; shape: number[]; checksum: string }[];
+  /** `ms`: milliseconds from the view asked for to this level drawn. */
+  shown: { level: number; axis: Axis; index: number; shape: number[]; checksum: string; ms: number }[];
   /** The view whose refinement finished (`axis:index:level`), null while one is read. */
   view: string | null;
 }
@@ -338,7 +339,7 @@ async function refine(r: Remote, axis: Axis, k: number, target: number, view: st
   // A result belongs to the slice it was run on; Run waits for the finest level of the new one.
   clearOutput(`(press “${$('run').textContent}” to run on the slice shown)`);
   ($('run') as HTMLButtonElement).disabled = true;
-  const state = zarrState();
+  const state = zarrState(), t0 = performance.now();
   Object.assign(state, { shown: [], view: null });
   for (let i = r.vol.levels.length - 1; i >= target; i--) {
     // Voxel j of level i covers level-0 voxels 2^i·j … 2^i·j + 2^i − 1 (levels are 2×2×2 means, sizes rounded up).
@@ -355,7 +356,9 @@ async function refine(r: Remote, axis: Axis, k: number, target: number, view: st
     r.shown = { img, level: i, axis };
     if (!r.windowSet) { resetWindow('in', img); r.windowSet = true; }
     drawRemote(r);
-    state.shown.push({ level: i, axis, index, shape: [...img.shape], checksum: checksum(img) });
+    const ms = Math.round(performance.now() - t0);
+    $('levelinfo').textContent += ` in ${ms} ms`;
+    state.shown.push({ level: i, axis, index, shape: [...img.shape], checksum: checksum(img), ms });
   }
   ($('run') as HTMLButtonElement).disabled = false;
   state.view = view;
