@@ -18,5 +18,3 @@ export { dicomSeries, type NamedBytes } from './io/dicom.js';
 export { decodeWithBrowser } from './io/formats/jpeg.js';
 export { extensionsOf, formatOfFile } from './io/formats/index.js';
 export { acquireStorage } from './core/gpu/transfer.js';
-// OME-Zarr over HTTP, read region by region (zarrita loaded with the first URL opened).
-export { openZarrUrl, type OpenZarrUrlOptions, type RemoteOmeZarr, type RemoteZarrLevel, type RemoteZarrReadOptions, type ZarrRegion } from './io/zarr-http.js';

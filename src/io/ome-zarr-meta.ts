@@ -1,6 +1,7 @@
 import type * as Zarr from 'zarrita';
 import { UnsupportedFormatError } from '../core/errors.js';
 import type { Dtype, Geometry } from '../core/image.js';
+import type { OmeZarrStructure, ZarrLevel } from './zarr-types.js';
 
 /**
  * Reading an OME-Zarr's structure from any zarrita store — the filesystem in Node (io/zarr.ts), HTTP in browsers
@@ -12,31 +13,6 @@ import type { Dtype, Geometry } from '../core/image.js';
 const ZARR_DTYPES: Record<string, Dtype> = { uint8: 'uint8', uint16: 'uint16', float32: 'float32' };
 
 export const IDENTITY: Geometry = { spacing: [1, 1, 1], origin: [0, 0, 0], direction: [1, 0, 0, 0, 1, 0, 0, 0, 1] };
-
-/**
- * A level's zarrita array, opaque outside the Zarr modules: the package's declarations then do not reach zarrita's
- * and numcodecs' own, which do not compile under a user's strict NodeNext settings (test/package).
- */
-export interface ZarrArrayHandle {
-  readonly shape: number[];
-  readonly chunks: number[];
-}
-
-/** One level of an opened OME-Zarr: its array, shape [z, y, x], chunk shape, and its path in the group. */
-export interface ZarrLevel {
-  array: ZarrArrayHandle;
-  path: string;
-  shape: [number, number, number];
-  chunks: [number, number, number];
-}
-
-/** What a store holds: its levels (finest first), data type, level 0's geometry, OME version (none: a plain array). */
-export interface OmeZarrStructure {
-  dtype: Dtype;
-  levels: ZarrLevel[];
-  geometry?: Geometry;
-  ome: '0.4' | '0.5' | undefined;
-}
 
 type Transform = { type: string; scale?: number[]; translation?: number[] };
 type Multiscale = { datasets: { path: string; coordinateTransformations?: Transform[] }[] };

@@ -1,7 +1,8 @@
 import type * as Zarr from 'zarrita';
 import { FileAccessError, InvalidArgumentError, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
-import { IDENTITY, openOmeStore, type ZarrLevel } from './ome-zarr-meta.js';
+import { IDENTITY, openOmeStore } from './ome-zarr-meta.js';
+import type { ZarrLevel } from './zarr-types.js';
 
 /**
  * An OME-Zarr read over HTTP (zarrita's FetchStore), lazily: opening reads the metadata only, and each region read

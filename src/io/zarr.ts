@@ -5,9 +5,10 @@ import { gunzip, gzip } from 'node:zlib';
 import type * as Zarr from 'zarrita';
 import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
-import { IDENTITY, openOmeStore, type ZarrLevel } from './ome-zarr-meta.js';
+import { IDENTITY, openOmeStore } from './ome-zarr-meta.js';
+import type { ZarrLevel } from './zarr-types.js';
 
-export type { ZarrArrayHandle, ZarrLevel } from './ome-zarr-meta.js';
+export type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
 
 /**
  * OME-Zarr volumes on the filesystem through zarrita: Zarr v2 with OME-Zarr 0.4 metadata (the default, which more
