@@ -427,6 +427,7 @@ async function openZarr(url: string): Promise<void> {
   closeRemote();
   input = undefined;
   remote = { vol, name: urlName(url), windowSet: false };
+  inputName = remote.name.replace(/(\.ome)?\.zarr$/i, ''); // the saved result's name: <name>-<operation>.nii
   const l0 = vol.levels[0];
   $('insize').textContent = `${remote.name}: ${describe({ shape: l0.shape, dtype: vol.dtype, geometry: vol.geometry })}, OME-Zarr ${vol.ome ?? '(plain array)'}, ${vol.levels.length} levels`;
   $('upload-error').textContent = '';
