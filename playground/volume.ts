@@ -2,7 +2,9 @@
  * The playground's volume page: open a NIfTI file or a DICOM series, look at it slice by slice (axial, coronal,
  * sagittal; window/level), run a registry operation that takes volumes (3D filters, 3D morphology, …) on WebGPU
  * and in the CPU worker, compare, and save the result as NIfTI with the input's geometry. Files are decoded by the
- * library's own readers (io/nifti.ts, io/dicom.ts), as in Node.
+ * library's own readers (io/nifti.ts, io/dicom.ts), as in Node. An OME-Zarr is opened over HTTP instead
+ * (io/zarr-http.ts): never read whole, each slice is read from the coarsest level to the finest that fits, only
+ * the chunks it crosses fetched, so a volume far larger than the tab's memory can be looked through.
  */
 import { pixelChecksum as checksum } from '../src/browser.js';
 import { FileAccessError, InvalidArgumentError } from '../src/browser.js';
@@ -12,6 +14,7 @@ import type { ParamSpec } from '../src/browser.js';
 import { OPERATIONS } from '../src/browser.js';
 import { dicomSeries } from '../src/browser.js';
 import { decodeImage, encodeImage } from '../src/browser.js';
+import { openZarrUrl, type RemoteOmeZarr, type RemoteZarrLevel, type ZarrRegion } from '../src/browser.js';
 import { cpuRunner } from './cpu-client.js';
 import { paramRow, paramValue } from './form.js';
 import { pageGpu } from './page-gpu.js';
@@ -29,6 +32,26 @@ let inputName = 'volume';
 let output: Image | undefined;
 
 type Axis = 'axial' | 'coronal' | 'sagittal';
+/** The axis of a [z, y, x] volume each view slices across. */
+const AXIS_INDEX: Record<Axis, 0 | 1 | 2> = { axial: 0, coronal: 1, sagittal: 2 };
+
+/**
+ * A slice larger than this (voxels) is not read by the 'auto' level: the finest level whose slice fits is the last
+ * shown (16 Mi voxels, 64 MB of float32; `volume.html?maxSliceVoxels=N` to change it).
+ */
+const MAX_SLICE_VOXELS = Number(new URLSearchParams(location.search).get('maxSliceVoxels')) || 4096 * 4096;
+
+/** An OME-Zarr opened over HTTP: the view it shows (or is refining towards) and the last slice read. */
+interface Remote {
+  vol: RemoteOmeZarr;
+  name: string;
+  /** `axis:index:level` of the view asked for last: a change reads a new slice, window/level only redraws. */
+  view?: string;
+  abort?: AbortController;
+  shown?: { img: Image; level: number; axis: Axis };
+  windowSet: boolean;
+}
+let remote: Remote | undefined;
 
 /** The voxels of one slice as rows × cols, the row and column spacing, and how many slices the axis has. */
 interface Slice { values: Float32Array; rows: number; cols: number; rowMm: number; colMm: number; count: number }
@@ -81,20 +104,24 @@ function drawSlice(canvas: HTMLCanvasElement, s: Slice, window: number, level: n
 /** The number in a window/level field (NaN when cleared: then the image's full range is used). */
 const fieldNumber = (id: string) => $<HTMLInputElement>(id).valueAsNumber;
 
+/** Draws a panel's slice of `img` with the panel's window/level fields (the image's whole range where they are empty). */
+function drawPanel(which: 'in' | 'out', s: Slice, img: Image): void {
+  const full = fullWindow(img);
+  const w = fieldNumber(`${which}-window`), l = fieldNumber(`${which}-level`);
+  drawSlice($(which), s, Number.isFinite(w) && w > 0 ? w : full.window, Number.isFinite(l) ? l : full.level);
+}
+
 /** Redraws the slice the view controls point at, in the input and (when there is one) the output. */
 function redraw(): void {
+  if (remote) { redrawRemote(remote); return; }
   if (!input) return;
   const axis = $<HTMLSelectElement>('axis').value as Axis;
   const k = $<HTMLInputElement>('slice').valueAsNumber;
   const s = sliceOf(input, axis, k);
   $<HTMLInputElement>('slice').max = String(s.count - 1);
   $('sliceno').textContent = `${Math.min(k, s.count - 1) + 1} / ${s.count}`;
-  for (const [which, img] of [['in', input], ['out', output]] as const) {
-    if (!img) continue;
-    const full = fullWindow(img);
-    const w = fieldNumber(`${which}-window`), l = fieldNumber(`${which}-level`);
-    drawSlice($(which), which === 'in' ? s : sliceOf(img, axis, k), Number.isFinite(w) && w > 0 ? w : full.window, Number.isFinite(l) ? l : full.level);
-  }
+  drawPanel('in', s, input);
+  if (output) drawPanel('out', sliceOf(output, axis, k), output);
 }
 
 /** Sets a panel's window/level fields to show its image's whole range. */
@@ -105,7 +132,7 @@ function resetWindow(which: 'in' | 'out', img: Image): void {
 }
 
 /** "W×H×D dtype, a×b×c mm": width first, as the main page says sizes. */
-function describe(img: Image): string {
+function describe(img: Pick<Image, 'shape' | 'dtype' | 'geometry'>): string {
   const [d, h, w] = asShape3D(img.shape);
   const mm = img.geometry ? `, ${img.geometry.spacing.map((v) => +v.toFixed(3)).join('×')} mm` : '';
   return `${w}×${h}×${d} ${img.dtype}${mm}`;
@@ -125,6 +152,7 @@ function clearOutput(label: string): void {
 }
 
 function setInput(img: Image, name: string): void {
+  closeRemote();
   input = img;
   inputName = name.replace(/\.nii(\.gz)?$|\.dcm$/i, '');
   clearOutput(`(press “${$('run').textContent}”)`);
@@ -226,7 +254,8 @@ async function offerSave(img: Image, name: string): Promise<void> {
 }
 
 async function run(): Promise<void> {
-  if (!input) return;
+  const src = input ?? (remote && remoteSlice(remote));
+  if (!src) return;
   const name = $<HTMLSelectElement>('op').value;
   clearOutput('');
   let params: Record<string, unknown>;
@@ -243,14 +272,14 @@ async function run(): Promise<void> {
   $('verdict').textContent = '';
   const t0 = performance.now();
   const tick = setInterval(() => { $('progress').textContent = `running… ${((performance.now() - t0) / 1000).toFixed(1)} s`; }, 100);
-  const both = await runBoth(name, input, params, {}, gpu, runOnCpu);
+  const both = await runBoth(name, src, params, {}, gpu, runOnCpu);
   clearInterval(tick);
   $('progress').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
   $('timings').textContent = both.lines.join('\n');
   $('verdict').textContent = both.verdict.text;
   $('verdict').className = both.verdict.className;
   if (both.shown) {
-    output = both.shown;
+    output = remote ? asPlane(both.shown, remote) : both.shown;
     resetWindow('out', output);
     redraw();
     $('outwhich').textContent = `${both.gpu ? 'GPU' : 'CPU'}: ${describe(output)}`;
@@ -264,6 +293,153 @@ async function run(): Promise<void> {
   };
   ($('run') as HTMLButtonElement).disabled = false;
   document.body.dataset.state = 'done';
+}
+
+/** The region of the plane at index `k` across `axis` of a level of `shape` [z, y, x]. */
+function planeRegion(shape: readonly number[], axis: Axis, k: number): ZarrRegion {
+  const r = shape.map((n): [number, number] => [0, n]);
+  r[AXIS_INDEX[axis]] = [k, k + 1];
+  return { z: r[0], y: r[1], x: r[2] };
+}
+
+/** The finest level whose slice across `axis` has at most MAX_SLICE_VOXELS voxels (the coarsest when none has). */
+function autoLevel(levels: readonly RemoteZarrLevel[], axis: Axis): number {
+  const a = AXIS_INDEX[axis];
+  const i = levels.findIndex((l) => l.shape.reduce((p, n, j) => (j === a ? p : p * n), 1) <= MAX_SLICE_VOXELS);
+  return i < 0 ? levels.length - 1 : i;
+}
+
+/** What the page shows of a remote OME-Zarr, for tests: its levels, and each slice drawn for the current view. */
+interface ZarrState {
+  url: string; dtype: string; ome: string | null; levels: RemoteZarrLevel[];
+  /** `ms`: milliseconds from the view asked for to this level drawn. */
+  shown: { level: number; axis: Axis; index: number; shape: number[]; checksum: string; ms: number }[];
+  /** The view whose refinement finished (`axis:index:level`), null while one is read. */
+  view: string | null;
+}
+const zarrState = () => (window as unknown as { __zarr: ZarrState }).__zarr;
+
+/** Draws the last slice read of the remote volume with the input's window/level (its slice's range by default). */
+function drawRemote(r: Remote): void {
+  if (!r.shown) return;
+  const { img, level, axis } = r.shown;
+  const s = sliceOf(img, axis, 0);
+  drawPanel('in', s, img);
+  if (output) drawPanel('out', sliceOf(output, axis, 0), output);
+  $('levelinfo').textContent = `showing level ${level} of ${r.vol.levels.length - 1}: ${s.cols}×${s.rows}`;
+}
+
+/**
+ * Reads and draws slice `k` (level-0 index) across `axis` level by level, from the coarsest to `target`: a coarse
+ * view at once, then finer ones. A newer view aborts this one's fetches still to come.
+ */
+async function refine(r: Remote, axis: Axis, k: number, target: number, view: string): Promise<void> {
+  r.abort?.abort();
+  const abort = (r.abort = new AbortController());
+  // A result belongs to the slice it was run on; Run waits for the finest level of the new one.
+  clearOutput(`(press “${$('run').textContent}” to run on the slice shown)`);
+  ($('run') as HTMLButtonElement).disabled = true;
+  const state = zarrState(), t0 = performance.now();
+  Object.assign(state, { shown: [], view: null });
+  for (let i = r.vol.levels.length - 1; i >= target; i--) {
+    // Voxel j of level i covers level-0 voxels 2^i·j … 2^i·j + 2^i − 1 (levels are 2×2×2 means, sizes rounded up).
+    const index = Math.floor(k / 2 ** i);
+    let img: Image;
+    try {
+      img = await r.vol.readRegion(i, planeRegion(r.vol.levels[i].shape, axis, index), { signal: abort.signal });
+    } catch (e) {
+      if (abort.signal.aborted) return;
+      $('upload-error').textContent = (e as Error).message;
+      break;
+    }
+    if (abort.signal.aborted) return;
+    r.shown = { img, level: i, axis };
+    if (!r.windowSet) { resetWindow('in', img); r.windowSet = true; }
+    drawRemote(r);
+    const ms = Math.round(performance.now() - t0);
+    $('levelinfo').textContent += ` in ${ms} ms`;
+    state.shown.push({ level: i, axis, index, shape: [...img.shape], checksum: checksum(img), ms });
+  }
+  ($('run') as HTMLButtonElement).disabled = false;
+  state.view = view;
+}
+
+/** The remote volume's view controls: a new slice is read when the axis, slice or level changed, else only redrawn. */
+function redrawRemote(r: Remote): void {
+  const axis = $<HTMLSelectElement>('axis').value as Axis;
+  const count = r.vol.levels[0].shape[AXIS_INDEX[axis]];
+  const k = Math.min($<HTMLInputElement>('slice').valueAsNumber, count - 1);
+  $<HTMLInputElement>('slice').max = String(count - 1);
+  $('sliceno').textContent = `${k + 1} / ${count}`;
+  const choice = $<HTMLSelectElement>('level').value;
+  const view = `${axis}:${k}:${choice}`;
+  if (view === r.view) { drawRemote(r); return; }
+  r.view = view;
+  void refine(r, axis, k, choice === 'auto' ? autoLevel(r.vol.levels, axis) : Number(choice), view);
+}
+
+/**
+ * The slice shown of the remote volume as a 2D image (rows × columns in the volume's order, the level's dtype):
+ * what Run takes there — the operation runs on the slice in 2D, not on the volume around it.
+ */
+function remoteSlice(r: Remote): Image | undefined {
+  if (!r.shown) return undefined;
+  const { img, axis } = r.shown;
+  return { data: img.data, shape: img.shape.filter((_, a) => a !== AXIS_INDEX[axis]) as Image['shape'], channels: 1, dtype: img.dtype };
+}
+
+/**
+ * A 2D result of `remoteSlice` as the one-plane region it came from: drawn like the input, saved with the slice's
+ * geometry — when it kept the slice's shape (a 'valid' border's smaller result would need the filter's origin shift).
+ */
+function asPlane(out: Image, r: Remote): Image {
+  const { img, axis } = r.shown!;
+  const shape = [...out.shape];
+  shape.splice(AXIS_INDEX[axis], 0, 1);
+  const same = shape.every((n, a) => n === img.shape[a]);
+  return { ...out, shape: shape as Image['shape'], geometry: same ? img.geometry : undefined };
+}
+
+/** Leaves the remote volume (a file opened instead): its reads stop, its controls hide. */
+function closeRemote(): void {
+  remote?.abort?.abort();
+  remote = undefined;
+  $('level-row').style.display = 'none';
+  $('levelinfo').textContent = '';
+}
+
+/** "image.ome.zarr" of "https://host/data/image.ome.zarr/". */
+const urlName = (url: string) => url.replace(/\/+$/, '').split('/').pop() || url;
+
+/**
+ * Opens the OME-Zarr at `url` over HTTP (its metadata only) and shows the middle axial slice, coarsest level first.
+ * One that cannot be opened says so on one line beside the drop zone; the volume shown stays.
+ */
+async function openZarr(url: string): Promise<void> {
+  let vol: RemoteOmeZarr;
+  try {
+    vol = await openZarrUrl(url);
+  } catch (e) {
+    const msg = (e as Error).message;
+    $('upload-error').textContent = msg.includes(url) ? msg : `${url}: ${msg}`;
+    return;
+  }
+  closeRemote();
+  input = undefined;
+  remote = { vol, name: urlName(url), windowSet: false };
+  inputName = remote.name.replace(/(\.ome)?\.zarr$/i, ''); // the saved result's name: <name>-<operation>.nii
+  const l0 = vol.levels[0];
+  $('insize').textContent = `${remote.name}: ${describe({ shape: l0.shape, dtype: vol.dtype, geometry: vol.geometry })}, OME-Zarr ${vol.ome ?? '(plain array)'}, ${vol.levels.length} levels`;
+  $('upload-error').textContent = '';
+  const level = $<HTMLSelectElement>('level');
+  level.replaceChildren(new Option('auto', 'auto'), ...vol.levels.map((l, i) => new Option(`${i}: ${[...l.shape].reverse().join('×')}`, String(i))));
+  $('level-row').style.display = '';
+  $<HTMLSelectElement>('axis').value = 'axial';
+  $<HTMLInputElement>('slice').max = String(l0.shape[0] - 1);
+  $<HTMLInputElement>('slice').value = String(Math.floor(l0.shape[0] / 2));
+  (window as unknown as { __zarr: ZarrState }).__zarr = { url, dtype: vol.dtype, ome: vol.ome ?? null, levels: vol.levels, shown: [], view: null };
+  redraw();
+  document.body.dataset.state = 'ready';
 }
 
 async function main(): Promise<void> {
@@ -282,7 +458,8 @@ async function main(): Promise<void> {
   drop.ondragover = (e) => { e.preventDefault(); drop.className = 'over'; };
   drop.ondragleave = () => { drop.className = ''; };
   drop.ondrop = (e) => { e.preventDefault(); drop.className = ''; if (e.dataTransfer) void droppedFiles(e.dataTransfer).then(openFiles); };
-  for (const id of ['axis', 'slice', 'in-window', 'in-level', 'out-window', 'out-level']) $(id).oninput = redraw;
+  for (const id of ['axis', 'slice', 'level', 'in-window', 'in-level', 'out-window', 'out-level']) $(id).oninput = redraw;
+  $('zarr-open').onclick = () => void openZarr($<HTMLInputElement>('zarr-url').value.trim());
   $('run').onclick = () => void run();
   $('sample').onclick = () => void openSample();
   const opened = await pageGpu();
@@ -290,7 +467,9 @@ async function main(): Promise<void> {
   $('status').textContent = opened.line;
   $('status').className = opened.warn ? 'warn' : '';
   $('run').textContent = gpu ? 'Run on GPU and CPU' : 'Run on the CPU';
-  await openSample();
+  // volume.html?zarr=URL opens that OME-Zarr instead of the sample.
+  const zarr = new URLSearchParams(location.search).get('zarr');
+  if (zarr) { $<HTMLInputElement>('zarr-url').value = zarr; await openZarr(zarr); } else await openSample();
   document.body.dataset.state = 'idle';
 }
 

@@ -9,10 +9,10 @@ import { extname, join, normalize } from 'node:path';
 const arg = (n) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : undefined; };
 const out = arg('out') ?? 'playground/dist';
 mkdirSync(join(out, 'samples'), { recursive: true });
-await build({
-  entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts', 'playground/volume.ts', 'playground/detect.ts', 'playground/detect-worker.ts'], bundle: true, format: 'esm', platform: 'browser',
-  target: 'es2022', outdir: out, logLevel: 'warning', sourcemap: true,
-});
+const common = { bundle: true, format: 'esm', platform: 'browser', target: 'es2022', outdir: out, logLevel: 'warning', sourcemap: true };
+await build({ ...common, entryPoints: ['playground/app.ts', 'playground/cpu-worker.ts', 'playground/detect.ts', 'playground/detect-worker.ts'] });
+// The volume page split: zarrita and numcodecs' wasm codecs (1.7 MB) load only when an OME-Zarr is opened.
+await build({ ...common, entryPoints: ['playground/volume.ts'], splitting: true });
 for (const page of ['index.html', 'volume.html', 'detect.html', 'playground.css']) copyFileSync(join('playground', page), join(out, page));
 for (const [src, name] of [['samples/camera.png', 'camera.png'], ['test/fixtures/images/coins.png', 'coins.png'], ['test/fixtures/images/chelsea.png', 'chelsea.png'], ['test/fixtures/volumes/anatomical.nii', 'anatomical.nii'],
   // The detection page's sample and its bundled classifier (OpenCV's, from opencv-data).

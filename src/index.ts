@@ -22,3 +22,5 @@ export { runPipeline, parsePipeline, type PipelineStep } from './ops/pipeline.js
 export { parseClassifierXml, waldBoostXml } from './ops/detect/classifier-xml.js';
 export { trainDetector, trainParams, TRAIN_TYPES, type StageProgress, type StopReason, type TrainedStage, type TrainOptions, type TrainResult, type TrainType } from './ops/detect/train/index.js';
 export { decodeImage, encodeImage, FORMATS, formatNamed, type DecodeImageOptions, type DecodeOptions, type EncodeOptions, type ImageFormat } from './io/formats/index.js';
+// OME-Zarr over HTTP (fetch), read region by region: zarrita is imported with the first URL opened, not by 'imgpu'.
+export { openZarrUrl, type OpenZarrUrlOptions, type RemoteOmeZarr, type RemoteZarrLevel, type RemoteZarrReadOptions, type ZarrRegion } from './io/zarr-http.js';

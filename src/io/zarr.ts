@@ -5,6 +5,10 @@ import { gunzip, gzip } from 'node:zlib';
 import type * as Zarr from 'zarrita';
 import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
+import { IDENTITY, openOmeStore } from './ome-zarr-meta.js';
+import type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
+
+export type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
 
 /**
  * OME-Zarr volumes on the filesystem through zarrita: Zarr v2 with OME-Zarr 0.4 metadata (the default, which more
@@ -22,8 +26,6 @@ export type ZarrCompressor = (typeof ZARR_COMPRESSORS)[number];
 export const OME_VERSIONS = ['0.4', '0.5'] as const;
 export type OmeVersion = (typeof OME_VERSIONS)[number];
 
-/** Zarr data types imgpu keeps as they are (others are refused: it processes uint8, uint16 and float32 volumes). */
-const ZARR_DTYPES: Record<string, Dtype> = { uint8: 'uint8', uint16: 'uint16', float32: 'float32' };
 const V2_DTYPES: Record<Dtype, string> = { uint8: '|u1', uint16: '<u2', float32: '<f4' };
 
 const gzipAsync = promisify(gzip), gunzipAsync = promisify(gunzip);
@@ -117,23 +119,6 @@ export async function removeStrayTemps(root: string, level: number, [r0, r1]: [n
 
 type ZarrArray = Zarr.Array<Zarr.DataType, AtomicFsStore>;
 
-/**
- * A level's zarrita array, opaque outside this module: the package's declarations then do not reach zarrita's and
- * numcodecs' own, which do not compile under a user's strict NodeNext settings (test/package).
- */
-export interface ZarrArrayHandle {
-  readonly shape: number[];
-  readonly chunks: number[];
-}
-
-/** One level of an opened OME-Zarr: its array, shape [z, y, x], chunk shape, and its path in the group. */
-export interface ZarrLevel {
-  array: ZarrArrayHandle;
-  path: string;
-  shape: [number, number, number];
-  chunks: [number, number, number];
-}
-
 /** An OME-Zarr (or a plain 3D Zarr array) opened for reading or writing. */
 export interface OmeZarr {
   root: string;
@@ -157,8 +142,6 @@ export interface ZarrWriteOptions {
   /** Levels of the multiscale pyramid, 1 = the full resolution only (default 1). */
   levels?: number;
 }
-
-const IDENTITY: Geometry = { spacing: [1, 1, 1], origin: [0, 0, 0], direction: [1, 0, 0, 0, 1, 0, 0, 0, 1] };
 
 /** Whether a path names a Zarr store (by extension: .zarr, .ome.zarr, a trailing slash allowed). */
 export function isZarrPath(path: string): boolean {
@@ -257,62 +240,12 @@ export async function createOmeZarr(root: string, shape: [number, number, number
   return openOmeZarr(root);
 }
 
-/** The geometry of level 0 from OME-Zarr transformations (identity direction), or imgpu's own record of it. */
-function geometryFrom(attrs: Record<string, unknown>, ms: { datasets: { coordinateTransformations?: { type: string; scale?: number[]; translation?: number[] }[] }[] } | undefined): Geometry | undefined {
-  const own = (attrs.imgpu as { geometry?: Geometry } | undefined)?.geometry;
-  if (own) return own;
-  const t = ms?.datasets[0]?.coordinateTransformations;
-  if (!t) return undefined;
-  const sc = t.find((x) => x.type === 'scale')?.scale?.slice(-3) ?? [1, 1, 1];
-  const tr = t.find((x) => x.type === 'translation')?.translation?.slice(-3) ?? [0, 0, 0];
-  return { spacing: [sc[2], sc[1], sc[0]], origin: [tr[2], tr[1], tr[0]], direction: [...IDENTITY.direction] };
-}
-
-/** A level's array, its leading axes of size 1 (OME's t, c) dropped: [z, y, x] (a 2D array as one plane). */
-function levelOf(array: ZarrArray, path: string, name: string): ZarrLevel & { array: ZarrArray } {
-  const lead = array.shape.slice(0, -3);
-  if (array.shape.length < 2 || lead.some((n) => n !== 1)) throw new UnsupportedFormatError(`${name}: array ${path} has shape ${array.shape.join('×')}; imgpu reads one 3D scalar volume (z, y, x; leading axes of size 1)`);
-  const last3 = (a: number[]) => (a.length === 2 ? [1, ...a] : a.slice(-3)) as [number, number, number];
-  return { array, path, shape: last3(array.shape), chunks: last3(array.chunks) };
-}
-
 /**
  * Opens an OME-Zarr 0.4/0.5 image (every multiscale level) or a plain Zarr array (one level): typed errors for a
  * missing store, a data type other than uint8/uint16/float32, or a codec zarrita cannot decode (first chunk read).
  */
 export async function openOmeZarr(root: string): Promise<OmeZarr> {
-  const zarr = await loadZarrita();
-  const store = new AtomicFsStore(root);
-  let node: Zarr.Array<Zarr.DataType, AtomicFsStore> | Zarr.Group<AtomicFsStore>;
-  try {
-    node = await zarr.open(store);
-  } catch (e) {
-    throw new UnsupportedFormatError(`${root} is not a Zarr store (${(e as Error).message})`);
-  }
-  let levels: (ZarrLevel & { array: ZarrArray })[];
-  let attrs: Record<string, unknown> = {};
-  let ome: OmeVersion | undefined;
-  let ms: Parameters<typeof geometryFrom>[1];
-  if (node instanceof zarr.Array) {
-    levels = [levelOf(node, '', root)];
-  } else {
-    attrs = node.attrs as Record<string, unknown>;
-    const omeAttr = attrs.ome as { version?: string; multiscales?: unknown[] } | undefined;
-    ms = ((omeAttr?.multiscales ?? attrs.multiscales) as typeof ms[] | undefined)?.[0];
-    if (!ms) throw new UnsupportedFormatError(`${root}: a Zarr group without OME-Zarr multiscales metadata`);
-    ome = omeAttr ? '0.5' : '0.4';
-    levels = [];
-    for (const d of ms.datasets as { path: string }[]) {
-      const a = await zarr.open(node.resolve(d.path), { kind: 'array' }).catch((e: Error) => {
-        throw new UnsupportedFormatError(`${root}: level ${d.path} cannot be opened (${e.message})`);
-      });
-      levels.push(levelOf(a, d.path, root));
-    }
-  }
-  const dtype = ZARR_DTYPES[levels[0].array.dtype];
-  if (!dtype) throw new UnsupportedFormatError(`${root}: Zarr data type ${levels[0].array.dtype} is not supported (uint8, uint16, float32)`);
-  // Opaque from here on (ZarrArrayHandle): readPlanes and writePlanes take the zarrita array back.
-  return { root, opened: `${++openings}`, dtype, levels, geometry: geometryFrom(attrs, ms), ome };
+  return { root, opened: `${++openings}`, ...(await openOmeStore(await loadZarrita(), new AtomicFsStore(root), root)) };
 }
 
 let openings = 0;
