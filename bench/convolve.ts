@@ -23,6 +23,7 @@ import { encodeNpy } from '../src/io/index.js';
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { CONV_IMPLS, DEFAULT_CONV_SCHEDULE, filter, parseFilter, prepareFilter, type ConvImpl, type ConvSchedule } from '../src/ops/convolve/index.js';
+import { runOperation } from '../src/core/op.js';
 import { timeBatched } from './batched.js';
 import { holdClocks, photoAt, repeat, stat, warmUp, type Stat } from './common.js';
 import { plotLinesSvg } from './plot.js';
@@ -99,7 +100,7 @@ async function endToEnd(gpu: GpuContext, img: Image, spec: string, row: Row, vox
   const total = await repeat(voxels > 2e8 ? 2 : reps, async () => (await filter(img, spec, { gpu, profile: false, out })).timings.total);
   const profiled = await filter(img, spec, { gpu, profile: true, out });
   const view = await repeat(voxels > 2e8 ? 2 : reps, async () => {
-    const r = await filter(img, spec, { gpu, profile: false, view: true });
+    const r = await runOperation(filter.op, img, { filter: spec }, { gpu, profile: false, view: true });
     r.release?.();
     return r.timings.total;
   });

@@ -22,7 +22,8 @@ import { createNodeGpuContext } from '../src/node/gpu.js';
 import { copyTuning, nativeCopyBinding } from '../src/node/host-copy.js';
 import { NodeWorkerPool } from '../src/node/worker-pool.js';
 import { equalize } from '../src/ops/equalize/index.js';
-import { parsePipeline, runPipeline } from '../src/ops/pipeline.js';
+import { runOperation } from '../src/core/op.js';
+import { parsePipeline, runChain, runPipeline } from '../src/ops/pipeline.js';
 import { photoAt, repeat, warmUp } from './common.js';
 
 const arg = (n: string, d: string) => { const i = process.argv.indexOf(`--${n}`); return i > 0 ? process.argv[i + 1] : d; };
@@ -70,9 +71,9 @@ async function main(): Promise<void> {
     row.jpegDecodeToGpu = await time(async () => { const d = (await decodeJpegToGpu(gpu, bytes, jpg, true))!; await gpu.finish(); d.release(); });
     row.uploadOnly = await time(async () => { const d = await GpuImage.upload(gpu, img); await gpu.finish(); d.release(); });
     row.equalizeCopy = await time(async () => { await equalize(img, { gpu, out, profile: false }); });
-    row.equalizeView = await time(async () => { (await equalize(img, { gpu, profile: false, view: true })).release?.(); });
+    row.equalizeView = await time(async () => { (await runOperation(equalize.op, img, {}, { gpu, profile: false, view: true })).release?.(); });
     row.pipelineCopy = await time(async () => { await runPipeline(img, steps, { gpu }); });
-    row.pipelineView = await time(async () => { (await runPipeline(img, steps, { gpu, view: true })).release?.(); });
+    row.pipelineView = await time(async () => { (await runChain(img, steps, { gpu, view: true })).release?.(); });
     row.cpuEqualizeReusedOut = await time(async () => { await equalize(img, { pool, out }); });
     row.cpuEqualizeFresh = await time(async () => { await equalize(img, { pool }); });
     // The upload chunk size: none (one piece) and 2–32 MiB.
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
           upload: await time(async () => { const d = await GpuImage.upload(gpu, img); await gpu.finish(); d.release(); }),
           roundTripView: await time(async () => { const d = await GpuImage.upload(gpu, img); const v = await d.toHostView(); v.release(); d.release(); }),
           roundTripCopy: await time(async () => { const d = await GpuImage.upload(gpu, img); await d.toHost(out); d.release(); }),
-          equalizeView: await time(async () => { (await equalize(img, { gpu, profile: false, view: true })).release?.(); }),
+          equalizeView: await time(async () => { (await runOperation(equalize.op, img, {}, { gpu, profile: false, view: true })).release?.(); }),
         };
       }
       copyTuning.threads = defaultThreads;

@@ -5,13 +5,14 @@ import { ImgpuError, InvalidArgumentError } from '../core/errors.js';
 import { HISTOGRAM_METHODS } from '../ops/histogram/gpu.js';
 import type { Dtype, Image } from '../core/image.js';
 import { paramHelp, resolveParams } from '../core/params.js';
+import type { Operation, RunOptions } from '../core/op.js';
 import type { OpResult } from '../core/timings.js';
-import { checkWritable, checkWriteOptions, FORMATS, readImage, writableExtensions, type RawLayout, type WriteOptions } from '../io/index.js';
+import { checkWritable, checkWriteOptions, FORMATS, readImage, writableExtensions, writeImage, type RawLayout, type WriteOptions } from '../io/index.js';
 import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
-import { COMMANDS, isImageCommand, readsColour, type OpCommand } from '../engine/commands.js';
+import { COMMANDS, imageFlags, paramsAsRun } from '../engine/commands.js';
 import { acquire, runGpuOrCpu, type DeviceChoice, type Execution } from '../engine/context.js';
 import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
@@ -118,17 +119,17 @@ the chroma. NIfTI/DICOM/.npy ↔ OME-Zarr: imgpu convert; .zarr → .zarr runs i
 ${COMMON}`;
 }
 
-function synopsis(name: string, cmd: OpCommand<unknown>): string {
-  return `imgpu ${name} ${cmd.positional.map((p) => `<${p}>`).join(' ')} [options]`;
+function synopsis(name: string, cmd: Operation): string {
+  return `imgpu ${name} ${cmd.args.map((p) => `<${p}>`).join(' ')} [options]`;
 }
 
 /** A single image's input and the images its flags name (histogram's --mask), read and decoded; warnings said. */
-async function readInputs(inPath: string, cmd: OpCommand<unknown>, flags: Map<string, string>, read: Parameters<typeof readImage>[1]) {
+async function readInputs(inPath: string, cmd: Operation, flags: Map<string, string>, read: Parameters<typeof readImage>[1]) {
   const img = await readImage(inPath, read);
   for (const w of img.warnings ?? []) console.error(`warning: ${inPath}: ${w}`);
   const images: Record<string, Image | undefined> = {};
   // An image flag (--mask) is read under the input's --fail-on and --max-volume-bytes.
-  for (const f of cmd.imageFlags ?? []) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true, failOn: read?.failOn, maxVolumeBytes: read?.maxVolumeBytes });
+  for (const f of imageFlags(cmd)) if (flags.has(f)) images[f] = await readImage(flags.get(f)!, { gray: true, failOn: read?.failOn, maxVolumeBytes: read?.maxVolumeBytes });
   markStartup('read');
   return { img, images };
 }
@@ -153,24 +154,23 @@ async function acquireBeside(reading: Promise<unknown>, flags: Map<string, strin
   return acquiring;
 }
 
-async function runOp(name: string, command: OpCommand<unknown>, argv: string[], quietOutput = false): Promise<number> {
-  let cmd = command;
+async function runOp(name: string, cmd: Operation, argv: string[], quietOutput = false): Promise<number> {
   const { positional, flags } = parseArgs(argv, new Set([...COMMON_BOOLEANS, ...flagNames(cmd.params.filter((p) => p.kind === 'bool'))]));
   if (flags.has('help')) {
-    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.positional.includes(p.name)))}\n${COMMON}`);
+    console.log(`${synopsis(name, cmd)}\n  ${cmd.summary}\n${paramHelp(cmd.params.filter((p) => !cmd.args.includes(p.name)))}\n${COMMON}`);
     return EXIT_OK;
   }
-  rejectUnknown(flags, [...COMMON_FLAGS, ...flagNames(cmd.params.filter((p) => !cmd.positional.includes(p.name)))]);
+  rejectUnknown(flags, [...COMMON_FLAGS, ...flagNames(cmd.params.filter((p) => !cmd.args.includes(p.name)))]);
   // <in> may take several paths (batch mode): the positionals before and after it take one each.
-  const at = cmd.positional.indexOf('in');
-  const after = cmd.positional.length - at - 1;
-  if (positional.length < cmd.positional.length || (positional.length > cmd.positional.length && !cmd.positional.includes('out'))) {
-    throw new InvalidArgumentError(`imgpu ${name} needs ${cmd.positional.map((p) => `<${p}>`).join(' and ')} (got ${positional.length} arguments)`);
+  const at = cmd.args.indexOf('in');
+  const after = cmd.args.length - at - 1;
+  if (positional.length < cmd.args.length || (positional.length > cmd.args.length && !cmd.args.includes('out'))) {
+    throw new InvalidArgumentError(`imgpu ${name} needs ${cmd.args.map((p) => `<${p}>`).join(' and ')} (got ${positional.length} arguments)`);
   }
   const inputs = positional.slice(at, positional.length - after);
   const rest = [...positional.slice(0, at), inputs[0], ...positional.slice(positional.length - after)];
   // Positionals other than <in> and <out> are declared parameters (e.g. morph's <op>).
-  const named = new Map(cmd.positional.map((p, i) => [p, rest[i]]));
+  const named = new Map(cmd.args.map((p, i) => [p, rest[i]]));
   for (const [p, v] of named) if (p !== 'in' && p !== 'out') flags.set(p, v);
   const inPath = named.get('in')!, outPath = named.get('out');
   // Image parameters (e.g. histogram's --mask) are paths, read below with the input.
@@ -183,11 +183,10 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
   const maxVolumeBytes = maxVolumeBytesOption(flags);
   // The defaults add nothing to the read options (nor to a batch's recipe: outputs made before stay up to date).
   const lenient = { ...(failOn === 'warning' ? {} : { failOn }), ...(maxVolumeBytes === undefined ? {} : { maxVolumeBytes }) };
-  cmd.validate?.(params);
-  const prepared = (await cmd.prepare?.(params)) ?? params; // files the parameters name, read once
+  const prepared = await paramsAsRun(cmd, params); // a chain checked, files the parameters name read once
   // --gray on a per-channel command (filter, morph): the input is read gray, as cv2.imread(IMREAD_GRAYSCALE) reads it;
   // a pipeline reads colour where its first step takes it.
-  cmd = { ...cmd, colour: readsColour(cmd, prepared) };
+  const colour = cmd.readsColour(prepared);
   const num = (f: string) => (flags.has(f) ? Number(flags.get(f)) : undefined);
   const write: WriteOptions = { compression: num('compression'), quality: num('quality'), zarr: zarrWriteOptions(flags) };
   checkWriteOptions(write);
@@ -196,7 +195,7 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
   const cpuLane = cpuLaneOption(flags);
   // OME-Zarr to OME-Zarr: chunk range by chunk range within --memory (a .zarr on one side only is read or written whole).
   if (outPath && inputs.length === 1 && isZarrPath(inPath) && isZarrPath(outPath) && ALL_OPERATIONS[name]) return runZarrOp(ALL_OPERATIONS[name], inPath, outPath, prepared, flags);
-  if (outPath && isImageCommand(cmd) && !isZarrPath(inPath) && (await isBatch(inputs, outPath))) {
+  if (outPath && cmd.writes && !isZarrPath(inPath) && (await isBatch(inputs, outPath))) {
     const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags), ...lenient }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
@@ -219,23 +218,24 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
       await exec.close();
     }
   }
-  if (outPath && cmd.write) await checkWritable(outPath); // known before reading or computing anything
+  if (outPath && cmd.writes) await checkWritable(outPath); // known before reading or computing anything
   const layout = rawLayout(flags);
   // The input is read and decoded (off the main thread: file reads, sharp, the JPEG codec) while the device is created.
-  const reading = readInputs(inPath, cmd, flags, { gray: !cmd.colour, raw: layout, ...lenient });
+  const reading = readInputs(inPath, cmd, flags, { gray: !colour, raw: layout, ...lenient });
   const exec = await acquireBeside(reading, flags);
   const { img, images } = await reading;
   let onGpu: JpegOnGpu | undefined;
   try {
     for (const w of exec.warnings) console.error(w);
     // --jpeg gpu: a JPEG input decoded on the GPU, resident, for the GPU run (the CPU run reads `img`).
-    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, cmd.colour ?? false, jpeg, undefined, lenient.failOn) : undefined;
+    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, colour, jpeg, undefined, lenient.failOn) : undefined;
     const results: Record<string, OpResult<unknown>> = {};
     const gpuInput = (onGpu?.image ?? img) as Image;
     for (let r = 0; r < repeat; r++) {
-      if (exec.cpu) results.cpu = await cmd.run(img, prepared, { pool: exec.pool }, images);
+      const run = (x: Image, on: RunOptions) => cmd.run(x, { ...prepared, ...images }, on);
+      if (exec.cpu) results.cpu = await run(img, { pool: exec.pool });
       if (exec.gpu) {
-        const { on, result } = await runGpuOrCpu(exec, async () => downloaded(await cmd.run(gpuInput, prepared, { gpu: exec.gpu, pool: exec.pool, profile: true }, images)), () => cmd.run(img, prepared, { pool: exec.pool }, images));
+        const { on, result } = await runGpuOrCpu(exec, async () => downloaded(await run(gpuInput, { gpu: exec.gpu, pool: exec.pool, profile: true })), () => run(img, { pool: exec.pool }));
         results[on] = result;
       }
       markStartup('op');
@@ -243,7 +243,7 @@ async function runOp(name: string, command: OpCommand<unknown>, argv: string[], 
     const jpegPath = jpegPathOf(inPath, results.gpu ? onGpu : undefined);
     const cmp = results.cpu && results.gpu ? cmd.compare(results.cpu.output, results.gpu.output) : undefined;
     const output = (results.gpu ?? results.cpu).output;
-    if (outPath && cmd.write) await cmd.write(outPath, output, write);
+    if (outPath && cmd.writes) await writeImage(outPath, output as Image, write);
     markStartup('written');
     const extra = cmd.report(results.gpu ?? results.cpu, params);
     const adapter = exec.gpu?.adapter;

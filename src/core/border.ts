@@ -56,11 +56,6 @@ export function borderParam<const M extends readonly BorderMode[]>(modes: M, dfl
   return { name: 'border', kind: 'enum', choices: modes, default: dflt, valueAliases, doc } as const;
 }
 
-/** The mode an alias names, or undefined (own keys only: 'toString' is no alias). */
-export function borderAlias(name: string): BorderMode | undefined {
-  return Object.hasOwn(BORDER_ALIASES, name) ? BORDER_ALIASES[name] : undefined;
-}
-
 /** The index p (any integer) reads from under `mode`, or −1 for the constant value. `valid` clamps (unused lanes). */
 export function borderIndex(p: number, n: number, mode: BorderMode): number {
   if (p >= 0 && p < n) return p;

@@ -7,7 +7,7 @@ import type { GpuContext } from './gpu/context.js';
 import { GpuImage } from './gpu/gpu-image.js';
 import type { Recording } from './gpu/recording.js';
 import { PROFILE_BY_DEFAULT, runGpu, type DeviceResult, type GpuRunOptions } from './gpu/run.js';
-import { channelPlanes, checkOut, interleavePlanes, intoOut, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
+import { channelPlanes, checkOut, interleavePlanes, intoOut, plane2D, requireDtype, toGray, validateImage, type Dtype, type Image, type Shape } from './image.js';
 import { resolveParams, type OptionsOf, type ParamSpec, type ResolvedOf } from './params.js';
 import { closeTimings, makeTimings, now, sumTimings, type KernelTime, type OpResult, type Timings } from './timings.js';
 
@@ -32,16 +32,37 @@ export const GRAY_PARAM = { name: 'gray', kind: 'bool', default: false, doc: 'co
 export interface InputRule {
   dtypes: readonly Dtype[];
   colour: ColourRule;
-  /** 3D volumes ([d, h, w]) are taken as well as 2D images (some parameters may still need 2D): the volume page offers these. */
+  /**
+   * 3D volumes ([d, h, w]) are taken as well as 2D images (some parameters may still need 2D): the volume page offers
+   * these. Absent, an operation that writes an image refuses a volume (InvalidArgumentError) before any work.
+   */
   volumes?: boolean;
 }
 
-/** Where an operation runs and how (the library's options besides the declared parameters). */
-export interface RunOptions extends GpuRunOptions {
+/**
+ * Where an operation runs and how: what a user of the package sets besides the declared parameters. The engine's
+ * own controls (EngineRunOptions) are not among them: a public call drops them.
+ */
+export interface RunOptions {
   /** Run on this GPU context (host images are uploaded and the result downloaded). Omit for the CPU path. */
   gpu?: GpuContext;
   /** Worker pool for the CPU path. @default single-threaded */
   pool?: CpuPool;
+  /** Host image to write the result into (checked against the output's shape and type; reused across calls). */
+  out?: Image;
+  /**
+   * GPU: wait between phases so upload, kernels and download are timed apart, each kernel in its own pass
+   * (GpuRunOptions.profile says what it costs). @default false
+   */
+  profile?: boolean;
+}
+
+/**
+ * The engine's controls of a run (batch, pipelines, scale-out, benchmarks), besides the public options: reached
+ * through `runOperation` and handed to the GPU plans, never through an operation's public function (nor exported
+ * by the package). `wait`, `view` and `recording` are runGpu's (GpuRunOptions).
+ */
+export interface EngineRunOptions extends RunOptions, GpuRunOptions {
   /**
    * false: results besides the output image that the GPU path would read back to the host (Otsu's threshold) are
    * neither read nor returned, so a resident run waits for nothing — for callers that keep only the image (batch
@@ -55,6 +76,17 @@ export interface RunOptions extends GpuRunOptions {
    * @default false
    */
   inPlace?: boolean;
+}
+
+/** The engine's keys (EngineRunOptions beyond RunOptions): what a public call drops from its options. */
+const ENGINE_KEYS = ['extras', 'inPlace', 'wait', 'view', 'recording'] as const satisfies readonly Exclude<keyof EngineRunOptions, keyof RunOptions>[];
+
+/** `opts` without the engine's keys: a public call cannot reach them, whatever a caller passes untyped. */
+function publicOptions<T extends object>(opts: T): T {
+  if (!ENGINE_KEYS.some((k) => k in opts)) return opts;
+  const kept = { ...opts } as Record<string, unknown>;
+  for (const k of ENGINE_KEYS) delete kept[k];
+  return kept as T;
 }
 
 /** The public options of an operation with parameters `S`: derived, never written by hand. */
@@ -80,13 +112,13 @@ export type CpuImpl<R, H, X> = (img: Image, p: R, env: { pool: CpuPool; out?: Im
  * The GPU plan: records the work for a resident input into `rec` and returns the (pooled) device output. `opts`
  * are the caller's options as given (an operation may read tuning it documents besides its parameters).
  */
-export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[], opts: RunOptions) => Promise<D | Produced<D, X>>;
+export type GpuPlan<R, D, X> = (input: GpuImage, rec: Recording, p: R, extra: GpuImage[], opts: EngineRunOptions) => Promise<D | Produced<D, X>>;
 
 /**
  * A host input on the GPU, run by the operation itself instead of upload → GpuPlan → download (e.g. in host slabs
  * when it exceeds the device's buffers). The skeleton closes its timings.
  */
-export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: RunOptions) => Promise<OpResult<H> & Partial<X>>;
+export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: EngineRunOptions) => Promise<OpResult<H> & Partial<X>>;
 
 /**
  * A GPU path made of several recordings with host decisions in between (e.g. a threshold taken on the host from
@@ -167,17 +199,33 @@ export interface Reach {
   gather?: (z: number, depth: number) => number;
 }
 
-/** A declared operation as data: what generic front ends (CLI, pipeline, batch, playground) use. */
+/** One operation of the registry with its parameters: a step of a chain (a pipeline's, a batch's). */
+export interface OperationStep {
+  op: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * A declared operation as data: what generic front ends (CLI, pipeline, batch, playground) use — the CLI's command,
+ * its help and flags, a batch's job, a pipeline's stage all come from these fields, with no code of their own per
+ * operation. defineOp makes one from a declaration; a pipeline (ops/pipeline.ts) is one made of operations.
+ */
 export interface Operation<S extends readonly ParamSpec[] = readonly ParamSpec[], X extends object = object, H = unknown, D = unknown> {
   readonly name: string;
   readonly summary: string;
   readonly params: S;
   readonly positional: readonly string[];
+  /** The command line's positional arguments in order: the positional parameters, then <in> and, where it writes, <out>. */
+  readonly args: readonly string[];
   readonly input: InputRule;
   /** Colour input is processed as colour (luma or channels), not converted to gray first. */
   readonly colour: boolean;
   /** Writes an image output (false for counts). */
   readonly writes: boolean;
+  /** Whether a colour input is read and taken as colour with these parameters (not asked for gray: GRAY_PARAM). */
+  readsColour(params: Record<string, unknown>): boolean;
+  /** It as a chain of registry operations with these parameters: itself alone, or a pipeline's steps. */
+  steps(params: Record<string, unknown>): OperationStep[];
   /** Whether its CPU path is light with these parameters (checked and defaulted as a run would: OpDeclaration.light). */
   light(params: Record<string, unknown>): boolean;
   /** The shape and type of its output for this input (OpDeclaration.outputOf; the input's by default). */
@@ -294,9 +342,14 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
   const prepare = (p: ResolvedOf<S>, input: Image | GpuImage, gpu?: GpuContext): Q => (decl.prepare ? decl.prepare(p, input, gpu) : (p as Q));
   const imageOut = decl.writes ?? !decl.alwaysDownload;
   if (!decl.gpu && !decl.gpuSteps) throw new Error(`${name}: declare a GPU plan (gpu) or GPU steps (gpuSteps)`);
-  async function run(src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>): Promise<OpResult<H | D> & Partial<X>> {
+  // Every path below takes the engine's options too; the public function and Operation.run drop them (publicOptions).
+  type EngineOpts = OptionsOf<S> & EngineRunOptions;
+  async function run(src: Image | GpuImage, opts: EngineOpts = {} as EngineOpts): Promise<OpResult<H | D> & Partial<X>> {
     const t0 = now();
     const p = paramsOf(name, decl.params, opts);
+    // An image operation that does not declare volumes takes 2D images (a depth of 1 too): a typed error here, so that
+    // no operation needs a check of its own for it (a malformed input is validateImage's to refuse, below).
+    if (imageOut && !decl.input.volumes && Array.isArray(src?.shape)) plane2D(src.shape, name);
     // `out` is an image to write into: an operation whose output is not an image (counts) ignores it.
     const out = imageOut ? opts.out : undefined;
     if (src instanceof GpuImage) {
@@ -325,7 +378,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
    * A colour host image under the 'planes' rule: the operation on each channel alone (CPU or GPU as asked),
    * interleaved back; the timings summed (the split and the interleave count as host time).
    */
-  async function onPlanes(img: Image, opts: OpOptions<S>, out: Image | undefined, t0: number): Promise<OpResult<H> & Partial<X>> {
+  async function onPlanes(img: Image, opts: EngineOpts, out: Image | undefined, t0: number): Promise<OpResult<H> & Partial<X>> {
     const results: (OpResult<H | D> & Partial<X>)[] = [];
     for (const plane of channelPlanes(img)) results.push(await run(plane, { ...opts, out: undefined, view: false }));
     const planes = results.map((r) => r.output as Image);
@@ -340,7 +393,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
    * caller's recording where there is one. A result of another type than the input's (a float filter of 8-bit
    * channels) is interleaved on the host and uploaded again.
    */
-  async function planesOfResident(src: GpuImage, opts: OpOptions<S>, t0: number): Promise<OpResult<H | D> & Partial<X>> {
+  async function planesOfResident(src: GpuImage, opts: EngineOpts, t0: number): Promise<OpResult<H | D> & Partial<X>> {
     src.assertLive();
     requireDtype(src, decl.input.dtypes, name);
     if (opts.out) throw new InvalidArgumentError(`${name} of a colour GpuImage (each channel alone) takes no ${optionRef('out')}`);
@@ -372,7 +425,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     return { ...results[0], output: output as unknown as D, timings: closeTimings(sumTimings(results.map((r) => r.timings)), t0) };
   }
 
-  async function onCpu(img: Image, q: Q, opts: OpOptions<S>, t0: number): Promise<OpResult<H> & Partial<X>> {
+  async function onCpu(img: Image, q: Q, opts: EngineOpts, t0: number): Promise<OpResult<H> & Partial<X>> {
     const tk = now();
     const r = await decl.cpu(img, q, { pool: opts.pool ?? inlinePool, out: opts.out });
     const ms = now() - tk;
@@ -381,7 +434,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     return { output, timings, ...(extra ?? {}) } as OpResult<H> & Partial<X>;
   }
 
-  async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: OpOptions<S>, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
+  async function onGpu(gpu: GpuContext, input: Image | GpuImage, p: ResolvedOf<S>, q: Q, opts: EngineOpts, t0: number, host: boolean): Promise<OpResult<H | D> & Partial<X>> {
     const plan = decl.gpu;
     const convert = gpuConversion(input, decl.input, grayAsked(p));
     if (decl.gpuSteps && (!plan || decl.stepsWhen?.(p, input, gpu, opts.extras !== false))) {
@@ -429,7 +482,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
    * GPU steps (several recordings, host decisions between them) on a resident colour input taken as gray: the
    * conversion is queued first, the steps run on the gray image. (No operation on lightness declares steps.)
    */
-  async function stepsOnColour(gpu: GpuContext, input: GpuImage, convert: 'gray' | 'luma', p: ResolvedOf<S>, opts: OpOptions<S>, t0: number, steps: GpuSteps<ResolvedOf<S>, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
+  async function stepsOnColour(gpu: GpuContext, input: GpuImage, convert: 'gray' | 'luma', p: ResolvedOf<S>, opts: EngineOpts, t0: number, steps: GpuSteps<ResolvedOf<S>, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
     if (convert === 'luma') throw new Error(`${name}: GPU steps on the lightness of a colour image are not implemented`);
     const queued = { wait: false, recording: opts.recording, profile: opts.profile };
     const gray = (await runGpu<Image, GpuImage>(gpu, input, `${name}: gray`, queued, (x, rec) => grayGpu(x, rec))).output as GpuImage;
@@ -441,7 +494,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     }
   }
 
-  async function onGpuHost(gpu: GpuContext, img: Image, q: Q, opts: OpOptions<S>, t0: number, host: GpuHostRun<Q, H, X>): Promise<OpResult<H> & Partial<X>> {
+  async function onGpuHost(gpu: GpuContext, img: Image, q: Q, opts: EngineOpts, t0: number, host: GpuHostRun<Q, H, X>): Promise<OpResult<H> & Partial<X>> {
     opts.recording?.flush(); // this path submits its own work: what the caller recorded goes first
     const r = await host(img, q, gpu, opts);
     return { ...r, timings: closeTimings(r.timings, t0) };
@@ -449,15 +502,46 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
 
   const operation: Operation<S, X, H, D> = {
     name, summary: decl.summary, params: decl.params, positional: decl.positional ?? [], input: decl.input, colour: decl.input.colour !== 'gray',
-    writes: imageOut,
+    writes: imageOut, args: [...(decl.positional ?? []), 'in', ...(imageOut ? ['out'] : [])],
+    readsColour: (params) => decl.input.colour !== 'gray' && !grayAsked(params),
+    steps: (params) => [{ op: name, params }],
     light: (params) => (typeof decl.light === 'function' ? decl.light(paramsOf(name, decl.params, params)) : decl.light === true),
     outputOf: (params, input) => decl.outputOf?.(paramsOf(name, decl.params, params), input) ?? { shape: input.shape, dtype: input.dtype },
     reach: (params, input) => decl.reach?.(paramsOf(name, decl.params, params), input),
-    run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, { ...params, ...on } as OpOptions<S>)) as Operation<S, X, H, D>['run'],
+    run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => run(src, publicOptions({ ...params, ...on }) as EngineOpts)) as Operation<S, X, H, D>['run'],
     compare: (a, b) => (decl.compare ? decl.compare(a, b) : compareImages(a as Image, b as Image)),
     report: (r, p) => decl.report?.(r, p as ResolvedOf<S>) ?? { json: {}, text: [] },
   };
-  return Object.assign(run, { op: operation });
+  ENGINE_RUNS.set(operation as Operation, ((src, params, on = {}) => run(src, { ...params, ...on } as EngineOpts)) as EngineRun);
+  const fn = (src: Image | GpuImage, opts: OpOptions<S> = {} as OpOptions<S>) => run(src, publicOptions(opts) as EngineOpts);
+  return Object.assign(fn, { op: operation });
+}
+
+type EngineRun = (src: Image | GpuImage, params: Record<string, unknown>, on?: EngineRunOptions) => Promise<OpResult<unknown>>;
+
+/** Each operation's run with the engine's options (EngineRunOptions), by operation: reached through runOperation only. */
+const ENGINE_RUNS = new WeakMap<Operation, EngineRun>();
+
+/**
+ * An operation made of operations (a pipeline) that is not a defineOp declaration: its run with the engine's options,
+ * reached through runOperation as a declared operation's is.
+ */
+export function engineEntry(op: Operation, run: EngineRun): void {
+  ENGINE_RUNS.set(op, run);
+}
+
+/**
+ * Runs an operation with the engine's options besides the public ones (EngineRunOptions: a batch's shared recording,
+ * in place, no extras, queued, views): the entry of the engine (batch, pipelines, scale-out) and of benchmarks and
+ * tests that measure those paths. Not exported by the package: users call the operation's function or `.op.run`.
+ */
+export function runOperation<X extends object, H, D>(op: Operation<readonly ParamSpec[], X, H, D>, src: Image, params: Record<string, unknown>, on?: EngineRunOptions): Promise<OpResult<H> & Partial<X>>;
+export function runOperation<X extends object, H, D>(op: Operation<readonly ParamSpec[], X, H, D>, src: GpuImage, params: Record<string, unknown>, on?: EngineRunOptions): Promise<OpResult<D> & Partial<X>>;
+export function runOperation<X extends object, H, D>(op: Operation<readonly ParamSpec[], X, H, D>, src: Image | GpuImage, params: Record<string, unknown>, on?: EngineRunOptions): Promise<OpResult<H | D> & Partial<X>>;
+export function runOperation(op: Operation, src: Image | GpuImage, params: Record<string, unknown>, on: EngineRunOptions = {}): Promise<OpResult<unknown>> {
+  const run = ENGINE_RUNS.get(op);
+  if (!run) throw new Error(`${op.name}: not an operation declared with defineOp or given an engine entry`);
+  return run(src, params, on);
 }
 
 /**
@@ -465,7 +549,7 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
  * the result comes back once (into `opts.out` or a new image; a host result as it is); the steps' timings add up.
  * Exported for objects that keep GPU plans across calls (detection's Detector) and run the same path.
  */
-export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: RunOptions, t0: number, steps: GpuSteps<R, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
+export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImage, p: R, opts: EngineRunOptions, t0: number, steps: GpuSteps<R, X, GpuImage | H>): Promise<OpResult<H | D> & Partial<X>> {
   let upload = 0, download = 0;
   const profile = opts.profile ?? PROFILE_BY_DEFAULT;
   opts.recording?.flush(); // the steps record and submit their own: what the caller recorded goes first

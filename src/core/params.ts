@@ -14,6 +14,8 @@ export type ParamSpec = (
   | { kind: 'size'; default?: Size; min?: number }
   | { kind: 'string'; default?: string; file?: FileParam<unknown> }
   | { kind: 'image'; default?: undefined }
+  /** A look-up table (applyLut's): library callers only, no command-line form. */
+  | { kind: 'table'; default?: undefined }
 ) & {
   name: string;
   doc: string;
@@ -44,6 +46,7 @@ export type ValueOf<P> = P extends { kind: 'int' | 'float' } ? number
   : P extends { kind: 'size' } ? Size
   : P extends { kind: 'string'; file: FileParam<infer T> } ? string | T
   : P extends { kind: 'image' } ? import('./image.js').Image | import('./gpu/gpu-image.js').GpuImage
+  : P extends { kind: 'table' } ? Uint32Array
   : string;
 
 /** Other vocabularies' names an enum accepts for its choices (e.g. a border's OpenCV and scipy names). */
@@ -156,6 +159,9 @@ export function resolveParams<T = ParamValues>(op: string, specs: readonly Param
       case 'image':
         if (typeof v !== 'object' || !('shape' in v)) throw new InvalidArgumentError(`${op}: ${label} must be an image`);
         break;
+      case 'table':
+        if (!(v instanceof Uint32Array)) throw new InvalidArgumentError(`${op}: ${label} must be a Uint32Array`);
+        break;
       case 'size': {
         const z = v as Size;
         const lo = s.min ?? 1;
@@ -182,6 +188,7 @@ export function flagName(name: string): string {
 export function parseParamValue(s: ParamSpec, text: string): number | number[] | string | boolean | Rect | Size {
   const flag = flagName(s.name);
   if (s.kind === 'image') throw new InvalidArgumentError(`--${flag} is an image: give a path (read by the command line), not '${text}'`);
+  if (s.kind === 'table') throw new InvalidArgumentError(`--${flag} is a look-up table: the library's, not a command-line value`);
   switch (s.kind) {
     case 'size': {
       const m = /^\s*(\d+)\s*[x×]\s*(\d+)\s*$/i.exec(text);

@@ -26,11 +26,6 @@ export function markStartup(point: StartupPoint): void {
   if (!points.has(point)) points.set(point, performance.now());
 }
 
-/** Milliseconds since the process started at which `point` was reached, if it was. */
-export function startupAt(point: StartupPoint): number | undefined {
-  return points.get(point);
-}
-
 /** Node's bootstrap time, where the runtime reports it (Node's performance.nodeTiming; absent in browsers). */
 function nodeBootstrap(): number | undefined {
   const timing = (performance as Performance & { nodeTiming?: { bootstrapComplete?: number } }).nodeTiming;

@@ -3,7 +3,7 @@ import { FileAccessError } from '../core/errors.js';
 import type { Classifier } from '../ops/detect/classifier.js';
 import { parseClassifierXml } from '../ops/detect/classifier-xml.js';
 
-export { float32Text, parseClassifierXml, waldBoostXml } from '../ops/detect/classifier-xml.js';
+export { parseClassifierXml, waldBoostXml } from '../ops/detect/classifier-xml.js';
 
 /** Reads a classifier file (OpenCV LBP cascade or WaldBoost XML). */
 export async function readClassifier(path: string): Promise<Classifier> {

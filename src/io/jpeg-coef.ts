@@ -4,7 +4,7 @@
 import type { CoefFallback, CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
 import { loadNativeModule, nativeModuleProblem } from './native-module.js';
 
-export type { CoefComponent, CoefFallback, CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
+export type { CoefFallback, CoefLayout } from '../codecs/jpeg/decode/coef-layout.js';
 
 interface CoefBinding {
   /** The header's layout, or why the GPU kernels do not cover the file. Throws (code EJPEG) on an unreadable header. */

@@ -12,7 +12,7 @@ import { decodeNifti as decodeNiftiWith, encodeNiftiFile, type Inflater } from '
  */
 
 export { affineOf, geometryOf } from './nifti.js';
-export { decodeDicom, decodeDicomSlice } from './dicom.js';
+export { decodeDicom } from './dicom.js';
 
 /**
  * zlib, bounded (io/nifti.ts Inflater): the head from a growing prefix of the stream, flushed without its end (so at

@@ -8,7 +8,7 @@ import { checkEntropy, type JpegEntropyPath } from '../codecs/jpeg/options.js';
 import { loadNativeModule, nativeModuleProblem } from '../io/native-module.js';
 
 export {
-  blockLayout, gpuJpegEncodable, jpegBands, reciprocal, type BlockLayout, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions, type JpegSubsampling,
+  blockLayout, gpuJpegEncodable, jpegBands, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions, type JpegSubsampling,
 } from '../codecs/jpeg/encode/plan.js';
 
 const CODER_FILE = 'imgpu-jpegenc.node';

@@ -1,13 +1,14 @@
 import type { CpuPool } from '../core/cpu/pool.js';
-import type { ImageOperation } from '../core/op.js';
+import { compareImages, compareWithin } from '../core/compare.js';
+import { engineEntry, runOperation, type ImageOperation, type RunOptions } from '../core/op.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Recording } from '../core/gpu/recording.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import { GpuImage } from '../core/gpu/gpu-image.js';
 import type { Image } from '../core/image.js';
-import { findParam, parseParamValue, resolveParams } from '../core/params.js';
+import { findParam, parseParamValue, resolveParams, type ParamSpec } from '../core/params.js';
 import { closeTimings, makeTimings, now, type KernelTime, type OpResult, type Timings } from '../core/timings.js';
-import { OPERATIONS } from './registry.js';
+import { FILTER_TOLERANCE, OPERATIONS } from './registry.js';
 
 /** One operation of a pipeline with its resolved parameters. */
 export interface PipelineStep {
@@ -91,7 +92,7 @@ async function gpuSteps(
     // An intermediate this function made (or the caller's start, given up) may be written over: an operation that
     // applies a look-up table then returns it as its output.
     const inPlace = input !== start || giveUpStart;
-    const r = await op.run(input, s.params, { pool, wait: false, profile: false, extras: false, recording: rec, inPlace });
+    const r = await runOperation(op, input, s.params, { pool, wait: false, profile: false, extras: false, recording: rec, inPlace });
     if (input !== start && r.output !== input) releaseAfter(input, rec);
     cur = r.output;
     await stage?.(i, cur, r.timings);
@@ -113,10 +114,30 @@ function releaseAfter(img: GpuImage, rec?: Recording): void {
  * step's colour rule (OpenCV's gray, or YCrCb's Y and back for CLAHE: core/gpu/colour.ts).
  * CPU: the same steps on the pool. Either way the output equals running the operations one by one.
  */
-export async function runPipeline(src: Image, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver }): Promise<OpResult<Image>>;
-export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: { pool?: CpuPool; recording?: Recording; inPlace?: boolean }): Promise<OpResult<GpuImage>>;
-export async function runPipeline(
-  src: Image | GpuImage, steps: PipelineStep[], on: { gpu?: GpuContext; pool?: CpuPool; view?: boolean; stage?: StageObserver; recording?: Recording; inPlace?: boolean } = {},
+export async function runPipeline(src: Image, steps: PipelineStep[], on: PipelineOptions): Promise<OpResult<Image>>;
+export async function runPipeline(src: GpuImage, steps: PipelineStep[], on?: Pick<PipelineOptions, 'pool'>): Promise<OpResult<GpuImage>>;
+export async function runPipeline(src: Image | GpuImage, steps: PipelineStep[], on: PipelineOptions = {}): Promise<OpResult<Image | GpuImage>> {
+  // The engine's controls (a shared recording, in place, views) are runChain's, not the public function's.
+  return runChain(src, steps, { gpu: on.gpu, pool: on.pool, stage: on.stage });
+}
+
+/** The options of runPipeline: where it runs, and an observer of each step's output. */
+export interface PipelineOptions {
+  gpu?: GpuContext;
+  pool?: CpuPool;
+  stage?: StageObserver;
+}
+
+/**
+ * runPipeline with the engine's controls (not exported by the package): `view` (a host input's result as a view of
+ * mapped readback memory), and for a resident input `recording` (the steps recorded there for the caller to submit)
+ * and `inPlace` (the caller's input given up: it may come back as the output, written over).
+ */
+export async function runChain(src: Image, steps: PipelineStep[], on: PipelineOptions & { view?: boolean }): Promise<OpResult<Image>>;
+export async function runChain(src: GpuImage, steps: PipelineStep[], on?: Pick<PipelineOptions, 'pool'> & { recording?: Recording; inPlace?: boolean }): Promise<OpResult<GpuImage>>;
+export async function runChain(src: Image | GpuImage, steps: PipelineStep[], on: PipelineOptions & { view?: boolean; recording?: Recording; inPlace?: boolean }): Promise<OpResult<Image | GpuImage>>;
+export async function runChain(
+  src: Image | GpuImage, steps: PipelineStep[], on: PipelineOptions & { view?: boolean; recording?: Recording; inPlace?: boolean } = {},
 ): Promise<OpResult<Image | GpuImage>> {
   if (src instanceof GpuImage) {
     // Resident in, resident out: nothing is downloaded; the caller's input is not released (with `inPlace`, given up:
@@ -165,3 +186,38 @@ export async function runPipeline(
   const timings = closeTimings(makeTimings({ backend: 'gpu', upload, download, kernels, kernelSource: 'wallclock', total: 0 }), t0);
   return release ? { output, timings, release } : { output, timings };
 }
+
+/** A pipeline's steps from its parameters: the steps given (a batch's list, files read), or its chain parsed. */
+function stepsOfPipeline(params: Record<string, unknown>): PipelineStep[] {
+  return (params.steps as PipelineStep[] | undefined) ?? parsePipeline(params.chain as string);
+}
+
+const pipelineParams = [{ name: 'chain', kind: 'string', doc: 'operations separated by |, each with its options' }] as const satisfies readonly ParamSpec[];
+
+/**
+ * The pipeline as an operation made of operations: `imgpu pipeline <in> <out> "<chain>"`, a batch of several steps.
+ * Its input rule is its first step's (each later step converts by its own); its parameters are the chain's text, or
+ * the steps themselves (`steps`, their files read: what a batch runs).
+ */
+export const PIPELINE: ImageOperation = {
+  name: 'pipeline',
+  summary: 'operations chained on the GPU-resident image: "clahe --clip 2 | threshold --method otsu" (one upload, one download)',
+  params: pipelineParams,
+  positional: ['chain'],
+  args: ['in', 'out', 'chain'],
+  input: { dtypes: ['uint8', 'uint16', 'float32'], colour: 'channels' },
+  colour: true,
+  writes: true,
+  readsColour: (params) => {
+    const [first] = stepsOfPipeline(params);
+    return first !== undefined && OPERATIONS[first.op].readsColour(first.params);
+  },
+  steps: stepsOfPipeline,
+  light: (params) => stepsOfPipeline(params).every((s) => OPERATIONS[s.op].light(s.params)),
+  outputOf: (params, input) => stepsOfPipeline(params).reduce((img, s) => ({ ...img, ...OPERATIONS[s.op].outputOf(s.params, img) }), input),
+  reach: () => undefined,
+  run: ((src: Image | GpuImage, params: Record<string, unknown>, on: RunOptions = {}) => runChain(src, stepsOfPipeline(params), { gpu: on.gpu, pool: on.pool })) as ImageOperation['run'],
+  compare: (a, b) => (a.dtype === 'float32' ? compareWithin(a, b, FILTER_TOLERANCE) : compareImages(a, b)),
+  report: (_r, p) => ({ json: { steps: stepsOfPipeline(p) }, text: [] }),
+};
+engineEntry(PIPELINE, (src, params, on = {}) => runChain(src, stepsOfPipeline(params), on));

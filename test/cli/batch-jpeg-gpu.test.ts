@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { batchFormat, batchRecipe, type BatchOptions } from '../../src/engine/batch/plan.js';
 import { runBatch } from '../../src/engine/batch/run.js';
-import { COMMANDS, type ImageCommand } from '../../src/engine/commands.js';
+import { COMMANDS } from '../../src/engine/commands.js';
+import type { ImageOperation } from '../../src/core/op.js';
 import { acquire } from '../../src/engine/context.js';
 import { readbackCount } from '../../src/core/gpu/transfer.js';
 import { resolveParams } from '../../src/core/params.js';
@@ -23,7 +24,7 @@ let lastReadbacks = 0;
 /** Runs `op` over `inDir` into a fresh folder of JPEGs with the batch option `jpeg`, on the GPU; the folder's outputs. */
 async function batch(op: string, params: object, inDir: string, jpeg: BatchOptions['jpeg']): Promise<Map<string, Buffer>> {
   const out = mkdtempSync(join(tmpdir(), `imgpu-batch-jpeg-${jpeg ?? 'default'}-`));
-  const cmd = COMMANDS[op] as ImageCommand;
+  const cmd = COMMANDS[op] as ImageOperation;
   const p = resolveParams(op, cmd.params, params);
   const codec = { format: batchFormat('jpg'), read: {}, write: { quality: 90 } };
   const o: BatchOptions = { recursive: false, overwrite: true, quiet: true, json: false, ...codec, recipe: batchRecipe(op, p, codec), jpeg };

@@ -15,7 +15,7 @@ import { readImage } from '../../src/io/index.js';
 import { clahe } from '../../src/ops/clahe/index.js';
 import { equalize } from '../../src/ops/equalize/index.js';
 import { histogram } from '../../src/ops/histogram/index.js';
-import { runPipeline } from '../../src/ops/pipeline.js';
+import { runChain, runPipeline } from '../../src/ops/pipeline.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
 import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
@@ -220,7 +220,7 @@ test('operations on gray take a resident colour GpuImage through the GPU convers
     for (let i = 0; i < 3; i++) {
       const devNoise = await GpuImage.upload(gpu, noise);
       const rec = new Recording(gpu, new KernelTimer(gpu, false), 'shared');
-      const shared = await runPipeline(devNoise, [{ op: 'threshold', params: { method: 'isodata' } }], { recording: rec });
+      const shared = await runChain(devNoise, [{ op: 'threshold', params: { method: 'isodata' } }], { recording: rec });
       rec.submit();
       assertSame(await shared.output.toHost(), (await threshold(noise, { method: 'isodata' })).output, `isodata after a conversion in a shared recording (${i})`);
       shared.output.release();

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { GpuImage } from '../../src/core/gpu/gpu-image.js';
 import { imageFrom } from '../../src/core/image.js';
 import { equalize } from '../../src/ops/equalize/index.js';
-import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
+import { runOperation } from '../../src/core/op.js';
+import { parsePipeline, runChain, runPipeline } from '../../src/ops/pipeline.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
@@ -16,8 +17,8 @@ test('equalize and Otsu in place on a resident image: the input itself comes bac
   if (!ctx) return;
   const img = imageFrom(randomBytes(173 * 211, 9), [211, 173]);
   const ops = [
-    (x: GpuImage, inPlace?: boolean) => equalize(x, { wait: false, inPlace }),
-    (x: GpuImage, inPlace?: boolean) => threshold(x, { method: 'otsu', wait: false, extras: false, inPlace }),
+    (x: GpuImage, inPlace?: boolean) => runOperation(equalize.op, x, {}, { wait: false, inPlace }),
+    (x: GpuImage, inPlace?: boolean) => runOperation(threshold.op, x, { method: 'otsu' }, { wait: false, extras: false, inPlace }),
   ];
   for (const [i, op] of ops.entries()) {
     const src = await GpuImage.upload(ctx, img);
@@ -43,8 +44,22 @@ test('a pipeline in place: every step writes over the one image, the steps apart
   const expected = await apart.toHost();
   apart.release();
   assert.deepEqual((await src.toHost()).data, img.data, 'the caller\'s input is not written over without inPlace');
-  const over = (await runPipeline(src, steps, { inPlace: true })).output;
+  const over = (await runChain(src, steps, { inPlace: true })).output;
   assert.equal(over, src);
   assert.deepEqual((await over.toHost()).data, expected.data);
+  src.release();
+});
+
+test('a public call drops the engine\'s options: equalize(dev, { inPlace: true }) from untyped code returns a new image, the input untouched', async (t) => {
+  const ctx = await gpuOrSkip(t);
+  if (!ctx) return;
+  const img = imageFrom(randomBytes(37 * 29, 5), [29, 37]);
+  const src = await GpuImage.upload(ctx, img);
+  const engineOnly = { inPlace: true } as Record<string, unknown>; // what JavaScript could pass: not in RunOptions
+  for (const r of [await equalize(src, engineOnly), await equalize.op.run(src, {}, engineOnly)]) {
+    assert.notEqual(r.output, src);
+    r.output.release();
+  }
+  assert.deepEqual((await src.toHost()).data, img.data, 'the input is not written over');
   src.release();
 });

@@ -6,7 +6,7 @@ import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { acquireStorage, download } from '../../src/core/gpu/transfer.js';
 import { defineUniforms } from '../../src/core/gpu/uniforms.js';
 import { imageFrom } from '../../src/core/image.js';
-import { runPipeline, parsePipeline } from '../../src/ops/pipeline.js';
+import { runChain, runPipeline, parsePipeline } from '../../src/ops/pipeline.js';
 import { randomBytes } from '../helpers/fixtures.js';
 import { countSubmissions, gpuOrSkip } from '../helpers/gpu.js';
 
@@ -75,7 +75,7 @@ test('a pipeline on a resident image recorded into one recording (GpuRunOptions.
   let output: GpuImage | undefined;
   const rec = new Recording(ctx, new KernelTimer(ctx, false), 'shared', true);
   const n = await countSubmissions(ctx, async () => {
-    output = (await runPipeline(src, steps, { recording: rec })).output;
+    output = (await runChain(src, steps, { recording: rec })).output;
     rec.submit();
   });
   assert.equal(n, 1, 'the steps recorded into the caller\'s recording');

@@ -7,7 +7,8 @@ import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { capacityFor, download, downloadAfter, downloadChunks, idleChunkCount, idleStagingStats, readbackCount, STAGE_CHUNK, stageOffThread, stagingView, transferTuning, UPLOAD_CHUNK } from '../../src/core/gpu/transfer.js';
 import type { Image } from '../../src/core/image.js';
 import { equalize } from '../../src/ops/equalize/index.js';
-import { parsePipeline, runPipeline } from '../../src/ops/pipeline.js';
+import { runOperation } from '../../src/core/op.js';
+import { parsePipeline, runChain, runPipeline } from '../../src/ops/pipeline.js';
 import { randomBytes } from '../helpers/fixtures.js';
 import { gpuOrSkip } from '../helpers/gpu.js';
 
@@ -72,12 +73,12 @@ test('outputs as views of mapped memory equal copied outputs; release() detaches
   if (!gpu) return;
   const img: Image = { data: randomBytes(1920 * 1081, 5), shape: [1081, 1920], channels: 1, dtype: 'uint8' };
   const copied = await equalize(img, { gpu });
-  const viewed = await equalize(img, { gpu, view: true });
+  const viewed = await runOperation(equalize.op, img, {}, { gpu, view: true });
   assert.ok(viewed.release, 'a release handle');
   assert.ok(compareImages(viewed.output, copied.output).identical);
   viewed.release!();
   assert.equal(viewed.output.data.byteLength, 0, 'the view is detached after release');
-  const p = await runPipeline(img, parsePipeline('equalize | threshold --method otsu'), { gpu, view: true });
+  const p = await runChain(img, parsePipeline('equalize | threshold --method otsu'), { gpu, view: true });
   const q = await runPipeline(img, parsePipeline('equalize | threshold --method otsu'), { gpu });
   assert.ok(compareImages(p.output, q.output).identical);
   p.release!();

@@ -12,12 +12,12 @@
  *   shader     the GPU run compiles a WGSL shader with a type error through the context (a broken kernel);
  *   calls      nothing changed: each run says on stderr that it ran and where ('imgpu-test: run on cpu|gpu').
  */
-import type { OpCommand, RunOn } from '../../src/engine/commands.js';
 import { COMMANDS } from '../../src/engine/commands.js';
 import type { Image } from '../../src/core/image.js';
+import type { RunOptions } from '../../src/core/op.js';
 import { downloaded } from '../../src/engine/jpeg.js';
 
-type Run = OpCommand<unknown>['run'];
+type Run = (src: Image, params: Record<string, unknown>, on?: RunOptions) => ReturnType<(typeof COMMANDS)[string]['run']>;
 
 /** The output with its first value moved by one (within the dtype's range), the rest as computed. */
 function offByOne(img: Image): Image {
@@ -27,8 +27,8 @@ function offByOne(img: Image): Image {
 }
 
 const FAULTS: Record<string, (run: Run) => Run> = {
-  'gpu-pixel': (run) => async (img, params, on: RunOn, images) => {
-    const r = await run(img, params, on, images);
+  'gpu-pixel': (run) => async (img, params, on = {}) => {
+    const r = await run(img, params, on);
     if (!on.gpu) return r;
     const d = await downloaded(r);
     return { ...d, output: offByOne(d.output as Image) };
@@ -37,19 +37,19 @@ const FAULTS: Record<string, (run: Run) => Run> = {
     const missing = (img as unknown as { geometryOf?: { spacing: number[] } }).geometryOf;
     return missing!.spacing as never; // TypeError: Cannot read properties of undefined
   },
-  shader: (run) => async (img, params, on, images) => {
+  shader: (run) => async (img, params, on = {}) => {
     if (on.gpu) await on.gpu.pipeline('faulty', '@compute @workgroup_size(1)\nfn main() { let x: u32 = 1.5; }', 'main');
-    return run(img, params, on, images);
+    return run(img, params, on);
   },
-  calls: (run) => async (img, params, on, images) => {
+  calls: (run) => async (img, params, on = {}) => {
     console.error(`imgpu-test: run on ${on.gpu ? 'gpu' : 'cpu'}`);
-    return run(img, params, on, images);
+    return run(img, params, on);
   },
 };
 
 const [fault, command, ...rest] = process.argv.slice(2);
 const cmd = COMMANDS[command];
 if (!FAULTS[fault] || !cmd) throw new Error(`usage: cli-fault.js <${Object.keys(FAULTS).join('|')}> <command> [arguments]`);
-cmd.run = FAULTS[fault](cmd.run.bind(cmd));
+(cmd as { run: Run }).run = FAULTS[fault]((cmd.run as Run).bind(cmd));
 process.argv = [process.argv[0], 'imgpu', command, ...rest];
 await import('../../src/cli/main.js');

@@ -20,6 +20,7 @@ import { blockLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegEnco
 import { entropyBands, entropyTuning } from '../../src/codecs/jpeg/encode/huffman-encode.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
+import { runOperation } from '../../src/core/op.js';
 import { encodeJpegFromGpu } from '../../src/node/jpeg-gpu.js';
 import { fixture, mirrorTiled } from '../helpers/fixtures.js';
 import { countSubmissions, gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
@@ -207,7 +208,7 @@ test('GPU JPEG encode recorded after the operation that computes the image (the 
   entropyTuning.capacityScale = 8; // one pack: the coded bytes fit the capacity whatever was coded before
   const img = await GpuImage.upload(ctx, await readImage(join(r.dir, 'chelsea.png'), { gray: true }));
   try {
-    const run = (recording?: Recording) => OPERATIONS.threshold.run(img, { method: 'otsu' }, { wait: false, extras: false, recording });
+    const run = (recording?: Recording) => runOperation(OPERATIONS.threshold, img, { method: 'otsu' }, { wait: false, extras: false, recording });
     const apart = (await run()).output as GpuImage;
     const expected = await encodeJpegGpu(apart, { entropy: 'gpu' });
     apart.release();

@@ -82,7 +82,7 @@ function shippedExports(): Set<string> {
  * README's table, and the calls `name(…)` they show of functions the package has (not methods, not OpenCV's).
  */
 /** Contributors' pages: not shipped, and not API documentation. */
-const INTERNAL_DOCS = ['docs/device.md', 'docs/architecture.md'];
+const INTERNAL_DOCS = ['docs/device.md', 'docs/architecture.md', 'docs/adding-an-operation.md', 'docs/adding-a-format.md'];
 
 function documentedNames(): Set<string> {
   const shipped = shippedExports();
@@ -173,7 +173,7 @@ process.exit(0);
 // ---- 2. Types: a user's strict compile needs nothing but the package.
 
 const USER_TS = `
-import { createNodeGpuContext, filter, GpuImage, parsePipeline, readImage, runPipeline, writeImage, type GpuContext, type Image } from 'imgpu';
+import { applyLut, createNodeGpuContext, filter, gamma, GpuImage, parsePipeline, readImage, runPipeline, writeImage, type GammaOptions, type GpuContext, type Image, type RunOptions } from 'imgpu';
 import { createBrowserGpuContext } from 'imgpu/browser';
 type IsAny<T> = 0 extends 1 & T ? true : false;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -191,6 +191,12 @@ export const residentRead: Same<typeof resident, GpuImage> = true;
 await writeImage('out.jpg', resident, { jpeg: 'gpu', quality: 90 });
 await writeImage('out.png', img);
 export const browser = createBrowserGpuContext;
+// The public options hold what users set; the engine's controls (a Recording the package does not export) are not among them.
+type EngineKeys = 'recording' | 'inPlace' | 'extras' | 'wait' | 'view';
+export const runOptionsPublic: Same<Extract<keyof RunOptions, EngineKeys>, never> = true;
+export const gammaOptionsPublic: Same<Extract<keyof GammaOptions, EngineKeys>, never> = true;
+export const gammaRun = (await gamma(img, { gamma: 0.5, gpu, profile: true })).output;
+export const applied = (await applyLut(img, new Uint32Array(256), { gpu })).output;
 `;
 
 for (const skipLibCheck of [false, true]) {

@@ -12,6 +12,7 @@ import { isodataOfWindow } from '../../src/ops/threshold/adaptive-kernels.js';
 import { isodataThreshold, otsuThreshold } from '../../src/ops/threshold/global.js';
 import { gaussianKernel, gaussThresholdRows } from '../../src/ops/threshold/local-kernels.js';
 import { threshold, type ThresholdOptions, type ThresholdResult } from '../../src/ops/threshold/index.js';
+import { runOperation } from '../../src/core/op.js';
 import { otsuKernelCompiled, otsuKernelReady } from '../../src/ops/threshold/gpu.js';
 import { otsuWgsl } from '../../src/ops/threshold/otsu.wgsl.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
@@ -244,7 +245,7 @@ test('8-bit Otsu runs as steps (device histogram, host threshold) until its kern
   }
   const other = await createNodeGpuContext();
   try {
-    const batchLike = await threshold(img, { gpu: other, method: 'otsu', extras: false, profile: true });
+    const batchLike = await runOperation(threshold.op, img, { method: 'otsu' }, { gpu: other, extras: false, profile: true });
     assert.ok(kernelsOf(batchLike).includes('threshold.otsu'), 'no extras: the kernel, compiled first');
     assertSame(batchLike.output, want.output, 'no extras');
   } finally {
@@ -258,13 +259,13 @@ test('extras: false (batch, pipelines): GPU Otsu reads nothing back, the image i
   const img = await readImage(fixture('images', 'coins.png'));
   const dev = await GpuImage.upload(gpu, img);
   const before = readbackCount(gpu);
-  const r = await threshold(dev, { method: 'otsu', extras: false, wait: false, profile: false });
+  const r = await runOperation(threshold.op, dev, { method: 'otsu' }, { extras: false, wait: false, profile: false });
   assert.equal(readbackCount(gpu), before, 'no readback for the threshold');
   assert.equal(r.threshold, undefined, 'not read, not returned');
   assertSame(await r.output.toHost(), (await threshold(img, { method: 'otsu' })).output, 'the image');
   r.output.release();
   const counted = readbackCount(gpu);
-  const d = await threshold(dev, { method: 'otsu', wait: false, profile: false });
+  const d = await runOperation(threshold.op, dev, { method: 'otsu' }, { wait: false, profile: false });
   assert.equal(readbackCount(gpu), counted + 1, 'by default the threshold is read back');
   assert.equal(d.threshold, REF.coins.otsu);
   d.output.release();

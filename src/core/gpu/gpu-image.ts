@@ -102,6 +102,3 @@ export interface StagedImage {
   discard(): void;
 }
 
-export function isGpuImage(x: unknown): x is GpuImage {
-  return x instanceof GpuImage;
-}

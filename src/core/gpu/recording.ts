@@ -4,7 +4,7 @@ import type { UniformStruct, UniformType, UniformValues } from './uniforms.js';
 import type { KernelTimer } from './timer.js';
 import { acquireStorage } from './transfer.js';
 
-export type { Binding, Bindings } from './bindings.js';
+export type { Bindings } from './bindings.js';
 
 /** Bytes of one uniform block of a recording (Recording.uniform): 64 slots at the usual 256-byte offset alignment. */
 const UNIFORM_BLOCK = 16 << 10;

@@ -12,7 +12,7 @@ import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
 import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
-import { readsColour, type ImageCommand, type RunOn } from '../commands.js';
+import { runOperation, type EngineRunOptions, type ImageOperation } from '../../core/op.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
@@ -77,7 +77,7 @@ export interface BatchHooks {
  * at a time (runImages). The read/write phase totals add up the time of overlapping work: they may exceed the wall clock.
  * Returns the summary; `stopped` when hooks.stop ended it before its last image.
  */
-export async function runBatch(name: string, cmd: ImageCommand, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions, hooks: BatchHooks = {}): Promise<BatchSummary & { stopped: boolean }> {
+export async function runBatch(name: string, cmd: ImageOperation, inputs: string[], outDir: string, params: Record<string, unknown>, exec: Execution, o: BatchOptions, hooks: BatchHooks = {}): Promise<BatchSummary & { stopped: boolean }> {
   const shard = hooks.shard;
   const jobs = (await plan(inputs, outDir, o)).filter((_, i) => !shard || i % shard.count === shard.index);
   if (jobs.length === 0 && !shard) throw noImages(inputs, o);
@@ -118,8 +118,8 @@ export async function runBatch(name: string, cmd: ImageCommand, inputs: string[]
 /** What runs a batch's images: the command (and its name, for messages) and its parameters as run, the devices, and the codec workers. */
 export interface ImageRunner {
   name: string;
-  cmd: ImageCommand;
-  /** the parameters as run (cmd.prepare's) */
+  cmd: ImageOperation;
+  /** the parameters as run (engine/commands.ts paramsAsRun) */
   params: Record<string, unknown>;
   exec: Execution;
   codecs: CodecPool;
@@ -243,7 +243,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       // here held the JavaScript thread for every photo decoded ahead, whose work the queue runs first).
       // extras false: nothing besides the image is read back (Otsu's threshold was a wait for the GPU per photo).
       // inPlace: the decoded (or uploaded) photo is not needed after the operation, which may write over it.
-      r = await traced('op', job.input, () => cmd.run(dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false, recording: rec, inPlace: true }, {}));
+      r = await traced('op', job.input, () => runOperation(cmd, dev as unknown as Image, params, { pool: exec.pool, gpu, profile: false, wait: false, extras: false, recording: rec, inPlace: true }));
     } catch (e) {
       // Nothing of the failed operation runs: it may have written over the input, which a CPU fallback then reads.
       rec.discard();
@@ -289,7 +289,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   /** The write of an output through the codec workers (its shared buffer recycled after, for a GPU result). */
   function writer(job: Job, out: Image, recycle: boolean, path: ImagePath): () => Promise<void> {
     return async () => {
-      // Images go to the codec workers (batch runs image commands only: ImageCommand).
+      // Images go to the codec workers (batch runs image commands only: ImageOperation).
       await codecs.write(job.output, out, o.write);
       if (recycle) outputs.give(out.data.buffer);
       await o.written(job, doneHow(job, path));
@@ -317,13 +317,13 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   }
   async function processImage(job: Job, img: Image | GpuImage, onHost: () => Promise<Image>): Promise<() => Promise<void>> {
     const results: Record<string, OpResult<Image>> = {};
-    const on: RunOn = { pool: exec.pool };
-    if (exec.cpu) results.cpu = await cmd.run(await onHost(), params, on, {});
+    const on: EngineRunOptions = { pool: exec.pool };
+    if (exec.cpu) results.cpu = await runOperation(cmd, await onHost(), params, on);
     // Unprofiled: the phases overlap as in production (and with the other images in flight). The output comes
     // as a view of mapped readback memory and is copied once into recycled shared memory for the encoder.
     if (exec.gpu) {
-      const gpuRun = async () => recycled(await hostView(await cmd.run(img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true, extras: false }, {})));
-      const r = await runGpuOrCpu(exec, gpuRun, async () => cmd.run(await onHost(), params, on, {}));
+      const gpuRun = async () => recycled(await hostView(await runOperation(cmd, img as Image, params, { ...on, gpu: exec.gpu, profile: false, view: true, extras: false })));
+      const r = await runGpuOrCpu(exec, gpuRun, async () => runOperation(cmd, await onHost(), params, on));
       results[r.on] = r.result;
     }
     if (results.cpu && results.gpu) {
@@ -343,7 +343,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // Several images in flight on both sides of the processing: decoding and encoding run on the codec
   // workers, so `window` images are read ahead and `window` written behind.
   const window = o.tuning?.window || Math.max(2, Math.min(16, exec.pool.size));
-  const colour = readsColour(cmd, params);
+  const colour = cmd.readsColour(params);
   const read = { ...o.read, gray: !colour };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
@@ -365,7 +365,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   };
   // A CPU lane beside the GPU (lane.ts): the smallest images processed whole on codec workers of its own, the GPU
   // taking the largest first.
-  const queue = laneCodecs && cmd.steps ? new SplitQueue(todo) : undefined;
+  const queue = laneCodecs ? new SplitQueue(todo) : undefined;
   // Reads start largest first and are taken as they finish: the slowest decodes (the largest, progressive ones) run
   // beside the small ones' instead of ending the run alone (H200, 200 photos: the main thread's wait for reads went
   // from 2.4 s of 3.8 s to 0.6 s of 1.8 s with 'ready', input order).
@@ -373,7 +373,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const lane = queue && laneCodecs ? new CpuLane<Job>(laneCodecs.size, queue, () => source.ahead, async (job) => {
     started.set(job, now());
     await ensureDir(dirname(job.output));
-    const done = await traced('lane', job.input, () => laneCodecs.process(job.input, job.output, cmd.steps!(params), read, o.write));
+    const done = await traced('lane', job.input, () => laneCodecs.process(job.input, job.output, cmd.steps(params), read, o.write));
     if (isJpegName(job.input)) jpegPaths.cpu = (jpegPaths.cpu ?? 0) + 1;
     noteWarnings(job.input, done.warnings);
     await o.written(job, doneHow(job, 'cpu-lane'));
@@ -421,18 +421,18 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
  * (--device gpu and --jpeg gpu ask for the GPU for every image). The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
  * main thread's or its file reads' and writes' (tuning.laneNice overrides, for measurements).
  */
-function lanePool(o: BatchOptions, exec: Execution, cmd: ImageCommand, params: Record<string, unknown>, todo: readonly Job[], hooks: BatchHooks): CodecPool | undefined {
+function lanePool(o: BatchOptions, exec: Execution, cmd: ImageOperation, params: Record<string, unknown>, todo: readonly Job[], hooks: BatchHooks): CodecPool | undefined {
   const size = laneSize(o, exec, cmd, params, todo, hooks.shard !== undefined);
   return size > 0 ? new CodecPool(size, hooks.tuning?.laneNice ?? 19) : undefined;
 }
 
 /** The CPU lane's size for a batch (lanePool says when it has one). */
 export function laneSize(
-  o: Pick<BatchOptions, 'cpuLane' | 'jpeg'>, exec: Pick<Execution, 'gpu' | 'cpu' | 'auto'>, cmd: Pick<ImageCommand, 'steps'>, params: Record<string, unknown>,
+  o: Pick<BatchOptions, 'cpuLane' | 'jpeg'>, exec: Pick<Execution, 'gpu' | 'cpu' | 'auto'>, cmd: Pick<ImageOperation, 'steps'>, params: Record<string, unknown>,
   todo: readonly Pick<Job, 'input' | 'output'>[], shard = false,
 ): number {
   const asked = o.cpuLane ?? 'auto';
-  if (!asked || !exec.gpu || exec.cpu || !cmd.steps) return 0;
+  if (!asked || !exec.gpu || exec.cpu) return 0;
   if (asked !== 'auto') return asked;
   const jpegAutoOnGpu = (o.jpeg ?? 'auto') === 'auto' && resolveJpegPath('auto', exec.gpu) === 'gpu';
   const photos = 2 * todo.filter((j) => isJpegName(j.input) && isJpegName(j.output)).length >= todo.length;

@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from '../../core/errors.js';
 import { checkFailOn, checkWriteOptions, type FailOn, type WriteOptions, type ZarrWriteOptions } from '../../io/index.js';
 import { parsePipeline } from '../../ops/pipeline.js';
-import { COMMANDS } from '../commands.js';
+import { paramsAsRun } from '../commands.js';
+import { PIPELINE } from '../../ops/pipeline.js';
 import { batchFormat, batchRecipe, noImages, plan, prepareOutputFolder, type BatchOptions } from '../batch/plan.js';
 import { batchKey, checkServer, parseRedisUrl, queueName, redisConnection, type QueueTarget } from './connection.js';
 import { batchId, DEFAULT_SHARD, jobId, shardImages, type ScaleJobData } from './jobs.js';
@@ -74,7 +75,7 @@ export async function submit(o: SubmitOptions): Promise<Submitted> {
     return { batch: v.batch, queue, jobs: v.jobs, images: 0, totalJobs: v.totalJobs, totalImages: 0, chunks: v.chunks, totalChunks: v.totalChunks };
   }
   const steps = parsePipeline(o.pipeline);
-  await COMMANDS.pipeline.prepare!({ chain: o.pipeline });
+  await paramsAsRun(PIPELINE, { chain: o.pipeline });
   const write: WriteOptions = { compression: o.compression, quality: o.quality };
   checkWriteOptions(write);
   // The default adds nothing to the payload nor to the jobs' ids (jobs submitted before stay the same work).

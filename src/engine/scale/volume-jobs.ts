@@ -8,7 +8,8 @@ import { isZarrPath, openOmeZarr, removeStrayTemps, type ZarrWriteOptions } from
 import type { PipelineStep } from '../../ops/pipeline.js';
 import { parsePipeline } from '../../ops/pipeline.js';
 import { ALL_OPERATIONS } from '../../ops/registry.js';
-import { COMMANDS } from '../commands.js';
+import { paramsAsRun } from '../commands.js';
+import { PIPELINE } from '../../ops/pipeline.js';
 import type { Execution } from '../context.js';
 import { slabRunner, volumePlan } from '../volume.js';
 import { batchKey, redisConnection, type RedisServer } from './connection.js';
@@ -86,7 +87,7 @@ const allJobs = (roots: Planned[]): Planned[] => roots.flatMap((p) => [...allJob
 export async function submitVolume(m: QueueModules, server: RedisServer, queue: string, v: VolumeSubmit): Promise<{ batch: string; jobs: number; totalJobs: number; chunks: number; totalChunks: number }> {
   const { op, params } = volumeStep(v.pipeline);
   if (!op) throw new InvalidArgumentError(`${parsePipeline(v.pipeline)[0].op} does not take volumes: a .zarr input is for filter, gamma and the other volume operations`);
-  await COMMANDS.pipeline.prepare!({ chain: v.pipeline }); // the files it names, read here rather than by the first worker
+  await paramsAsRun(PIPELINE, { chain: v.pipeline }); // the files it names, read here rather than by the first worker
   const src = await openOmeZarr(v.input);
   const { reach, outDtype } = volumePlan(op, params, src);
   const write = { ...v.zarr, chunks: v.zarr.chunks ?? src.levels[0].chunks };

@@ -5,7 +5,8 @@ import type { Job, Worker } from 'bullmq';
 import { GpuDeviceLostError, ImgpuError, InvalidArgumentError } from '../../core/errors.js';
 import { now } from '../../core/timings.js';
 import { CodecPool } from '../../node/codec-pool.js';
-import { COMMANDS, type ImageCommand } from '../commands.js';
+import { paramsAsRun } from '../commands.js';
+import { PIPELINE } from '../../ops/pipeline.js';
 import { acquire, adapterName, type DeviceChoice, type Execution } from '../context.js';
 import { cliWording } from '../flags.js';
 import { prepareOutputFolder, type Job as Image } from '../batch/plan.js';
@@ -142,7 +143,7 @@ export async function createWorker(o: WorkerOptions & WorkerTestOptions): Promis
 
 /** The jobs of one worker: checked, confined, and run through the batch engine. */
 class JobRunner {
-  private readonly cmd = COMMANDS.pipeline as ImageCommand;
+  private readonly cmd = PIPELINE;
   /** Each pipeline's parameters as run (files it names read once per worker). */
   private readonly prepared = new Map<string, Promise<Record<string, unknown>>>();
 
@@ -207,7 +208,7 @@ class JobRunner {
   private params(pipeline: string): Promise<Record<string, unknown>> {
     let p = this.prepared.get(pipeline);
     if (!p) {
-      p = this.cmd.prepare!({ chain: pipeline }).catch((e: unknown) => {
+      p = paramsAsRun(PIPELINE, { chain: pipeline }).catch((e: unknown) => {
         this.prepared.delete(pipeline);
         throw e;
       });

@@ -15,7 +15,7 @@ import { tiff } from './tiff.js';
 import { avif, gif, webp } from './vips.js';
 import { zarr } from './zarr.js';
 
-export { extensionsOf, type DecodeOptions, type EncodeOptions, type FormatCodec, type ImageFormat, type Platform } from './format.js';
+export { extensionsOf, type DecodeOptions, type EncodeOptions, type ImageFormat, type Platform } from './format.js';
 export { RAW_LAYOUT } from './raw.js';
 
 /** The registered formats, in the order the help and docs list them. */
