@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { bufferClass, RecycledBuffers } from '../../src/node/codec-pool.js';
 
 // Issue 39 item 6: a batch's resident memory is bounded independent of its count (docs/memory.md).
 
@@ -30,4 +31,22 @@ test(`a folder batch of ${IMAGES} small images (CPU path, a process of its own):
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('recycled pixel buffers of photos of many sizes: the free ones kept are at most `keep` of the largest class in bytes, not `keep` a class (a codec worker\'s grew with the folder)', () => {
+  const keep = 4;
+  const recycled = new RecycledBuffers(keep);
+  // 40 images of 40 size classes, each the next class up (4 KiB to about 250 KiB), given back once decoded.
+  const sizes = [4096];
+  while (sizes.length < 40) sizes.push(bufferClass(sizes.at(-1)! + 1));
+  const given = sizes.map((n) => recycled.alloc(n));
+  for (const b of given) recycled.give(b);
+  // Asked again, largest first (a smaller one may be handed a kept buffer up to twice its size), the buffers handed
+  // out that are ones given back are the ones kept.
+  const again = sizes.toReversed().map((n) => recycled.alloc(n));
+  const keptBytes = again.filter((b) => given.includes(b)).reduce((a, b) => a + b.byteLength, 0);
+  assert.ok(keptBytes > 0, 'some are recycled');
+  assert.ok(keptBytes <= keep * Math.max(...sizes), `${keptBytes} bytes kept, more than ${keep} of the largest (${keep * Math.max(...sizes)})`);
+  // The most recent classes are the ones kept: the last photo's buffer comes back.
+  assert.ok(again[0] === given.at(-1), 'the last given is kept');
 });
