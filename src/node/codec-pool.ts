@@ -27,8 +27,8 @@ export function bufferClass(bytes: number): number {
  * Shared pixel buffers handed out again once nothing reads them, by capacity class (bufferClass): a fresh 12 MB
  * buffer per image meant page faults, zero-filling and garbage collection in every thread that made one. Keeps at
  * most `keep` free buffers per class, and in all no more bytes than `keep` buffers of the largest class given: a
- * folder of photos of many sizes filled a class after class, 4 buffers each, in every codec worker, and a batch's
- * memory grew with its count (200 photos of 12–24 MP peaked at 1,404 MiB, 50 of them at 968: docs/memory.md).
+ * folder of photos of many sizes filled class after class, 4 buffers each, in every codec worker. Measured on 200
+ * photos of 12–24 MP: peak RSS 2,358 → 2,219 MiB. Most of that batch's growth with its count remains (docs/memory.md).
  */
 export class RecycledBuffers {
   private readonly free = new Map<number, SharedArrayBuffer[]>();
