@@ -4,11 +4,13 @@
  * (64×64..256×256 crops of scikit-image's chelsea, PNG and JPEG alternately, seeded: the same files on every machine;
  * with --large, 12–24 MP JPEGs mirror-tiled from it) once per count, outside the repository, then runs the CLI batch
  * (`imgpu <op> <folder> <out> --device … --quiet --json`) on each under /usr/bin/time -v and prints, per count, the
- * process's peak resident memory, wall time and images/s as one JSON object. A bound independent of the count shows
- * as the same peak at every count. docs/damaged-input.md has the figures.
+ * process's peak resident memory, its peak anonymous memory (RssAnon polled from /proc every 100 ms: unlike RSS it
+ * does not drop when other processes' page cache evicts node's own code, as it did on the shared machine), wall
+ * time and images/s as one JSON object. A bound independent of the count shows as the same peak at every count.
+ * docs/memory.md has the figures.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const arg = (n: string, d: string) => {
@@ -52,10 +54,32 @@ for (const n of counts) {
   if (gen.status !== 0) throw new Error(`generating ${input} failed`);
   const out = `${input}-out`;
   if (existsSync(out)) rmSync(out, { recursive: true });
-  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, op, input, out, '--device', device, '--quiet', '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const r = await timed(['-v', process.execPath, cli, op, input, out, '--device', device, '--quiet', '--json']);
   const peak = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1]);
   const summary = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { processed?: number; images_per_s?: number; seconds?: number };
-  rows.push({ images: n, device, op, exit: r.status, peakRssMiB: Math.round(peak / 1024), processed: summary.processed, seconds: summary.seconds, imagesPerS: summary.images_per_s });
+  rows.push({ images: n, device, op, exit: r.status, peakRssMiB: Math.round(peak / 1024), peakAnonMiB: Math.round(r.anonKiB / 1024), processed: summary.processed, seconds: summary.seconds, imagesPerS: summary.images_per_s });
   rmSync(out, { recursive: true, force: true });
 }
 console.log(JSON.stringify({ large, rows }, null, 1));
+
+/** /usr/bin/time with `args`: its output, and the peak RssAnon of the process it runs (its child), polled. */
+async function timed(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string; anonKiB: number }> {
+  const p = spawn('/usr/bin/time', args);
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  let anonKiB = 0;
+  const poll = setInterval(() => {
+    try {
+      const child = readFileSync(`/proc/${p.pid}/task/${p.pid}/children`, 'utf8').trim();
+      const status = readFileSync(`/proc/${child}/status`, 'utf8');
+      anonKiB = Math.max(anonKiB, Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0));
+    } catch {
+      /* not started yet, or gone */
+    }
+  }, 100);
+  const status = await new Promise<number | null>((resolve) => p.on('close', resolve));
+  clearInterval(poll);
+  return { status, stdout, stderr, anonKiB };
+}

@@ -88,7 +88,8 @@ export async function runBatch(name: string, cmd: ImageOperation, inputs: string
   const t0 = now();
   const todo = await pending(jobs, records, o);
   const skipped = jobs.length - todo.length;
-  if (hooks.skipped) for (const j of jobs.filter((j) => !todo.includes(j))) hooks.skipped(j);
+  const due = new Set(todo); // not todo.includes per job: quadratic in a folder of thousands
+  if (hooks.skipped) for (const j of jobs.filter((j) => !due.has(j))) hooks.skipped(j);
   const codecs = new CodecPool(hooks.tuning?.codecThreads);
   const lane = lanePool(o, exec, cmd, params, todo, hooks);
   try {
@@ -392,7 +393,12 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const elu0 = performance.eventLoopUtilization();
   let tally: LoopTally;
   try {
-    tally = await eachImage(source, step, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal, lane, stop: o.stop, failed: o.failed });
+    // A failed image's start is forgotten too (only a done one's was: a folder of damaged files grew the map).
+    const failed = (job: Job, e: unknown) => {
+      started.delete(job);
+      o.failed?.(job, e);
+    };
+    tally = await eachImage(source, step, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal, lane, stop: o.stop, failed });
   } finally {
     await source.drain((img) => { if (img instanceof GpuImage) img.release(); });
   }
