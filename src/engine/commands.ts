@@ -66,3 +66,13 @@ export async function commandOfSteps(steps: StepsSpec): Promise<CommandOfSteps> 
   const params = { steps: resolved };
   return { name: 'pipeline', cmd: PIPELINE, params, prepared: await paramsAsRun(PIPELINE, params) };
 }
+
+/**
+ * Whether `op` with `params` is made only of steps whose CPU path is light (OpDeclaration.light: equalize, gamma, the
+ * Otsu and isodata thresholds): what batch's CPU lane takes by default, and what a single image runs on the CPU under
+ * --device auto. An operation of no image steps (detection, histogram) is not.
+ */
+export function lightSteps(op: Pick<Operation, 'steps'>, params: Record<string, unknown>): boolean {
+  const steps = op.steps(params);
+  return steps.length > 0 && steps.every((s) => OPERATIONS[s.op]?.light(s.params) === true);
+}

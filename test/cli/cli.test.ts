@@ -88,7 +88,8 @@ test('bad input: one-line errors with distinct exit codes', async () => {
 
 test('--device auto without an adapter falls back to the CPU with one whole warning', () => {
   // No Vulkan driver at all (the loader finds none): Dawn has no adapter to offer.
-  const r = spawnSync(process.execPath, [BIN, 'equalize', fixture('images', 'coins.png'), join(tmp, 'auto.png')], { encoding: 'utf8', env: { ...process.env, VK_ICD_FILENAMES: join(tmp, 'no-such-icd.json'), VK_DRIVER_FILES: join(tmp, 'no-such-icd.json') } });
+  // CLAHE: not light, so auto looks for a GPU (one image through light steps runs on the CPU without looking).
+  const r = spawnSync(process.execPath, [BIN, 'clahe', fixture('images', 'coins.png'), join(tmp, 'auto.png')], { encoding: 'utf8', env: { ...process.env, VK_ICD_FILENAMES: join(tmp, 'no-such-icd.json'), VK_DRIVER_FILES: join(tmp, 'no-such-icd.json') } });
   assert.equal(r.status, 0, r.stderr);
   const warnings = r.stderr.split('\n').filter((l) => l.startsWith('warning:'));
   assert.equal(warnings.length, 1, r.stderr);
@@ -105,11 +106,11 @@ test('an adapter asked for by name that does not exist is exit 4 with --device a
   assert.equal(spawnSync(process.execPath, [BIN, 'equalize', fixture('images', 'coins.png'), join(tmp, 'named.png'), '--device', 'cpu'], { encoding: 'utf8', env }).status, 0);
 });
 
-test('--device auto on a software adapter (lavapipe) runs on the CPU and says so; --device gpu and --adapter still use it', async (t) => {
+test('--device auto on a software adapter (lavapipe) runs on the CPU and says so (CLAHE, not light); --device gpu and --adapter still use it', async (t) => {
   const gpu = await gpuOrSkip(t);
   if (!gpu) return;
   const img = fixture('images', 'coins.png');
-  const auto = cli('equalize', img, join(tmp, 'sw-auto.png'), '--json');
+  const auto = cli('clahe', img, join(tmp, 'sw-auto.png'), '--json');
   assert.equal(auto.status, 0, auto.stderr);
   if (!gpu.adapter.software) {
     assert.notEqual(JSON.parse(auto.stdout).gpu, null, 'a hardware adapter is taken by auto');
@@ -120,12 +121,32 @@ test('--device auto on a software adapter (lavapipe) runs on the CPU and says so
   const notes = auto.stderr.split('\n').filter((l) => l.trim() && !/artificially reduced/.test(l));
   assert.equal(notes.length, 1, auto.stderr);
   assert.match(notes[0], /^note: --device auto runs on the CPU: the GPU adapter \(.+\) is a software rasterizer, slower than the CPU path; --device gpu uses it anyway$/);
-  const forced = JSON.parse(cli('equalize', img, join(tmp, 'sw-gpu.png'), '--device', 'gpu', '--json').stdout);
+  const forced = JSON.parse(cli('clahe', img, join(tmp, 'sw-gpu.png'), '--device', 'gpu', '--json').stdout);
   assert.notEqual(forced.gpu, null);
-  const named = cli('equalize', img, join(tmp, 'sw-named.png'), '--adapter', gpu.adapter.device.split('-')[0] || 'llvmpipe', '--json');
+  const named = cli('clahe', img, join(tmp, 'sw-named.png'), '--adapter', gpu.adapter.device.split('-')[0] || 'llvmpipe', '--json');
   assert.equal(named.status, 0, named.stderr);
   assert.notEqual(JSON.parse(named.stdout).gpu, null, 'an adapter asked for by name is used');
   assert.ok(readFileSync(join(tmp, 'sw-auto.png')).equals(readFileSync(join(tmp, 'sw-gpu.png'))), 'same output either way');
+});
+
+test('--device auto runs one image through light steps only (equalize, a gamma | Otsu pipeline) on the CPU, silently; --device gpu and --adapter still take the GPU', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img = fixture('images', 'coins.png');
+  for (const [args, out] of [[['equalize'], 'light-eq'], [['pipeline'], 'light-pipe']] as const) {
+    const extra = args[0] === 'pipeline' ? ['gamma --gamma 0.5 | threshold --method otsu'] : [];
+    const auto = cli(...args, img, join(tmp, `${out}-auto.png`), ...extra, '--json');
+    assert.equal(auto.status, 0, auto.stderr);
+    const j = JSON.parse(auto.stdout);
+    assert.equal(j.gpu, null, `${out}: auto runs on the CPU`);
+    assert.equal(j.adapter, null, `${out}: no GPU device was made`);
+    assert.equal(auto.stderr.split('\n').filter((l) => l.trim() && !/artificially reduced/.test(l)).length, 0, auto.stderr);
+    const forced = cli(...args, img, join(tmp, `${out}-gpu.png`), ...extra, '--device', 'gpu', '--json');
+    assert.notEqual(JSON.parse(forced.stdout).gpu, null);
+    assert.ok(readFileSync(join(tmp, `${out}-auto.png`)).equals(readFileSync(join(tmp, `${out}-gpu.png`))), `${out}: same output either way`);
+  }
+  const named = cli('equalize', img, join(tmp, 'light-named.png'), '--adapter', gpu.adapter.device.split('-')[0] || 'llvmpipe', '--json');
+  assert.notEqual(JSON.parse(named.stdout).gpu, null, 'an adapter asked for by name is used');
 });
 
 // CI builds the native pieces (IMGPU_REQUIRE_NATIVE=1), which capture them; elsewhere the test says why it skips.

@@ -22,7 +22,7 @@ import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import type { BatchSummary, ProgressSink } from './report.js';
 import { CpuLane, defaultLaneSize, SplitQueue } from './lane.js';
-import { OPERATIONS } from '../../ops/registry.js';
+import { lightSteps } from '../commands.js';
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runImages). */
 export const IMAGES_IN_FLIGHT = 1;
@@ -444,6 +444,6 @@ export function laneSize(
   const photos = 2 * todo.filter((j) => isJpegName(j.input) && isJpegName(j.output)).length >= todo.length;
   // Steps whose CPU path may cost far more than the codec (filters, morphology, CLAHE, windowed thresholds:
   // OpDeclaration.light) could leave the batch waiting on the lane's first images, taken before any rate was measured.
-  const light = cmd.steps(params).every((s) => OPERATIONS[s.op]?.light(s.params) === true);
+  const light = lightSteps(cmd, params);
   return exec.auto && jpegAutoOnGpu && photos && light && !shard ? defaultLaneSize() : 0;
 }
