@@ -1,7 +1,7 @@
 /**
  * Volumes beyond memory: `node dist/bench/volumes.js [--shape 1024x1024x512] [--chunks 64] [--compressors raw,zstd]
  * [--levels 4] [--device gpu] [--memory 8G] [--dir /tmp/imgpu-volumes] [--out volumes] [--disk-mib 2048]
- * [--chunk-threads 0,16] [--runs copy,gauss,gauss-f32]`.
+ * [--chunk-threads 0,16] [--runs copy,gauss,gauss-f32,dask]`.
  *
  * A generated uint16 volume (smooth structures plus seeded noise, so it compresses like real data) written as an
  * OME-Zarr 0.4 of `--chunks`³ chunks, once per compressor; then, each in a process of its own (the CLI, as a user
@@ -11,13 +11,15 @@
  * - gauss: `imgpu filter in.zarr out.zarr --filter gauss:2 --saturate --levels L --device D --memory M` — Zarr on
  *   disk → Gaussian σ 2 → Zarr with the pyramid, uint16 out (the copy's bytes);
  * - gauss-f32: the same without --saturate (float32 out: twice the bytes written).
+ * - dask: the anchor, bench/volumes_dask.py (what dask-image's gaussian_filter does: dask's map_overlap of scipy's,
+ *   uint16 out, then the pyramid by dask), with the largest difference from imgpu's Gaussian (kept for it).
  * Each run once per `--chunk-threads` count (the CLI's flag: 0 = chunks on the main thread; default: the CLI's
  * default, the machine's cores). Reported: wall seconds, GB/s of logical voxels (input bytes: voxels × 2 / s), peak resident memory (getrusage,
  * from the CLI's --json), and the disk's own sequential write (fsync'd) and read bandwidth from a `--disk-mib` file
  * (the read may come from the page cache: said as measured). Writes bench/results/<out>.json.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, fsyncSync, mkdirSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +87,22 @@ const memory = arg('memory', `${Math.floor(totalmem() / 4 / 2 ** 20)}M`);
 const dir = arg('dir', '/tmp/imgpu-volumes');
 const threadCounts = arg('chunk-threads', '').split(',').filter(Boolean);
 const which = new Set(arg('runs', 'copy,gauss,gauss-f32').split(','));
+/**
+ * The dask anchor (bench/volumes_dask.py: dask-image's gaussian_filter, a map_overlap of scipy's, and the pyramid by
+ * dask) on the same input, threads = the cores; compared with imgpu's Gaussian where one was kept.
+ */
+function daskRow(compressor: string, src: string, imgpuOut: string): Record<string, unknown> {
+  // The first Python that has dask and zarr (Debian's python3-dask where a pyenv's python3 comes first on PATH).
+  const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import dask, zarr, scipy']).status === 0);
+  if (!python) return { compressor, run: 'dask', error: 'no python3 with dask, zarr and scipy' };
+  const py = spawnSync(python, ['bench/volumes_dask.py', src, join(dir, 'dask.zarr'), '--sigma', '2', '--levels', levels, '--compressor', compressor, ...(existsSync(imgpuOut) ? ['--compare', imgpuOut] : [])], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (py.status !== 0) return { compressor, run: 'dask', error: (py.stderr || String(py.error)).slice(-400) };
+  const r = JSON.parse(py.stdout.trim().split('\n').pop()!) as { seconds: number; peakRssMiB: number };
+  const row = { compressor, run: 'dask', ...r, GBs: +(logical / r.seconds / 1e9).toFixed(3) };
+  console.log(`  dask       map_overlap of scipy's gaussian_filter  ${r.seconds} s  ${row.GBs} GB/s of logical voxels  peak RSS ${r.peakRssMiB} MiB  ${JSON.stringify(r)}`);
+  return row;
+}
+
 const logical = w * h * d * 2;
 mkdirSync(dir, { recursive: true });
 
@@ -109,10 +127,12 @@ for (const compressor of compressors) {
       const row = { compressor, run: name, chunkThreads: Number(json.chunkThreads), readAhead: json.readAhead, seconds: +seconds.toFixed(2), GBs: +(logical / seconds / 1e9).toFixed(3), peakRssMiB: Math.round(Number(json.peakRssBytes) / 2 ** 20), slabs: Number(json.slabs), slabPlanes: Number(json.slabPlanes) };
       rows.push(row);
       console.log(`  ${name.padEnd(9)} ${String(row.chunkThreads).padStart(3)} chunk threads${row.readAhead ? ' (read ahead)' : ''}  ${row.seconds} s  ${row.GBs} GB/s of logical voxels  peak RSS ${row.peakRssMiB} MiB  (${row.slabs} slabs of ${row.slabPlanes} planes)`);
-      rmSync(args[2], { recursive: true, force: true });
+      // The last Gaussian is kept for the dask anchor's comparison.
+      if (!(name === 'gauss' && which.has('dask'))) rmSync(args[2], { recursive: true, force: true });
     }
   }
-  rmSync(src, { recursive: true, force: true });
+  if (which.has('dask')) rows.push(daskRow(compressor, src, join(dir, 'gauss.zarr')));
+  for (const f of [src, join(dir, 'gauss.zarr'), join(dir, 'dask.zarr')]) rmSync(f, { recursive: true, force: true });
 }
 const out = join('bench', 'results', `${arg('out', 'volumes')}.json`);
 mkdirSync(join('bench', 'results'), { recursive: true });
