@@ -632,7 +632,9 @@ const cliFamily: Family = {
     const dir = mkdtempSync(join(tmpdir(), 'imgpu-parity-cli-'));
     try {
       const [cmd, ...flags] = c.params.args as string[];
-      const input = join(dir, c.src.dtype === 'float32' ? 'in.npy' : 'in.png');
+      // A colour source goes as TIFF: its gray read is OpenCV's cvtColor rule, the references' own; a colour PNG read
+      // gray is libpng's rgb_to_gray, as cv2.imread does it (other weights: test/io/png-libpng.test.ts checks that).
+      const input = join(dir, c.src.dtype === 'float32' ? 'in.npy' : c.src.channels > 1 ? 'in.tif' : 'in.png');
       if (c.src.dtype === 'float32') writeFileSync(input, encodeNpy(c.src));
       else await writeImage(input, c.src);
       const out = join(dir, 'out.npy');
