@@ -6,7 +6,7 @@ import type { CpuPool, TaskHandle } from '../core/cpu/pool.js';
 import type { Image } from '../core/image.js';
 import { readImage, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { runPipeline, type PipelineStep } from '../ops/pipeline.js';
-import { RecycledBuffers, type LaneDone } from './codec-pool.js';
+import { COLLECT_BYTES, RecycledBuffers, SharedGarbage, type LaneDone } from './codec-pool.js';
 import { fullGc } from './gc.js';
 import { loadPointKernels } from './native-kernels.js';
 
@@ -27,6 +27,9 @@ const onePool: CpuPool = { size: 1, native: loadPointKernels(), run: async (t, a
 
 let processed = 0;
 let collect: (() => void) | undefined;
+// A CPU lane's images are processed here whole: their outputs and intermediates are this thread's fresh shared
+// buffers, which this thread's own collections free (SharedGarbage).
+const garbage = new SharedGarbage(COLLECT_BYTES, () => (collect ??= fullGc())());
 
 /**
  * Reads `path`, runs `steps` on the CPU, writes the output to `out` (atomically, as every write); returns the
@@ -39,6 +42,7 @@ async function processWhole(job: Extract<Job, { kind: 'process' }>): Promise<Lan
   const r = await runPipeline(img, job.steps, { pool: onePool });
   await writeImage(job.out, r.output, job.write);
   buffers.give(img.data.buffer);
+  if (r.output.data.buffer !== img.data.buffer) garbage.drop(r.output.data.byteLength);
   return { ms: performance.now() - t, first: processed++ === 0, ...(img.warnings?.length ? { warnings: img.warnings } : {}) };
 }
 

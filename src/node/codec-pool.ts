@@ -79,6 +79,12 @@ export class RecycledBuffers {
 }
 
 /**
+ * The CPU path's output bytes written between full garbage collections (SharedGarbage). Measured on 12–24 MP photos
+ * (docs/memory.md): 256 MiB peaked at 705–933 MiB RSS, 128 MiB at 584–642, at the same speed.
+ */
+export const COLLECT_BYTES = 128 * 2 ** 20;
+
+/**
  * Collects garbage once `budget` bytes of fresh shared pixel memory have been dropped since the last collection.
  * V8 does not count SharedArrayBuffers towards its memory pressure (node/gc.ts), so a batch of large photos on the
  * CPU path — each operation's output and intermediates a new shared buffer, held by the main thread, the CPU pool's

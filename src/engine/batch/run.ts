@@ -10,7 +10,7 @@ import { KernelTimer } from '../../core/gpu/timer.js';
 import { writeAtomically, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
-import { CodecPool, RecycledBuffers, SharedGarbage } from '../../node/codec-pool.js';
+import { CodecPool, COLLECT_BYTES, RecycledBuffers, SharedGarbage } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import { runOperation, type EngineRunOptions, type ImageOperation } from '../../core/op.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
@@ -51,12 +51,6 @@ export interface BatchTuning {
   /** bytes of CPU outputs written between garbage collections in every thread (SharedGarbage) @default COLLECT_BYTES */
   collectBytes?: number;
 }
-
-/**
- * The CPU path's output bytes written between full garbage collections (SharedGarbage): the shared buffers left
- * resident between two are about this much again for the operations' intermediates. 256 MiB: 4–7 photos of 12–24 MP.
- */
-export const COLLECT_BYTES = 256 * 2 ** 20;
 
 /** What a batch tells its caller as it runs (the library prints nothing): events, and where it stops. */
 export interface BatchHooks {
