@@ -1,6 +1,7 @@
 /**
  * Memory under load (issue 39 item 6), outside CI: `node dist/bench/memory.js [--counts 2000,5000,20000]
- * [--device cpu|gpu] [--op equalize] [--dir /tmp/imgpu-memory] [--large]`. Writes a folder of small photos
+ * [--device cpu|gpu] [--op equalize] [--dir /tmp/imgpu-memory] [--large] [--cli path/to/bin/imgpu.js]` (--cli: another
+ * build's launcher, e.g. a copy of bin/ and dist/ from before a change, for A/B runs under the same load). Writes a folder of small photos
  * (64×64..256×256 crops of scikit-image's chelsea, PNG and JPEG alternately, seeded: the same files on every machine;
  * with --large, 12–24 MP JPEGs mirror-tiled from it) once per count, outside the repository, then runs the CLI batch
  * (`imgpu <op> <folder> <out> --device … --quiet --json`) on each under /usr/bin/time -v and prints, per count, the
@@ -46,7 +47,7 @@ for i in range(n):
         cv2.imwrite(name, np.ascontiguousarray(im[:, :, ::-1]))
 `;
 
-const cli = join(import.meta.dirname, '..', '..', 'bin', 'imgpu.js');
+const cli = arg('cli', join(import.meta.dirname, '..', '..', 'bin', 'imgpu.js'));
 const rows = [];
 for (const n of counts) {
   const input = join(dir, `${large ? 'large' : 'small'}-${n}`);
