@@ -1,8 +1,9 @@
 /**
  * Memory under load (issue 39 item 6), outside CI: `node dist/bench/memory.js [--counts 2000,5000,20000]
- * [--device cpu|gpu] [--op equalize] [--dir /tmp/imgpu-memory] [--large]`. Writes a folder of small photos
+ * [--device cpu|gpu] [--op equalize] [--dir /tmp/imgpu-memory] [--large] [--cli path/to/bin/imgpu.js]` (--cli: another
+ * build's launcher, e.g. a copy of bin/ and dist/ from before a change, for A/B runs under the same load). Writes a folder of small photos
  * (64×64..256×256 crops of scikit-image's chelsea, PNG and JPEG alternately, seeded: the same files on every machine;
- * with --large, 12–24 MP JPEGs mirror-tiled from it) once per count, outside the repository, then runs the CLI batch
+ * with --large, 12–24 MP JPEGs at q90 mirror-tiled from it) once per count, outside the repository, then runs the CLI batch
  * (`imgpu <op> <folder> <out> --device … --quiet --json`) on each under /usr/bin/time -v and prints, per count, the
  * process's peak resident memory, its peak anonymous memory (RssAnon polled from /proc every 100 ms: unlike RSS it
  * does not drop when other processes' page cache evicts node's own code, as it did on the shared machine), wall
@@ -43,10 +44,10 @@ for i in range(n):
         im = src[y:y + h, x:x + w]
         name = f'{out}/{i:05d}.' + ('png' if i % 2 else 'jpg')
     if not os.path.exists(name):
-        cv2.imwrite(name, np.ascontiguousarray(im[:, :, ::-1]))
+        cv2.imwrite(name, np.ascontiguousarray(im[:, :, ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90 if large else 95])
 `;
 
-const cli = join(import.meta.dirname, '..', '..', 'bin', 'imgpu.js');
+const cli = arg('cli', join(import.meta.dirname, '..', '..', 'bin', 'imgpu.js'));
 const rows = [];
 for (const n of counts) {
   const input = join(dir, `${large ? 'large' : 'small'}-${n}`);

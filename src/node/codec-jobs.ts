@@ -6,12 +6,13 @@ import type { CpuPool, TaskHandle } from '../core/cpu/pool.js';
 import type { Image } from '../core/image.js';
 import { readImage, writeImage, type ReadOptions, type WriteOptions } from '../io/index.js';
 import { runPipeline, type PipelineStep } from '../ops/pipeline.js';
-import { RecycledBuffers, type LaneDone } from './codec-pool.js';
+import { COLLECT_BYTES, RecycledBuffers, SharedGarbage, type LaneDone } from './codec-pool.js';
+import { fullGc } from './gc.js';
 import { loadPointKernels } from './native-kernels.js';
 
 type Job = { id: number; kind: 'read'; path: string; opts: ReadOptions } | { id: number; kind: 'write'; path: string; image: Image; opts: WriteOptions }
   | { id: number; kind: 'process'; path: string; out: string; steps: PipelineStep[]; read: ReadOptions; write: WriteOptions }
-  | { kind: 'recycle'; buffer: SharedArrayBuffer };
+  | { kind: 'recycle'; buffer: SharedArrayBuffer } | { kind: 'gc' };
 
 // Buffers handed back by the main thread (CodecPool.recycle): decoding goes into one of them.
 const buffers = new RecycledBuffers(4);
@@ -25,6 +26,10 @@ const inline = <A, R>(task: TaskHandle<A, R>, args: A): R => task.fn(args);
 const onePool: CpuPool = { size: 1, native: loadPointKernels(), run: async (t, a) => inline(t, a), runLocal: inline, close: async () => {} };
 
 let processed = 0;
+let collect: (() => void) | undefined;
+// A CPU lane's images are processed here whole: their outputs and intermediates are this thread's fresh shared
+// buffers, which this thread's own collections free (SharedGarbage).
+const garbage = new SharedGarbage(COLLECT_BYTES, () => (collect ??= fullGc())());
 
 /**
  * Reads `path`, runs `steps` on the CPU, writes the output to `out` (atomically, as every write); returns the
@@ -37,6 +42,7 @@ async function processWhole(job: Extract<Job, { kind: 'process' }>): Promise<Lan
   const r = await runPipeline(img, job.steps, { pool: onePool });
   await writeImage(job.out, r.output, job.write);
   buffers.give(img.data.buffer);
+  if (r.output.data.buffer !== img.data.buffer) garbage.drop(r.output.data.byteLength);
   return { ms: performance.now() - t, first: processed++ === 0, ...(img.warnings?.length ? { warnings: img.warnings } : {}) };
 }
 
@@ -46,6 +52,11 @@ parentPort!.on('message', (job: Job) => void handle(job));
 async function handle(job: Job): Promise<void> {
   if (job.kind === 'recycle') {
     buffers.give(job.buffer);
+    return;
+  }
+  if (job.kind === 'gc') {
+    // CodecPool.collect: the shared pixel buffers this worker encoded or was handed are garbage here too (node/gc.ts).
+    (collect ??= fullGc())();
     return;
   }
   try {

@@ -79,6 +79,32 @@ export class RecycledBuffers {
 }
 
 /**
+ * The CPU path's output bytes written between full garbage collections (SharedGarbage). Measured on 12–24 MP photos
+ * (docs/memory.md): 256 MiB peaked at 705–933 MiB RSS, 128 MiB at 584–642, at the same speed.
+ */
+export const COLLECT_BYTES = 128 * 2 ** 20;
+
+/**
+ * Collects garbage once `budget` bytes of fresh shared pixel memory have been dropped since the last collection.
+ * V8 does not count SharedArrayBuffers towards its memory pressure (node/gc.ts), so a batch of large photos on the
+ * CPU path — each operation's output and intermediates a new shared buffer, held by the main thread, the CPU pool's
+ * workers and the codec worker that encoded it — kept them resident until some collection happened to run: peak RSS
+ * grew with the number of photos (docs/memory.md). `collect` runs in every thread that held them.
+ */
+export class SharedGarbage {
+  private dropped = 0;
+  constructor(private readonly budget: number, private readonly collect: () => void) {}
+
+  /** `bytes` of shared memory are no longer referenced by the batch. */
+  drop(bytes: number): void {
+    this.dropped += bytes;
+    if (this.dropped < this.budget) return;
+    this.dropped = 0;
+    this.collect();
+  }
+}
+
+/**
  * The bytes of the file at `path`, read into memory from `host` (a RecycledBuffers), for the caller to give back once
  * read: a batch's input files, whose fresh Buffer per photo (fs.readFile) added external memory that V8 answers with
  * full collections on the main thread (0.5–0.9 s of a 210-photo batch's on the H100, with the files written).
@@ -180,6 +206,14 @@ export class CodecPool {
   recycle(buffer: ArrayBufferLike): void {
     if (!recyclable(buffer) || this.workers.length === 0) return; // no worker has decoded into one yet
     this.workers[this.turn++ % this.workers.length].postMessage({ kind: 'recycle', buffer });
+  }
+
+  /**
+   * A full garbage collection in every worker, queued behind its jobs: an output image written here came in a
+   * shared buffer, which stays resident until every thread that held it has collected (node/gc.ts).
+   */
+  collect(): void {
+    for (const w of this.workers) w.postMessage({ kind: 'gc' });
   }
 
   read(path: string, opts: ReadOptions): Promise<Image> {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { bufferClass, RecycledBuffers } from '../../src/node/codec-pool.js';
+import { bufferClass, RecycledBuffers, SharedGarbage } from '../../src/node/codec-pool.js';
 
 // Issue 39 item 6: a batch's resident memory is bounded independent of its count (docs/memory.md).
 
@@ -49,4 +49,13 @@ test('recycled pixel buffers of photos of many sizes: the free ones kept are at 
   assert.ok(keptBytes <= keep * Math.max(...sizes), `${keptBytes} bytes kept, more than ${keep} of the largest (${keep * Math.max(...sizes)})`);
   // The most recent classes are the ones kept: the last photo's buffer comes back.
   assert.ok(again[0] === given.at(-1), 'the last given is kept');
+});
+
+test('shared pixel memory dropped: a full collection in every thread once per budget of bytes, not per image nor never (V8 does not count shared buffers: a batch of large photos grew with its count)', () => {
+  let collections = 0;
+  const garbage = new SharedGarbage(100, () => collections++);
+  for (let i = 0; i < 10; i++) garbage.drop(30); // 300 bytes: past 100 at the 4th and the 8th drop
+  assert.equal(collections, 2);
+  garbage.drop(100); // 60 carried over since the 8th, then 100 more: one budget reached
+  assert.equal(collections, 3);
 });

@@ -10,7 +10,7 @@ import { KernelTimer } from '../../core/gpu/timer.js';
 import { writeAtomically, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
-import { CodecPool, RecycledBuffers } from '../../node/codec-pool.js';
+import { CodecPool, COLLECT_BYTES, RecycledBuffers, SharedGarbage } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import { runOperation, type EngineRunOptions, type ImageOperation } from '../../core/op.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
@@ -48,6 +48,8 @@ export interface BatchTuning {
   laneNice?: number;
   /** codec worker threads @default the cores less two, 2–16 */
   codecThreads?: number;
+  /** bytes of CPU outputs written between garbage collections in every thread (SharedGarbage) @default COLLECT_BYTES */
+  collectBytes?: number;
 }
 
 /** What a batch tells its caller as it runs (the library prints nothing): events, and where it stops. */
@@ -182,6 +184,11 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // --jpeg gpu: the coefficients of the photos being decoded ahead and encoded behind, in recycled host memory
   // rather than one mapped GPU buffer each (node/jpeg-gpu-decode.ts HostBuffers).
   const coefficients = new RecycledBuffers(32);
+  // The CPU path's outputs and intermediates are fresh shared buffers: collected in every thread every so many bytes.
+  const garbage = new SharedGarbage(o.tuning?.collectBytes || COLLECT_BYTES, () => {
+    void exec.pool.collect?.();
+    codecs.collect();
+  });
   // --jpeg resolved once for the context ('auto': the GPU's on a hardware adapter), for the reads and the writes alike.
   const jpegPath = exec.gpu ? resolveJpegPath(o.jpeg ?? 'auto', exec.gpu) : 'cpu';
   // The JPEG kernels this batch will use compile while its first photos are read, all at once (prepareJpegGpu says why).
@@ -293,6 +300,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       // Images go to the codec workers (batch runs image commands only: ImageOperation).
       await codecs.write(job.output, out, o.write);
       if (recycle) outputs.give(out.data.buffer);
+      else garbage.drop(out.data.byteLength);
       await o.written(job, doneHow(job, path));
     };
   }
