@@ -83,14 +83,16 @@ export class FileImages<J extends LoopJob, I = Image> implements ImageSource<J, 
     return got instanceof Error ? { job: r.job, error: got } : { job: r.job, img: got };
   }
 
-  /** The read next() hands out, removed from `reads`: the oldest, or by `order` 'ready' the oldest finished one. */
+  /**
+   * The read next() hands out, once finished, removed from `reads`: the oldest, or by `order` 'ready' the oldest
+   * finished one (the first to finish when none has yet).
+   */
   private async takeRead(): Promise<PendingRead<J, I>> {
-    if (this.order === 'ready' && !this.reads[0].ready) {
-      if (!this.reads.some((x) => x.ready)) await Promise.race(this.reads.map((x) => x.img));
-      const i = this.reads.findIndex((x) => x.ready);
-      if (i > 0) return this.reads.splice(i, 1)[0];
-    }
-    return this.reads.shift()!;
+    if (this.order === 'ready' && !this.reads.some((x) => x.ready)) await Promise.race(this.reads.map((x) => x.img));
+    const i = this.order === 'ready' ? Math.max(0, this.reads.findIndex((x) => x.ready)) : 0;
+    const [r] = this.reads.splice(i, 1);
+    await r.img;
+    return r;
   }
 
   /** Reads started and not yet taken by next(): jobs this source holds besides its queue's. */
