@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { now } from '../../core/timings.js';
 import type { JobQueue, LoopJob, SideLane } from './loop.js';
 
@@ -35,16 +34,6 @@ export class SplitQueue<J extends LoopJob> {
   takeSmallest(): J | undefined {
     return this.head < this.tail ? this.jobs[--this.tail] : undefined;
   }
-}
-
-/**
- * Images the lane processes at once by default: half the cores — the rest stay with the main thread, the GPU
- * driver's threads and the GPU's images' reads and writes (libuv). Measured on the H200 machine (16 cores, 210
- * photos of 1–24 MP, docs/jpeg.md): 8 ahead of 4 and 6 in 6 of 6 pairs; 12 and 14 took more from the GPU's side
- * than they added.
- */
-export function defaultLaneSize(): number {
-  return Math.floor(availableParallelism() / 2);
 }
 
 /** Before any image of the lane has finished: CPU milliseconds per byte of JPEG input (a guess on the slow side). */

@@ -35,8 +35,7 @@ export interface BatchOptions {
   jpeg?: JpegPathOption;
   /**
    * --cpu-lane: images processed whole on the CPU at once beside the GPU, the smallest first (batch/lane.ts); 'auto':
-   * half the cores with --device auto and --jpeg auto on a hardware GPU for JPEG photos and light steps (laneSize),
-   * else none; 0: none. Not part of the recipe: either side gives the same bytes. @default 'auto'
+   * none (measured faster without, laneSize); 0: none. Not part of the recipe: either side gives the same bytes. @default 'auto'
    */
   cpuLane?: number | 'auto';
 }

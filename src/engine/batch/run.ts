@@ -21,8 +21,7 @@ import { traced } from '../../node/trace.js';
 import { eachImage, FileImages, type LoopTally } from './loop.js';
 import { noImages, pending, plan, prepareOutputFolder, saveRecords, type BatchOptions, type Job } from './plan.js';
 import type { BatchSummary, ProgressSink } from './report.js';
-import { CpuLane, defaultLaneSize, SplitQueue } from './lane.js';
-import { lightSteps } from '../commands.js';
+import { CpuLane, SplitQueue } from './lane.js';
 
 /** Images a batch processes at once, on the GPU or the CPU (measured: see the loop in runImages). */
 export const IMAGES_IN_FLIGHT = 1;
@@ -93,7 +92,7 @@ export async function runBatch(name: string, cmd: ImageOperation, inputs: string
   const due = new Set(todo); // not todo.includes per job: quadratic in a folder of thousands
   if (hooks.skipped) for (const j of jobs.filter((j) => !due.has(j))) hooks.skipped(j);
   const codecs = new CodecPool(hooks.tuning?.codecThreads);
-  const lane = lanePool(o, exec, cmd, params, todo, hooks);
+  const lane = lanePool(o, exec, hooks);
   try {
     const progress: ProgressSink = { update: (written, failed, bytes) => hooks.progress?.(written, failed, todo.length, bytes) };
     progress.update(0, 0, 0); // the total known, before the first image
@@ -431,30 +430,21 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
 
 /**
  * The codec workers of a batch's CPU lane (lane.ts), as many as it processes images at once: --cpu-lane N as asked
- * where the GPU runs the command alone (not --device cpu or both); 'auto' — the default — defaultLaneSize() where the
- * main thread is what bounds the batch, as measured: --device auto on a hardware GPU with the JPEG arithmetic there
- * (--jpeg auto), JPEGs to JPEGs for at least half the jobs, steps light on the CPU (equalize, gamma, global thresholds), one
- * process (not a shard of --jobs); otherwise none
- * (--device gpu and --jpeg gpu ask for the GPU for every image). The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
+ * where the GPU runs the command alone (not --device cpu or both). 'auto' — the default — is none: since reads are
+ * taken as they finish, the GPU side alone was faster on every light operation measured (H200, 200 photos, three
+ * processes each: Otsu 1.90 s against 2.08 s with the lane, equalize 1.94/2.29, gamma 2.05/2.35, the pipeline
+ * 2.17/2.31; docs/throughput.md), and a lane that takes a large photo late makes the GPU wait (Otsu once 3.5 s).
+ * The workers run at the lowest priority (nice 19): they take the cores the GPU's side leaves idle, not its
  * main thread's or its file reads' and writes' (tuning.laneNice overrides, for measurements).
  */
-function lanePool(o: BatchOptions, exec: Execution, cmd: ImageOperation, params: Record<string, unknown>, todo: readonly Job[], hooks: BatchHooks): CodecPool | undefined {
-  const size = laneSize(o, exec, cmd, params, todo, hooks.shard !== undefined);
+function lanePool(o: BatchOptions, exec: Execution, hooks: BatchHooks): CodecPool | undefined {
+  const size = laneSize(o, exec);
   return size > 0 ? new CodecPool(size, hooks.tuning?.laneNice ?? 19) : undefined;
 }
 
 /** The CPU lane's size for a batch (lanePool says when it has one). */
-export function laneSize(
-  o: Pick<BatchOptions, 'cpuLane' | 'jpeg'>, exec: Pick<Execution, 'gpu' | 'cpu' | 'auto'>, cmd: Pick<ImageOperation, 'steps'>, params: Record<string, unknown>,
-  todo: readonly Pick<Job, 'input' | 'output'>[], shard = false,
-): number {
+export function laneSize(o: Pick<BatchOptions, 'cpuLane'>, exec: Pick<Execution, 'gpu' | 'cpu'>): number {
   const asked = o.cpuLane ?? 'auto';
-  if (!asked || !exec.gpu || exec.cpu) return 0;
-  if (asked !== 'auto') return asked;
-  const jpegAutoOnGpu = (o.jpeg ?? 'auto') === 'auto' && resolveJpegPath('auto', exec.gpu) === 'gpu';
-  const photos = 2 * todo.filter((j) => isJpegName(j.input) && isJpegName(j.output)).length >= todo.length;
-  // Steps whose CPU path may cost far more than the codec (filters, morphology, CLAHE, windowed thresholds:
-  // OpDeclaration.light) could leave the batch waiting on the lane's first images, taken before any rate was measured.
-  const light = lightSteps(cmd, params);
-  return exec.auto && jpegAutoOnGpu && photos && light && !shard ? defaultLaneSize() : 0;
+  if (asked === 'auto' || !asked || !exec.gpu || exec.cpu) return 0;
+  return asked;
 }
