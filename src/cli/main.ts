@@ -43,6 +43,8 @@ const COMMON = `Common options:
                                   JPEG input, gpu or cpu)
 ${JPEG_HELP}
 ${FAIL_ON_HELP}
+  --keep-gray                     a gray PNG/JPEG/TIFF stays one channel under filter, morph, gamma and CLAHE (default:
+                                  three equal channels, as cv2.imread gives it, so the output is OpenCV's)
   --max-volume-bytes <n>          the most bytes of voxel data a .nii.gz may declare, checked from its header before
                                   inflating (default 4294967296: 4 GiB); more is refused, exit 3
 ${ZARR_HELP}
@@ -57,12 +59,10 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --jobs <n>                      split the batch over n processes, each with its own GPU device and share of the
                                   cores (default 1; a GPU batch is paced by one process's main thread)
   --cpu-lane <n|auto>             images processed whole on the CPU at once beside the GPU, the smallest first, while
-                                  the GPU takes the largest (default auto: half the cores with --device auto and
-                                  --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or global
-                                  threshold steps, else 0); the same bytes either way
+                                  the GPU takes the largest (default auto: none, measured faster); the same bytes
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', ...ZARR_FLAGS];
-const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', 'keep-gray', ...ZARR_FLAGS];
+const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite', 'keep-gray'];
 
 /** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
 function cpuLaneOption(flags: Map<string, string>): number | 'auto' {
@@ -210,7 +210,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
   // OME-Zarr to OME-Zarr: chunk range by chunk range within --memory (a .zarr on one side only is read or written whole).
   if (outPath && inputs.length === 1 && isZarrPath(inPath) && isZarrPath(outPath) && ALL_OPERATIONS[name]) return runZarrOp(ALL_OPERATIONS[name], inPath, outPath, prepared, flags);
   if (outPath && cmd.writes && !isZarrPath(inPath) && (await isBatch(inputs, outPath))) {
-    const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags), ...lenient }, write };
+    const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags), ...lenient, ...(flags.has('keep-gray') ? { colour: false } : {}) }, write };
     const o: BatchOptions = {
       recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
       ...codec, recipe: batchRecipe(name, params, codec), jpeg, cpuLane,
@@ -219,7 +219,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
     const steps = name === 'pipeline' ? (params.chain as string) : [{ op: name, params }];
     const batchFlags: BatchFlags = {
       inputs, out: outPath, recursive: o.recursive, overwrite: o.overwrite, quiet: o.quiet, json, format: flags.get('format'), raw: codec.read.raw,
-      failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane,
+      failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane, ...(flags.has('keep-gray') ? { keepGray: true } : {}),
     };
     // --jobs N: N processes acquire their devices as the flags say; this one acquires none.
     if (jobs > 1) return await runBatchCommand(steps, { device: (flags.get('device') ?? 'auto') as DeviceChoice, adapter: flags.get('adapter'), backend: flags.get('backend'), threads: num('threads') }, { ...batchFlags, processes: jobs });
@@ -235,14 +235,15 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
   if (outPath && cmd.writes) await checkWritable(outPath); // known before reading or computing anything
   const layout = rawLayout(flags);
   // The input is read and decoded (off the main thread: file reads, sharp, the JPEG codec) while the device is created.
-  const reading = readInputs(inPath, cmd, flags, { gray: !colour, raw: layout, ...lenient });
+  const channels = { gray: !colour, colour: colour && !flags.has('keep-gray') };
+  const reading = readInputs(inPath, cmd, flags, { ...channels, raw: layout, ...lenient });
   const exec = await acquireBeside(reading, flags, singleImageDevice(cmd, params, flags));
   const { img, images } = await reading;
   let onGpu: JpegOnGpu | undefined;
   try {
     for (const w of exec.warnings) console.error(w);
     // --jpeg gpu: a JPEG input decoded on the GPU, resident, for the GPU run (the CPU run reads `img`).
-    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, colour, jpeg, undefined, lenient.failOn) : undefined;
+    onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, inPath, channels, jpeg, undefined, lenient.failOn) : undefined;
     const results: Record<string, OpResult<unknown>> = {};
     const gpuInput = (onGpu?.image ?? img) as Image;
     for (let r = 0; r < repeat; r++) {

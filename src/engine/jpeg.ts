@@ -3,10 +3,12 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { InvalidArgumentError } from '../core/errors.js';
+import { replicatedGpu } from '../core/gpu/colour.js';
 import type { GpuContext } from '../core/gpu/context.js';
 import type { DeviceResult } from '../core/gpu/run.js';
 import type { OpResult } from '../core/timings.js';
 import { jpegCoefDecoder, jpegCoefProblem } from '../io/jpeg-coef.js';
+import type { ReadOptions } from '../io/index.js';
 import { checkFailOn, exifOrientation, isJpeg, nativeJpeg, type FailOn } from '../io/jpeg.js';
 import { readFileInto } from '../node/codec-pool.js';
 import { traced } from '../node/trace.js';
@@ -62,13 +64,17 @@ export function gpuJpegEncoderHere(say: NoteSink = stderrNotes): boolean {
  * rule). A fallback to the CPU is said once (to `say`). `host`: a
  * batch's recycled memory for the coefficients (node/jpeg-gpu-decode.ts HostBuffers).
  */
-export async function jpegInputOnGpu(ctx: GpuContext, path: string, colour: boolean, opt: JpegPathOption, host?: HostBuffers, failOn?: FailOn, say: NoteSink = stderrNotes): Promise<JpegOnGpu | undefined> {
+export async function jpegInputOnGpu(
+  ctx: GpuContext, path: string, read: Pick<ReadOptions, 'gray' | 'colour'>, opt: JpegPathOption, host?: HostBuffers, failOn?: FailOn, say: NoteSink = stderrNotes,
+): Promise<JpegOnGpu | undefined> {
   if (resolveJpegPath(opt, ctx) !== 'gpu' || !isJpegName(path)) return undefined;
   // The file in the batch's recycled memory too (readFileInto says why), given back once decoded.
   const buf = await traced('file-read', path, () => (host ? readFileInto(path, host) : readFile(path)));
   try {
     if (!isJpeg(buf)) return undefined;
-    const r = await readJpegToGpu(ctx, buf, path, !colour, { jpeg: opt, async: true, host, failOn });
+    const r = await readJpegToGpu(ctx, buf, path, !!read.gray, { jpeg: opt, async: true, host, failOn });
+    // A gray photo as cv2.imread(IMREAD_COLOR) gives it, where the operation takes colour (ReadOptions.colour).
+    if (r && read.colour && !read.gray && r.image.channels === 1) r.image = await replicatedGpu(r.image, 3);
     if (r?.fallback) noteOnce(say, r.fallback, `${path}: ${r.fallback}`);
     else if (!r && exifOrientation(buf) !== 1) noteOnce(say, 'EXIF orientation', `${path}: an EXIF orientation (applied on the host)`);
     return r;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
 import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
+import { replicated } from '../core/colour.js';
 import { toGray, validateImage, type Image } from '../core/image.js';
 import { checkHolds, folderExtensions, formatByExtension, formatOfFile, writableExtensions, type ImageFormat } from './formats/index.js';
 import { nodeCodec } from './formats/node.js';
@@ -48,6 +49,13 @@ export interface ReadOptions {
    * formats, and JPEG when the native codec is not built, convert RGB → gray bit-identically to cv2.cvtColor.
    */
   gray?: boolean;
+  /**
+   * An 8-bit gray picture (PNG, JPEG, TIFF: the formats of planes, as cv2.imread reads them) as three equal
+   * channels, as cv2.imread(path, IMREAD_COLOR) returns it: what the operations taking colour (filters, morphology,
+   * gamma, CLAHE) are given, so their output is OpenCV's 3-channel one. 16-bit and float images, volumes and colour
+   * images are unchanged. Ignored with `gray`. @default false
+   */
+  colour?: boolean;
   /** Layout of a headerless .raw file (shape and dtype). */
   raw?: RawLayout;
   /**
@@ -105,11 +113,12 @@ export async function readImage(path: string, opts: ReadOptions = {}): Promise<I
 export async function decodeImageFile(bytes: Uint8Array, path: string, opts: ReadOptions = {}): Promise<Image> {
   // A Uint8Array in the signature: the package's declarations must compile without Node's types (test/package).
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const codec = nodeCodec(formatOfFile(path, buf));
+  const format = formatOfFile(path, buf);
+  const codec = nodeCodec(format);
   if (!codec.decode) throw new UnsupportedFormatError(`${path}: imgpu does not read this format from a file's bytes`);
   const img = await codec.decode(buf, path, opts);
   validateImage(img, path);
-  if (!opts.gray) return img;
+  if (!opts.gray) return opts.colour && format.volume === 'never' && img.channels === 1 && img.dtype === 'uint8' ? replicated(img, 3) : img;
   const gray = toGray(img);
   return img.warnings ? { ...gray, warnings: img.warnings } : gray;
 }

@@ -206,8 +206,8 @@ test('a batch\'s JPEG input on the GPU path: the file read into the batch\'s rec
   const allocs: number[] = [];
   let given = 0;
   const host = { alloc: (n: number) => (allocs.push(n), recycled.alloc(n)), give: (b: ArrayBufferLike) => (given++, recycled.give(b)) };
-  const batch = await jpegInputOnGpu(ctx, path, false, 'gpu', host);
-  const single = await jpegInputOnGpu(ctx, path, false, 'gpu');
+  const batch = await jpegInputOnGpu(ctx, path, { gray: true }, 'gpu', host);
+  const single = await jpegInputOnGpu(ctx, path, { gray: true }, 'gpu');
   assert.ok(batch && single, 'decoded on the GPU');
   assert.equal(allocs.filter((n) => n === statSync(path).size).length, 1, `the file in host memory (allocations: ${allocs})`);
   assert.equal(given, allocs.length, 'every buffer given back');

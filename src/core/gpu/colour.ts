@@ -4,7 +4,9 @@ import type { GpuContext } from './context.js';
 import { grid1d } from './dispatch.js';
 import { GpuImage } from './gpu-image.js';
 import { bindingRanges, rangeBinding } from './limits.js';
-import type { Bindings, Recording } from './recording.js';
+import type { Binding } from './bindings.js';
+import { Recording, type Bindings } from './recording.js';
+import { KernelTimer } from './timer.js';
 import { acquireStorage } from './transfer.js';
 import { ColourParams, colourWgsl } from './wgsl/colour.js';
 
@@ -17,7 +19,7 @@ import { ColourParams, colourWgsl } from './wgsl/colour.js';
  */
 
 const WG = 256;
-type Entry = 'to_gray' | 'to_luma' | 'from_luma' | 'to_channel' | 'set_channel';
+type Entry = 'to_gray' | 'to_luma' | 'from_luma' | 'to_channel' | 'set_channel' | 'replicate';
 
 class ColourGpuPlan {
   private constructor(private readonly ctx: GpuContext, private readonly dtype: 'uint8' | 'uint16', private readonly pipelines: Record<Entry, GPUComputePipeline>) {}
@@ -25,7 +27,7 @@ class ColourGpuPlan {
   static prepare(ctx: GpuContext, dtype: 'uint8' | 'uint16'): Promise<ColourGpuPlan> {
     return ctx.plan(`colour:${dtype}`, async () => {
       const code = colourWgsl(dtype);
-      const entries: Entry[] = ['to_gray', 'to_luma', 'from_luma', 'to_channel', 'set_channel'];
+      const entries: Entry[] = ['to_gray', 'to_luma', 'from_luma', 'to_channel', 'set_channel', 'replicate'];
       const made = await Promise.all(entries.map((e) => ctx.pipeline(`colour-${dtype}`, code, e, { WG })));
       return new ColourGpuPlan(ctx, dtype, Object.fromEntries(entries.map((e, i) => [e, made[i]])) as Record<Entry, GPUComputePipeline>);
     });
@@ -36,25 +38,31 @@ class ColourGpuPlan {
    * of 256 pixels: whole words of every array, aligned offsets). `plane` is the 1-channel array (written by to_gray,
    * to_luma and to_channel, read by from_luma and set_channel), `colour` the c-channel one (read; from_luma and
    * set_channel write into `out`). `k`, `first`: the channel of to_channel/set_channel, and set_channel's first pass.
+   * replicate reads the plane alone (`colour` unused) and writes `out`.
    */
   encode(rec: Recording, entry: Entry, n: number, c: number, colour: GPUBuffer, plane: GPUBuffer, out: GPUBuffer, k = 0, first = true): void {
     const bpp = bytesPerElement(this.dtype), per = 4 / bpp;
     const ranges = bindingRanges(this.ctx, n, c * bpp);
     rec.split(ranges.length);
     const whole = ranges.length === 1;
-    const writesColour = entry === 'from_luma' || entry === 'set_channel';
+    const writesColour = entry === 'from_luma' || entry === 'set_channel' || entry === 'replicate';
     for (const r of ranges) {
-      const src = rangeBinding(colour, r, c * bpp, whole);
       const planeRange = rangeBinding(plane, r, bpp, whole);
       // from_luma: one invocation per PER pixels writing c words; the others: one per word written.
       const words = Math.ceil((r.count * (writesColour ? c : 1) * bpp) / 4);
       const invocations = entry === 'from_luma' ? Math.ceil(r.count / per) : words;
       const [x, y] = grid1d(this.ctx, Math.max(1, Math.ceil(invocations / WG)));
       const P = rec.uniform(ColourParams, { n: r.count, c, words, k, first: first ? 1 : 0 });
-      const buffers: Bindings = writesColour ? { src, luma: planeRange, dst: rangeBinding(out, r, c * bpp, whole), P } : { src, dst: planeRange, P };
+      const dst = rangeBinding(out, r, c * bpp, whole);
+      const buffers: Bindings = entry === 'replicate' ? { luma: planeRange, dst, P } : bindings(rangeBinding(colour, r, c * bpp, whole), planeRange, writesColour ? dst : undefined, P);
       rec.dispatch(`colour.${entry}`, this.pipelines[entry], buffers, x, y);
     }
   }
+}
+
+/** The bindings of the entries that read the colour image: `dst` where they write colour, else the plane written. */
+function bindings(src: Binding, plane: Binding, dst: Binding | undefined, P: Binding): Bindings {
+  return dst ? { src, luma: plane, dst, P } : { src, dst: plane, P };
 }
 
 function checkColour(img: GpuImage, what: string): 'uint8' | 'uint16' {
@@ -125,4 +133,35 @@ export async function mergeChannelsGpu(colour: GpuImage, planes: GpuImage[], rec
   const g = new GpuImage(colour.ctx, out, [...colour.shape] as Shape, colour.channels, dtype);
   if (colour.geometry) g.geometry = colour.geometry;
   return g;
+}
+
+/**
+ * A new resident image (pooled) of `channels` equal channels, each the 8- or 16-bit plane `img`: a gray photo as
+ * cv2.imread(IMREAD_COLOR) returns it (BGR/RGB alike: every channel the same), for the operations that take colour.
+ */
+export async function replicateGpu(img: GpuImage, channels: 3 | 4, rec: Recording): Promise<GpuImage> {
+  if (img.channels !== 1 || img.dtype === 'float32') throw new UnsupportedDtypeError(`gray as colour on the GPU takes an 8- or 16-bit plane, got ${img.channels} channel(s) ${img.dtype}`);
+  const plan = await ColourGpuPlan.prepare(img.ctx, img.dtype);
+  const n = pixelCount(img.shape);
+  const out = acquireStorage(img.ctx, n * channels * bytesPerElement(img.dtype), 'colour');
+  plan.encode(rec, 'replicate', n, channels, img.buffer, img.buffer, out);
+  const g = new GpuImage(img.ctx, out, [...img.shape] as Shape, channels, img.dtype);
+  if (img.geometry) g.geometry = img.geometry;
+  return g;
+}
+
+/** replicateGpu recorded and submitted on its own, `img` released: a gray photo decoded on the GPU made colour. */
+export async function replicatedGpu(img: GpuImage, channels: 3 | 4): Promise<GpuImage> {
+  return img.ctx.scoped('gray as colour', async () => {
+    const timer = new KernelTimer(img.ctx, false);
+    try {
+      const rec = new Recording(img.ctx, timer, 'gray as colour', true);
+      const out = await replicateGpu(img, channels, rec);
+      rec.submit();
+      img.release();
+      return out;
+    } finally {
+      timer.destroy();
+    }
+  });
 }

@@ -76,6 +76,12 @@ export interface BatchOptions extends BatchTuning {
   failOn?: FailOn;
   /** layout of headerless .raw inputs */
   raw?: RawLayout;
+  /**
+   * A gray PNG/JPEG/TIFF stays one channel under the operations that take colour (filters, morphology, gamma, CLAHE);
+   * by default it is read as three equal channels, as cv2.imread gives it, and the output is OpenCV's (ReadOptions.colour).
+   * @default false
+   */
+  keepGray?: boolean;
   /** PNG zlib level 0–9 @default 1 */
   compression?: number;
   /** JPEG quality 1–100 @default 95 */
@@ -203,7 +209,7 @@ async function runEngine(steps: StepsSpec, o: BatchOptions, emit: (e: BatchEvent
   const { name, cmd, params, prepared } = await commandOfSteps(steps);
   const failOn = o.failOn ?? 'warning';
   // The default adds nothing to the read options (nor to the recipe: outputs made before stay up to date).
-  const codec = { format: batchFormat(o.format), read: { raw: o.raw, ...(failOn === 'warning' ? {} : { failOn }) }, write };
+  const codec = { format: batchFormat(o.format), read: { raw: o.raw, ...(failOn === 'warning' ? {} : { failOn }), ...(o.keepGray ? { colour: false } : {}) }, write };
   const plan: PlanOptions = {
     // Staged inputs keep their ids' folders: all of them are walked.
     recursive: Array.isArray(o.inputs) ? (o.recursive ?? false) : true, overwrite: o.overwrite ?? false, quiet: true, json: true, ...codec,

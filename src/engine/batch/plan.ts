@@ -48,7 +48,8 @@ export type Job = RecordedJob;
  * output format and read/write options, as canonical JSON (keys sorted, so the order of flags does not matter).
  */
 export function batchRecipe(op: string, params: Record<string, unknown>, o: Pick<BatchOptions, 'format' | 'read' | 'write'>): string {
-  return canonicalJson({ op, params, format: o.format ?? null, raw: o.read.raw ?? null, write: o.write });
+  // A gray input kept gray (--keep-gray) makes another output than the default's three channels.
+  return canonicalJson({ op, params, format: o.format ?? null, raw: o.read.raw ?? null, write: o.write, ...(o.read.colour === false ? { keepGray: true } : {}) });
 }
 
 function canonicalJson(v: unknown): string {

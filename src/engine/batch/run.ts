@@ -352,7 +352,9 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // workers, so `window` images are read ahead and `window` written behind.
   const window = o.tuning?.window || Math.max(2, Math.min(16, exec.pool.size));
   const colour = cmd.readsColour(params);
-  const read = { ...o.read, gray: !colour };
+  // A gray photo is read as three equal channels where the command takes colour, as cv2.imread gives it, unless the
+  // caller keeps it gray (read.colour false: --keep-gray).
+  const read = { ...o.read, gray: !colour, colour: colour && o.read.colour !== false };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const huffmanPaths: Record<string, number> = {};
@@ -360,7 +362,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   const noteWarnings = (file: string, warnings?: readonly string[]) => warnings?.length && warned.push({ file, warnings });
   const reader = async (j: Job): Promise<Image | GpuImage> => {
     started.set(j, now());
-    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, colour, jpegPath, coefficients, o.read.failOn, exec.note) : undefined;
+    const onGpu = exec.gpu ? await jpegInputOnGpu(exec.gpu, j.input, read, jpegPath, coefficients, o.read.failOn, exec.note) : undefined;
     if (isJpegName(j.input)) jpegPaths[onGpu?.jpeg ?? 'cpu'] = (jpegPaths[onGpu?.jpeg ?? 'cpu'] ?? 0) + 1;
     if (onGpu?.huffman) huffmanPaths[onGpu.huffman] = (huffmanPaths[onGpu.huffman] ?? 0) + 1;
     if (onGpu) {

@@ -14,7 +14,8 @@ import { gridWgsl } from './grid.js';
  *   function of its pixels, and the conversion back reads them where it reads the alpha anyway;
  * - `to_channel`: channel `k` of an RGB(A) image as a plane, `set_channel`: a plane written as channel `k` of the
  *   colour image `dst` (the other channels from `src` on the first pass, `first`, else kept): the 'planes' colour rule
- *   (filters and morphology per channel, as OpenCV works on a 3-channel image) without leaving the device.
+ *   (filters and morphology per channel, as OpenCV works on a 3-channel image) without leaving the device;
+ * - `replicate`: a plane as every channel of a c-channel image (a gray photo as cv2.imread(IMREAD_COLOR) gives it).
  * Samples lie packed in u32 words (8-bit: four a word, 16-bit: two); an invocation makes one output word of a plane
  * (PER pixels) or one group of PER colour pixels (C words). `n` pixels of `c` channels; words beyond the output's are
  * never written (a buffer holds whole 16-byte vectors, no more).
@@ -83,6 +84,20 @@ fn set_channel(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) 
       let s = w * PER + q;
       let v = select((old >> (q * BITS)) & MASK, luma_at(s / P.c), s % P.c == P.k && s < P.n * P.c);
       packed |= v << (q * BITS);
+    }
+    dst[w] = packed;
+  }
+}
+
+/** One word of the c-channel image whose every channel is the plane \`luma\`. */
+@compute @workgroup_size(WG)
+fn replicate(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let stride = linear_group_count(nwg) * WG;
+  for (var w = linear_group_id(wid, nwg) * WG + li; w < P.words; w += stride) {
+    var packed = 0u;
+    for (var q = 0u; q < PER; q++) {
+      let s = w * PER + q;
+      if (s < P.n * P.c) { packed |= luma_at(s / P.c) << (q * BITS); }
     }
     dst[w] = packed;
   }
