@@ -44,7 +44,7 @@ export function noticeSharpPng(): void {
     ? 'To get it: install libpng-dev and a C compiler (scripts/install-system-deps.sh), then run `npm run build`.'
     : 'This copy of the package has no prebuilt decoder that loads here.';
   process.emitWarning(
-    `imgpu's native PNG decoder is not available (dist/native/${MODULE_FILE}: ${problem}), so PNG goes through sharp, ` +
+    `imgpu's native PNG codec is not available (dist/native/${MODULE_FILE}: ${problem}), so PNG goes through sharp, ` +
       'which decodes slower than libpng (cv2.imread\'s library); gray reads of colour PNGs with a gAMA or sRGB chunk ' +
       'differ from cv2.imread(IMREAD_GRAYSCALE) (libpng converts those through its gamma tables), and written PNGs hold ' +
       `the same pixels as cv2.imwrite's in other bytes. ${remedy}`,
