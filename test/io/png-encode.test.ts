@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { inflateSync } from 'node:zlib';
+import { UnsupportedFormatError } from '../../src/core/errors.js';
 import { nativePng } from '../../src/io/formats/png-native.js';
 import { readImage, writeImage } from '../../src/io/index.js';
 import { CodecPool } from '../../src/node/codec-pool.js';
@@ -62,6 +63,17 @@ test("a given compression is IMWRITE_PNG_COMPRESSION's: libpng's adaptive filter
     }
     // Without a level the same image is written with cv2's default, not as level 1 is: Sub on every row.
     assert.deepEqual(new Set(filters(filteredRows(await rewrite(dir, 'rgb8_level1')))), new Set([1]), 'by default: Sub on every row');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a row wider than libpng writes (1,000,000 pixels, as for cv2.imwrite) is an UnsupportedFormatError, and no file is left', { skip }, async () => {
+  const dir = scratch();
+  try {
+    const wide = { data: new Uint8Array(1_000_001), shape: [1, 1_000_001] as [number, number], channels: 1 as const, dtype: 'uint8' as const };
+    await assert.rejects(writeImage(join(dir, 'wide.png'), wide), (e: Error) => e instanceof UnsupportedFormatError && /libpng: Invalid IHDR/.test(e.message));
+    assert.deepEqual(readdirSync(dir), [], 'nothing written');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -98,5 +98,10 @@ const CV2_DEFAULT_LEVEL = -1;
 export function encodePngNative(png: PngBinding, img: Image, compression?: number): Uint8Array {
   const [h, w] = planeSize(img.shape);
   const bytes = new Uint8Array(img.data.buffer, img.data.byteOffset, img.data.byteLength);
-  return png.encode(bytes, w, h, img.channels as 1 | 3 | 4, img.dtype === 'uint16' ? 16 : 8, compression ?? CV2_DEFAULT_LEVEL);
+  try {
+    return png.encode(bytes, w, h, img.channels as 1 | 3 | 4, img.dtype === 'uint16' ? 16 : 8, compression ?? CV2_DEFAULT_LEVEL);
+  } catch (e) {
+    // What libpng refuses to write (as cv2.imwrite does): a row wider than its limit of 1,000,000 pixels.
+    throw new UnsupportedFormatError(`cannot write a ${w}×${h} image as PNG (${(e as Error).message})`);
+  }
 }
