@@ -1,7 +1,7 @@
 /**
  * The throughput matrix and start-up (issue 40 items 1 and 5):
  * `npm run bench -- --throughput [--dir /dev/shm/imgpu-tp] [--images 32] [--procs 3] [--startup 7]
- *  [--folders jpeg-cv2,jpeg-sharp,png] [--ops equalize,otsu,…] [--out throughput]`
+ *  [--folders jpeg-cv2,jpeg-sharp,png] [--ops equalize,otsu,…] [--imgpu BUILD] [--out throughput]`
  *
  * Folders (made once, deterministically; bench/throughput_folders.py): real photographs of several sources mirror-tiled
  * to 2–24 MP, written by libjpeg through cv2 (quality 95, every sampling layout, gray, progressive, restart markers,
@@ -11,6 +11,9 @@
  * 16-process cv2 pool (bench/batch_anchors.py) over the same folder, timed in-process and as a whole process; and how
  * many outputs are byte-identical to the pool's. Start-up: `--startup` rounds of one 512×512 image through
  * `imgpu --device cpu`, `--device gpu` and python + cv2, each a whole process, interleaved.
+ * `--imgpu BUILD` runs another build's CLI (BUILD/bin/imgpu.js; bench/build-at.sh makes one of any commit) for a
+ * before/after in the same folders. The JSON also records which PNG and zlib libraries cv2 was built with, and Node's
+ * zlib (the one libpng binds to in imgpu's process): PNG bytes are equal only where the deflate code is.
  * Writes bench/results/<out>.json, <out>.svg and <out>.md (the table, worst cell first).
  */
 import { spawnSync } from 'node:child_process';
@@ -39,6 +42,8 @@ const OPS: Record<string, { args: string[]; cv2: string }> = {
   box: { args: ['filter', '--filter', 'box:5', '--saturate', '--border', 'reflect101'], cv2: 'box' },
 };
 const FOLDERS = ['jpeg-cv2', 'jpeg-sharp', 'png'];
+/** The CLI timed: this checkout's, or `--imgpu`'s build's. */
+const IMGPU_BIN = join(arg('imgpu', '.'), 'bin', 'imgpu.js');
 
 /** imgpu's command line for an operation over `src` into `out`: `@` marks where the pipeline's text goes after them. */
 function imgpuArgs(op: string, src: string, out: string): string[] {
@@ -137,7 +142,7 @@ async function cell(dir: string, folder: string, op: string, procs: number): Pro
   let last: Record<string, unknown> | undefined, error: string | undefined;
   for (let k = 0; k < procs; k++) {
     rmSync(out, { recursive: true, force: true });
-    const r = timed(process.execPath, ['bin/imgpu.js', ...imgpuArgs(op, src, out), '--json', '--quiet']);
+    const r = timed(process.execPath, [IMGPU_BIN, ...imgpuArgs(op, src, out), '--json', '--quiet']);
     const j = lastJson(r.stdout);
     if (!j || typeof j.images_per_s !== 'number') {
       error = r.stderr;
@@ -195,6 +200,16 @@ function startupRounds(rounds: number, dir: string): Record<string, unknown> {
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { ...spread(v.wall_ms.slice(1)), first_ms: v.wall_ms[0], all_ms: v.wall_ms.map(Math.round), startup: v.startup }]));
 }
 
+const CV2_CODECS = `import cv2, json
+lines = [l.strip() for l in cv2.getBuildInformation().splitlines() if l.strip().lower().startswith(('zlib', 'png'))]
+print(json.dumps({'version': cv2.__version__, 'libraries': lines}))`;
+
+/** cv2's PNG and zlib libraries (its build information) and Node's zlib: what decides whether PNG bytes can agree. */
+function codecLibraries(): Record<string, unknown> {
+  const r = timed('python3', ['-c', CV2_CODECS]);
+  return { cv2: lastJson(r.stdout) ?? { error: r.stderr }, node_zlib: process.versions.zlib, imgpu: IMGPU_BIN };
+}
+
 const f1 = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
 const range = (s: Spread | null) => (s ? `${f1(s.median)} (${f1(s.min)}–${f1(s.max)})` : '–');
 
@@ -219,7 +234,7 @@ export async function throughput(): Promise<void> {
   for (const o of ops) if (!OPS[o]) throw new Error(`--ops: unknown ${o} (known: ${Object.keys(OPS).join(', ')})`);
   const name = arg('out', 'throughput');
   mkdirSync('bench/results', { recursive: true });
-  const result: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, images: count, procs };
+  const result: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, images: count, procs, codecs: codecLibraries() };
   const save = (cells: Record<string, unknown>[]) => {
     writeFileSync(`bench/results/${name}.json`, JSON.stringify({ ...result, cells }, null, 2));
     writeFileSync(`bench/results/${name}.md`, table(cells));

@@ -9,8 +9,9 @@
 //   memory, the 8-bit histogram and LUT passes (native/point.c), the colour conversions (native/colour.c) and CLAHE's
 //   interpolation (native/clahe.c; float32 steps as OpenCV's, -ffp-contract=off), on one pool of threads
 //   (native/pool.c); and the capture of Dawn's notices on stderr (native/stderr.c);
-// - imgpu-png.node: the PNG decoder (native/png.c, libpng 1.6 as cv2.imread calls it: its gray reads too), its own
-//   module so that a machine without libpng16 keeps every other piece, libpng copied beside it;
+// - imgpu-png.node: the PNG codec (native/png.c, libpng 1.6 as cv2.imread calls it, its gray reads too, and as
+//   cv2.imwrite calls it: its bytes), its own module so that a machine without libpng16 keeps every other piece,
+//   libpng copied beside it;
 // - imgpu-jpegenc.node: the entropy coding of the GPU JPEG encoder (native/coef-encode.c, libjpeg's
 //   jpeg_write_coefficients), with Debian's libjpeg.so.62 copied beside it as the codec's library is.
 // The three JPEG modules share their Node-API glue (async work behind promises, Buffers, errors): native/napi-util.c.
@@ -87,15 +88,15 @@ if (!libjpeg) {
   else console.warn('imgpu: GPU JPEG encoder\'s entropy coder failed to compile; JPEG encodes on the CPU');
 }
 
-// PNG through libpng, as cv2.imread reads it (libpng-dev).
+// PNG through libpng, as cv2.imread reads it and cv2.imwrite writes it (libpng-dev).
 const libpng = systemLibrary('libpng16', 'libpng16.so.16', 'png.h');
 if (!libpng) {
-  console.warn('imgpu: native PNG decoder not built (needs libpng-dev: scripts/install-system-deps.sh); PNG decodes through sharp, whose gray reads differ from cv2\'s');
+  console.warn('imgpu: native PNG codec not built (needs libpng-dev: scripts/install-system-deps.sh); PNG goes through sharp, whose gray reads and written bytes differ from cv2\'s');
 } else if (build(['png.c', 'napi-util.c'], 'imgpu-png.node', [libpng, '-Wl,-rpath,$ORIGIN'])) {
   copyBeside(libpng, 'libpng16.so.16');
-  console.log(`imgpu: native PNG decoder built (${libpng})`);
+  console.log(`imgpu: native PNG codec built (${libpng})`);
 } else {
-  console.warn('imgpu: native PNG decoder failed to compile; PNG decodes through sharp');
+  console.warn('imgpu: native PNG codec failed to compile; PNG goes through sharp');
 }
 
 if (build(['module.c', 'pool.c', 'copy.c', 'point.c', 'colour.c', 'clahe.c', 'stderr.c', 'napi-util.c'], 'imgpu-native.node', ['-pthread', '-ffp-contract=off'])) console.log('imgpu: native copies and point kernels built');

@@ -37,7 +37,8 @@ const COMMON = `Common options:
   --threads <n>                   CPU worker threads (default: cores, at most 16)
   --repeat <n>                    run n times and report the last run (the first includes shader compilation)
   --shape <WxH[xD]> --dtype <uint8|uint16|float32>   layout of a headerless .raw input
-  --compression <0-9>             PNG zlib level (default 1, as OpenCV: fast; 6–9 smaller and several times slower)
+  --compression <0-9>             PNG zlib level, as cv2.imwrite's IMWRITE_PNG_COMPRESSION (default: cv2's own,
+                                  level 1, Sub filter, RLE: its bytes; 6–9 smaller and several times slower)
   --quality <1-100>               JPEG quality (default 95)
   --json                          print one JSON object on stdout instead of text (with "jpeg": the path that decoded a
                                   JPEG input, gpu or cpu)

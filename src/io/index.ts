@@ -180,8 +180,9 @@ export async function writeAtomically(path: string, bytes: Uint8Array): Promise<
 
 export interface WriteOptions {
   /**
-   * PNG zlib level 0–9. @default 1 — OpenCV's imwrite default: measured on the H100 machine, sharp took 1756 ms
-   * to write an 8K PNG at level 6 and 339 ms at level 1, for files a few percent larger.
+   * PNG zlib level 0–9, as cv2.imwrite's IMWRITE_PNG_COMPRESSION (libpng's adaptive row filters at that level).
+   * @default cv2.imwrite's own default: zlib level 1, strategy Z_RLE, every row Sub-filtered — its bytes exactly
+   * (docs/formats.md). Higher levels are a few percent smaller and several times slower.
    */
   compression?: number;
   /** JPEG quality 1–100. @default 95 */

@@ -82,7 +82,7 @@ export interface BatchOptions extends BatchTuning {
    * @default false
    */
   keepGray?: boolean;
-  /** PNG zlib level 0–9 @default 1 */
+  /** PNG zlib level 0–9, as cv2.imwrite's IMWRITE_PNG_COMPRESSION. @default cv2.imwrite's own (level 1, Sub filter, Z_RLE) */
   compression?: number;
   /** JPEG quality 1–100 @default 95 */
   quality?: number;

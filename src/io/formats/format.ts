@@ -63,7 +63,7 @@ export interface DecodeOptions {
 
 /** What an encoder is told: the format's own knobs. */
 export interface EncodeOptions {
-  /** PNG zlib level 0–9. @default 1 (OpenCV's imwrite default) */
+  /** PNG zlib level 0–9 (IMWRITE_PNG_COMPRESSION). @default cv2.imwrite's default: level 1, Z_RLE, Sub filter */
   compression?: number;
   /** JPEG quality 1–100. @default 95 */
   quality?: number;

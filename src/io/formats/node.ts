@@ -1,7 +1,7 @@
-// Node's codecs for the registered formats where Node has one of its own: imgpu's libpng decoder for PNG
-// (formats/png-native.ts), sharp/libvips for TIFF, for writing PNG, and for reading PNG or JPEG where imgpu's native
-// decoders are not built, the native libjpeg-turbo codec for JPEG (io/jpeg.ts), zlib for
-// NIfTI, and .raw (io/volume.ts). Every other format (.npy, a DICOM slice) runs its portable codec in Node too.
+// Node's codecs for the registered formats where Node has one of its own: imgpu's libpng binding for PNG
+// (formats/png-native.ts), sharp/libvips for TIFF and for PNG or JPEG where imgpu's native codecs are not built, the
+// native libjpeg-turbo codec for JPEG (io/jpeg.ts), zlib for NIfTI, and .raw (io/volume.ts). Every other format
+// (.npy, a DICOM slice) runs its portable codec in Node too.
 import type Sharp from 'sharp';
 import { InvalidArgumentError, UnsupportedFormatError } from '../../core/errors.js';
 import { allocPixels, planeSize, type Channels, type Image } from '../../core/image.js';
@@ -12,7 +12,7 @@ import { decodeNifti, decodeRaw, encodeNifti } from '../volume.js';
 import type { DecodeOptions, EncodeOptions, FormatCodec, ImageFormat } from './format.js';
 import { jpeg } from './jpeg.js';
 import { libpngGray } from './png.js';
-import { decodePngNative, nativePng, noticeSharpPng } from './png-native.js';
+import { decodePngNative, encodePngNative, nativePng, noticeSharpPng } from './png-native.js';
 import { RAW_LAYOUT } from './raw.js';
 
 let sharpModule: Promise<typeof Sharp> | undefined;
@@ -92,8 +92,9 @@ const vipsRead: FormatCodec = { decode: (bytes, name, opts) => decodeRaster(buff
 const raster = (kind: 'png' | 'tiff'): FormatCodec => ({ ...vipsRead, encode: (img, opts) => encodeRaster(img, kind, opts) });
 
 /**
- * PNG: read by imgpu's libpng decoder (cv2.imread's pixels, gray reads included) where built, else by sharp (said
- * once), gray reads then converted as libpng converts a file without gamma; written by sharp.
+ * PNG: read and written by imgpu's libpng binding (cv2.imread's pixels, gray reads included; cv2.imwrite's bytes)
+ * where built, else by sharp (said once), gray reads then converted as libpng converts a file without gamma, writes
+ * the same pixels in other bytes.
  */
 const pngCodec: FormatCodec = {
   decode: (bytes, name, opts) => {
@@ -103,7 +104,12 @@ const pngCodec: FormatCodec = {
     noticeSharpPng();
     return decodeRaster(buf, name, opts.maxPixels).then((img) => (opts.gray ? libpngGray(img) : img));
   },
-  encode: (img, opts) => encodeRaster(img, 'png', opts),
+  encode: (img, opts) => {
+    const native = nativePng();
+    if (native) return encodePngNative(native, img, opts.compression);
+    noticeSharpPng();
+    return encodeRaster(img, 'png', opts);
+  },
 };
 
 /** JPEG: imgpu's libjpeg-turbo codec (cv2.imread's pixels, cv2.imwrite's bytes); sharp where it is not built or declines. */
