@@ -43,14 +43,8 @@ function sameFile(got: string, want: string, what: string): void {
   assert.ok(readFileSync(got).equals(readFileSync(want)), `${what}: ${got} is not the file cv2.imwrite wrote (${want})`);
 }
 
-/** The same pixels and channels (PNG: libvips and libpng write the same pixels in other bytes). */
-async function samePixels(got: string, want: string, what: string): Promise<void> {
-  const [a, b] = [await readImage(got), await readImage(want)];
-  assert.equal(a.channels, b.channels, `${what}: channels`);
-  assert.deepEqual(a.data, b.data, `${what}: pixels`);
-}
 
-test('a gray JPEG and a gray PNG under filter and morph give cv2.imread\'s three channels: the files cv2.imwrite writes (JPEG: byte for byte; PNG: its pixels), on the CPU', async () => {
+test('a gray JPEG and a gray PNG under filter and morph give cv2.imread\'s three channels: the files cv2.imwrite writes, byte for byte, on the CPU', () => {
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-gray3-'));
   for (const [input, ext] of [[GRAY_JPEG, '.jpg'], [GRAY_PNG, '.png']] as const) {
     cv2Files(dir, input, CV2, `.cv2${ext}`);
@@ -59,8 +53,7 @@ test('a gray JPEG and a gray PNG under filter and morph give cv2.imread\'s three
       const [cmd, ...rest] = args;
       const r = cli(cmd, ...(cmd === 'morph' ? [rest[0], input, out, ...rest.slice(1)] : [input, out, ...rest]), '--device', 'cpu');
       assert.equal(r.status, 0, r.stderr);
-      if (ext === '.jpg') sameFile(out, join(dir, `${name}.cv2${ext}`), `${name} of ${input}`);
-      else await samePixels(out, join(dir, `${name}.cv2${ext}`), `${name} of ${input}`);
+      sameFile(out, join(dir, `${name}.cv2${ext}`), `${name} of ${input}`);
     }
   }
 });
