@@ -1,13 +1,15 @@
 /**
  * The throughput matrix and start-up (issue 40 items 1 and 5):
  * `npm run bench -- --throughput [--dir /dev/shm/imgpu-tp] [--images 32] [--procs 3] [--startup 7]
- *  [--folders jpeg-cv2,jpeg-sharp,png] [--ops equalize,otsu,…] [--imgpu BUILD] [--out throughput]`
+ *  [--folders jpeg-cv2,jpeg-sharp,png] [--ops equalize,otsu,…] [--variants 'default;--cpu-lane 0'] [--imgpu BUILD] [--out throughput]`
  *
  * Folders (made once, deterministically; bench/throughput_folders.py): real photographs of several sources mirror-tiled
  * to 2–24 MP, written by libjpeg through cv2 (quality 95, every sampling layout, gray, progressive, restart markers,
  * EXIF orientation), by sharp/libvips (quality 80–90, optimised Huffman tables, 4:2:0 and 4:4:4), and as 8- and 16-bit
  * PNG. For every folder and operation: `--procs` imgpu processes one after another (batch mode, no flags: what a user
- * runs), each timed whole from spawn to exit (wall clock) beside its own `--json` images/s; as many runs of the
+ * runs), each timed whole from spawn to exit (wall clock) beside its own `--json` images/s — with `--variants`, each
+ * set of extra imgpu flags (`;` between sets, `default` for none) as a row of its own, the sets' processes taking
+ * turns in every round, against the same pool runs; as many runs of the
  * 16-process cv2 pool (bench/batch_anchors.py) over the same folder, timed in-process and as a whole process; and how
  * many outputs are byte-identical to the pool's. Start-up: `--startup` rounds of one 512×512 image through
  * `imgpu --device cpu`, `--device gpu` and python + cv2, each a whole process, interleaved.
@@ -122,8 +124,18 @@ async function sameFiles(out: string, ref: string): Promise<{ identical: number;
   return { identical: names.length - differ.length, same_pixels: pixels, of: names.length, differ: stillDiffer };
 }
 
-/** One cell: the pool `procs` times, imgpu `procs` times, identity of the last imgpu run with the pool's outputs. */
-async function cell(dir: string, folder: string, op: string, procs: number): Promise<Record<string, unknown>> {
+/** Extra imgpu flags of a variant: `default` (or nothing) is none. */
+const variantFlags = (v: string): string[] => (v.trim() === 'default' ? [] : v.trim().split(/\s+/).filter(Boolean));
+
+/** imgpu's runs of one variant in a cell: whole-process and in-process images/s, start-up, the last summary. */
+interface Runs { wall: number[]; inProcess: number[]; startup: number[]; last?: Record<string, unknown>; error?: string }
+
+/**
+ * One cell per variant: the pool `procs` times; imgpu `procs` times per variant, the variants taking turns in each
+ * round (a first process on a fresh machine compiles the kernels: it is the first variant's); identity of each
+ * variant's last run with the pool's outputs.
+ */
+async function cell(dir: string, folder: string, op: string, procs: number, variants: string[]): Promise<Record<string, unknown>[]> {
   const src = join(dir, folder), ref = join(dir, `py-${folder}-${op}`), out = join(dir, `out-${folder}-${op}`);
   const count = readdirSync(src).length;
   const pool: number[] = [], poolWall: number[] = [];
@@ -138,32 +150,39 @@ async function cell(dir: string, folder: string, op: string, procs: number): Pro
       poolWall.push((j.images ?? count) / (r.ms / 1000));
     }
   }
-  const wall: number[] = [], inProcess: number[] = [], startup: number[] = [];
-  let last: Record<string, unknown> | undefined, error: string | undefined;
+  const runs: Runs[] = variants.map(() => ({ wall: [], inProcess: [], startup: [] }));
   for (let k = 0; k < procs; k++) {
-    rmSync(out, { recursive: true, force: true });
-    const r = timed(process.execPath, [IMGPU_BIN, ...imgpuArgs(op, src, out), '--json', '--quiet']);
-    const j = lastJson(r.stdout);
-    if (!j || typeof j.images_per_s !== 'number') {
-      error = r.stderr;
-      continue;
+    for (const [i, v] of variants.entries()) {
+      const into = `${out}-${i}`;
+      rmSync(into, { recursive: true, force: true });
+      const r = timed(process.execPath, [IMGPU_BIN, ...imgpuArgs(op, src, into), ...variantFlags(v), '--json', '--quiet']);
+      const j = lastJson(r.stdout), x = runs[i];
+      if (!j || typeof j.images_per_s !== 'number') {
+        x.error = r.stderr;
+        continue;
+      }
+      x.last = j;
+      x.wall.push((j.processed as number) / (r.ms / 1000));
+      x.inProcess.push(j.images_per_s);
+      if (typeof j.startup_ms === 'number') x.startup.push(j.startup_ms);
     }
-    last = j;
-    wall.push((j.processed as number) / (r.ms / 1000));
-    inProcess.push(j.images_per_s);
-    if (typeof j.startup_ms === 'number') startup.push(j.startup_ms);
   }
-  const same = await sameFiles(out, ref);
-  rmSync(out, { recursive: true, force: true });
+  const cells: Record<string, unknown>[] = [];
+  for (const [i, v] of variants.entries()) {
+    const same = await sameFiles(`${out}-${i}`, ref);
+    rmSync(`${out}-${i}`, { recursive: true, force: true });
+    const { wall, inProcess, startup, last, error } = runs[i];
+    cells.push({
+      folder, op, ...(variants.length > 1 || variantFlags(v).length ? { flags: variantFlags(v).join(' ') } : {}), images: count,
+      imgpu_wall: spread(wall), imgpu_in_process: spread(inProcess), imgpu_startup_ms: spread(startup),
+      pool_in_process: spread(pool), pool_wall: spread(poolWall),
+      same_as_cv2: { identical: same.identical, same_pixels: same.same_pixels, of: same.of, differ: same.differ.slice(0, 8) },
+      jpeg: last?.jpeg, huffman: last?.huffman, lanes: last?.lanes, busy: last?.busy, failed: (last?.failed as unknown[] | undefined)?.length ?? null,
+      ...(error ? { imgpu_error: error } : {}), ...(poolError ? { pool_error: poolError } : {}),
+    });
+  }
   rmSync(ref, { recursive: true, force: true });
-  return {
-    folder, op, images: count,
-    imgpu_wall: spread(wall), imgpu_in_process: spread(inProcess), imgpu_startup_ms: spread(startup),
-    pool_in_process: spread(pool), pool_wall: spread(poolWall),
-    same_as_cv2: { identical: same.identical, same_pixels: same.same_pixels, of: same.of, differ: same.differ.slice(0, 8) },
-    jpeg: last?.jpeg, huffman: last?.huffman, lanes: last?.lanes, failed: (last?.failed as unknown[] | undefined)?.length ?? null,
-    ...(error ? { imgpu_error: error } : {}), ...(poolError ? { pool_error: poolError } : {}),
-  };
+  return cells;
 }
 
 const PY_STARTUP = `import cv2, sys
@@ -219,7 +238,7 @@ function table(cells: Record<string, unknown>[]): string {
   const lines = ['| folder | operation | imgpu, whole process (images/s) | imgpu, `--json` | cv2 pool, in-process | cv2 pool, whole process | wall ÷ pool | same bytes as cv2 | JPEG path |', '|---|---|---:|---:|---:|---:|---:|---:|---|'];
   for (const c of cells.toSorted((a, b) => ratio(a) - ratio(b))) {
     const same = c.same_as_cv2 as { identical: number; same_pixels: number; of: number };
-    lines.push(`| ${String(c.folder)} | ${String(c.op)} | ${range(c.imgpu_wall as Spread)} | ${range(c.imgpu_in_process as Spread)} | ${range(c.pool_in_process as Spread)} | ${range(c.pool_wall as Spread)} | ${ratio(c).toFixed(2)}× | ${same.identical}/${same.of}${same.same_pixels > same.identical ? ` (pixels ${same.same_pixels})` : ''} | ${c.jpeg ? JSON.stringify(c.jpeg) : ''} |`);
+    lines.push(`| ${String(c.folder)} | ${String(c.op)}${c.flags ? ` \`${c.flags as string}\`` : ''} | ${range(c.imgpu_wall as Spread)} | ${range(c.imgpu_in_process as Spread)} | ${range(c.pool_in_process as Spread)} | ${range(c.pool_wall as Spread)} | ${ratio(c).toFixed(2)}× | ${same.identical}/${same.of}${same.same_pixels > same.identical ? ` (pixels ${same.same_pixels})` : ''} | ${c.jpeg ? JSON.stringify(c.jpeg) : ''} |`);
   }
   return lines.join('\n');
 }
@@ -231,15 +250,16 @@ export async function throughput(): Promise<void> {
   const rounds = Number(arg('startup', '7'));
   const folders = arg('folders', FOLDERS.join(',')).split(',');
   const ops = arg('ops', Object.keys(OPS).join(',')).split(',');
+  const variants = arg('variants', 'default').split(';');
   for (const o of ops) if (!OPS[o]) throw new Error(`--ops: unknown ${o} (known: ${Object.keys(OPS).join(', ')})`);
   const name = arg('out', 'throughput');
   mkdirSync('bench/results', { recursive: true });
-  const result: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, images: count, procs, codecs: codecLibraries() };
+  const result: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, images: count, procs, variants, codecs: codecLibraries() };
   const save = (cells: Record<string, unknown>[]) => {
     writeFileSync(`bench/results/${name}.json`, JSON.stringify({ ...result, cells }, null, 2));
     writeFileSync(`bench/results/${name}.md`, table(cells));
     writeFileSync(`bench/results/${name}.svg`, plotBatchSvg(`imgpu whole process (wall clock) vs the 16-process cv2 pool, images/s, median of ${procs}`, cells.map((c) => ({
-      op: `${String(c.folder)}/${String(c.op)}`, gpu: { images_per_s: (c.imgpu_wall as Spread | null)?.median }, anchors: { pool: (c.pool_in_process as Spread | null)?.median },
+      op: `${String(c.folder)}/${String(c.op)}${c.flags ? ` ${c.flags as string}` : ''}`, gpu: { images_per_s: (c.imgpu_wall as Spread | null)?.median }, anchors: { pool: (c.pool_in_process as Spread | null)?.median },
     }))));
   };
   if (rounds > 0) {
@@ -253,9 +273,10 @@ export async function throughput(): Promise<void> {
   const cells: Record<string, unknown>[] = [];
   for (const folder of folders) {
     for (const op of ops) {
-      const c = await cell(dir, folder, op, procs);
-      cells.push(c);
-      console.error(`${folder} ${op}: imgpu wall ${range(c.imgpu_wall as Spread)}, --json ${range(c.imgpu_in_process as Spread)}, pool ${range(c.pool_in_process as Spread)}, same ${JSON.stringify(c.same_as_cv2)}${c.imgpu_error ? ` imgpu error: ${JSON.stringify(c.imgpu_error)}` : ''}${c.pool_error ? ` pool error: ${JSON.stringify(c.pool_error)}` : ''}`);
+      for (const c of await cell(dir, folder, op, procs, variants)) {
+        cells.push(c);
+        console.error(`${folder} ${op}${c.flags ? ` ${c.flags as string}` : ''}: imgpu wall ${range(c.imgpu_wall as Spread)}, --json ${range(c.imgpu_in_process as Spread)}, pool ${range(c.pool_in_process as Spread)}, same ${JSON.stringify(c.same_as_cv2)}${c.imgpu_error ? ` imgpu error: ${JSON.stringify(c.imgpu_error)}` : ''}${c.pool_error ? ` pool error: ${JSON.stringify(c.pool_error)}` : ''}`);
+      }
       save(cells);
     }
   }

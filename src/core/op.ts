@@ -125,7 +125,8 @@ export type GpuHostRun<R, H, X> = (img: Image, p: R, gpu: GpuContext, opts: Engi
  * a device histogram): runs on the resident input and returns the output and each step's timings. The skeleton
  * uploads once before and downloads once after.
  */
-export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile: boolean; wait?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
+/** `inPlace`: the steps may write their output over `input`, the caller's resident image it gives up (RunOptions.inPlace). */
+export type GpuSteps<R, X, O = GpuImage> = (input: GpuImage, p: R, opts: { profile: boolean; wait?: boolean; inPlace?: boolean }) => Promise<{ output: O; steps: Timings[]; extra?: X }>;
 
 export interface OpDeclaration<S extends readonly ParamSpec[], X extends object, H, D extends DeviceResult<H>, Q = ResolvedOf<S>> {
   name: string;
@@ -488,7 +489,8 @@ export function defineOp<S extends readonly ParamSpec[], X extends object, H, D 
     const gray = (await runGpu<Image, GpuImage>(gpu, input, `${name}: gray`, queued, (x, rec) => grayGpu(x, rec))).output as GpuImage;
     try {
       // runSteps submits the caller's recording first, where the conversion may have been queued.
-      return await runSteps<ResolvedOf<S>, X, H, D>(gpu, gray, p, opts, t0, steps);
+      // Not in place: `gray` is released below, which an output written over it would be too.
+      return await runSteps<ResolvedOf<S>, X, H, D>(gpu, gray, p, { ...opts, inPlace: false }, t0, steps);
     } finally {
       gray.release(); // the steps have submitted their work: the queue reads it before any later reuse
     }
@@ -563,7 +565,8 @@ export async function runSteps<R, X, H, D>(gpu: GpuContext, img: Image | GpuImag
     upload = now() - tu;
   }
   try {
-    const r = await steps(dev, p, { profile, wait: opts.wait });
+    // In place only over the caller's resident input: an upload made here is released below.
+    const r = await steps(dev, p, { profile, wait: opts.wait, inPlace: dev === img && opts.inPlace === true });
     let output: Image | GpuImage | H = r.output;
     if (!(img instanceof GpuImage) && r.output instanceof GpuImage) {
       const td = now();

@@ -223,7 +223,7 @@ test('a resident GpuImage is thresholded on the device and stays there', async (
   dev.release();
 });
 
-test('8-bit Otsu runs as steps (device histogram, host threshold) until its kernel is compiled, then as the kernel; the same result either way; without extras it waits for the kernel', async (t) => {
+test('8-bit Otsu runs as steps (device histogram, host threshold) until its kernel is compiled, then as the kernel; the same result either way; without extras (batch, pipelines) too', async (t) => {
   if (!(await gpuOrSkip(t))) return;
   const img = await readImage(fixture('images', 'coins.png'));
   const want = await threshold(img, { method: 'otsu' });
@@ -245,12 +245,34 @@ test('8-bit Otsu runs as steps (device histogram, host threshold) until its kern
   }
   const other = await createNodeGpuContext();
   try {
+    // A batch's first photos do not wait for the compile (seconds on a machine whose driver cache lacks the kernel).
     const batchLike = await runOperation(threshold.op, img, { method: 'otsu' }, { gpu: other, extras: false, profile: true });
-    assert.ok(kernelsOf(batchLike).includes('threshold.otsu'), 'no extras: the kernel, compiled first');
-    assertSame(batchLike.output, want.output, 'no extras');
+    assert.ok(!kernelsOf(batchLike).includes('threshold.otsu'), `no extras, while compiling: the steps, not the kernel: ${kernelsOf(batchLike).join(', ')}`);
+    assertSame(batchLike.output, want.output, 'no extras, steps');
+    await otsuKernelCompiled(other);
+    const compiled = await runOperation(threshold.op, img, { method: 'otsu' }, { gpu: other, extras: false, profile: true });
+    assert.ok(kernelsOf(compiled).includes('threshold.otsu'), 'no extras, once compiled: the kernel');
+    assertSame(compiled.output, want.output, 'no extras, kernel');
   } finally {
     other.destroy();
   }
+});
+
+test('the global thresholds\' GPU steps write in place over a resident input given up (RunOptions.inPlace), as Otsu\'s kernel does', async (t) => {
+  const gpu = await gpuOrSkip(t);
+  if (!gpu) return;
+  const img = await readImage(fixture('images', 'coins.png'));
+  // isodata always runs as steps; Otsu does while its kernel compiles (the same histogram → host threshold → LUT).
+  const want = await threshold(img, { method: 'isodata' });
+  const resident = await GpuImage.upload(gpu, img);
+  const apart = await runOperation(threshold.op, resident, { method: 'isodata' }, { extras: false });
+  assert.notEqual(apart.output, resident, 'not in place unless asked');
+  assertSame(await apart.output.toHost(), want.output, 'apart');
+  apart.output.release();
+  const over = await runOperation(threshold.op, resident, { method: 'isodata' }, { extras: false, inPlace: true });
+  assert.equal(over.output, resident, 'the input is the output');
+  assertSame(await resident.toHost(), want.output, 'in place');
+  resident.release();
 });
 
 test('extras: false (batch, pipelines): GPU Otsu reads nothing back, the image is the same; by default the threshold is read', async (t) => {

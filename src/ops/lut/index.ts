@@ -32,8 +32,8 @@ const applyLutOp = defineOp({
     if (p.lut.length !== bins) throw new InvalidArgumentError(`applyLut: a ${img.dtype} image needs a LUT of ${bins} entries, got ${p.lut.length}`);
   },
   cpu: (img, p, { pool, out }) => applyLutCpu(img, p.lut!, pool, out),
-  gpu: async (input, rec, p) => {
-    const plan = await ApplyLutGpuPlan.prepare(input.ctx, input.dtype as 'uint8' | 'uint16');
+  gpu: async (input, rec, p, _extra, opts) => {
+    const plan = await ApplyLutGpuPlan.prepare(input.ctx, input.dtype as 'uint8' | 'uint16', undefined, opts.inPlace);
     return plan.image(rec, input, rec.storageFrom(p.lut!, 'lut'), 'lut output');
   },
 });

@@ -7,7 +7,7 @@ import { recordInSlabs, slabsFor, type SlabSpec } from '../../core/gpu/slabs.js'
 import type { Recording } from '../../core/gpu/recording.js';
 import { download } from '../../core/gpu/transfer.js';
 import { intoOut, plane2D, planeSize, requireDtype, type Image } from '../../core/image.js';
-import { defineOp, type OpOptions, type Produced } from '../../core/op.js';
+import { defineOp, runOperation, type OpOptions, type Produced } from '../../core/op.js';
 import type { ParamSpec, ResolvedOf } from '../../core/params.js';
 import { now, type OpResult } from '../../core/timings.js';
 import { histogram } from '../histogram/index.js';
@@ -137,7 +137,7 @@ async function thresholdGpu(input: GpuImage, rec: Recording, p: Params, inPlace 
  * adaptive's fallback) is taken from it there, then the LUT or the adaptive kernel runs on the resident image.
  * 16-bit Otsu is here too: OpenCV's sequential recurrence over 65536 bins would run on one GPU invocation.
  */
-async function thresholdSteps(dev: GpuImage, p: Params, opts: { profile?: boolean; wait?: boolean }) {
+async function thresholdSteps(dev: GpuImage, p: Params, opts: { profile?: boolean; wait?: boolean; inPlace?: boolean }) {
   const h = await histogram(dev, { method: p.impl, profile: opts.profile });
   if (p.method === 'adaptive') {
     const fallback = isodataThreshold(h.output) ?? 0;
@@ -147,7 +147,9 @@ async function thresholdSteps(dev: GpuImage, p: Params, opts: { profile?: boolea
     return { output: r.output, steps: [h.timings, r.timings], extra: { fallback } };
   }
   const t = globalThreshold(p.method, h.output);
-  const b = (await applyLut(dev, binaryLut(h.output.length, t, dev.dtype === 'uint8' ? 255 : 65535), { profile: opts.profile })) as OpResult<GpuImage>;
+  // The engine's entry (not the public applyLut, which drops engine options): in place as the one kernel would be.
+  const lut = binaryLut(h.output.length, t, dev.dtype === 'uint8' ? 255 : 65535);
+  const b = (await runOperation(applyLut.op, dev, { lut }, { profile: opts.profile, inPlace: opts.inPlace })) as OpResult<GpuImage>;
   return { output: b.output, steps: [h.timings, b.timings], extra: { threshold: t } };
 }
 
@@ -155,7 +157,7 @@ async function thresholdSteps(dev: GpuImage, p: Params, opts: { profile?: boolea
  * Binary segmentation of an 8/16-bit gray image (colour host images are converted to gray):
  * - otsu: threshold and output equal to cv2.threshold(img, 0, 255, THRESH_BINARY | THRESH_OTSU); on the GPU
  *   (8-bit) the threshold is found on the device in OpenCV's double arithmetic (no host round trip; while that
- *   kernel compiles, a call that reads the threshold takes it from the device histogram on the host); 16-bit:
+ *   kernel compiles, a call takes the threshold from the device histogram on the host); 16-bit:
  *   device histogram, threshold in double on the host;
  * - isodata: scikit-image's threshold_isodata (its tie rule: the lowest qualifying t); output img > t.
  *   On the GPU the histogram is computed on the device and the threshold on the host from it.
@@ -174,10 +176,11 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
   cpu: (img, p, { pool, out }) => thresholdCpu(img, p, pool, out),
   gpu: (input, rec, p, _extra, opts) => thresholdGpu(input, rec, p, opts.inPlace),
   gpuName: (p) => `threshold.${p.method}`,
-  // 8-bit Otsu for a caller that reads the threshold back anyway runs as steps until its one kernel is compiled
-  // (otsuKernelReady says why), with the same result; a batch or a pipeline (no extras) waits for the kernel, which
-  // then saves it a GPU round trip per image.
-  stepsWhen: (p, img, gpu, extras) => p.method === 'isodata' || p.method === 'adaptive' || (p.method === 'otsu' && (img.dtype !== 'uint8' || (extras && !otsuKernelReady(gpu)))),
+  // 8-bit Otsu runs as steps until its one kernel is compiled (otsuKernelReady says why), with the same result — a
+  // batch or a pipeline (no extras) too: a round trip per image while the kernel compiles costs less than waiting for
+  // it. On a machine whose driver cache lacked the kernel, the first Otsu batch of 200 photos waited for it ~1.4 s
+  // (H200: 65 images/s, the next process 122; docs/throughput.md); on lavapipe 3–9 s.
+  stepsWhen: (p, img, gpu) => p.method === 'isodata' || p.method === 'adaptive' || (p.method === 'otsu' && (img.dtype !== 'uint8' || !otsuKernelReady(gpu))),
   gpuSteps: thresholdSteps,
   report: (r) => {
     if (r.threshold !== undefined) return { json: { threshold: r.threshold }, text: [`  threshold ${r.threshold} (pixels > ${r.threshold} are foreground)`] };
