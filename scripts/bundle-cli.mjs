@@ -66,7 +66,8 @@ const result = await esbuild.build({
   plugins: [ownUrl],
   // The CommonJS packages bundled (dicom-parser's require('zlib'), …) call `require`, which an ES module lacks.
   banner: { js: "import { createRequire as __imgpuRequire } from 'node:module'; const require = __imgpuRequire(import.meta.url);" },
-  sourcemap: 'linked',
+  // No source map: the bundle is tsc's JavaScript, unminified, each module under a `// dist/src/…` comment; a map
+  // would chain to the packages' own maps, some of which name sources they do not ship.
   logLevel: 'warning',
 });
 if (result.errors.length) process.exit(1);
