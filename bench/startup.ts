@@ -3,7 +3,8 @@
  * after `npm run build` (or `npm run prebench`: tsc, then the CLI's bundle). Interleaved rounds of `imgpu equalize` on
  * samples/camera.png (512×512 PNG) and the 512×512 JPEG fixture, each a whole process: the CLI as users run it
  * (bin/imgpu.js, which runs the bundle, scripts/bundle-cli.mjs) and unbundled (tsc's dist/src/cli/main.js, with the
- * same V8 compile cache as bin/imgpu.js), each with `--device cpu`, `--device gpu` and no flags; and python + cv2
+ * same V8 compile cache as bin/imgpu.js), each with `--device cpu` and `--device gpu`; bundled with no flags and with
+ * `--device gpu --pipeline-cache off` (src/cli/pipeline-cache.ts: the other GPU runs use it from round 2 on); python + cv2
  * doing the same. Per variant: wall ms from spawn to exit, `--json`'s start-up points (modules loaded, device ready,
  * op run, output written) and exit (ms from process.exit() until the parent saw the process end, through a preload
  * that notes when process.exit is called). The first round is left out of the medians (a fresh machine compiles the
@@ -47,6 +48,7 @@ const VARIANTS: Record<string, Variant> = {
   'unbundled --device cpu': cli('dist/src/cli/main.js', ['--device', 'cpu'], unbundled),
   'bundled --device gpu': cli('bin/imgpu.js', ['--device', 'gpu']),
   'unbundled --device gpu': cli('dist/src/cli/main.js', ['--device', 'gpu'], unbundled),
+  'bundled --device gpu --pipeline-cache off': cli('bin/imgpu.js', ['--device', 'gpu', '--pipeline-cache', 'off']),
   'bundled, no flags': cli('bin/imgpu.js', []),
   // Debian's Python (with cv2) where it is there, as the tests use; else the first python3 on PATH.
   'python + cv2': { cmd: existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', args: (i, o) => ['-c', PY, i, o] },

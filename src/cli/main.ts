@@ -25,6 +25,7 @@ import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpeg
 import { isZarrPath } from '../io/zarr.js';
 import { ALL_OPERATIONS } from '../ops/registry.js';
 import { convertCommand, runZarrOp, ZARR_FLAGS, ZARR_HELP, zarrWriteOptions } from './zarr.js';
+import { pipelineCacheFile, pipelineCacheOption, prefetchRemembered, rememberPipelines, type PipelineRunKey } from './pipeline-cache.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -41,6 +42,9 @@ const COMMON = `Common options:
   --quality <1-100>               JPEG quality (default 95)
   --json                          print one JSON object on stdout instead of text (with "jpeg": the path that decoded a
                                   JPEG input, gpu or cpu)
+  --pipeline-cache <dir|off>      where a single image's GPU run remembers the pipelines it compiled, so that the same
+                                  command asks for them all at once next time (default: imgpu-pipelines-<uid> in the
+                                  temporary folder)
 ${JPEG_HELP}
 ${FAIL_ON_HELP}
   --max-volume-bytes <n>          the most bytes of voxel data a .nii.gz may declare, checked from its header before
@@ -61,7 +65,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
                                   --jpeg auto on a hardware GPU, for JPEG photos and equalize, gamma or global
                                   threshold steps, else 0); the same bytes either way
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', ...ZARR_FLAGS];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'pipeline-cache', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', ...ZARR_FLAGS];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite'];
 
 /** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
@@ -140,9 +144,10 @@ async function readInputs(inPath: string, cmd: Operation, flags: Map<string, str
  * The execution (engine/context.ts acquire), created while `reading` runs. Where the read fails its error is the
  * one reported, as when reading came first, and a device made meanwhile is closed.
  */
-async function acquireBeside(reading: Promise<unknown>, flags: Map<string, string>, device: string): Promise<Execution> {
+async function acquireBeside(reading: Promise<unknown>, flags: Map<string, string>, device: string, onDevice: (exec: Execution) => void): Promise<Execution> {
   const acquiring = acquire(device, flags).then((exec) => {
     markStartup('device');
+    onDevice(exec);
     return exec;
   });
   // Its refusal (a bad --device, no adapter) is awaited below, after the read: handled now, not an unhandled rejection.
@@ -236,7 +241,15 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
   const layout = rawLayout(flags);
   // The input is read and decoded (off the main thread: file reads, sharp, the JPEG codec) while the device is created.
   const reading = readInputs(inPath, cmd, flags, { gray: !colour, raw: layout, ...lenient });
-  const exec = await acquireBeside(reading, flags, singleImageDevice(cmd, params, flags));
+  // The pipelines the same command used last time, asked for at once as soon as the device exists (pipeline-cache.ts).
+  const cacheDir = pipelineCacheOption(flags);
+  const runKey: PipelineRunKey = { command: name, params, input: inPath, output: outPath, options: { colour, jpeg, raw: layout } };
+  const cache: { file?: string; prefetched: number | null } = { prefetched: null };
+  const exec = await acquireBeside(reading, flags, singleImageDevice(cmd, params, flags), (x) => {
+    if (!x.gpu || !cacheDir) return;
+    cache.file = pipelineCacheFile(cacheDir, x.gpu, runKey);
+    cache.prefetched = prefetchRemembered(x.gpu, cacheDir, cache.file);
+  });
   const { img, images } = await reading;
   let onGpu: JpegOnGpu | undefined;
   try {
@@ -259,6 +272,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
     const output = (results.gpu ?? results.cpu).output;
     if (outPath && cmd.writes) await writeImage(outPath, output as Image, write);
     markStartup('written');
+    if (exec.gpu && cacheDir && cache.file) rememberPipelines(exec.gpu, cacheDir, cache.file);
     const extra = cmd.report(results.gpu ?? results.cpu, params);
     const adapter = exec.gpu?.adapter;
     if (json) {
@@ -267,7 +281,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
         adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null, jpeg: jpegPath ?? null, ...(img.warnings ? { warnings: img.warnings } : {}),
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
         identical: cmp ? cmp.identical : null, ...(cmp && (!cmp.identical || cmp.tolerance !== undefined) ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff, tolerance: cmp.tolerance } : {}),
-        ...startupReport(),
+        ...startupReport(), pipelines_prefetched: cache.prefetched,
       }));
     } else {
       console.log(`${name} ${inPath} (${img.shape.join('×')} ${img.dtype})${repeat > 1 ? `, run ${repeat} of ${repeat}` : ''}`);

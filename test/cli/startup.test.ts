@@ -1,9 +1,10 @@
 // Start-up (issue 40 item 5): --json says where a command's first milliseconds went, and the heavy modules a command
 // does not use are not loaded (sharp, zarrita, bullmq: each tens of milliseconds of every run before), and the CLI runs
-// bundled (scripts/bundle-cli.mjs) where the bundle is up to date.
+// bundled (scripts/bundle-cli.mjs) where the bundle is up to date, and a GPU run's pipelines are asked for at once the
+// next time (cli/pipeline-cache.ts).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -139,4 +140,25 @@ test('the launcher runs the bundle only when it is not older than tsc\'s main.js
   assert.equal(launched(0), 'bundle', 'same time: an installed package (npm sets one time on every file)');
   assert.equal(launched(5000), 'tsc');
   assert.equal(launched(undefined), 'tsc');
+});
+
+test('a GPU run remembers its pipelines; the same command next time asks for them as its device is made, with the same bytes', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const cache = mkdtempSync(join(tmp, 'pipelines-'));
+  const run = (out: string, where = cache) => {
+    const r = cli('equalize', fixture('images', 'camera.png'), join(tmp, out), '--device', 'gpu', '--json', '--pipeline-cache', where);
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { pipelines_prefetched: number | null };
+  };
+  assert.equal(run('p1.png').pipelines_prefetched, 0, 'nothing remembered yet');
+  const files = readdirSync(cache);
+  assert.equal(files.length, 1, files.join(' '));
+  const remembered = (JSON.parse(readFileSync(join(cache, files[0]), 'utf8')) as { pipelines: { label: string }[] }).pipelines.map((p) => p.label);
+  for (const label of ['histogram.atomic', 'equalize-lut', 'apply-lut']) assert.ok(remembered.includes(label), remembered.join(' '));
+  assert.equal(run('p2.png').pipelines_prefetched, remembered.length);
+  assert.deepEqual(readFileSync(join(tmp, 'p2.png')), readFileSync(join(tmp, 'p1.png')));
+  assert.equal(run('p3.png', 'off').pipelines_prefetched, null, '--pipeline-cache off');
+  // A folder other users may write is not read from: its files would be compiled.
+  chmodSync(cache, 0o777);
+  assert.equal(run('p4.png').pipelines_prefetched, 0);
 });
