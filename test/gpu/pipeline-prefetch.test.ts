@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { ShaderCompileError } from '../../src/core/errors.js';
 import type { GpuContext, PipelineRequest } from '../../src/core/gpu/context.js';
-import { gpuOrSkip } from '../helpers/gpu.js';
+import { countCalls, gpuOrSkip } from '../helpers/gpu.js';
 
 /** A compute kernel of its own (a comment makes its source unlike any other test's, so nothing is cached yet). */
 function request(entryPoint = 'main', body = 'a[g.x] = a[g.x] + 1u;'): PipelineRequest {
@@ -15,24 +15,9 @@ function request(entryPoint = 'main', body = 'a[g.x] = a[g.x] + 1u;'): PipelineR
   return { label: 'prefetch-test', code, entryPoint, constants: {} };
 }
 
-/** How many pipelines the device was asked to compile while `fn` ran (its own property shadows the method meanwhile). */
-async function compilations(ctx: GpuContext, fn: () => Promise<void>): Promise<number> {
-  const device = ctx.device;
-  const create = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(device), 'createComputePipelineAsync')!.value as GPUDevice['createComputePipelineAsync'];
-  let n = 0;
-  Object.defineProperty(device, 'createComputePipelineAsync', {
-    configurable: true,
-    value: (d: GPUComputePipelineDescriptor) => {
-      n++;
-      return create.call(device, d);
-    },
-  });
-  try {
-    await fn();
-  } finally {
-    delete (device as { createComputePipelineAsync?: unknown }).createComputePipelineAsync;
-  }
-  return n;
+/** How many pipelines the device was asked to compile while `fn` ran. */
+function compilations(ctx: GpuContext, fn: () => Promise<void>): Promise<number> {
+  return countCalls(ctx.device, 'createComputePipelineAsync', fn);
 }
 
 test('prefetched pipelines are compiled once, at once: pipeline() later gets them without compiling again', async (t) => {
