@@ -3,7 +3,7 @@
 // a Node 22 from node_modules/.bin — this checkout's (its dev dependency `node`) or, installed as a dependency, the
 // user's project's — as a child that dies with it; with none, it says in one line what to do.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import module from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -28,7 +28,7 @@ if (!existsSync(cli)) {
 const { MIN_NODE_MAJOR, nodeMajor, nodeVersionMessage, PARENT_ENV } = await import(pathToFileURL(join(dist, 'node', 'runtime.js')).href);
 
 if (nodeMajor() >= MIN_NODE_MAJOR) {
-  await import(pathToFileURL(cli).href);
+  await import(pathToFileURL(bundledOr(cli)).href);
 } else {
   const node = process.env[PARENT_ENV] ? undefined : projectNode();
   if (!node) {
@@ -36,6 +36,17 @@ if (nodeMajor() >= MIN_NODE_MAJOR) {
     process.exit(6);
   }
   relaunch(node);
+}
+
+/**
+ * The CLI bundled by scripts/bundle-cli.mjs (npm run build, pretest, prebench) where it is not older than tsc's
+ * main.js, else main.js itself: ~260 modules loaded one by one cost half the CPU time of a small command (issue 40
+ * item 5, docs/throughput.md), and a `tsc` since the bundle (which rewrites main.js) must not run stale code.
+ */
+function bundledOr(main) {
+  const bundle = join(dist, 'bundle', 'main.js');
+  const mtime = (p) => statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+  return (mtime(bundle) ?? -Infinity) >= mtime(main) ? bundle : main;
 }
 
 /** The Node of node_modules/.bin: this checkout's own, or that of the project imgpu is installed in. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm's `prepare`: builds the checkout (tsc, then the native pieces) after `npm install` and before `npm pack`.
+// npm's `prepare`: builds the checkout (tsc, then the native pieces, then the CLI's bundle) after `npm install` and before `npm pack`.
 // - Under `npx imgpu` / `npm exec imgpu` typed inside the checkout, npm installs the checkout into its exec cache as a
 //   link and "prepares" it: that would rebuild dist/ in place, under any imgpu process running from it, only to run
 //   the CLI. There (npm_command=exec) nothing is built: bin/imgpu.js runs dist/ as it is, or says it is not built.
@@ -17,3 +17,4 @@ if (command === 'exec') process.exit(0);
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 execFileSync(process.execPath, [tsc, '-p', root], { stdio: 'inherit' });
 execFileSync(process.execPath, [join(root, 'scripts', 'build-native.mjs')], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'scripts', 'bundle-cli.mjs'), root], { stdio: 'inherit' });

@@ -25,6 +25,7 @@ import { downloaded, FAIL_ON_HELP, failOnOption, JPEG_HELP, jpegInputOnGpu, jpeg
 import { isZarrPath } from '../io/zarr.js';
 import { ALL_OPERATIONS } from '../ops/registry.js';
 import { convertCommand, runZarrOp, ZARR_FLAGS, ZARR_HELP, zarrWriteOptions } from './zarr.js';
+import { pipelineCacheFile, pipelineCacheOption, prefetchRemembered, rememberPipelines, type PipelineRunKey } from './pipeline-cache.js';
 
 const COMMON = `Common options:
   --device <auto|cpu|gpu|both>    where to run (default auto: the GPU, or the CPU with a note where there is no GPU
@@ -42,6 +43,9 @@ const COMMON = `Common options:
   --quality <1-100>               JPEG quality (default 95)
   --json                          print one JSON object on stdout instead of text (with "jpeg": the path that decoded a
                                   JPEG input, gpu or cpu)
+  --pipeline-cache <dir|off>      where a single image's GPU run remembers the pipelines it compiled, so that the same
+                                  command asks for them all at once next time (default: imgpu-pipelines-<uid> in the
+                                  temporary folder)
 ${JPEG_HELP}
 ${FAIL_ON_HELP}
   --keep-gray                     a gray PNG/JPEG/TIFF stays one channel under filter, morph, gamma and CLAHE (default:
@@ -62,7 +66,7 @@ Batch mode (<in> a folder or several files, <out> a folder): every image in, one
   --cpu-lane <n|auto>             images processed whole on the CPU at once beside the GPU, the smallest first, while
                                   the GPU takes the largest (default auto: none, measured faster); the same bytes
   Exit 9: some inputs failed (each is reported; the others are processed).`;
-const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', 'keep-gray', ...ZARR_FLAGS];
+const COMMON_FLAGS = [...DEVICE_FLAGS, ...RUN_FLAGS, 'pipeline-cache', 'shape', 'dtype', 'recursive', 'overwrite', 'format', 'compression', 'quality', 'jobs', 'jpeg', 'cpu-lane', 'fail-on', 'max-volume-bytes', 'keep-gray', ...ZARR_FLAGS];
 const COMMON_BOOLEANS = [...RUN_BOOLEANS, 'recursive', 'overwrite', 'keep-gray'];
 
 /** --cpu-lane: 'auto' (the default) or a whole number of images, 0–256; an InvalidArgumentError (exit 2) otherwise. */
@@ -141,9 +145,10 @@ async function readInputs(inPath: string, cmd: Operation, flags: Map<string, str
  * The execution (engine/context.ts acquire), created while `reading` runs. Where the read fails its error is the
  * one reported, as when reading came first, and a device made meanwhile is closed.
  */
-async function acquireBeside(reading: Promise<unknown>, flags: Map<string, string>, device: string): Promise<Execution> {
+async function acquireBeside(reading: Promise<unknown>, flags: Map<string, string>, device: string, onDevice: (exec: Execution) => void): Promise<Execution> {
   const acquiring = acquire(device, flags).then((exec) => {
     markStartup('device');
+    onDevice(exec);
     return exec;
   });
   // Its refusal (a bad --device, no adapter) is awaited below, after the read: handled now, not an unhandled rejection.
@@ -238,7 +243,15 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
   // The input is read and decoded (off the main thread: file reads, sharp, the JPEG codec) while the device is created.
   const channels = { gray: !colour, colour: colour && !flags.has('keep-gray') };
   const reading = readInputs(inPath, cmd, flags, { ...channels, raw: layout, ...lenient });
-  const exec = await acquireBeside(reading, flags, singleImageDevice(cmd, params, flags));
+  // The pipelines the same command used last time, asked for at once as soon as the device exists (pipeline-cache.ts).
+  const cacheDir = pipelineCacheOption(flags);
+  const runKey: PipelineRunKey = { command: name, params, input: inPath, output: outPath, options: { ...channels, jpeg, raw: layout } };
+  const cache: { file?: string; prefetched: number | null } = { prefetched: null };
+  const exec = await acquireBeside(reading, flags, singleImageDevice(cmd, params, flags), (x) => {
+    if (!x.gpu || !cacheDir) return;
+    cache.file = pipelineCacheFile(cacheDir, x.gpu, runKey);
+    cache.prefetched = prefetchRemembered(x.gpu, cacheDir, cache.file);
+  });
   const { img, images } = await reading;
   let onGpu: JpegOnGpu | undefined;
   try {
@@ -261,6 +274,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
     const output = (results.gpu ?? results.cpu).output;
     if (outPath && cmd.writes) await writeImage(outPath, output as Image, write);
     markStartup('written');
+    if (exec.gpu && cacheDir && cache.file) rememberPipelines(exec.gpu, cacheDir, cache.file);
     const extra = cmd.report(results.gpu ?? results.cpu, params);
     const adapter = exec.gpu?.adapter;
     if (json) {
@@ -269,7 +283,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
         adapter: adapter ? `${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim() : null, jpeg: jpegPath ?? null, ...(img.warnings ? { warnings: img.warnings } : {}),
         cpu: results.cpu?.timings ?? null, gpu: results.gpu?.timings ?? null,
         identical: cmp ? cmp.identical : null, ...(cmp && (!cmp.identical || cmp.tolerance !== undefined) ? { mismatches: cmp.mismatches, maxAbsDiff: cmp.maxAbsDiff, tolerance: cmp.tolerance } : {}),
-        ...startupReport(),
+        ...startupReport(), pipelines_prefetched: cache.prefetched,
       }));
     } else {
       console.log(`${name} ${inPath} (${img.shape.join('×')} ${img.dtype})${repeat > 1 ? `, run ${repeat} of ${repeat}` : ''}`);

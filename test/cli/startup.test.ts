@@ -1,10 +1,12 @@
 // Start-up (issue 40 item 5): --json says where a command's first milliseconds went, and the heavy modules a command
-// does not use are not loaded (sharp, zarrita, bullmq: each tens of milliseconds of every run before).
+// does not use are not loaded (sharp, zarrita, bullmq: each tens of milliseconds of every run before), and the CLI runs
+// bundled (scripts/bundle-cli.mjs) where the bundle is up to date, and a GPU run's pipelines are asked for at once the
+// next time (cli/pipeline-cache.ts).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { nativeJpeg } from '../../src/io/jpeg.js';
@@ -86,4 +88,77 @@ test('equalize of a JPEG loads neither sharp nor zarrita; of a PNG, sharp (its r
   assert.equal(jpeg.status, 0, jpeg.stderr);
   const loaded = packagesLoaded(jpeg.stderr);
   for (const heavy of ['sharp', 'zarrita', 'bullmq']) assert.ok(!loaded.has(heavy), `${heavy} loaded: ${[...loaded].join(' ')}`);
+});
+
+/** The files under dist/src/ that a run reported loading (the hook's `loaded` lines). */
+function distModulesLoaded(stderr: string): string[] {
+  return [...stderr.matchAll(/^loaded file:\/\/.*\/dist\/src\/(.*)$/gm)].map((m) => m[1]);
+}
+
+test('bin/imgpu.js runs the bundled CLI: a command loads a few files of dist/src, not its ~260 modules', () => {
+  const DIST = fileURLToPath(new URL('../../src', import.meta.url));
+  const fresh = (statSync(join(DIST, 'bundle', 'main.js'), { throwIfNoEntry: false })?.mtimeMs ?? -Infinity) >= statSync(join(DIST, 'cli', 'main.js')).mtimeMs;
+  assert.ok(fresh, 'dist/src/bundle/ is missing or older than tsc\'s output: npm test and npm run build make it (node scripts/bundle-cli.mjs)');
+  const r = spawnSync(process.execPath, ['--import', HOOK, BIN, 'equalize', fixture('images', 'camera.png'), join(tmp, 'bundled.png'), '--device', 'cpu'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const loaded = distModulesLoaded(r.stderr);
+  assert.ok(loaded.includes('bundle/main.js'), loaded.join(' '));
+  assert.ok(!loaded.includes('cli/main.js'), 'not the unbundled CLI as well');
+  assert.ok(loaded.length < 40, `${loaded.length} files of dist/src: ${loaded.join(' ')}`);
+});
+
+/**
+ * A copy of bin/imgpu.js in a tree of its own, with a tsc main.js and a bundle that each print their name, the bundle
+ * `bundleAge` ms older (negative: newer) than main.js, or none: which one the launcher runs.
+ */
+function launched(bundleAge: number | undefined): string {
+  const root = mkdtempSync(join(tmp, 'launcher-'));
+  const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+  const put = (rel: string, text?: string) => {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    if (text === undefined) copyFileSync(join(ROOT, rel), join(root, rel));
+    else writeFileSync(join(root, rel), text);
+  };
+  put('bin/imgpu.js');
+  put('dist/src/node/runtime.js');
+  put('dist/src/core/errors.js');
+  put('dist/src/cli/main.js', "console.log('tsc');");
+  const now = Date.now() / 1000;
+  utimesSync(join(root, 'dist/src/cli/main.js'), now, now);
+  if (bundleAge !== undefined) {
+    put('dist/src/bundle/main.js', "console.log('bundle');");
+    const t = now - bundleAge / 1000;
+    utimesSync(join(root, 'dist/src/bundle/main.js'), t, t);
+  }
+  const r = spawnSync(process.execPath, [join(root, 'bin/imgpu.js')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+test('the launcher runs the bundle only when it is not older than tsc\'s main.js (a tsc since the bundle runs the new code)', () => {
+  assert.equal(launched(-5000), 'bundle');
+  assert.equal(launched(0), 'bundle', 'same time: an installed package (npm sets one time on every file)');
+  assert.equal(launched(5000), 'tsc');
+  assert.equal(launched(undefined), 'tsc');
+});
+
+test('a GPU run remembers its pipelines; the same command next time asks for them as its device is made, with the same bytes', async (t) => {
+  if (!(await gpuOrSkip(t))) return;
+  const cache = mkdtempSync(join(tmp, 'pipelines-'));
+  const run = (out: string, where = cache) => {
+    const r = cli('equalize', fixture('images', 'camera.png'), join(tmp, out), '--device', 'gpu', '--json', '--pipeline-cache', where);
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { pipelines_prefetched: number | null };
+  };
+  assert.equal(run('p1.png').pipelines_prefetched, 0, 'nothing remembered yet');
+  const files = readdirSync(cache);
+  assert.equal(files.length, 1, files.join(' '));
+  const remembered = (JSON.parse(readFileSync(join(cache, files[0]), 'utf8')) as { pipelines: { label: string }[] }).pipelines.map((p) => p.label);
+  for (const label of ['histogram.atomic', 'equalize-lut', 'apply-lut']) assert.ok(remembered.includes(label), remembered.join(' '));
+  assert.equal(run('p2.png').pipelines_prefetched, remembered.length);
+  assert.deepEqual(readFileSync(join(tmp, 'p2.png')), readFileSync(join(tmp, 'p1.png')));
+  assert.equal(run('p3.png', 'off').pipelines_prefetched, null, '--pipeline-cache off');
+  // A folder other users may write is not read from: its files would be compiled.
+  chmodSync(cache, 0o777);
+  assert.equal(run('p4.png').pipelines_prefetched, 0);
 });

@@ -33,23 +33,27 @@ export async function gpuWithBindingLimit(t: TestContext, bytes: number): Promis
   return ctx;
 }
 
-/** How many times the context's queue was submitted to while `fn` ran (its own property shadows the method meanwhile). */
-export async function countSubmissions(ctx: GpuContext, fn: () => Promise<void>): Promise<number> {
-  const queue = ctx.device.queue;
-  // The method itself (not a bound copy), called below with the queue as `this`.
-  const submit = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(queue), 'submit')!.value as GPUQueue['submit'];
+/** How many times `target[method]` was called while `fn` ran (an own property shadows the prototype's method meanwhile). */
+export async function countCalls<T extends object>(target: T, method: keyof T & string, fn: () => Promise<void>): Promise<number> {
+  // The method itself (not a bound copy), called below with `target` as `this`.
+  const original = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(target), method)!.value as (...args: unknown[]) => unknown;
   let n = 0;
-  Object.defineProperty(queue, 'submit', {
+  Object.defineProperty(target, method, {
     configurable: true,
-    value: (buffers: Iterable<GPUCommandBuffer>) => {
+    value: (...args: unknown[]) => {
       n++;
-      return submit.call(queue, buffers);
+      return original.apply(target, args);
     },
   });
   try {
     await fn();
   } finally {
-    delete (queue as { submit?: unknown }).submit;
+    delete (target as Record<string, unknown>)[method];
   }
   return n;
+}
+
+/** How many times the context's queue was submitted to while `fn` ran. */
+export function countSubmissions(ctx: GpuContext, fn: () => Promise<void>): Promise<number> {
+  return countCalls(ctx.device.queue, 'submit', fn);
 }

@@ -93,6 +93,19 @@ interface Epoch {
   members: Set<ScopeMember>;
 }
 
+/** One compute pipeline as GpuContext.pipeline() is asked for it: what prefetchPipelines() takes. */
+export interface PipelineRequest {
+  label: string;
+  code: string;
+  entryPoint: string;
+  constants: Record<string, number>;
+}
+
+/** A pipeline's cache key: its source, entry point and constants (the label only names it). */
+function pipelineKey(code: string, entryPoint: string, constants: Record<string, number>): string {
+  return `${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
+}
+
 /**
  * One WebGPU device and everything that belongs to it: its limits and features, the pipeline cache, the
  * buffer pool, device-loss state and error scopes. It is a value handed to operations, never a global.
@@ -108,6 +121,8 @@ export class GpuContext {
   readonly hostCopy: HostCopy;
   private readonly fma: 'probe' | 'native' | 'software';
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
+  /** The pipelines asked for through pipeline(), by key, in the order first asked (not those only prefetched). */
+  private readonly asked = new Map<string, PipelineRequest>();
   private readonly modules = new Map<string, GPUShaderModule>();
   /** The binding names of each module source, read once (dispatches bind by name: bindings.ts). */
   private readonly bindingNames = new Map<string, ModuleBindings>();
@@ -249,8 +264,35 @@ export class GpuContext {
    * WGSL line.
    */
   pipeline(label: string, code: string, entryPoint: string, constants: Record<string, number> = {}): Promise<GPUComputePipeline> {
+    const key = pipelineKey(code, entryPoint, constants);
+    if (!this.asked.has(key)) this.asked.set(key, { label, code, entryPoint, constants });
+    return this.compiled(key, label, code, entryPoint, constants);
+  }
+
+  /**
+   * The pipelines this context was asked for so far (pipeline()), in order: what a later run of the same work can
+   * prefetch. Prefetched pipelines that were never asked for are not among them.
+   */
+  pipelineRequests(): PipelineRequest[] {
+    return [...this.asked.values()];
+  }
+
+  /**
+   * Starts compiling `requests` at once, each as pipeline() would, without waiting: Dawn compiles pipelines asked for
+   * together side by side, where plans ask one family after another as each is first used (issue 40 item 5;
+   * docs/throughput.md, start-up). pipeline() with the same arguments later gets the same compilation. A request
+   * that fails to compile is dropped here; asking for it again through pipeline() reports the error.
+   */
+  prefetchPipelines(requests: readonly PipelineRequest[]): void {
+    if (this.lost) return;
+    for (const r of requests) {
+      this.compiled(pipelineKey(r.code, r.entryPoint, r.constants), r.label, r.code, r.entryPoint, r.constants).catch(() => undefined);
+    }
+  }
+
+  /** The pipeline of `key`, compiled once and cached (pipeline()). */
+  private compiled(key: string, label: string, code: string, entryPoint: string, constants: Record<string, number>): Promise<GPUComputePipeline> {
     this.assertAlive();
-    const key = `${entryPoint}\u0000${JSON.stringify(constants)}\u0000${code}`;
     let p = this.pipelines.get(key);
     if (!p) {
       const module = this.module(code, label);
