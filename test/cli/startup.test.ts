@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { nativePng } from '../../src/io/formats/png-native.js';
 import { nativeJpeg } from '../../src/io/jpeg.js';
 import { assertOneLineError, cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
@@ -77,17 +78,23 @@ test("importing 'imgpu' loads neither sharp, zarrita nor bullmq", () => {
   for (const heavy of ['sharp', 'zarrita', 'bullmq', 'ioredis']) assert.ok(!loaded.has(heavy), `${heavy} loaded: ${[...loaded].join(' ')}`);
 });
 
-test('equalize of a JPEG loads neither sharp nor zarrita; of a PNG, sharp (its reader) but not zarrita', (t) => {
+test('equalize of a JPEG or a PNG (imgpu\'s libjpeg and libpng codecs) loads neither sharp nor zarrita; of a TIFF, sharp (its reader) but not zarrita', (t) => {
   const run = (input: string, out: string) => spawnSync(process.execPath, ['--import', HOOK, BIN, 'equalize', input, join(tmp, out), '--device', 'cpu'], { encoding: 'utf8' });
-  const png = run(fixture('images', 'camera.png'), 'camera.png');
-  assert.equal(png.status, 0, png.stderr);
-  assert.ok(packagesLoaded(png.stderr).has('sharp'), 'the hook sees sharp where it is used');
-  assert.ok(!packagesLoaded(png.stderr).has('zarrita'));
-  if (!requiredOrSkip(t, nativeJpeg(), 'no native JPEG codec: JPEG goes through sharp (scripts/build-native.mjs)')) return;
-  const jpeg = run(fixture('jpeg', 'chelsea_q90.jpg'), 'chelsea.jpg');
-  assert.equal(jpeg.status, 0, jpeg.stderr);
-  const loaded = packagesLoaded(jpeg.stderr);
-  for (const heavy of ['sharp', 'zarrita', 'bullmq']) assert.ok(!loaded.has(heavy), `${heavy} loaded: ${[...loaded].join(' ')}`);
+  const tiff = run(fixture('fuzz', 'rgb8_lzw.tif'), 'rgb8.tif');
+  assert.equal(tiff.status, 0, tiff.stderr);
+  assert.ok(packagesLoaded(tiff.stderr).has('sharp'), 'the hook sees sharp where it is used');
+  assert.ok(!packagesLoaded(tiff.stderr).has('zarrita'));
+  const natives: [string, string, unknown, string][] = [
+    [fixture('jpeg', 'chelsea_q90.jpg'), 'chelsea.jpg', nativeJpeg(), 'no native JPEG codec: JPEG goes through sharp (scripts/build-native.mjs)'],
+    [fixture('images', 'camera.png'), 'camera.png', nativePng(), 'no native PNG codec: PNG goes through sharp (scripts/build-native.mjs)'],
+  ];
+  for (const [input, out, built, why] of natives) {
+    if (!requiredOrSkip(t, built, why)) continue;
+    const r = run(input, out);
+    assert.equal(r.status, 0, r.stderr);
+    const loaded = packagesLoaded(r.stderr);
+    for (const heavy of ['sharp', 'zarrita', 'bullmq']) assert.ok(!loaded.has(heavy), `${out}: ${heavy} loaded: ${[...loaded].join(' ')}`);
+  }
 });
 
 /** The files under dist/src/ that a run reported loading (the hook's `loaded` lines). */

@@ -101,7 +101,8 @@ test('the CLI writes cv2.imwrite(cv2.equalizeHist(...))\'s bytes, one image and 
     const inputs = join(dir, 'in');
     mkdirSync(inputs);
     for (const n of DEFAULT_WRITES) writeFileSync(join(inputs, `${n}.png`), readFileSync(file(n)));
-    const batch = cli('morph', 'erode', inputs, join(dir, 'out'), '--se', 'rect:1x1', '--device', 'cpu', '--quiet');
+    // --keep-gray: a gray PNG stays one channel (by default morph reads it as cv2.imread does, three channels).
+    const batch = cli('morph', 'erode', inputs, join(dir, 'out'), '--se', 'rect:1x1', '--keep-gray', '--device', 'cpu', '--quiet');
     assert.equal(batch.status, 0, batch.stderr);
     for (const n of DEFAULT_WRITES) assert.ok(readFileSync(join(dir, 'out', `${n}.png`)).equals(readFileSync(file(n))), `batch ${n}: cv2's bytes`);
     // Through sharp (the fallback where libpng is not built, here turned off): the same pixels in other bytes.
