@@ -6,31 +6,18 @@
  * (another image, pixels where every reference refuses, an untyped error) as one JSON object; exits 1 if there was
  * any. A crash or hang shows as the last case --verbose named. The CI run is test/fuzz/format-fuzz.test.ts.
  */
-import { addReport, type FuzzReport } from '../test/fuzz/jpeg-differential.js';
 import { formatCases, runFormatFuzz } from '../test/fuzz/format-differential.js';
 import { formatSources } from '../test/fuzz/format-sources.js';
+import { addChunks, caseLogger, emptyReport, flagValue, fuzzRunFlags, printAndExit } from './fuzz-common.js';
 
-const arg = (n: string, d: string) => {
-  const i = process.argv.indexOf(`--${n}`);
-  return i > 0 ? process.argv[i + 1] : d;
-};
-const seed = Number(arg('seed', '39'));
-const count = Number(arg('count', '2000'));
-const first = Number(arg('first', '0'));
-const formats = arg('formats', '.png,.tif,.nii,.dcm,.npy').split(',');
-const verbose = process.argv.includes('--verbose');
+const run = fuzzRunFlags(2000);
+const formats = flagValue('formats', '.png,.tif,.nii,.dcm,.npy').split(',');
 
 const t0 = performance.now();
-const report: FuzzReport & { seed: number; first: number; seconds: number } = { seed, first, cases: 0, cv2Decoded: 0, counts: {}, violations: [], seconds: 0 };
+const report = emptyReport(run);
 // Each format on its own (`count` cases each; .nii also draws the .nii.gz sources), in chunks of 500 on disk at a time.
 for (const format of formats) {
   const sources = formatSources(format === '.nii' ? ['.nii', '.nii.gz'] : [format]);
-  for (let at = first; at < first + count; at += 500) {
-    const cases = formatCases(sources, seed, Math.min(500, first + count - at), at);
-    addReport(report, await runFormatFuzz(cases, verbose ? (c) => console.error(`${c.name}: ${c.applied.join('+')} of ${c.source}`) : undefined));
-  }
+  await addChunks(report, run, 500, (at, n) => runFormatFuzz(formatCases(sources, run.seed, n, at), caseLogger(run)));
 }
-report.seconds = Math.round((performance.now() - t0) / 100) / 10;
-console.log(JSON.stringify(report, null, 1));
-
-process.exit(report.violations.length ? 1 : 0);
+printAndExit(report, t0);

@@ -8,29 +8,16 @@
  */
 import { createNodeGpuContext } from '../src/node/gpu.js';
 import { FUZZ_SOURCES } from '../test/fuzz/jpeg-sources.js';
-import { addReport, fuzzCases, runFuzz, type FuzzReport } from '../test/fuzz/jpeg-differential.js';
+import { fuzzCases, runFuzz } from '../test/fuzz/jpeg-differential.js';
+import { addChunks, caseLogger, emptyReport, flagValue, fuzzRunFlags, hasFlag, printAndExit } from './fuzz-common.js';
 
-const arg = (n: string, d: string) => {
-  const i = process.argv.indexOf(`--${n}`);
-  return i > 0 ? process.argv[i + 1] : d;
-};
-const seed = Number(arg('seed', '39'));
-const count = Number(arg('count', '1000'));
-const first = Number(arg('first', '0'));
-const verbose = process.argv.includes('--verbose');
+const run = fuzzRunFlags(1000);
 // --sources a.jpg,b.jpg: mutate other JPEGs than the project's fixtures (a corpus the project never saw).
-const sources = process.argv.includes('--sources') ? arg('sources', '').split(',').filter(Boolean) : FUZZ_SOURCES;
+const sources = hasFlag('sources') ? flagValue('sources', '').split(',').filter(Boolean) : FUZZ_SOURCES;
 
-const ctx = process.argv.includes('--no-gpu') ? undefined : await createNodeGpuContext();
+const ctx = hasFlag('no-gpu') ? undefined : await createNodeGpuContext();
 const t0 = performance.now();
+const report = emptyReport(run);
 // In chunks of 200: a corpus on disk and its references at a time.
-const report: FuzzReport & { seed: number; first: number; seconds: number } = { seed, first, cases: 0, cv2Decoded: 0, counts: {}, violations: [], seconds: 0 };
-for (let at = first; at < first + count; at += 200) {
-  const cases = fuzzCases(sources, seed, Math.min(200, first + count - at), at);
-  const r = await runFuzz(cases, ctx, verbose ? (c) => console.error(`${c.name}: ${c.applied.join('+')} of ${c.source}`) : undefined);
-  addReport(report, r);
-}
-report.seconds = Math.round((performance.now() - t0) / 100) / 10;
-console.log(JSON.stringify(report, null, 1));
-
-process.exit(report.violations.length ? 1 : 0);
+await addChunks(report, run, 200, (at, n) => runFuzz(fuzzCases(sources, run.seed, n, at), ctx, caseLogger(run)));
+printAndExit(report, t0);

@@ -13,7 +13,7 @@ import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
 import { COMMANDS, imageFlags, lightSteps, paramsAsRun } from '../engine/commands.js';
-import { acquire, runGpuOrCpu, type DeviceChoice, type Execution } from '../engine/context.js';
+import { acquire, namedAdapter, runGpuOrCpu, type DeviceChoice, type Execution } from '../engine/context.js';
 import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
@@ -171,7 +171,7 @@ async function acquireBeside(reading: Promise<unknown>, flags: Map<string, strin
 function singleImageDevice(cmd: Operation, params: Record<string, unknown>, flags: Map<string, string>): string {
   const asked = flags.get('device');
   if (asked !== undefined) return asked;
-  return !flags.has('adapter') && !process.env.IMGPU_ADAPTER && lightSteps(cmd, params) ? 'cpu' : 'auto';
+  return !namedAdapter(flags) && lightSteps(cmd, params) ? 'cpu' : 'auto';
 }
 
 async function runOp(name: string, cmd: Operation, argv: string[], quietOutput = false): Promise<number> {

@@ -50,6 +50,11 @@ function reason(e: NoGpuAdapterError): string {
   return cliWording((advice < 0 ? e.message : e.message.slice(0, advice)).replace(/\.?\s*$/, ''));
 }
 
+/** The adapter asked for by name (--adapter, else env IMGPU_ADAPTER): used as it is, software or not. */
+export function namedAdapter(flags: Map<string, string>): string | undefined {
+  return flags.get('adapter') ?? process.env.IMGPU_ADAPTER;
+}
+
 /**
  * The CPU pool and, unless --device cpu, a GPU context. `--device auto` takes the GPU only where it is the faster
  * path: with no adapter, or when the adapter is a software rasterizer (lavapipe, llvmpipe, SwiftShader: the GPU
@@ -62,7 +67,7 @@ export async function acquire(device: string, flags: Map<string, string>): Promi
   const warnings: string[] = [];
   const threads = flags.has('threads') ? Number(flags.get('threads')) : undefined;
   if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) throw new InvalidArgumentError('--threads must be a positive integer');
-  const named = flags.get('adapter') ?? process.env.IMGPU_ADAPTER;
+  const named = namedAdapter(flags);
   let gpu: GpuContext | undefined;
   if (device !== 'cpu') {
     try {

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { type AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { imageFrom } from '../../src/core/image.js';
 import { equalize } from '../../src/index.js';
-import { chromiumOrSkip, CHROMIUM, ROOT, WEBGPU } from '../helpers/browser.js';
+import { chromiumOrSkip, pageErrors, ROOT, serveLocal, WEBGPU, withChromium } from '../helpers/browser.js';
 import { randomBytes } from '../helpers/fixtures.js';
 
 const ENTRY = fileURLToPath(new URL('../../src/browser.js', import.meta.url));
@@ -35,39 +33,27 @@ window.ready = true;
  * compared with the CPU path in the same page.
  */
 test('browser: equalize on WebGPU in headless Chromium equals the CPU path', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    if (process.env.IMGPU_REQUIRE_BROWSER === '1') throw new Error(`IMGPU_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (scripts/install-system-deps.sh installs it)`);
-    t.skip(`no Chromium at ${CHROMIUM}`);
-    return;
-  }
+  if (!chromiumOrSkip(t)) return;
   const { build } = await import('esbuild');
   const bundle = await build({ entryPoints: [ENTRY], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' });
   const js = bundle.outputFiles[0].text;
-  const server: Server = createServer((req, res) => {
+  const server = await serveLocal((req, res) => {
     if (req.url === '/imgpu.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(js);
     else res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
   try {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true, undefined, { timeout: 30_000 });
-    const r = await page.evaluate(() => (window as unknown as { runEqualize: () => Promise<{ identical: boolean; mismatches: number; adapter: string; kernels: number }> }).runEqualize());
-    assert.deepEqual(errors, []);
-    assert.equal(r.identical, true, `GPU differs from CPU in ${r.mismatches} pixels on ${r.adapter}`);
-    assert.ok(r.kernels >= 1);
-    t.diagnostic(`browser adapter: ${r.adapter}`);
+    await withChromium(WEBGPU, async (browser) => {
+      const page = await browser.newPage();
+      const errors = pageErrors(page);
+      await page.goto(server.url);
+      await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true, undefined, { timeout: 30_000 });
+      const r = await page.evaluate(() => (window as unknown as { runEqualize: () => Promise<{ identical: boolean; mismatches: number; adapter: string; kernels: number }> }).runEqualize());
+      assert.deepEqual(errors, []);
+      assert.equal(r.identical, true, `GPU differs from CPU in ${r.mismatches} pixels on ${r.adapter}`);
+      assert.ok(r.kernels >= 1);
+      t.diagnostic(`browser adapter: ${r.adapter}`);
+    });
   } finally {
-    await browser.close();
     server.close();
   }
 });
@@ -97,29 +83,26 @@ test('browser: the README example (navigator.gpu → context → equalize of an 
   const page = `<!doctype html><meta charset="utf-8"><canvas width="${w}" height="${h}"></canvas><script>
     document.querySelector('canvas').getContext('2d').putImageData(new ImageData(Uint8ClampedArray.from(${JSON.stringify(Array.from(rgba))}), ${w}, ${h}), 0, 0);
   </script><script type="module" src="/example.js"></script>`;
-  const server: Server = createServer((req, res) => {
+  const server = await serveLocal((req, res) => {
     if (req.url === '/example.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle.outputFiles[0].text);
     else res.writeHead(200, { 'content-type': 'text/html' }).end(page);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: WEBGPU });
   try {
-    const tab = await browser.newPage();
-    const errors: string[] = [];
-    tab.on('pageerror', (e) => errors.push(e.message));
-    const logged = tab.waitForEvent('console', { predicate: (m) => m.text().startsWith('equalize: '), timeout: 60_000 });
-    await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    t.diagnostic((await logged).text());
-    const shown = await tab.evaluate(() => Array.from(document.querySelector('canvas')!.getContext('2d')!.getImageData(0, 0, 64, 48).data));
-    const expected = (await equalize(imageFrom(rgba, [h, w], 4))).output.data;
-    assert.deepEqual(errors, []);
-    for (let i = 0; i < w * h; i++) {
-      const px = shown.slice(4 * i, 4 * i + 4);
-      if (px[0] !== expected[i] || px[1] !== expected[i] || px[2] !== expected[i]) assert.fail(`pixel ${i}: the page shows ${px}, Node's equalize gives ${expected[i]}`);
-    }
+    await withChromium(WEBGPU, async (browser) => {
+      const tab = await browser.newPage();
+      const errors = pageErrors(tab);
+      const logged = tab.waitForEvent('console', { predicate: (m) => m.text().startsWith('equalize: '), timeout: 60_000 });
+      await tab.goto(server.url);
+      t.diagnostic((await logged).text());
+      const shown = await tab.evaluate(() => Array.from(document.querySelector('canvas')!.getContext('2d')!.getImageData(0, 0, 64, 48).data));
+      const expected = (await equalize(imageFrom(rgba, [h, w], 4))).output.data;
+      assert.deepEqual(errors, []);
+      for (let i = 0; i < w * h; i++) {
+        const px = shown.slice(4 * i, 4 * i + 4);
+        if (px[0] !== expected[i] || px[1] !== expected[i] || px[2] !== expected[i]) assert.fail(`pixel ${i}: the page shows ${px}, Node's equalize gives ${expected[i]}`);
+      }
+    });
   } finally {
-    await browser.close();
     server.close();
   }
 });

@@ -2,14 +2,12 @@
 // operation on it, and both the decoded pixels and the result equal Node's readImage (sharp) and the same operation.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { type AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { pixelChecksum } from '../../src/core/compare.js';
 import { clahe } from '../../src/index.js';
 import { readImage } from '../../src/io/index.js';
-import { chromiumOrSkip, CHROMIUM, WEBGPU } from '../helpers/browser.js';
+import { chromiumOrSkip, pageErrors, serveLocal, WEBGPU, withChromium } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const ENTRY = fileURLToPath(new URL('../../src/browser.js', import.meta.url));
@@ -35,29 +33,26 @@ test('browser: decodeImage (imgpu/browser) reads a 16-bit PNG as Node does, and 
     '/moon16.png': ['image/png', png],
     '/': ['text/html', '<!doctype html><meta charset="utf-8"><script type="module" src="/decode.js"></script>'],
   };
-  const server = createServer((req, res) => {
+  const server = await serveLocal((req, res) => {
     const [type, body] = routes[req.url ?? '/'] ?? routes['/'];
     res.writeHead(200, { 'content-type': type }).end(body);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: WEBGPU });
   try {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    await page.waitForFunction(() => 'result' in window, undefined, { timeout: 60_000 });
-    const r = await page.evaluate(() => (window as unknown as { result: Record<string, unknown> }).result);
-    assert.deepEqual(errors, []);
-    const node = await readImage(fixture('images', 'moon16.png'));
-    const expected = (await clahe(node, OPTS)).output;
-    assert.deepEqual({ shape: r.shape, channels: r.channels, dtype: r.dtype }, { shape: node.shape, channels: 1, dtype: 'uint16' });
-    assert.equal(r.decoded, pixelChecksum(node), 'the page decodes the PNG to the pixels sharp gives in Node');
-    assert.equal(r.outDtype, 'uint16');
-    assert.equal(r.clahe, pixelChecksum(expected), 'clahe in the page equals clahe in Node');
+    await withChromium(WEBGPU, async (browser) => {
+      const page = await browser.newPage();
+      const errors = pageErrors(page);
+      await page.goto(server.url);
+      await page.waitForFunction(() => 'result' in window, undefined, { timeout: 60_000 });
+      const r = await page.evaluate(() => (window as unknown as { result: Record<string, unknown> }).result);
+      assert.deepEqual(errors, []);
+      const node = await readImage(fixture('images', 'moon16.png'));
+      const expected = (await clahe(node, OPTS)).output;
+      assert.deepEqual({ shape: r.shape, channels: r.channels, dtype: r.dtype }, { shape: node.shape, channels: 1, dtype: 'uint16' });
+      assert.equal(r.decoded, pixelChecksum(node), 'the page decodes the PNG to the pixels sharp gives in Node');
+      assert.equal(r.outDtype, 'uint16');
+      assert.equal(r.clahe, pixelChecksum(expected), 'clahe in the page equals clahe in Node');
+    });
   } finally {
-    await browser.close();
     server.close();
   }
 });

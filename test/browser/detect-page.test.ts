@@ -11,7 +11,7 @@ import { readImage } from '../../src/io/index.js';
 import { parseClassifierXml } from '../../src/ops/detect/classifier-xml.js';
 import { detect, type DetectOptions } from '../../src/ops/detect/index.js';
 import { fixture } from '../helpers/fixtures.js';
-import { chromiumOrSkip, CHROMIUM, QUIET, servePlayground } from '../helpers/browser.js';
+import { chromiumOrSkip, launchChromium, openIdle, pageErrors, QUIET, servePlayground, WEBGPU } from '../helpers/browser.js';
 
 /** A processed frame as the page reports it (playground/detect.ts FrameRecord). */
 interface FrameRecord {
@@ -73,6 +73,13 @@ async function frameAfter(page: Page, backend: 'gpu' | 'cpu', trigger: () => Pro
   return next;
 }
 
+/** The page's exceptions and console errors as they come: the detect page logs none in a good run. */
+function pageProblems(page: Page): string[] {
+  const problems = pageErrors(page, 'exception: ');
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  return problems;
+}
+
 /** Frames on one backend, each equal to the Node detector on its pixels; the boxes they found. */
 async function checkFrames(page: Page, backend: 'gpu' | 'cpu', n: number, what: string): Promise<FrameRecord[]> {
   const got: FrameRecord[] = [];
@@ -98,19 +105,12 @@ test('detect page: camera, video file and image, GPU and CPU, boxes equal to the
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-detect-page-'));
   const camera = photoClip(join(dir, 'camera.y4m'));
   const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: [...QUIET, '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader', '--use-gl=angle', '--use-angle=swiftshader', '--enable-features=Vulkan', '--use-vulkan=swiftshader', '--autoplay-policy=no-user-gesture-required',
-      '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-video-capture=${camera}`],
-  });
+  const browser = await launchChromium([...WEBGPU, '--use-gl=angle', '--use-angle=swiftshader', '--enable-features=Vulkan', '--use-vulkan=swiftshader',
+    '--autoplay-policy=no-user-gesture-required', '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-video-capture=${camera}`]);
   try {
     const page = await browser.newPage({ viewport: { width: 1200, height: 860 } });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`exception: ${e.message}`));
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-    await page.goto(`${url}detect.html`);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    const problems = pageProblems(page);
+    await openIdle(page, `${url}detect.html`);
     assert.match((await page.textContent('#status')) ?? '', /^WebGPU: /);
     assert.match((await page.textContent('#classifier-name')) ?? '', /^lbpcascade_frontalface\.xml \(bundled\): 139 weak classifiers, window 24×24/);
 
@@ -205,19 +205,15 @@ test('detect page: camera, video file and image, GPU and CPU, boxes equal to the
 test('detect page: no camera, permission denied, a video or image the browser cannot read', { timeout: 300_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
   const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-detect-page-errors-'));
   try {
     // A fake device but no fake permission UI: headless Chromium refuses the request. A fake UI but no device: none found.
     for (const [flag, message] of [['--use-fake-device-for-media-stream', /^camera: permission denied/], ['--use-fake-ui-for-media-stream', /^camera: no camera found$/]] as const) {
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--disable-webgpu', flag] });
+      const browser = await launchChromium([...QUIET, '--disable-webgpu', flag]);
       try {
         const page = await browser.newPage();
-        const problems: string[] = [];
-        page.on('pageerror', (e) => problems.push(`exception: ${e.message}`));
-        page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-        await page.goto(`${url}detect.html`);
-        await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+        const problems = pageProblems(page);
+        await openIdle(page, `${url}detect.html`);
         const failsWith = async (action: () => Promise<unknown>, expected: RegExp) => {
           await page.evaluate(() => { document.getElementById('error')!.textContent = ''; });
           await action();

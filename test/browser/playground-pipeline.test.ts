@@ -11,29 +11,21 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
-import { chromiumOrSkip, CHROMIUM, lastRun, runInPage, servePlayground, WEBGPU } from '../helpers/browser.js';
+import { chromiumOrSkip, lastRun, openIdle, pageErrors, runInPage, WEBGPU, withPlayground } from '../helpers/browser.js';
 
 type Page = import('playwright-core').Page;
 
 /** The page with its WebGPU status line up, on a fresh server; `body` gets the page and closes all after. */
 async function withPage(t: { skip(msg: string): void }, body: (page: Page) => Promise<void>): Promise<void> {
   if (!chromiumOrSkip(t)) return;
-  const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: WEBGPU });
-  try {
+  await withPlayground(WEBGPU, async (browser, url) => {
     const page = await browser.newPage({ viewport: { width: 1800, height: 1200 }, acceptDownloads: true });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    const errors = pageErrors(page);
+    await openIdle(page, url);
     assert.match((await page.textContent('#status')) ?? '', /^WebGPU: /);
     await body(page);
     assert.deepEqual(errors, []);
-  } finally {
-    await browser.close();
-    server.kill();
-  }
+  });
 }
 
 /** Uploads a file and waits until the page shows it as the input. */

@@ -10,7 +10,7 @@ import { parseParamValue } from '../../src/core/params.js';
 import { encodeNpy, readImage } from '../../src/io/index.js';
 import { loadFileParams } from '../../src/io/params.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
-import { CHROMIUM, chromiumOrSkip, QUIET, ROOT, servePlayground } from '../helpers/browser.js';
+import { chromiumOrSkip, lastRun, launchChromium, NO_WEBGPU, openIdle, pageErrors, ROOT, runInPage, servePlayground, WEBGPU, withPlayground } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
 
 // [sample, operation, form values]: every registry operation at least once, colour CLAHE, both CLAHE forms.
@@ -36,14 +36,11 @@ const CASES: [string, string, Record<string, string>][] = [
 test('playground: every operation on WebGPU and in the CPU worker equals the Node CPU path', { timeout: 600_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
   const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'] });
+  const browser = await launchChromium(WEBGPU);
   try {
     const page = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    const errors = pageErrors(page);
+    await openIdle(page, url);
     const statusLine = await page.textContent('#status');
     assert.match(statusLine ?? '', /^WebGPU: /, `the page found no WebGPU adapter: ${statusLine}`);
     assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'the COOP/COEP headers make the page cross-origin isolated');
@@ -57,15 +54,7 @@ test('playground: every operation on WebGPU and in the CPU worker equals the Nod
         assert.equal(await page.evaluate(() => (window as unknown as { __input: string }).__input), checksum(img), `the browser decodes ${sample} as sharp does`);
         loaded = sample;
       }
-      await page.selectOption('#op', op);
-      for (const [k, v] of Object.entries(values)) {
-        const tag = await page.$eval(`#param-${k}`, (e) => e.tagName);
-        if (tag === 'SELECT') await page.selectOption(`#param-${k}`, v);
-        else await page.fill(`#param-${k}`, v);
-      }
-      await page.click('#run');
-      await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
-      const last = await page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+      const last = await runInPage(page, op, values);
       const img = await readImage(fixture('images', sample));
       const spec = OPERATIONS[op];
       const params: Record<string, unknown> = {};
@@ -91,20 +80,16 @@ test('playground: every operation on WebGPU and in the CPU worker equals the Nod
 
 test('playground without WebGPU: one line says so and the CPU path still runs', { timeout: 120_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
-  const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--disable-webgpu', '--disable-gpu'] });
-  try {
+  await withPlayground(NO_WEBGPU, async (browser, url) => {
     const page = await browser.newPage();
-    await page.goto(url);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    await openIdle(page, url);
     assert.match((await page.textContent('#status')) ?? '', /^WebGPU is not available in this browser .*: running on the CPU only$/);
     assert.equal(await page.textContent('#run'), 'Run on the CPU', 'the button says what it will do');
     await page.click('#sample-coins\\.png');
     await page.waitForSelector('body[data-state="ready"]');
     await page.click('#run');
     await page.waitForSelector('body[data-state="done"]', { timeout: 60_000 });
-    const last = await page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+    const last = await lastRun(page);
     const img = await readImage(fixture('images', 'coins.png'));
     assert.equal(last.gpu, null);
     assert.equal(last.cpu, checksum((await OPERATIONS.equalize.run(img, {}, {})).output));
@@ -118,10 +103,7 @@ test('playground without WebGPU: one line says so and the CPU path still runs', 
       assert.deepEqual(missing, [], `${name} loads everything it names`);
       page.removeAllListeners('response');
     }
-  } finally {
-    await browser.close();
-    server.kill();
-  }
+  });
 });
 
 /** The columns of a histogram canvas (2 px a bin) that hold a bar: how many of the 256 bins are drawn. */
@@ -144,24 +126,17 @@ function barsIn(page: import('playwright-core').Page, id: string): Promise<numbe
 test('playground defects: failed runs, rejected uploads, W×H, the run button, the icon, float histograms, file parameters', { timeout: 600_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
   const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'] });
+  const browser = await launchChromium(WEBGPU);
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-playground-files-'));
   try {
     const page = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
     const failed: string[] = [];
     page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
     page.on('requestfailed', (r) => failed.push(`${r.failure()?.errorText} ${r.url()}`));
-    await page.goto(url);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    await openIdle(page, url);
     const statusLine = (await page.textContent('#status')) ?? '';
     assert.match(statusLine, /^WebGPU: /);
-    const runWith = async (op: string, values: Record<string, string>) => {
-      await page.selectOption('#op', op);
-      for (const [k, v] of Object.entries(values)) await page.fill(`#param-${k}`, v);
-      await page.click('#run');
-      await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
-    };
+    const runWith = (op: string, values: Record<string, string>) => runInPage(page, op, values);
     await t.test('the start page shows a sample, its histogram, and can run at once', async () => {
       const { width, height } = await sharp(join(ROOT, 'samples', 'camera.png')).metadata();
       assert.match((await page.textContent('#insize')) ?? '', /^camera\.png: /, 'the input names the sample');
@@ -236,7 +211,7 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
         await page.waitForFunction(([id, v]) => (document.getElementById(id) as HTMLInputElement).value === v, [`param-${param}`, `${prefix}${name}`]);
         await page.click('#run');
         await page.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
-        const last = await page.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+        const last = await lastRun(page);
         const spec = OPERATIONS[op];
         const expected = checksum((await spec.run(coins, await loadFileParams(spec.params, { [param]: `${prefix}${file}` }), {})).output);
         assert.equal(last.gpuError, null, `${op} ${prefix}${name}: GPU failed`);
@@ -256,15 +231,10 @@ test('playground defects: failed runs, rejected uploads, W×H, the run button, t
       // SwiftShader binds more than 144 MB: the page is opened with lavapipe's 128 MiB, as a smaller GPU has it.
       const small = await browser.newPage();
       try {
-        await small.goto(`${url}?maxStorageBufferBindingSize=${128 * 2 ** 20}`);
-        await small.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+        await openIdle(small, `${url}?maxStorageBufferBindingSize=${128 * 2 ** 20}`);
         await small.setInputFiles('#file', big);
         await small.waitForFunction(() => document.getElementById('insize')?.textContent?.startsWith('big.png'), undefined, { timeout: 120_000 });
-        await small.selectOption('#op', 'gamma');
-        await small.fill('#param-gamma', '0.5');
-        await small.click('#run');
-        await small.waitForSelector('body[data-state="done"]', { timeout: 300_000 });
-        const last = await small.evaluate(() => (window as unknown as { __last: Record<string, unknown> }).__last);
+        const last = await runInPage(small, 'gamma', { gamma: '0.5' });
         const expected = checksum((await OPERATIONS.gamma.run(imageFrom(rgb, [h, w], 3), { gamma: 0.5 }, {})).output);
         const timings = (await small.textContent('#timings')) ?? '';
         t.diagnostic(`8000×6000 RGB in the page at a 128 MiB binding: ${timings.replace(/\n/g, ' | ')}`);

@@ -10,7 +10,7 @@ import type { Image } from '../../src/core/image.js';
 import { parseParamValue } from '../../src/core/params.js';
 import { affineOf, decodeNifti, encodeNifti, readImage } from '../../src/io/index.js';
 import { ALL_OPERATIONS, OPERATIONS } from '../../src/ops/registry.js';
-import { CHROMIUM, chromiumOrSkip, QUIET, runInPage, servePlayground, WEBGPU } from '../helpers/browser.js';
+import { chromiumOrSkip, launchChromium, NO_WEBGPU, openIdle, pageErrors, runInPage, servePlayground, WEBGPU, withPlayground } from '../helpers/browser.js';
 import { fixture } from '../helpers/fixtures.js';
 
 const ANATOMICAL = fixture('volumes', 'anatomical.nii');
@@ -67,16 +67,13 @@ async function checkSaved(page: Page, dir: string, expected: Image, op: string):
 test('volume page: NIfTI and DICOM in, 3D filters and morphology on WebGPU and the CPU worker equal to Node, NIfTI out', { timeout: 600_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
   const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, ...WEBGPU] });
+  const browser = await launchChromium(WEBGPU);
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-volume-page-'));
   const anatomical = await readImage(ANATOMICAL);
   try {
     const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${url}volume.html`);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    const errors = pageErrors(page);
+    await openIdle(page, `${url}volume.html`);
     const statusLine = (await page.textContent('#status')) ?? '';
     assert.match(statusLine, /^WebGPU: /, `the page found no WebGPU adapter: ${statusLine}`);
 
@@ -220,8 +217,7 @@ test('volume page: NIfTI and DICOM in, 3D filters and morphology on WebGPU and t
     await t.test('past a lowered binding limit (?maxStorageBufferBindingSize=98304, the scan is 135 KB) the GPU runs it in slabs, equal to Node', async () => {
       const small = await browser.newPage();
       try {
-        await small.goto(`${url}volume.html?maxStorageBufferBindingSize=98304`);
-        await small.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+        await openIdle(small, `${url}volume.html?maxStorageBufferBindingSize=98304`);
         for (const [op, values] of [['filter', { filter: 'gauss:1.5' }], ['morph', { op: 'close', se: 'box:3x3x3' }]] as const) {
           const r = await runIn(small, op, values);
           const timings = (await small.textContent('#timings')) ?? '';
@@ -246,14 +242,10 @@ test('volume page: NIfTI and DICOM in, 3D filters and morphology on WebGPU and t
 
 test('volume page without WebGPU: one line says so; the CPU worker runs and its result keeps the filter\'s geometry', { timeout: 300_000 }, async (t) => {
   if (!chromiumOrSkip(t)) return;
-  const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...QUIET, '--disable-webgpu', '--disable-gpu'] });
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-volume-cpu-'));
-  try {
+  await withPlayground(NO_WEBGPU, async (browser, url) => {
     const page = await browser.newPage();
-    await page.goto(`${url}volume.html`);
-    await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+    await openIdle(page, `${url}volume.html`);
     assert.match((await page.textContent('#status')) ?? '', /^WebGPU is not available in this browser .*: running on the CPU only$/);
     assert.equal(await page.textContent('#run'), 'Run on the CPU');
     const values = { filter: 'gauss:1', border: 'valid' };
@@ -261,8 +253,5 @@ test('volume page without WebGPU: one line says so; the CPU worker runs and its 
     const expected = await nodeResult(await readImage(ANATOMICAL), 'filter', values);
     assert.deepEqual([r.gpu, r.cpu], [null, checksum(expected)]);
     await checkSaved(page, dir, expected, 'filter');
-  } finally {
-    await browser.close();
-    server.kill();
-  }
+  });
 });

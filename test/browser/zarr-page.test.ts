@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { test } from 'node:test';
@@ -12,7 +10,7 @@ import { allocPixels, type Image } from '../../src/core/image.js';
 import { openOmeZarr, readPlanes } from '../../src/io/zarr.js';
 import { parseParamValue } from '../../src/core/params.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
-import { CHROMIUM, chromiumOrSkip, runInPage, servePlayground, WEBGPU } from '../helpers/browser.js';
+import { chromiumOrSkip, launchChromium, openIdle, pageErrors, runInPage, serveLocal, servePlayground, WEBGPU } from '../helpers/browser.js';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/fixtures.js';
 import { PYTHON } from '../helpers/parity.js';
@@ -29,7 +27,7 @@ interface ZarrState { url: string; dtype: string; ome: string | null; levels: Le
  */
 async function serveZarrs(dir: string, virtual: (path: string) => Uint8Array | undefined) {
   const log: string[] = [];
-  const server = createServer((req, res) => {
+  const server = await serveLocal((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     log.push(path);
     const headers = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store' };
@@ -38,8 +36,7 @@ async function serveZarrs(dir: string, virtual: (path: string) => Uint8Array | u
     if (body) res.writeHead(200, headers).end(body);
     else res.writeHead(404, headers).end();
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, log, close: () => server.close() };
+  return { ...server, log };
 }
 
 /** Plane `k` across `axis` of a [z, y, x] image, as a one-plane region ([1, h, w], [d, 1, w] or [d, h, 1]). */
@@ -159,15 +156,12 @@ test('volume page: OME-Zarr over HTTP, coarsest level first, slices equal to Nod
   pythonZarr(join(dir, 'py.zarr'));
   const data = await serveZarrs(dir, hugeZarr);
   const { server, url } = await servePlayground();
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: WEBGPU });
+  const browser = await launchChromium(WEBGPU);
   try {
     const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const errors = pageErrors(page);
     const open = async (store: string, query = '') => {
-      await page.goto(`${url}volume.html?zarr=${encodeURIComponent(`${data.url}${store}`)}${query}`);
-      await page.waitForSelector('body[data-state="idle"]', { timeout: 60_000 });
+      await openIdle(page, `${url}volume.html?zarr=${encodeURIComponent(`${data.url}${store}`)}${query}`);
     };
 
     for (const [store, key] of [

@@ -11,6 +11,7 @@ import { Recording } from '../../src/core/gpu/recording.js';
 import { KernelTimer } from '../../src/core/gpu/timer.js';
 import { runGpu } from '../../src/core/gpu/run.js';
 import { allocPixels, imageFrom, toGray, type Channels, type Image } from '../../src/core/image.js';
+import type { OpResult } from '../../src/core/timings.js';
 import { readImage } from '../../src/io/index.js';
 import { clahe } from '../../src/ops/clahe/index.js';
 import { equalize } from '../../src/ops/equalize/index.js';
@@ -18,7 +19,7 @@ import { histogram } from '../../src/ops/histogram/index.js';
 import { runChain, runPipeline } from '../../src/ops/pipeline.js';
 import { threshold } from '../../src/ops/threshold/index.js';
 import { fixture, randomBytes, randomU16 } from '../helpers/fixtures.js';
-import { gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
+import { countReadbacks, gpuOrSkip, gpuWithBindingLimit } from '../helpers/gpu.js';
 
 function assertSame(a: Image, b: Image, what: string): void {
   const c = compareImages(a, b);
@@ -180,8 +181,10 @@ test('colour CLAHE of a resident colour GpuImage equals cv2 (YCrCb Y, back) and 
   for (const [input, ref] of [['chelsea.png', 'chelsea-8x8-2.png'], ['chelsea16.png', 'chelsea16-8x8-2.png']]) {
     const img = await readImage(fixture('images', input));
     const dev = await GpuImage.upload(gpu, img);
-    const r = await clahe(dev, { tiles: { width: 8, height: 8 }, clip: 2 });
+    const counted: { readbacks: number; result: OpResult<GpuImage> } = await countReadbacks(gpu, () => clahe(dev, { tiles: { width: 8, height: 8 }, clip: 2 }));
+    const r = counted.result;
     assert.ok(r.output instanceof GpuImage && r.output.channels === 3, 'resident colour out');
+    assert.equal(counted.readbacks, 0, `${input}: nothing read back to the host on the way`);
     assertSame(await r.output.toHost(), await readImage(fixture('clahe', ref)), input);
     r.output.release();
     dev.release();
@@ -203,7 +206,20 @@ test('operations on gray take a resident colour GpuImage through the GPU convers
   const img16 = await readImage(fixture('images', 'chelsea16.png'));
   const dev = await GpuImage.upload(gpu, img);
   const dev16 = await GpuImage.upload(gpu, img16);
+  const gray = await GpuImage.upload(gpu, toGray(img));
+  const gray16 = await GpuImage.upload(gpu, toGray(img16));
+  /** Through the GPU conversion: no more read back than the same operation on the gray image resident (the host's way adds one). */
+  const convertedOnDevice = async (what: string, run: (x: GpuImage) => Promise<{ output: unknown }>, colour: GpuImage, ofGray: GpuImage) => {
+    const c = await countReadbacks(gpu, () => run(colour));
+    const g = await countReadbacks(gpu, () => run(ofGray));
+    for (const { result } of [c, g]) if (result.output instanceof GpuImage) result.output.release();
+    assert.equal(c.readbacks, g.readbacks, `${what}: the colour GpuImage converted on the device`);
+  };
   try {
+    await convertedOnDevice('equalize', (x) => equalize(x), dev, gray);
+    await convertedOnDevice('threshold otsu uint16', (x) => threshold(x, { method: 'otsu' }), dev16, gray16);
+    await convertedOnDevice('threshold isodata', (x) => threshold(x, { method: 'isodata' }), dev, gray);
+    await convertedOnDevice('histogram', (x) => histogram(x), dev, gray);
     const eq = await equalize(dev);
     assertSame(await eq.output.toHost(), (await equalize(img)).output, 'equalize');
     eq.output.release();
@@ -230,7 +246,6 @@ test('operations on gray take a resident colour GpuImage through the GPU convers
     const cpuChain = await runPipeline(img, [{ op: 'clahe', params: {} }, { op: 'threshold', params: { method: 'otsu' } }], {});
     assertSame(chain.output, cpuChain.output, 'pipeline clahe | threshold on colour');
   } finally {
-    dev.release();
-    dev16.release();
+    for (const x of [dev, dev16, gray, gray16]) x.release();
   }
 });

@@ -1,5 +1,6 @@
 import type { TestContext } from 'node:test';
 import type { GpuContext } from '../../src/core/gpu/context.js';
+import { readbackCount } from '../../src/core/gpu/transfer.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 
 let shared: Promise<GpuContext | Error> | undefined;
@@ -56,4 +57,14 @@ export async function countCalls<T extends object>(target: T, method: keyof T & 
 /** How many times the context's queue was submitted to while `fn` ran. */
 export function countSubmissions(ctx: GpuContext, fn: () => Promise<void>): Promise<number> {
   return countCalls(ctx.device.queue, 'submit', fn);
+}
+
+/**
+ * What `fn` returned and how many readbacks (device → host copies, transfer.ts readbackCount) the context made while
+ * it ran: 0 for work that stays on the device, so a test can tell a resident path from one through the host.
+ */
+export async function countReadbacks<T>(ctx: GpuContext, fn: () => Promise<T>): Promise<{ readbacks: number; result: T }> {
+  const before = readbackCount(ctx);
+  const result = await fn();
+  return { readbacks: readbackCount(ctx) - before, result };
 }

@@ -25,6 +25,7 @@ for (const { what, img, lut } of cases) {
     const gpu = await gpuOrSkip(t);
     if (!gpu) return;
     const host = await applyLut(img, lut, { gpu });
+    assert.equal(host.timings.backend, 'gpu', 'from the host, run on the GPU');
     assert.deepEqual(Array.from(host.output.data), byHand(img, lut));
     const dev = await GpuImage.upload(gpu, img);
     const resident = await applyLut(dev, lut);
