@@ -12,10 +12,11 @@
  * - `codec-read`: each file read and decoded by the codec workers (CodecPool.read), its buffer recycled as a batch does;
  * - `codec-write`: a decoded seed written by the codec workers (CodecPool.write) to `count` outputs;
  * - `batch`: the whole folder batch (imgpu/batch, equalize, CPU path); `--input FOLDER`: of that folder instead (e.g.
- *   bench/memory.ts's, photos of many sizes), `--collect-images N`: BatchTuning.collectImages.
+ *   bench/memory.ts's, photos of many sizes), `--collect-images N`: BatchTuning.collectImages, `--smaps FILE
+ *   --smaps-at N`: /proc/self/smaps copied to FILE at the first line past N images.
  * A piece whose memory rises line after line is where a batch's growth is. docs/memory.md has the figures.
  */
-import { linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -109,6 +110,7 @@ else if (piece === 'codec-read' || piece === 'codec-write') {
   await codecs.close();
 } else if (piece === 'batch') {
   let n = 0;
+  let smapsTaken = false;
   const t0 = performance.now();
   const tuning = { collectBytes: Number(arg('collect-bytes', '0')) || undefined, collectImages: Number(arg('collect-images', '0')) || undefined };
   const run = batch('equalize', { inputs: [arg('input', join(dir, 'in'))], out: join(dir, 'out'), threads: 2, codecThreads: 2, ...tuning });
@@ -116,6 +118,11 @@ else if (piece === 'codec-read' || piece === 'codec-write') {
     if (e.type === 'progress' && e.processed >= n + every) {
       n = e.processed - (e.processed % every);
       console.log(JSON.stringify({ piece, images: e.processed, s: Math.round((performance.now() - t0) / 100) / 10, ...memory() }));
+      // --smaps FILE: the process's mappings at the first line past --smaps-at images (which mapping holds what).
+      if (process.argv.includes('--smaps') && n >= Number(arg('smaps-at', '0')) && !smapsTaken) {
+        writeFileSync(arg('smaps', ''), readFileSync('/proc/self/smaps'));
+        smapsTaken = true;
+      }
     }
   }
   await run.done;
