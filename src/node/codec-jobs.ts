@@ -28,7 +28,7 @@ const onePool: CpuPool = { size: 1, native: loadPointKernels(), run: async (t, a
 let processed = 0;
 let collect: (() => void) | undefined;
 // A CPU lane's images are processed here whole: their outputs and intermediates are this thread's fresh shared
-// buffers, which this thread's own collections free (SharedGarbage).
+// buffers, and their promises this thread's garbage, which this thread's own collections free (SharedGarbage).
 const garbage = new SharedGarbage(COLLECT_BYTES, () => (collect ??= fullGc())());
 
 /**
@@ -42,7 +42,7 @@ async function processWhole(job: Extract<Job, { kind: 'process' }>): Promise<Lan
   const r = await runPipeline(img, job.steps, { pool: onePool });
   await writeImage(job.out, r.output, job.write);
   buffers.give(img.data.buffer);
-  if (r.output.data.buffer !== img.data.buffer) garbage.drop(r.output.data.byteLength);
+  garbage.drop(r.output.data.buffer !== img.data.buffer ? r.output.data.byteLength : 0);
   return { ms: performance.now() - t, first: processed++ === 0, ...(img.warnings?.length ? { warnings: img.warnings } : {}) };
 }
 

@@ -10,7 +10,7 @@ import { KernelTimer } from '../../core/gpu/timer.js';
 import { writeAtomically, type ReadOptions, type WriteOptions } from '../../io/index.js';
 import type { Image, PixelArray } from '../../core/image.js';
 import { kernelTotal, now, type OpResult } from '../../core/timings.js';
-import { CodecPool, COLLECT_BYTES, RecycledBuffers, SharedGarbage } from '../../node/codec-pool.js';
+import { CodecPool, COLLECT_BYTES, COLLECT_IMAGES, RecycledBuffers, SharedGarbage } from '../../node/codec-pool.js';
 import { BatchRecords, type OutputRecord } from '../records.js';
 import { runOperation, type EngineRunOptions, type ImageOperation } from '../../core/op.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
@@ -49,6 +49,8 @@ export interface BatchTuning {
   codecThreads?: number;
   /** bytes of CPU outputs written between garbage collections in every thread (SharedGarbage) @default COLLECT_BYTES */
   collectBytes?: number;
+  /** images done or failed between garbage collections in every thread, whatever their size (SharedGarbage) @default COLLECT_IMAGES */
+  collectImages?: number;
 }
 
 /** What a batch tells its caller as it runs (the library prints nothing): events, and where it stops. */
@@ -183,11 +185,12 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // --jpeg gpu: the coefficients of the photos being decoded ahead and encoded behind, in recycled host memory
   // rather than one mapped GPU buffer each (node/jpeg-gpu-decode.ts HostBuffers).
   const coefficients = new RecycledBuffers(32);
-  // The CPU path's outputs and intermediates are fresh shared buffers: collected in every thread every so many bytes.
+  // The CPU path's outputs and intermediates are fresh shared buffers, and every image leaves garbage in the main
+  // thread's old space: collected in every thread every so many bytes or images, whichever comes first.
   const garbage = new SharedGarbage(o.tuning?.collectBytes || COLLECT_BYTES, () => {
     void exec.pool.collect?.();
     codecs.collect();
-  });
+  }, o.tuning?.collectImages || COLLECT_IMAGES);
   // --jpeg resolved once for the context ('auto': the GPU's on a hardware adapter), for the reads and the writes alike.
   const jpegPath = exec.gpu ? resolveJpegPath(o.jpeg ?? 'auto', exec.gpu) : 'cpu';
   // The JPEG kernels this batch will use compile while its first photos are read, all at once (prepareJpegGpu says why).
@@ -289,6 +292,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       } finally {
         rec.flush(); // where the encode failed before submitting
         out.release();
+        garbage.drop();
       }
       await o.written(job, doneHow(job, 'gpu'));
     };
@@ -299,7 +303,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
       // Images go to the codec workers (batch runs image commands only: ImageOperation).
       await codecs.write(job.output, out, o.write);
       if (recycle) outputs.give(out.data.buffer);
-      else garbage.drop(out.data.byteLength);
+      garbage.drop(recycle ? 0 : out.data.byteLength);
       await o.written(job, doneHow(job, path));
     };
   }
@@ -389,6 +393,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     const done = await traced('lane', job.input, () => laneCodecs.process(job.input, job.output, cmd.steps(params), read, o.write));
     if (isJpegName(job.input)) jpegPaths.cpu = (jpegPaths.cpu ?? 0) + 1;
     noteWarnings(job.input, done.warnings);
+    garbage.drop(); // its pixels were the lane worker's; its promises and messages are this thread's
     await o.written(job, doneHow(job, 'cpu-lane'));
     return done;
   }) : undefined;
@@ -408,6 +413,7 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
     // A failed image's start is forgotten too (only a done one's was: a folder of damaged files grew the map).
     const failed = (job: Job, e: unknown) => {
       started.delete(job);
+      garbage.drop();
       o.failed?.(job, e);
     };
     tally = await eachImage(source, step, { depth, window, progress: o.progress, onFailure: o.onFailure, fatal: o.fatal, lane, stop: o.stop, failed });
