@@ -11,7 +11,8 @@ import type { GpuContext } from '../../src/core/gpu/context.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../../src/core/image.js';
 import { readImage, writeImage } from '../../src/io/index.js';
 import { runChunked, slabBytes, slabPlanes, writeOmeZarr, type SlabPipe } from '../../src/io/chunked.js';
-import { createOmeZarr, openOmeZarr, readOmeZarr, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
+import { createOmeZarr, openOmeZarr, readOmeZarr, readPlanes, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
+import { nativeLayout } from '../../src/io/zarr-native.js';
 import { inlinePool } from '../../src/core/cpu/pool.js';
 import { filter, type FilterPlan } from '../../src/ops/convolve/index.js';
 import { denseKernel } from '../../src/ops/convolve/kernel.js';
@@ -228,6 +229,41 @@ test('chunk threads write the main thread\'s files byte for byte (raw, gzip, zst
       for (const [path, bytes] of a) assert.ok(bytes.equals(b.get(path)!), `${ome} ${compressor}: ${path} differs`);
       assertBitIdentical(await readOmeZarr(threaded), (await filter(img, params.filter)).output, `${ome} ${compressor}`);
     }
+  }
+});
+
+test('chunk threads read zarr-python\'s chunks natively (zstd, gzip, zlib; \'.\' keys) and python-zarr reads the chunks and pyramid they write natively (zstd, gzip, raw; OME 0.4); blosc and F order stay on zarrita', async () => {
+  const img = volume([6, 9, 10], 'uint16', 9);
+  const codecs = { zstd: 'numcodecs.Zstd(level=3)', gzip: 'numcodecs.GZip(level=5)', zlib: 'numcodecs.Zlib(level=1)', blosc: 'numcodecs.Blosc()' };
+  const py = Object.fromEntries(Object.keys(codecs).map((c) => [c, fresh(`py-native-${c}`)]));
+  const pyF = fresh('py-native-forder');
+  python(`
+import zarr, numcodecs, json, numpy as np
+a = np.array(${JSON.stringify(Array.from(img.data))}, dtype='<u2').reshape(6, 9, 10)
+for c, p in ${JSON.stringify(py)}.items():
+    zarr.open_array(p, mode='w', shape=a.shape, chunks=(4, 4, 3), dtype='<u2', compressor=eval({'zstd': '${codecs.zstd}', 'gzip': '${codecs.gzip}', 'zlib': '${codecs.zlib}', 'blosc': '${codecs.blosc}'}[c]))[:] = a
+zarr.open_array('${pyF}', mode='w', shape=a.shape, chunks=(4, 4, 3), dtype='<u2', order='F', compressor=numcodecs.Zstd(level=3))[:] = a
+print('null')`);
+  for (const c of ['zstd', 'gzip', 'zlib']) assert.ok(nativeLayout(py[c], ''), `${c}: python's chunks read natively`);
+  for (const p of [py.blosc, pyF]) assert.equal(nativeLayout(p, ''), undefined, `${p}: zarrita's`);
+  const outs: Record<string, string> = {};
+  for (const [c, src] of Object.entries({ zstd: py.zstd, gzip: py.gzip, raw: py.zlib, blosc: py.blosc, forder: pyF })) {
+    const compressor = c === 'forder' ? 'zstd' : c as 'zstd' | 'gzip' | 'raw' | 'blosc';
+    outs[c] = fresh(`native-out-${c}`);
+    // The identity (what `convert` runs): chunks read by the threads, written by them, the pyramid's means by them.
+    const rep = await runChunked(src, outs[c], async (slab) => slab, { before: 0, after: 0 }, 'uint16', { memory: 1 << 26, write: { compressor, levels: 2, chunks: [4, 4, 3] }, recipe: 'native', chunkThreads: THREADS });
+    assert.equal(rep.chunkThreads, THREADS);
+    assert.equal(Boolean(nativeLayout(outs[c], '1')), compressor !== 'blosc', `${c}: written natively`);
+    assertBitIdentical(await readOmeZarr(outs[c]), img, `${c}: read back`);
+  }
+  const got = python(`
+import zarr, json
+print(json.dumps({c: [zarr.open_group(p, mode='r')[l][:].ravel().tolist() for l in ('0', '1')] for c, p in ${JSON.stringify(outs)}.items()}))`) as Record<string, [number[], number[]]>;
+  const opened = await openOmeZarr(outs.blosc);
+  const level1 = Array.from((await readPlanes(opened.levels[1], 'uint16', 0, opened.levels[1].shape[0])).data);
+  for (const c of Object.keys(outs)) {
+    assert.deepEqual(got[c][0], Array.from(img.data), `${c}: python reads level 0`);
+    assert.deepEqual(got[c][1], level1, `${c}: python reads level 1, the main thread's means (blosc: written by zarrita from them)`);
   }
 });
 
