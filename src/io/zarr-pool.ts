@@ -54,14 +54,16 @@ export interface WriteJob {
 }
 
 /**
- * A pyramid chunk computed from a finer level's slab and written: the slab (`fineVoxels` long, of a level of
- * shape `fineShape`) holds fine planes from 2 · coarse[0]; the chunk's voxels in coarse planes [coarse[0], coarse[1]).
+ * A pyramid chunk computed from a finer level's slab and written: the slab (`fineVoxels` long from element
+ * `fineOffset`, of a level of shape `fineShape`) holds fine planes from 2 · coarse[0]; the chunk's voxels in coarse
+ * planes [coarse[0], coarse[1]).
  */
 export interface MeanJob {
   op: 'mean';
   level: LevelRef;
   chunk: [number, number, number];
   buffer: SharedArrayBuffer;
+  fineOffset: number;
   dtype: Dtype;
   fineShape: [number, number, number];
   fineVoxels: number;
@@ -229,7 +231,7 @@ export async function poolReadPlanes(pool: ZarrChunkPool, bufs: SlabBuffers, slo
  * buffer of `slot`, `img` copied into it unless it lies there already (an operation's own output buffer is not
  * handed to the threads: a fresh shared buffer per slab would stay resident in them).
  */
-export async function poolWritePlanes(pool: ZarrChunkPool, bufs: SlabBuffers, slot: string, z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<void> {
+export async function poolWritePlanes(pool: ZarrChunkPool, bufs: SlabBuffers, slot: string, z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<Image> {
   const [n, h, w] = img.shape as [number, number, number], [cz, cy, cx] = level.chunks;
   const own = bufs.holds(slot, img.data.buffer);
   const buffer = own ? img.data.buffer as SharedArrayBuffer : bufs.get(slot, img.data.byteLength);
@@ -247,6 +249,7 @@ export async function poolWritePlanes(pool: ZarrChunkPool, bufs: SlabBuffers, sl
     }
   }
   await settleAll(jobs);
+  return { ...img, data: pixelsOver(buffer, z.dtype, img.data.length, offset) };
 }
 
 /** Planes [a, b) of `img` copied to the same place in `buffer` (as bytes: one memory copy). */
@@ -266,7 +269,7 @@ export async function poolMeanPlanes(pool: ZarrChunkPool, z: OmeZarr, fineLevel:
   for (let c = Math.floor(s0 / cz); c * cz < s1; c++) {
     for (let y = 0; y * cy < h; y++) {
       for (let x = 0; x * cx < w; x++) {
-        jobs.push(pool.run({ op: 'mean', level: refOf(z, coarse), chunk: [c, y, x], buffer: fine.data.buffer as SharedArrayBuffer, dtype: z.dtype, fineShape: fineLevel.shape, fineVoxels: fine.data.length, coarse: [s0, s1] }));
+        jobs.push(pool.run({ op: 'mean', level: refOf(z, coarse), chunk: [c, y, x], buffer: fine.data.buffer as SharedArrayBuffer, fineOffset: fine.data.byteOffset / BYTES[z.dtype], dtype: z.dtype, fineShape: fineLevel.shape, fineVoxels: fine.data.length, coarse: [s0, s1] }));
       }
     }
   }

@@ -61,7 +61,7 @@ function meanJob(job: MeanJob, l: NativeLayout): void {
   box[0] = [Math.max(box[0][0], job.coarse[0]), Math.min(box[0][1], job.coarse[1])];
   const bytes = blankChunk(l, job.chunk, box);
   const out = pixelsOver(bytes.buffer, job.dtype, bytes.byteLength / SIZES[job.dtype]);
-  const src = pixelsOver(job.buffer, job.dtype, job.fineVoxels);
+  const src = pixelsOver(job.buffer, job.dtype, job.fineVoxels, job.fineOffset);
   meanBox(src, job.fineShape, 2 * job.coarse[0], box, out, originOf(l, job.chunk), [l.chunks[1], l.chunks[2]]);
   writeChunkEncoded(l, job.chunk, bytes);
 }
