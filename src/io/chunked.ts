@@ -359,6 +359,7 @@ function levelZeroSteps(p: SlabPlan, out: OmeZarr, run: SlabRun, io: ChunkIo, co
 export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, reach: Reach | undefined, outDtype: Dtype, o: ChunkedOptions): Promise<ChunkedReport> {
   const memory = o.memory ?? defaultMemory();
   const p = await planSlabs(inRoot, reach, outDtype, o.write?.chunks, memory, threadsOf(o));
+  if (p.pipe && (o.write?.levels ?? 1) > 1) p.n = pairedRows(p.n, p.src.levels[0].shape[0], o.write?.chunks?.[0] ?? p.src.levels[0].chunks[0]);
   const io = chunkIo(o, p.pipe?.threads ?? 0);
   try {
     const depth = p.src.levels[0].shape[0];
@@ -407,6 +408,15 @@ function levelOneWith(io: ChunkIo, out: OmeZarr, recorded: (done: Set<number>) =
     for (let r = range[0] / coarse.chunks[0]; r < Math.ceil(range[1] / coarse.chunks[0]); r++) done.add(r);
     await recorded(done);
   };
+}
+
+/**
+ * Slab planes `n` (whole level-0 chunk rows of `cz` planes) made whole pairs of them — whole level-1 chunk rows,
+ * which levelOneWith computes from the slab — where at least one pair fits (fewer planes: within the budget still).
+ */
+function pairedRows(n: number, depth: number, cz: number): number {
+  const step = 2 * Math.min(cz, depth, Math.ceil(depth / 2));
+  return n >= step && n < depth ? n - (n % step) : n;
 }
 
 /** The finished chunk rows of a level recorded in the manifest (written atomically). */
