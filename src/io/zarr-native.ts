@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { constants, deflateSync, gunzipSync, gzipSync, inflateSync, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import type { Dtype } from '../core/image.js';
 
 /**
@@ -15,6 +15,12 @@ import type { Dtype } from '../core/image.js';
  * The encodings are those of zarrita with imgpu's codecs (zarr.ts registers the same Node codecs there), so a file
  * is byte for byte what the main thread writes.
  */
+
+/**
+ * Whether this Node has zstd in zlib (22.15 and later; imgpu asks for Node 22): without it zstd chunks go through
+ * zarrita's wasm codec as before (a named import of zstdCompressSync would fail the whole module there).
+ */
+export const NODE_ZSTD = typeof zlib.zstdCompressSync === 'function';
 
 /** A chunk codec Node's zlib runs natively. */
 export type NativeCodec =
@@ -49,7 +55,7 @@ type Json = Record<string, unknown>;
 function v2Codec(c: Json | null): NativeCodec | undefined {
   if (c === null) return { id: 'raw' };
   if (c.id === 'gzip' || c.id === 'zlib') return { id: c.id, level: Number(c.level ?? 1) };
-  if (c.id === 'zstd') return { id: 'zstd', level: Number(c.level ?? 0), checksum: c.checksum === true };
+  if (c.id === 'zstd' && NODE_ZSTD) return { id: 'zstd', level: Number(c.level ?? 0), checksum: c.checksum === true };
   return undefined;
 }
 
@@ -61,7 +67,7 @@ function v3Codec(codecs: Json[]): NativeCodec | undefined {
   if (!comp) return { id: 'raw' };
   const cfg = (comp.configuration ?? {}) as Json;
   if (comp.name === 'gzip') return { id: 'gzip', level: Number(cfg.level ?? 1) };
-  if (comp.name === 'zstd') return { id: 'zstd', level: Number(cfg.level ?? 0), checksum: cfg.checksum === true };
+  if (comp.name === 'zstd' && NODE_ZSTD) return { id: 'zstd', level: Number(cfg.level ?? 0), checksum: cfg.checksum === true };
   return undefined;
 }
 
@@ -122,12 +128,18 @@ export function nativeLayout(root: string, path: string): NativeLayout | undefin
   return undefined;
 }
 
-/** Decodes a chunk file's bytes. */
-export function decodeNative(codec: NativeCodec, bytes: Uint8Array): Uint8Array {
-  if (codec.id === 'raw') return bytes;
-  if (codec.id === 'gzip') return gunzipSync(bytes);
-  if (codec.id === 'zlib') return inflateSync(bytes);
-  return zstdDecompressSync(bytes);
+/**
+ * Decodes a chunk file's bytes, `expected` long: zlib's output buffer sized for it (its default, 16 KiB pieces
+ * concatenated, took half of a zstd chunk's decode here).
+ */
+export function decodeNative(codec: NativeCodec, bytes: Uint8Array, expected: number): Uint8Array {
+  const o = { chunkSize: Math.max(64, expected + 64) };
+  switch (codec.id) {
+    case 'raw': return bytes;
+    case 'gzip': return zlib.gunzipSync(bytes, o);
+    case 'zlib': return zlib.inflateSync(bytes, o);
+    case 'zstd': return zlib.zstdDecompressSync(bytes, o);
+  }
 }
 
 /**
@@ -136,16 +148,16 @@ export function decodeNative(codec: NativeCodec, bytes: Uint8Array): Uint8Array 
  * data"), and Node's asynchronous zstdCompress leaves it out unless the size is pledged.
  */
 export function zstdParams(level: number, checksum: boolean, bytes: number) {
-  return { params: { [constants.ZSTD_c_compressionLevel]: level, [constants.ZSTD_c_checksumFlag]: checksum ? 1 : 0 }, pledgedSrcSize: bytes };
+  return { params: { [zlib.constants.ZSTD_c_compressionLevel]: level, [zlib.constants.ZSTD_c_checksumFlag]: checksum ? 1 : 0 }, pledgedSrcSize: bytes };
 }
 
 /** Encodes a chunk's bytes. */
 export function encodeNative(codec: NativeCodec, bytes: Uint8Array): Uint8Array {
   switch (codec.id) {
     case 'raw': return bytes;
-    case 'gzip': return gzipSync(bytes, { level: codec.level });
-    case 'zlib': return deflateSync(bytes, { level: codec.level });
-    case 'zstd': return zstdCompressSync(bytes, zstdParams(codec.level, codec.checksum, bytes.byteLength));
+    case 'gzip': return zlib.gzipSync(bytes, { level: codec.level });
+    case 'zlib': return zlib.deflateSync(bytes, { level: codec.level });
+    case 'zstd': return zlib.zstdCompressSync(bytes, zstdParams(codec.level, codec.checksum, bytes.byteLength));
   }
 }
 
@@ -168,7 +180,7 @@ function chunkBytes(l: NativeLayout, c: readonly number[]): Uint8Array {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return l.fill;
     throw e;
   }
-  const raw = decodeNative(l.codec, file);
+  const raw = decodeNative(l.codec, file, l.fill.byteLength);
   if (raw.byteLength !== l.fill.byteLength) throw new Error(`chunk ${c.join(',')} holds ${raw.byteLength} bytes, ${l.fill.byteLength} expected`);
   return raw;
 }
@@ -221,6 +233,18 @@ function writeAtomic(path: string, bytes: Uint8Array): void {
   }
 }
 
+let scratchBuffer: Uint8Array | undefined;
+
+/**
+ * This thread's chunk buffer, reused chunk after chunk (a job encodes and writes it synchronously, and nothing keeps
+ * it): a fresh buffer per chunk was fresh memory to touch and to collect each time.
+ */
+function scratch(bytes: number): Uint8Array {
+  // Not Buffer.allocUnsafe: a small chunk from its shared pool may start at an odd offset (no Uint16Array over it).
+  if (scratchBuffer?.byteLength !== bytes) scratchBuffer = new Uint8Array(bytes);
+  return scratchBuffer;
+}
+
 /** The level voxel of a chunk's first voxel. */
 export const originOf = (l: NativeLayout, c: readonly number[]) => c.map((i, a) => i * l.chunks[a]);
 
@@ -230,8 +254,7 @@ export const originOf = (l: NativeLayout, c: readonly number[]) => c.map((i, a) 
  * value), else a copy of the chunk as it is (planes of it set, the others kept, as zarrita does).
  */
 export function blankChunk(l: NativeLayout, c: readonly number[], box: [number, number][]): Uint8Array {
-  // Not Buffer.allocUnsafe: a small chunk from its shared pool may start at an odd offset (no Uint16Array over it).
-  if (box.every(([lo, hi], a) => hi - lo === l.chunks[a])) return Buffer.allocUnsafeSlow(l.fill.byteLength);
+  if (box.every(([lo, hi], a) => hi - lo === l.chunks[a])) return scratch(l.fill.byteLength);
   const inside = boxOf(l, c);
   return new Uint8Array(box[0][0] === inside[0][0] && box[0][1] === inside[0][1] ? l.fill : chunkBytes(l, c));
 }

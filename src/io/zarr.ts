@@ -1,13 +1,13 @@
 import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { gunzip, gzip, zstdCompress, zstdDecompress } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import type * as Zarr from 'zarrita';
 import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
 import { IDENTITY, openOmeStore } from './ome-zarr-meta.js';
 import type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
-import { zstdParams } from './zarr-native.js';
+import { NODE_ZSTD, zstdParams } from './zarr-native.js';
 
 export type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
 
@@ -29,8 +29,7 @@ export type OmeVersion = (typeof OME_VERSIONS)[number];
 
 const V2_DTYPES: Record<Dtype, string> = { uint8: '|u1', uint16: '<u2', float32: '<f4' };
 
-const gzipAsync = promisify(gzip), gunzipAsync = promisify(gunzip);
-const zstdAsync = promisify(zstdCompress), unzstdAsync = promisify(zstdDecompress);
+const gzipAsync = promisify(zlib.gzip), gunzipAsync = promisify(zlib.gunzip);
 
 /**
  * gzip that encodes too (zarrita's GzipCodec decodes only): Node's zlib, level from the metadata, on libuv's
@@ -62,10 +61,10 @@ class NodeZstdCodec {
     return new NodeZstdCodec(c.level ?? 0, c.checksum === true);
   }
   async encode(b: Uint8Array): Promise<Uint8Array> {
-    return zstdAsync(b, zstdParams(this.level, this.checksum, b.byteLength));
+    return promisify(zlib.zstdCompress)(b, zstdParams(this.level, this.checksum, b.byteLength));
   }
   async decode(b: Uint8Array): Promise<Uint8Array> {
-    return wholeBuffer(await unzstdAsync(b));
+    return wholeBuffer(await promisify(zlib.zstdDecompress)(b));
   }
 }
 
@@ -89,8 +88,10 @@ function loadZarrita(): Promise<typeof Zarr> {
   return (zarrita ??= import('zarrita').then((zarr) => {
     zarr.registry.set('gzip', () => ZlibGzipCodec as never);
     zarr.registry.set('numcodecs.gzip', () => ZlibGzipCodec as never);
-    zarr.registry.set('zstd', () => NodeZstdCodec as never);
-    zarr.registry.set('numcodecs.zstd', () => NodeZstdCodec as never);
+    if (NODE_ZSTD) {
+      zarr.registry.set('zstd', () => NodeZstdCodec as never);
+      zarr.registry.set('numcodecs.zstd', () => NodeZstdCodec as never);
+    }
     return zarr;
   }));
 }
