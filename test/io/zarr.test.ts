@@ -11,7 +11,7 @@ import type { GpuContext } from '../../src/core/gpu/context.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../../src/core/image.js';
 import { readImage, writeImage } from '../../src/io/index.js';
 import { runChunked, slabBytes, slabPlanes, writeOmeZarr, type SlabPipe } from '../../src/io/chunked.js';
-import { createOmeZarr, openOmeZarr, readOmeZarr, readPlanes, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
+import { createOmeZarr, downsample, openOmeZarr, readOmeZarr, readPlanes, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
 import { nativeLayout } from '../../src/io/zarr-native.js';
 import { inlinePool } from '../../src/core/cpu/pool.js';
 import { filter, type FilterPlan } from '../../src/ops/convolve/index.js';
@@ -178,6 +178,29 @@ ref = ndimage.gaussian_filter(a.astype(np.float32), sigma=(1, 1.5, 2), truncate=
 print(json.dumps({'dtype': str(a.dtype), 'close': bool(np.allclose(b, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())), 'max': float(np.abs(b - ref).max())}))`) as { dtype: string; close: boolean; max: number };
   assert.equal(r.dtype, 'float32');
   assert.ok(r.close, `max |Δ| ${r.max}`);
+});
+
+test('pyramid means of float32 and uint16: the vectorised interior equals the voxel-by-voxel float64 mean of the voxels present, bit for bit (−0, NaN, odd edges)', () => {
+  for (const dtype of ['float32', 'uint16'] as const) {
+    const shape: [number, number, number] = [5, 7, 9];
+    const img = volume(shape, dtype, 11);
+    if (dtype === 'float32') {
+      // Rows 0–1 of planes 0–1 −0: whole 2×2×2 blocks of −0, whose mean is +0 (the sum starts from 0).
+      img.data.fill(-0, 0, 2 * 9).fill(-0, 63, 63 + 2 * 9);
+      img.data[3 * 63 + 20] = NaN;
+    }
+    const got = downsample(img, shape, 0, 3);
+    const want = allocPixels(dtype, 3 * 4 * 5);
+    for (let z = 0, i = 0; z < 3; z++) for (let y = 0; y < 4; y++) for (let x = 0; x < 5; x++, i++) {
+      let sum = 0, n = 0;
+      for (let dz = 0; dz < 2 && 2 * z + dz < 5; dz++) for (let dy = 0; dy < 2 && 2 * y + dy < 7; dy++) for (let dx = 0; dx < 2 && 2 * x + dx < 9; dx++) {
+        sum += img.data[((2 * z + dz) * 7 + 2 * y + dy) * 9 + 2 * x + dx];
+        n++;
+      }
+      want[i] = dtype === 'float32' ? sum / n : Math.floor((sum + n / 2) / n);
+    }
+    assertBitIdentical(got, { data: want, shape: [3, 4, 5], channels: 1, dtype }, dtype);
+  }
 });
 
 test('chunked equals in memory bit for bit: every border, anisotropic σ, chunks thinner than the halo, shapes not multiples of the chunk, an off-centre kernel; morphology in both conventions', async () => {
