@@ -213,19 +213,20 @@ export function readChunkNative(l: NativeLayout, c: readonly number[], [a, b]: [
   copyRows(l, chunkBytes(l, c), dst, box, originOf(l, c), dstPlane + box[0][0] - a, true);
 }
 
-/** Folders made by this thread (a chunk row's folder is made once, not once per chunk). */
-const made = new Set<string>();
-
-/** Writes a chunk file atomically: a temporary file (AtomicFsStore's name pattern) renamed over it. */
+/**
+ * Writes a chunk file atomically: a temporary file (AtomicFsStore's name pattern) renamed over it. The chunk's folder
+ * is made when the write finds none (not remembered: a store may be removed and made again between runs of a pool).
+ */
 function writeAtomic(path: string, bytes: Uint8Array): void {
-  const dir = dirname(path);
-  if (!made.has(dir)) {
-    mkdirSync(dir, { recursive: true });
-    made.add(dir);
-  }
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
-    writeFileSync(tmp, bytes);
+    try {
+      writeFileSync(tmp, bytes);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(tmp, bytes);
+    }
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

@@ -13,6 +13,7 @@ import { readImage, writeImage } from '../../src/io/index.js';
 import { runChunked, slabBytes, slabPlanes, writeOmeZarr, type SlabPipe } from '../../src/io/chunked.js';
 import { createOmeZarr, downsample, openOmeZarr, readOmeZarr, readPlanes, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
 import { nativeLayout } from '../../src/io/zarr-native.js';
+import { ZarrChunkPool } from '../../src/io/zarr-pool.js';
 import { inlinePool } from '../../src/core/cpu/pool.js';
 import { filter, type FilterPlan } from '../../src/ops/convolve/index.js';
 import { denseKernel } from '../../src/ops/convolve/kernel.js';
@@ -288,6 +289,22 @@ print(json.dumps({c: [zarr.open_group(p, mode='r')[l][:].ravel().tolist() for l 
   for (const c of Object.keys(outs)) {
     assert.deepEqual(got[c][0], Array.from(img.data), `${c}: python reads level 0`);
     assert.deepEqual(got[c][1], level1, `${c}: python reads level 1, the main thread's means (blosc: written by zarrita from them)`);
+  }
+});
+
+test('a caller\'s chunk threads, kept across runs, write an output store removed and made again at the same path', async () => {
+  const img = volume([8, 9, 10], 'uint16', 13);
+  const src = fresh('pool-reuse-in'), out = fresh('pool-reuse-out');
+  await writeOmeZarr(src, img, { chunks: [4, 4, 4], compressor: 'zstd' });
+  const chunkPool = new ZarrChunkPool(2);
+  try {
+    for (const recipe of ['first', 'second']) {
+      rmSync(out, { recursive: true, force: true });
+      await runChunked(src, out, async (slab) => slab, { before: 0, after: 0 }, 'uint16', { memory: 1 << 26, write: { compressor: 'zstd', chunks: [4, 4, 4] }, recipe, chunkPool });
+      assertBitIdentical(await readOmeZarr(out), img, recipe);
+    }
+  } finally {
+    await chunkPool.close();
   }
 });
 
