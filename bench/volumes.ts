@@ -16,7 +16,8 @@
  * Each run once per `--chunk-threads` count (the CLI's flag: 0 = chunks on the main thread; default: the CLI's
  * default, the machine's cores). Reported: wall seconds, GB/s of logical voxels (input bytes: voxels × 2 / s), peak resident memory (getrusage,
  * from the CLI's --json), and the disk's own sequential write (fsync'd) and read bandwidth from a `--disk-mib` file
- * (the read may come from the page cache: said as measured). Writes bench/results/<out>.json.
+ * (the read may come from the page cache: said as measured). Writes bench/results/<out>.json after every run (a
+ * device command cut short keeps the runs done).
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -105,6 +106,12 @@ function daskRow(compressor: string, src: string, imgpuOut: string): Record<stri
 
 const logical = w * h * d * 2;
 mkdirSync(dir, { recursive: true });
+const out = join('bench', 'results', `${arg('out', 'volumes')}.json`);
+mkdirSync(join('bench', 'results'), { recursive: true });
+/** The results so far, written again after each run. */
+function save(rows: Record<string, unknown>[], disk: { writeGBs: number; readGBs: number }): void {
+  writeFileSync(out, JSON.stringify({ shape: [w, h, d], chunk, levels: Number(levels), device, memory, cores: cpus().length, totalmem: totalmem(), disk, rows }, null, 2));
+}
 
 const disk = diskBandwidth(dir, Number(arg('disk-mib', '2048')));
 console.log(`volume ${w}×${h}×${d} uint16 (${(logical / 1e9).toFixed(2)} GB logical), chunks ${chunk}³, ${levels} levels, --device ${device} --memory ${memory}; disk write ${disk.writeGBs} GB/s, read ${disk.readGBs} GB/s`);
@@ -126,15 +133,17 @@ for (const compressor of compressors) {
       const { seconds, json } = timed(threads === undefined ? args : [...args, '--chunk-threads', threads]);
       const row = { compressor, run: name, chunkThreads: Number(json.chunkThreads), readAhead: json.readAhead, seconds: +seconds.toFixed(2), GBs: +(logical / seconds / 1e9).toFixed(3), peakRssMiB: Math.round(Number(json.peakRssBytes) / 2 ** 20), slabs: Number(json.slabs), slabPlanes: Number(json.slabPlanes) };
       rows.push(row);
+      save(rows, disk);
       console.log(`  ${name.padEnd(9)} ${String(row.chunkThreads).padStart(3)} chunk threads${row.readAhead ? ' (read ahead)' : ''}  ${row.seconds} s  ${row.GBs} GB/s of logical voxels  peak RSS ${row.peakRssMiB} MiB  (${row.slabs} slabs of ${row.slabPlanes} planes)`);
       // The last Gaussian is kept for the dask anchor's comparison.
       if (!(name === 'gauss' && which.has('dask'))) rmSync(args[2], { recursive: true, force: true });
     }
   }
-  if (which.has('dask')) rows.push(daskRow(compressor, src, join(dir, 'gauss.zarr')));
+  if (which.has('dask')) {
+    rows.push(daskRow(compressor, src, join(dir, 'gauss.zarr')));
+    save(rows, disk);
+  }
   for (const f of [src, join(dir, 'gauss.zarr'), join(dir, 'dask.zarr')]) rmSync(f, { recursive: true, force: true });
 }
-const out = join('bench', 'results', `${arg('out', 'volumes')}.json`);
-mkdirSync(join('bench', 'results'), { recursive: true });
-writeFileSync(out, JSON.stringify({ shape: [w, h, d], chunk, levels: Number(levels), device, memory, cores: cpus().length, totalmem: totalmem(), disk, rows }, null, 2));
+save(rows, disk);
 console.log(`wrote ${out}`);

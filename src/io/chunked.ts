@@ -6,7 +6,8 @@ import {
   AtomicFsStore, createOmeZarr, downsample, levelShape, openOmeZarr, readPlanes, writePlanes,
   type OmeZarr, type ZarrLevel, type ZarrWriteOptions,
 } from './zarr.js';
-import { checkChunkThreads, defaultChunkThreads, IN_FLIGHT, JOBS_PER_GC, poolReadPlanes, poolWritePlanes, SlabBuffers, ZarrChunkPool } from './zarr-pool.js';
+import { checkChunkThreads, defaultChunkThreads, IN_FLIGHT, JOBS_PER_GC, poolMeanPlanes, poolReadPlanes, poolWritePlanes, SlabBuffers, ZarrChunkPool } from './zarr-pool.js';
+import { nativeLayout } from './zarr-native.js';
 
 /**
  * Chunked execution of a volume operation from one OME-Zarr to another with bounded memory (dask's map_overlap,
@@ -230,7 +231,10 @@ interface ChunkIo {
   threads: number;
   /** The listed planes of a level, into the buffer of `slot` (two slots alternate when slabs are read ahead). */
   read(z: OmeZarr, level: ZarrLevel, planes: number[], slot: string): Promise<Image>;
-  write(z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<void>;
+  /** Writes the planes of `img` at plane z0; with chunk threads, returns them as written (in a slab buffer the threads share). */
+  write(z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<Image | void>;
+  /** Planes [s0, s1) of pyramid level `coarse` from the finer level's planes `fine` (as read), computed and written by the chunk threads; absent on the main thread. */
+  mean?: (z: OmeZarr, fineLevel: ZarrLevel, coarse: ZarrLevel, fine: Image, range: [number, number]) => Promise<void>;
   /** Lets go of the slab buffers (level 0's, before the pyramid, whose slabs are sized otherwise). */
   release(): void;
   close(): Promise<void>;
@@ -261,6 +265,7 @@ function chunkIo(o: Pick<ChunkedOptions, 'chunkPool'>, threads: number): ChunkIo
     threads: pool.size,
     read: (z, level, planes, slot) => poolReadPlanes(pool, bufs, slot, z, level, planes),
     write: (z, level, img, z0) => poolWritePlanes(pool, bufs, 'out', z, level, img, z0),
+    mean: (z, fineLevel, coarse, fine, range) => poolMeanPlanes(pool, z, fineLevel, coarse, fine, range),
     release: () => bufs.clear(),
     close: () => (o.chunkPool ? Promise.resolve() : pool.close()),
   };
@@ -277,7 +282,7 @@ interface Slab {
 interface SlabSteps {
   read(s: Slab, slot: string): Promise<Image>;
   compute(input: Image, s: Slab): Promise<Image>;
-  write(kept: Image, s: Slab): Promise<void>;
+  write(kept: Image, s: Slab): Promise<unknown>;
   /** After a slab's chunks are all written (in slab order). */
   finished(s: Slab): Promise<void>;
 }
@@ -323,7 +328,7 @@ function handled<T>(p: Promise<T>): Promise<T> {
  * starts while this one is written: collected only after the write, its working buffers were measured to add
  * ~110 MiB to the peak of a 256 MiB budget).
  */
-function levelZeroSteps(p: SlabPlan, out: OmeZarr, run: SlabRun, io: ChunkIo, collect: (() => Promise<void>) | undefined, finished: (s: Slab) => Promise<void>): SlabSteps {
+function levelZeroSteps(p: SlabPlan, out: OmeZarr, run: SlabRun, io: ChunkIo, collect: (() => Promise<void>) | undefined, finished: (s: Slab) => Promise<void>, written?: (planes: Image, s: Slab) => Promise<void>): SlabSteps {
   const level = p.src.levels[0];
   const firsts = new Map<Slab, number>();
   return {
@@ -339,7 +344,10 @@ function levelZeroSteps(p: SlabPlan, out: OmeZarr, run: SlabRun, io: ChunkIo, co
       await collect?.();
       return kept;
     },
-    write: (kept, s) => io.write(out, out.levels[0], kept, s.s0),
+    write: async (kept, s) => {
+      const planes = await io.write(out, out.levels[0], kept, s.s0);
+      if (planes && written) await written(planes, s);
+    },
     finished,
   };
 }
@@ -351,6 +359,7 @@ function levelZeroSteps(p: SlabPlan, out: OmeZarr, run: SlabRun, io: ChunkIo, co
 export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, reach: Reach | undefined, outDtype: Dtype, o: ChunkedOptions): Promise<ChunkedReport> {
   const memory = o.memory ?? defaultMemory();
   const p = await planSlabs(inRoot, reach, outDtype, o.write?.chunks, memory, threadsOf(o));
+  if (p.pipe && (o.write?.levels ?? 1) > 1) p.n = pairedRows(p.n, p.src.levels[0].shape[0], o.write?.chunks?.[0] ?? p.src.levels[0].chunks[0]);
   const io = chunkIo(o, p.pipe?.threads ?? 0);
   try {
     const depth = p.src.levels[0].shape[0];
@@ -365,7 +374,7 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
       for (const c of s.rows) done.add(c);
       await recordDone(store, manifest, '0', done);
       o.progress?.(report.slabs + report.skipped, total);
-    }), report.readAhead);
+    }, levelOneWith(io, out, (rows) => recordDone(store, manifest, '1', rows), manifest.done['1'])), report.readAhead);
     if (out.levels.length > 1) {
       io.release();
       await o.collect?.();
@@ -378,6 +387,36 @@ export async function runChunked(inRoot: string, outRoot: string, run: SlabRun, 
   } finally {
     await io.close();
   }
+}
+
+/**
+ * Pyramid level 1 computed from each level-0 slab as it is written (by the chunk threads, where they write level 1
+ * natively), for a slab of whole level-1 chunk rows: level 1 is then not read back and decoded from level 0's
+ * files — the largest share of the pyramid's work (a second decode of the whole volume). Its rows are recorded
+ * done, so pyramidRows skips them; other slabs' rows (a slab thinner than two level-1 chunk rows, a resumed run's
+ * remnants) are left to it. Undefined where it does not apply.
+ */
+function levelOneWith(io: ChunkIo, out: OmeZarr, recorded: (done: Set<number>) => Promise<void>, before: number[] | undefined): ((planes: Image, s: Slab) => Promise<void>) | undefined {
+  const mean = io.mean;
+  if (!mean || out.levels.length < 2 || !nativeLayout(out.root, out.levels[1].path)) return undefined;
+  const [fine, coarse] = out.levels, step = 2 * coarse.chunks[0], depth = fine.shape[0];
+  const done = new Set(before ?? []);
+  return async (planes, s) => {
+    if (s.s0 % step !== 0 || (s.s1 % step !== 0 && s.s1 !== depth)) return;
+    const range: [number, number] = [s.s0 / 2, Math.ceil(s.s1 / 2)];
+    await mean(out, fine, coarse, planes, range);
+    for (let r = range[0] / coarse.chunks[0]; r < Math.ceil(range[1] / coarse.chunks[0]); r++) done.add(r);
+    await recorded(done);
+  };
+}
+
+/**
+ * Slab planes `n` (whole level-0 chunk rows of `cz` planes) made whole pairs of them — whole level-1 chunk rows,
+ * which levelOneWith computes from the slab — where at least one pair fits (fewer planes: within the budget still).
+ */
+function pairedRows(n: number, depth: number, cz: number): number {
+  const step = 2 * Math.min(cz, depth, Math.ceil(depth / 2));
+  return n >= step && n < depth ? n - (n % step) : n;
 }
 
 /** The finished chunk rows of a level recorded in the manifest (written atomically). */
@@ -432,10 +471,13 @@ async function pyramidRows(out: OmeZarr, i: number, [r0, r1]: [number, number], 
   rows = Math.min(rows, Math.ceil(depth / cz));
   const { slabs } = pendingSlabs([r0 * cz, Math.min(depth, r1 * cz)], rows * cz, cz, done);
   const fineRange = (s: Slab) => Array.from({ length: Math.min(fine.shape[0], 2 * s.s1) - 2 * s.s0 }, (_, k) => 2 * s.s0 + k);
+  // The means computed by the chunk threads, chunk by chunk, where they write the level natively (measured: the
+  // main thread's `downsample` was the largest share of its busy time in a 16-thread copy); else here.
+  const mean = io.mean && nativeLayout(out.root, coarse.path) ? io.mean : undefined;
   await runSlabs(slabs, {
     read: (s, slot) => io.read(out, fine, fineRange(s), slot),
-    compute: async (src, s) => downsample(src, fine.shape, s.s0, s.s1),
-    write: (kept, s) => io.write(out, coarse, kept, s.s0),
+    compute: async (src, s) => (mean ? src : downsample(src, fine.shape, s.s0, s.s1)),
+    write: (kept, s) => (mean ? mean(out, fine, coarse, kept, [s.s0, s.s1]) : io.write(out, coarse, kept, s.s0)),
     finished: async (s) => {
       for (const c of s.rows) done.add(c);
       await recorded(done, s.rows);

@@ -53,7 +53,24 @@ export interface WriteJob {
   planes: number;
 }
 
-export type ChunkJob = ReadJob | WriteJob;
+/**
+ * A pyramid chunk computed from a finer level's slab and written: the slab (`fineVoxels` long from element
+ * `fineOffset`, of a level of shape `fineShape`) holds fine planes from 2 · coarse[0]; the chunk's voxels in coarse
+ * planes [coarse[0], coarse[1]).
+ */
+export interface MeanJob {
+  op: 'mean';
+  level: LevelRef;
+  chunk: [number, number, number];
+  buffer: SharedArrayBuffer;
+  fineOffset: number;
+  dtype: Dtype;
+  fineShape: [number, number, number];
+  fineVoxels: number;
+  coarse: [number, number];
+}
+
+export type ChunkJob = ReadJob | WriteJob | MeanJob;
 export type ChunkReply = { id: number; error?: string };
 
 interface Pending {
@@ -157,7 +174,7 @@ const BYTES: Record<Dtype, number> = { uint8: 1, uint16: 2, float32: 4 };
 const CTORS = { uint8: Uint8Array, uint16: Uint16Array, float32: Float32Array } as const;
 
 /** Pixels over a shared buffer (a slab's, one of SlabBuffers'), `voxels` long from element `offset`. */
-export function pixelsOver(buffer: SharedArrayBuffer, dtype: Dtype, voxels: number, offset = 0): Image['data'] {
+export function pixelsOver(buffer: ArrayBufferLike, dtype: Dtype, voxels: number, offset = 0): Image['data'] {
   return new CTORS[dtype](buffer as unknown as ArrayBuffer, offset * BYTES[dtype], voxels) as Image['data'];
 }
 
@@ -214,20 +231,46 @@ export async function poolReadPlanes(pool: ZarrChunkPool, bufs: SlabBuffers, slo
  * buffer of `slot`, `img` copied into it unless it lies there already (an operation's own output buffer is not
  * handed to the threads: a fresh shared buffer per slab would stay resident in them).
  */
-export async function poolWritePlanes(pool: ZarrChunkPool, bufs: SlabBuffers, slot: string, z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<void> {
+export async function poolWritePlanes(pool: ZarrChunkPool, bufs: SlabBuffers, slot: string, z: OmeZarr, level: ZarrLevel, img: Image, z0: number): Promise<Image> {
   const [n, h, w] = img.shape as [number, number, number], [cz, cy, cx] = level.chunks;
-  let buffer: SharedArrayBuffer, offset = 0;
-  if (bufs.holds(slot, img.data.buffer)) {
-    buffer = img.data.buffer as SharedArrayBuffer;
-    offset = img.data.byteOffset / BYTES[z.dtype];
-  } else {
-    buffer = bufs.get(slot, img.data.byteLength);
-    pixelsOver(buffer, z.dtype, img.data.length).set(img.data);
-  }
+  const own = bufs.holds(slot, img.data.buffer);
+  const buffer = own ? img.data.buffer as SharedArrayBuffer : bufs.get(slot, img.data.byteLength);
+  const offset = own ? img.data.byteOffset / BYTES[z.dtype] : 0;
   const jobs: Promise<void>[] = [];
   for (let c = Math.floor(z0 / cz); c * cz < z0 + n; c++) {
+    // Copied chunk row by chunk row, the threads encoding one row while the next is copied (and the main thread
+    // free between rows to hand them more jobs).
+    if (!own) {
+      await new Promise(setImmediate);
+      copyPlanes(img, buffer, Math.max(0, c * cz - z0), Math.min(n, (c + 1) * cz - z0));
+    }
     for (let y = 0; y * cy < h; y++) {
       for (let x = 0; x * cx < w; x++) jobs.push(pool.run({ op: 'write', level: refOf(z, level), chunk: [c, y, x], buffer, offset, dtype: z.dtype, srcZ0: z0, planes: n }));
+    }
+  }
+  await settleAll(jobs);
+  return { ...img, data: pixelsOver(buffer, z.dtype, img.data.length, offset) };
+}
+
+/** Planes [a, b) of `img` copied to the same place in `buffer` (as bytes: one memory copy). */
+function copyPlanes(img: Image, buffer: SharedArrayBuffer, a: number, b: number): void {
+  const plane = img.data.byteLength / img.shape[0];
+  new Uint8Array(buffer, a * plane, (b - a) * plane).set(new Uint8Array(img.data.buffer, img.data.byteOffset + a * plane, (b - a) * plane));
+}
+
+/**
+ * Planes [s0, s1) of a pyramid level computed from the finer level's planes (`fine`, read by poolReadPlanes: a
+ * slab buffer) and written by the chunk threads, one job per chunk — the 2×2×2 means off the main thread. For a
+ * level the threads write natively (zarr-native.ts); the caller checks.
+ */
+export async function poolMeanPlanes(pool: ZarrChunkPool, z: OmeZarr, fineLevel: ZarrLevel, coarse: ZarrLevel, fine: Image, [s0, s1]: [number, number]): Promise<void> {
+  const [, h, w] = coarse.shape, [cz, cy, cx] = coarse.chunks;
+  const jobs: Promise<void>[] = [];
+  for (let c = Math.floor(s0 / cz); c * cz < s1; c++) {
+    for (let y = 0; y * cy < h; y++) {
+      for (let x = 0; x * cx < w; x++) {
+        jobs.push(pool.run({ op: 'mean', level: refOf(z, coarse), chunk: [c, y, x], buffer: fine.data.buffer as SharedArrayBuffer, fineOffset: fine.data.byteOffset / BYTES[z.dtype], dtype: z.dtype, fineShape: fineLevel.shape, fineVoxels: fine.data.length, coarse: [s0, s1] }));
+      }
     }
   }
   await settleAll(jobs);

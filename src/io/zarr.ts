@@ -1,12 +1,13 @@
 import { mkdir, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import type * as Zarr from 'zarrita';
 import { InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../core/image.js';
 import { IDENTITY, openOmeStore } from './ome-zarr-meta.js';
 import type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
+import { NODE_ZSTD, zstdParams } from './zarr-native.js';
 
 export type { ZarrArrayHandle, ZarrLevel } from './zarr-types.js';
 
@@ -28,7 +29,7 @@ export type OmeVersion = (typeof OME_VERSIONS)[number];
 
 const V2_DTYPES: Record<Dtype, string> = { uint8: '|u1', uint16: '<u2', float32: '<f4' };
 
-const gzipAsync = promisify(gzip), gunzipAsync = promisify(gunzip);
+const gzipAsync = promisify(zlib.gzip), gunzipAsync = promisify(zlib.gunzip);
 
 /**
  * gzip that encodes too (zarrita's GzipCodec decodes only): Node's zlib, level from the metadata, on libuv's
@@ -48,6 +49,26 @@ class ZlibGzipCodec {
   }
 }
 /**
+ * zstd through Node's zlib (libzstd, since Node 22.15) instead of numcodecs' wasm build, whose copies of each chunk
+ * into wasm memory (`toWireType`) took a third of its time (docs/volumes.md): the chunk threads' native route
+ * (zarr-native.ts) writes the same bytes. Frames as numcodecs' Zstd writes them: the content size in the header
+ * (python's numcodecs needs it to decode), no checksum unless the metadata asks for one.
+ */
+class NodeZstdCodec {
+  readonly kind = 'bytes_to_bytes';
+  constructor(private readonly level: number, private readonly checksum: boolean) {}
+  static fromConfig(c: { level?: number; checksum?: boolean }) {
+    return new NodeZstdCodec(c.level ?? 0, c.checksum === true);
+  }
+  async encode(b: Uint8Array): Promise<Uint8Array> {
+    return promisify(zlib.zstdCompress)(b, zstdParams(this.level, this.checksum, b.byteLength));
+  }
+  async decode(b: Uint8Array): Promise<Uint8Array> {
+    return wholeBuffer(await promisify(zlib.zstdDecompress)(b));
+  }
+}
+
+/**
  * Bytes in an ArrayBuffer of their own: zarrita's bytes codec encodes a decoded chunk's whole `buffer`, so a chunk
  * read back (an edge chunk partly rewritten) from a view into a larger buffer (zlib's output, Node's pooled reads)
  * would be written with that buffer's other bytes after it — a larger, different file each time.
@@ -60,13 +81,17 @@ function wholeBuffer(b: Uint8Array): Uint8Array {
 let zarrita: Promise<typeof Zarr> | undefined;
 
 /**
- * zarrita, loaded with the first Zarr opened and given the gzip codec that encodes: its 36 modules took ~40 ms of
+ * zarrita, loaded with the first Zarr opened and given Node's gzip (which encodes) and zstd codecs: its 36 modules took ~40 ms of
  * every command's start-up (issue 40 item 5), and a command that touches no Zarr never needs them.
  */
 function loadZarrita(): Promise<typeof Zarr> {
   return (zarrita ??= import('zarrita').then((zarr) => {
     zarr.registry.set('gzip', () => ZlibGzipCodec as never);
     zarr.registry.set('numcodecs.gzip', () => ZlibGzipCodec as never);
+    if (NODE_ZSTD) {
+      zarr.registry.set('zstd', () => NodeZstdCodec as never);
+      zarr.registry.set('numcodecs.zstd', () => NodeZstdCodec as never);
+    }
     return zarr;
   }));
 }
@@ -356,24 +381,51 @@ export async function readOmeZarr(root: string): Promise<Image> {
 
 /** The level below `src` (2×2×2 mean) for planes [z0, z1) of the coarser level, from the finer level's planes. */
 export function downsample(fine: Image, fineShape: readonly number[], z0: number, z1: number): Image {
-  const [D, H, W] = fineShape, h = Math.ceil(H / 2), w = Math.ceil(W / 2);
+  const [, H, W] = fineShape, h = Math.ceil(H / 2), w = Math.ceil(W / 2);
   const out = allocPixels(fine.dtype, (z1 - z0) * h * w);
-  const src = fine.data, int = fine.dtype !== 'float32';
-  const base = 2 * z0; // fine holds planes [2·z0, min(D, 2·z1))
+  // fine holds planes [2·z0, min(D, 2·z1))
+  meanBox(fine.data, fineShape, 2 * z0, [[z0, z1], [0, h], [0, w]], out, [z0, 0, 0], [h, w]);
+  return { data: out, shape: [z1 - z0, h, w], channels: 1, dtype: fine.dtype };
+}
+
+/**
+ * Voxels [z0, z1) × [y0, y1) × [x0, x1) of the level below a finer one of shape `fineShape` (2×2×2 means; at an odd
+ * edge the mean of the voxels present), from `src` (fine planes, plane 0 being fine plane `srcZ0`) into `out`, a
+ * block of planes of `oh` rows of `ow` voxels whose first voxel is coarse voxel `origin` — the whole planes of
+ * `downsample`, or one chunk (a chunk thread's job: zarr-worker.ts). Integers: the mean rounded half up (exact: sums
+ * of at most 8 voxels); floats: the float64 mean (the voxels summed in z, y, x order), stored float32.
+ */
+export function meanBox(src: Pixels, fineShape: readonly number[], srcZ0: number, box: [number, number][], out: Pixels, origin: readonly number[], [oh, ow]: [number, number]): void {
+  const [D, H, W] = fineShape, int = !(src instanceof Float32Array);
+  const [[z0, z1], [y0, y1], [x0, x1]] = box;
+  // Interior voxels (a whole 2×2×2 block) run without the edge tests: x up to xi, then the odd edge if any.
+  const xi = Math.min(x1, Math.floor(W / 2));
   for (let z = z0; z < z1; z++) {
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        let sum = 0, n = 0;
-        for (let dz = 0; dz < 2 && 2 * z + dz < D; dz++) {
-          for (let dy = 0; dy < 2 && 2 * y + dy < H; dy++) {
-            const row = ((2 * z + dz - base) * H + 2 * y + dy) * W;
-            for (let dx = 0; dx < 2 && 2 * x + dx < W; dx++) { sum += src[row + 2 * x + dx]; n++; }
-          }
+    for (let y = y0; y < y1; y++) {
+      const o = ((z - origin[0]) * oh + y - origin[1]) * ow - origin[2];
+      let x = x0;
+      if (2 * z + 1 < D && 2 * y + 1 < H) {
+        const r0 = ((2 * z - srcZ0) * H + 2 * y) * W, r1 = r0 + W, r2 = r0 + H * W, r3 = r2 + W;
+        for (; x < xi; x++) {
+          const i = 2 * x;
+          // 0 + first, as edgeMean sums from 0 (−0 voxels give +0 there).
+          const sum = 0 + src[r0 + i] + src[r0 + i + 1] + src[r1 + i] + src[r1 + i + 1] + src[r2 + i] + src[r2 + i + 1] + src[r3 + i] + src[r3 + i + 1];
+          out[o + x] = int ? (sum + 4) >> 3 : sum / 8;
         }
-        // Integers: the mean rounded half up (exact: sums of at most 8 voxels); floats: the float64 mean, stored float32.
-        out[((z - z0) * h + y) * w + x] = int ? Math.floor((sum + n / 2) / n) : sum / n;
       }
+      for (; x < x1; x++) out[o + x] = edgeMean(src, D, H, W, srcZ0, z, y, x, int);
     }
   }
-  return { data: out, shape: [z1 - z0, h, w], channels: 1, dtype: fine.dtype };
+}
+
+/** The mean of the fine voxels present of coarse voxel (z, y, x) (meanBox at the level's odd edges). */
+function edgeMean(src: Pixels, D: number, H: number, W: number, srcZ0: number, z: number, y: number, x: number, int: boolean): number {
+  let sum = 0, n = 0;
+  for (let dz = 0; dz < 2 && 2 * z + dz < D; dz++) {
+    for (let dy = 0; dy < 2 && 2 * y + dy < H; dy++) {
+      const row = ((2 * z + dz - srcZ0) * H + 2 * y + dy) * W;
+      for (let dx = 0; dx < 2 && 2 * x + dx < W; dx++) { sum += src[row + 2 * x + dx]; n++; }
+    }
+  }
+  return int ? Math.floor((sum + n / 2) / n) : sum / n;
 }

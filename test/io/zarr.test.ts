@@ -11,7 +11,9 @@ import type { GpuContext } from '../../src/core/gpu/context.js';
 import { allocPixels, type Dtype, type Geometry, type Image } from '../../src/core/image.js';
 import { readImage, writeImage } from '../../src/io/index.js';
 import { runChunked, slabBytes, slabPlanes, writeOmeZarr, type SlabPipe } from '../../src/io/chunked.js';
-import { createOmeZarr, openOmeZarr, readOmeZarr, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
+import { createOmeZarr, downsample, openOmeZarr, readOmeZarr, readPlanes, writePlanes, ZARR_COMPRESSORS, type ZarrWriteOptions } from '../../src/io/zarr.js';
+import { nativeLayout } from '../../src/io/zarr-native.js';
+import { ZarrChunkPool } from '../../src/io/zarr-pool.js';
 import { inlinePool } from '../../src/core/cpu/pool.js';
 import { filter, type FilterPlan } from '../../src/ops/convolve/index.js';
 import { denseKernel } from '../../src/ops/convolve/kernel.js';
@@ -179,6 +181,29 @@ print(json.dumps({'dtype': str(a.dtype), 'close': bool(np.allclose(b, ref, rtol=
   assert.ok(r.close, `max |Δ| ${r.max}`);
 });
 
+test('pyramid means of float32 and uint16: the vectorised interior equals the voxel-by-voxel float64 mean of the voxels present, bit for bit (−0, NaN, odd edges)', () => {
+  for (const dtype of ['float32', 'uint16'] as const) {
+    const shape: [number, number, number] = [5, 7, 9];
+    const img = volume(shape, dtype, 11);
+    if (dtype === 'float32') {
+      // Rows 0–1 of planes 0–1 −0: whole 2×2×2 blocks of −0, whose mean is +0 (the sum starts from 0).
+      img.data.fill(-0, 0, 2 * 9).fill(-0, 63, 63 + 2 * 9);
+      img.data[3 * 63 + 20] = NaN;
+    }
+    const got = downsample(img, shape, 0, 3);
+    const want = allocPixels(dtype, 3 * 4 * 5);
+    for (let z = 0, i = 0; z < 3; z++) for (let y = 0; y < 4; y++) for (let x = 0; x < 5; x++, i++) {
+      let sum = 0, n = 0;
+      for (let dz = 0; dz < 2 && 2 * z + dz < 5; dz++) for (let dy = 0; dy < 2 && 2 * y + dy < 7; dy++) for (let dx = 0; dx < 2 && 2 * x + dx < 9; dx++) {
+        sum += img.data[((2 * z + dz) * 7 + 2 * y + dy) * 9 + 2 * x + dx];
+        n++;
+      }
+      want[i] = dtype === 'float32' ? sum / n : Math.floor((sum + n / 2) / n);
+    }
+    assertBitIdentical(got, { data: want, shape: [3, 4, 5], channels: 1, dtype }, dtype);
+  }
+});
+
 test('chunked equals in memory bit for bit: every border, anisotropic σ, chunks thinner than the halo, shapes not multiples of the chunk, an off-centre kernel; morphology in both conventions', async () => {
   const img = volume([17, 19, 13], 'float32', 21);
   const offCentre: FilterPlan = { name: 'k', combine: 'single', components: [denseKernel(Float32Array.from({ length: 5 * 2 * 3 }, (_, i) => ((i * 7) % 11) - 5), [5, 2, 3], [3, 1, 1])] };
@@ -209,7 +234,7 @@ function filesOf(root: string): Map<string, Buffer> {
   }));
 }
 
-test('chunk threads write the main thread\'s files byte for byte (raw, gzip, zstd, blosc; OME 0.4 and 0.5; edge chunks; the pyramid), reading ahead slab after slab', async () => {
+test('chunk threads write the main thread\'s files byte for byte (raw, gzip, zstd, blosc; OME 0.4 and 0.5; edge chunks; the pyramid, level 1 from level 0\'s slabs; float32), reading ahead slab after slab', async () => {
   const img = volume([13, 11, 10], 'uint16', 5);
   const params = { filter: 'gauss:1' };
   const reach = filter.op.reach(params, img)!;
@@ -218,16 +243,68 @@ test('chunk threads write the main thread\'s files byte for byte (raw, gzip, zst
       const src = fresh(`threads-in-${ome}-${compressor}`);
       await writeOmeZarr(src, img, { chunks: [4, 4, 3], compressor, ome });
       const write = { compressor, ome, levels: 2 } satisfies ZarrWriteOptions;
-      const memory = slabBytes(11 * 10, 4, reach, 'uint16', 'float32', 4, pipeOf([4, 4, 3]));
+      // Slabs of 8 planes, two level-1 chunk rows: level 1 computed from each level-0 slab as it is written (levelOneWith).
+      const memory = slabBytes(11 * 10, 8, reach, 'uint16', 'float32', 4, pipeOf([4, 4, 3]));
       const main = fresh('threads-main'), threaded = fresh('threads-pool');
       await runChunked(src, main, cpuRun(params), reach, 'float32', { memory, write, recipe: 'threads', chunkThreads: 0 });
       const rep = await runChunked(src, threaded, cpuRun(params), reach, 'float32', { memory, write, recipe: 'threads', chunkThreads: THREADS });
-      assert.ok(rep.readAhead && rep.chunkThreads === THREADS && rep.slabs >= 3, `${ome} ${compressor}: ${JSON.stringify(rep)}`);
+      assert.ok(rep.readAhead && rep.chunkThreads === THREADS && rep.slabs === 2, `${ome} ${compressor}: ${JSON.stringify(rep)}`);
       const a = filesOf(main), b = filesOf(threaded);
       assert.deepEqual([...b.keys()].sort(), [...a.keys()].sort(), `${ome} ${compressor}: the same files`);
       for (const [path, bytes] of a) assert.ok(bytes.equals(b.get(path)!), `${ome} ${compressor}: ${path} differs`);
       assertBitIdentical(await readOmeZarr(threaded), (await filter(img, params.filter)).output, `${ome} ${compressor}`);
     }
+  }
+});
+
+test('chunk threads read zarr-python\'s chunks natively (zstd, gzip, zlib; \'.\' keys) and python-zarr reads the chunks and pyramid they write natively (zstd, gzip, raw; OME 0.4); blosc and F order stay on zarrita', async () => {
+  const img = volume([6, 9, 10], 'uint16', 9);
+  const codecs = { zstd: 'numcodecs.Zstd(level=3)', gzip: 'numcodecs.GZip(level=5)', zlib: 'numcodecs.Zlib(level=1)', blosc: 'numcodecs.Blosc()' };
+  const py = Object.fromEntries(Object.keys(codecs).map((c) => [c, fresh(`py-native-${c}`)]));
+  const pyF = fresh('py-native-forder');
+  python(`
+import zarr, numcodecs, json, numpy as np
+a = np.array(${JSON.stringify(Array.from(img.data))}, dtype='<u2').reshape(6, 9, 10)
+for c, p in ${JSON.stringify(py)}.items():
+    zarr.open_array(p, mode='w', shape=a.shape, chunks=(4, 4, 3), dtype='<u2', compressor=eval({'zstd': '${codecs.zstd}', 'gzip': '${codecs.gzip}', 'zlib': '${codecs.zlib}', 'blosc': '${codecs.blosc}'}[c]))[:] = a
+zarr.open_array('${pyF}', mode='w', shape=a.shape, chunks=(4, 4, 3), dtype='<u2', order='F', compressor=numcodecs.Zstd(level=3))[:] = a
+print('null')`);
+  for (const c of ['zstd', 'gzip', 'zlib']) assert.ok(nativeLayout(py[c], ''), `${c}: python's chunks read natively`);
+  for (const p of [py.blosc, pyF]) assert.equal(nativeLayout(p, ''), undefined, `${p}: zarrita's`);
+  const outs: Record<string, string> = {};
+  for (const [c, src] of Object.entries({ zstd: py.zstd, gzip: py.gzip, raw: py.zlib, blosc: py.blosc, forder: pyF })) {
+    const compressor = c === 'forder' ? 'zstd' : c as 'zstd' | 'gzip' | 'raw' | 'blosc';
+    outs[c] = fresh(`native-out-${c}`);
+    // The identity (what `convert` runs): chunks read by the threads, written by them, the pyramid's means by them.
+    const rep = await runChunked(src, outs[c], async (slab) => slab, { before: 0, after: 0 }, 'uint16', { memory: 1 << 26, write: { compressor, levels: 2, chunks: [4, 4, 3] }, recipe: 'native', chunkThreads: THREADS });
+    assert.equal(rep.chunkThreads, THREADS);
+    assert.equal(Boolean(nativeLayout(outs[c], '1')), compressor !== 'blosc', `${c}: written natively`);
+    assertBitIdentical(await readOmeZarr(outs[c]), img, `${c}: read back`);
+  }
+  const got = python(`
+import zarr, json
+print(json.dumps({c: [zarr.open_group(p, mode='r')[l][:].ravel().tolist() for l in ('0', '1')] for c, p in ${JSON.stringify(outs)}.items()}))`) as Record<string, [number[], number[]]>;
+  const opened = await openOmeZarr(outs.blosc);
+  const level1 = Array.from((await readPlanes(opened.levels[1], 'uint16', 0, opened.levels[1].shape[0])).data);
+  for (const c of Object.keys(outs)) {
+    assert.deepEqual(got[c][0], Array.from(img.data), `${c}: python reads level 0`);
+    assert.deepEqual(got[c][1], level1, `${c}: python reads level 1, the main thread's means (blosc: written by zarrita from them)`);
+  }
+});
+
+test('a caller\'s chunk threads, kept across runs, write an output store removed and made again at the same path', async () => {
+  const img = volume([8, 9, 10], 'uint16', 13);
+  const src = fresh('pool-reuse-in'), out = fresh('pool-reuse-out');
+  await writeOmeZarr(src, img, { chunks: [4, 4, 4], compressor: 'zstd' });
+  const chunkPool = new ZarrChunkPool(2);
+  try {
+    for (const recipe of ['first', 'second']) {
+      rmSync(out, { recursive: true, force: true });
+      await runChunked(src, out, async (slab) => slab, { before: 0, after: 0 }, 'uint16', { memory: 1 << 26, write: { compressor: 'zstd', chunks: [4, 4, 4] }, recipe, chunkPool });
+      assertBitIdentical(await readOmeZarr(out), img, recipe);
+    }
+  } finally {
+    await chunkPool.close();
   }
 });
 
