@@ -90,8 +90,10 @@ test('--cpu-lane: the lane processes the smallest photos whole on the CPU beside
     const lane = run('--device', 'gpu', '--cpu-lane', '2');
     const gpu = run('--device', 'gpu', '--cpu-lane', '0');
     const cpu = run('--device', 'cpu');
-    // The lane's first two jobs are taken before any GPU image (the priors allow them), the GPU reads the rest ahead.
-    assert.deepEqual(lane.summary.lanes, { gpu: 4, cpu: 2 }, `${op}: ${JSON.stringify(lane.summary)}`);
+    // The lane's first two jobs are taken before any GPU image (the priors allow them); later ones only while the
+    // measured rates say the CPU finishes first, which depends on how fast this machine's GPU side is at that moment.
+    const { gpu: onGpu, cpu: onCpu } = lane.summary.lanes as { gpu: number; cpu: number };
+    assert.ok(onCpu >= 2 && onGpu >= 1 && onGpu + onCpu === 6, `${op}: ${JSON.stringify(lane.summary)}`);
     assert.equal(gpu.summary.lanes, undefined, 'no lane with --cpu-lane 0');
     assert.equal(lane.files.size, 6);
     for (const [f, bytes] of lane.files) {
