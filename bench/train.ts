@@ -4,7 +4,7 @@
  *
  *   node dist/bench/train.js [--device cpu|gpu|both] [--stages 20] [--num-pos 3000] [--num-neg 1500] [--backgrounds 1000]
  *     [--min-hit-rate 0.995 --max-false-alarm 0.5 --max-weak-count 100 --weight-trimming 0.95 --mining-scale 1.2]
- *     [--extra-photos 1] [--aug-shift 2] [--aug-scale 0.15] [--save DIR] [--out bench/results/train.json]
+ *     [--extra-photos 1] [--aug-shift 1] [--aug-scale 0.1] [--save DIR] [--out bench/results/train.json]
  *
  * Data (made here, seeded, by bench/train/data.ts from committed images: test/fixtures/train — skimage's lfw_subset and
  * photographs — and bench/train/backgrounds, more skimage photographs):
@@ -70,7 +70,7 @@ function phases(progress: StageProgress[]) {
 }
 
 const pool = new NodeWorkerPool();
-const dataOptions = { numPos: NUM_POS, backgrounds: BACKGROUNDS, extraPhotos: args.get('extra-photos') !== '0', augmentation: { shift: num('aug-shift', 2), scale: num('aug-scale', 0.15) } };
+const dataOptions = { numPos: NUM_POS, backgrounds: BACKGROUNDS, extraPhotos: args.get('extra-photos') !== '0', augmentation: { shift: num('aug-shift', 1), scale: num('aug-scale', 0.1) } };
 const data = await makeData(dataOptions);
 if (SAVE) await saveData(data, SAVE);
 const results: Record<string, unknown> = { stages: STAGES, numPos: NUM_POS, numNeg: NUM_NEG, backgrounds: BACKGROUNDS, positives: data.positives.length, threads: pool.size, tuning: TUNING, data: dataOptions };
