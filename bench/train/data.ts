@@ -93,20 +93,28 @@ export async function makeData(o: DataOptions): Promise<TrainData> {
   const r = rng(37);
   const positives = Array.from({ length: Math.ceil(o.numPos * 1.1) }, (_, i) => augment(faces[i % faces.length], r, 24, o.augmentation));
   const backgrounds = Array.from({ length: o.backgrounds }, (_, i) => imageFrom(randomCrop(train[i % train.length], BG_W, BG_H, r), [BG_H, BG_W]));
-  const scenes: Scene[] = Array.from({ length: o.scenes ?? 50 }, (_, i) => {
+  return { positives, backgrounds, scenes: makeScenes(test, heldOutFaces, o.scenes ?? 100) };
+}
+
+/**
+ * Scenes of 240×180 cut from the held-out photographs, 3 held-out faces pasted on each at known boxes of 24–59 px.
+ * Their own random sequence: every run, whatever its positives and backgrounds, scores on the same scenes.
+ */
+function makeScenes(photos: Image[], faces: Uint8Array[], count: number): Scene[] {
+  const r = rng(3737);
+  return Array.from({ length: count }, (_, i) => {
     const W = 240, H = 180;
-    const px = randomCrop(test[i % test.length], W, H, r);
+    const px = randomCrop(photos[i % photos.length], W, H, r);
     const boxes: Box[] = [];
     for (let k = 0; k < 3; k++) {
       const size = 24 + Math.floor(36 * r());
       const x = k * 80 + Math.floor(r() * (80 - size)), y = Math.floor(r() * (H - size));
-      const face = augment(heldOutFaces[(3 * i + k) % heldOutFaces.length], r, size);
+      const face = augment(faces[(3 * i + k) % faces.length], r, size);
       for (let row = 0; row < size; row++) px.set(face.subarray(row * size, (row + 1) * size), (y + row) * W + x);
       boxes.push({ x, y, width: size, height: size });
     }
     return { img: imageFrom(px, [H, W]), boxes };
   });
-  return { positives, backgrounds, scenes };
 }
 
 /** The 20 held-out faces, cut from the committed scene (scene.json's boxes), resized to 24×24. */

@@ -6,23 +6,18 @@ them all after a dozen stages and then fires on textures it never saw. These add
 Run: /usr/bin/python3 bench/train/make_backgrounds.py
 """
 import os
+import sys
 
 import cv2
-import numpy as np
 from skimage import data
+
+# The fixtures' own conversion to 8-bit gray (one rule for every image of the training data).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'scripts'))
+from make_train_fixtures import gray8  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), 'backgrounds')
 NAMES = ['chelsea', 'horse', 'hubble_deep_field', 'immunohistochemistry', 'retina', 'cell', 'page', 'clock',
          'logo', 'colorwheel']
-
-
-def gray8(img):
-    img = np.asarray(img)
-    if img.ndim == 3:
-        img = cv2.cvtColor(img[..., :3].astype(np.uint8), cv2.COLOR_RGB2GRAY)
-    if img.dtype != np.uint8:
-        img = (np.clip(img, 0, 1) * 255).round().astype(np.uint8) if img.max() <= 1 else img.astype(np.uint8)
-    return img
 
 
 def main():
