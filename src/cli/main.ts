@@ -48,8 +48,8 @@ const COMMON = `Common options:
                                   temporary folder)
 ${JPEG_HELP}
 ${FAIL_ON_HELP}
-  --keep-gray                     a gray PNG/JPEG/TIFF stays one channel under filter, morph, gamma and CLAHE (default:
-                                  three equal channels, as cv2.imread gives it, so the output is OpenCV's)
+  --keep-gray                     a gray JPEG stays one channel under filter, morph, gamma and CLAHE (default: three
+                                  equal channels, as cv2.imread gives it, so the output is OpenCV's file)
   --max-volume-bytes <n>          the most bytes of voxel data a .nii.gz may declare, checked from its header before
                                   inflating (default 4294967296: 4 GiB); more is refused, exit 3
 ${ZARR_HELP}

@@ -50,10 +50,10 @@ export interface ReadOptions {
    */
   gray?: boolean;
   /**
-   * An 8-bit gray picture (PNG, JPEG, TIFF: the formats of planes, as cv2.imread reads them) as three equal
-   * channels, as cv2.imread(path, IMREAD_COLOR) returns it: what the operations taking colour (filters, morphology,
-   * gamma, CLAHE) are given, so their output is OpenCV's 3-channel one. 16-bit and float images, volumes and colour
-   * images are unchanged. Ignored with `gray`. @default false
+   * A gray JPEG as three equal channels, as cv2.imread(path, IMREAD_COLOR) returns it: what the operations taking
+   * colour (filters, morphology, gamma, CLAHE) are given in the CLI and batch, so a photo's output is OpenCV's
+   * 3-channel file. JPEG only: a gray PNG or TIFF is more often a mask or a measurement than a photo, and stays
+   * one channel. Colour images are unchanged. Ignored with `gray`. @default false
    */
   colour?: boolean;
   /** Layout of a headerless .raw file (shape and dtype). */
@@ -118,7 +118,7 @@ export async function decodeImageFile(bytes: Uint8Array, path: string, opts: Rea
   if (!codec.decode) throw new UnsupportedFormatError(`${path}: imgpu does not read this format from a file's bytes`);
   const img = await codec.decode(buf, path, opts);
   validateImage(img, path);
-  if (!opts.gray) return opts.colour && format.volume === 'never' && img.channels === 1 && img.dtype === 'uint8' ? replicated(img, 3) : img;
+  if (!opts.gray) return opts.colour && format.name === 'jpeg' && img.channels === 1 ? replicated(img, 3) : img;
   const gray = toGray(img);
   return img.warnings ? { ...gray, warnings: img.warnings } : gray;
 }

@@ -126,8 +126,8 @@ test('playground: a pipeline runs on the GPU and in the worker equal to `imgpu p
       // Each stage: the first equals its operation alone; both shown, with their times.
       const [first] = chain.split('|');
       const firstOut = join(dir, `${file}-first.png`);
-      // --keep-gray: the page takes a gray file as it is (the CLI reads it as cv2.imread does, three channels, for a
-      // first step that takes colour; the pipeline's output, gray after Otsu, is the same either way).
+      // --keep-gray: the page takes a gray file as it is (the CLI would read a gray JPEG with three channels, as
+      // cv2.imread does, for a first step that takes colour).
       assert.equal(cli('pipeline', fixture('images', file), firstOut, first, '--device', 'cpu', '--keep-gray').status, 0);
       const stages = last.stages as { op: string; gpu: string; cpu: string }[];
       assert.deepEqual(stages.map((s) => s.op), chain.split('|').map((s) => s.trim().split(' ')[0]));

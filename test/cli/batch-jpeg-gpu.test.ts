@@ -80,8 +80,8 @@ test('batch Otsu with jpeg \'gpu\': the threshold is not read back per photo, an
     // Each photo's decode reads its status back and its encode its coded bytes, in both; Otsu read its threshold
     // besides, a GPU wait per photo.
     assert.equal(otsuReadbacks, lastReadbacks, 'Otsu reads back no more than equalize (whose GPU path reads nothing besides the decode and the encode)');
-    // A fresh context: the batch does not wait for the compile (seconds where the driver's cache lacks the kernel).
-    // Its first photo at least runs as steps (the compile starts then), in place in the photo's recording: the same files.
+    // A fresh context: the batch neither waits for the compile (seconds where the driver's cache lacks the kernel) nor
+    // starts it; its photos run as steps, in place in the photo's recording: the same files.
     const meanwhile = await batch('threshold', { method: 'otsu' }, inDir, 'gpu');
     assert.ok(lastReadbacks > otsuReadbacks, `the steps read a histogram back (${lastReadbacks} readbacks, ${otsuReadbacks} with the kernel)`);
     for (const [f, bytes] of otsu) assert.ok(bytes.equals(meanwhile.get(f)!), `${f}: the same bytes while the kernel compiles`);

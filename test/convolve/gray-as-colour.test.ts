@@ -44,9 +44,9 @@ function sameFile(got: string, want: string, what: string): void {
 }
 
 
-test('a gray JPEG and a gray PNG under filter and morph give cv2.imread\'s three channels: the files cv2.imwrite writes, byte for byte, on the CPU', () => {
+test('a gray JPEG under filter and morph gives cv2.imread\'s three channels: the files cv2.imwrite writes (JPEG and PNG out), byte for byte, on the CPU; a gray PNG stays one channel', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'imgpu-gray3-'));
-  for (const [input, ext] of [[GRAY_JPEG, '.jpg'], [GRAY_PNG, '.png']] as const) {
+  for (const [input, ext] of [[GRAY_JPEG, '.jpg'], [GRAY_JPEG, '.png']] as const) {
     cv2Files(dir, input, CV2, `.cv2${ext}`);
     for (const [name, args] of Object.entries(ARGS)) {
       const out = join(dir, `${name}${ext}`);
@@ -56,6 +56,10 @@ test('a gray JPEG and a gray PNG under filter and morph give cv2.imread\'s three
       sameFile(out, join(dir, `${name}.cv2${ext}`), `${name} of ${input}`);
     }
   }
+  const png = join(dir, 'png-erode.png');
+  const r = cli('morph', 'erode', GRAY_PNG, png, '--se', 'rect:5x5', '--device', 'cpu');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal((await readImage(png)).channels, 1, 'a gray PNG (a mask, a measurement more often than a photo) stays one channel');
 });
 
 test('--keep-gray keeps a gray photo one channel (the pixels of cv2 on IMREAD_GRAYSCALE), and gray operations are unchanged', async () => {

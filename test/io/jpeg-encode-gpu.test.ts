@@ -18,6 +18,7 @@ import { readImage } from '../../src/io/index.js';
 import { encodeNpy } from '../../src/io/npy.js';
 import { blockLayout, encodeJpegGpu, jpegBands, nativeCoefEncoder, type JpegEncodePhases, type JpegEntropyPath, type JpegGpuEncodeOptions } from '../../src/node/jpeg-encode-gpu.js';
 import { entropyBands, entropyTuning } from '../../src/codecs/jpeg/encode/huffman-encode.js';
+import { otsuKernelCompiled } from '../../src/ops/threshold/gpu.js';
 import { createNodeGpuContext } from '../../src/node/gpu.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { runOperation } from '../../src/core/op.js';
@@ -206,6 +207,7 @@ test('GPU JPEG encode recorded after the operation that computes the image (the 
   if (!ctx || !r) return;
   const saved = entropyTuning.capacityScale;
   entropyTuning.capacityScale = 8; // one pack: the coded bytes fit the capacity whatever was coded before
+  await otsuKernelCompiled(ctx); // without it Otsu runs as steps, with a readback between them (otsuKernelReady)
   const img = await GpuImage.upload(ctx, await readImage(join(r.dir, 'chelsea.png'), { gray: true }));
   try {
     const run = (recording?: Recording) => runOperation(OPERATIONS.threshold, img, { method: 'otsu' }, { wait: false, extras: false, recording });

@@ -101,7 +101,7 @@ test('the CLI writes cv2.imwrite(cv2.equalizeHist(...))\'s bytes, one image and 
     const inputs = join(dir, 'in');
     mkdirSync(inputs);
     for (const n of DEFAULT_WRITES) writeFileSync(join(inputs, `${n}.png`), readFileSync(file(n)));
-    // --keep-gray: a gray PNG stays one channel (by default morph reads it as cv2.imread does, three channels).
+    // --keep-gray: every gray input stays one channel whatever its format (a gray JPEG would be read as cv2.imread reads it).
     const batch = cli('morph', 'erode', inputs, join(dir, 'out'), '--se', 'rect:1x1', '--keep-gray', '--device', 'cpu', '--quiet');
     assert.equal(batch.status, 0, batch.stderr);
     for (const n of DEFAULT_WRITES) assert.ok(readFileSync(join(dir, 'out', `${n}.png`)).equals(readFileSync(file(n))), `batch ${n}: cv2's bytes`);

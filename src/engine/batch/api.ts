@@ -77,8 +77,8 @@ export interface BatchOptions extends BatchTuning {
   /** layout of headerless .raw inputs */
   raw?: RawLayout;
   /**
-   * A gray PNG/JPEG/TIFF stays one channel under the operations that take colour (filters, morphology, gamma, CLAHE);
-   * by default it is read as three equal channels, as cv2.imread gives it, and the output is OpenCV's (ReadOptions.colour).
+   * A gray JPEG stays one channel under the operations that take colour (filters, morphology, gamma, CLAHE); by
+   * default it is read as three equal channels, as cv2.imread gives it, and the output is OpenCV's (ReadOptions.colour).
    * @default false
    */
   keepGray?: boolean;

@@ -25,11 +25,15 @@ const otsuCompiled = new WeakMap<GpuContext, { ready: boolean }>();
  * software doubles make it slow to compile: 2.1–2.2 s on the H100 on a fresh machine (40 ms from the driver's disk
  * cache; docs/performance.md), where the other kernels take tens of ms. Until it is ready Otsu runs as steps —
  * the device histogram, OpenCV's threshold computed on the host in doubles, the LUT on the device — with the same
- * threshold and output, so no call waits for the compile.
+ * threshold and output, so no call waits for the compile. `start` false asks without starting it: a batch or a
+ * pipeline (no extras) takes the steps unless the kernel is already there — on the H200 with a fresh driver cache,
+ * a process that started the compile waited for it at exit, 2.1 s after its 200-photo batch had ended, while the
+ * steps ran as fast as the kernel (docs/throughput.md).
  */
-export function otsuKernelReady(ctx: GpuContext): boolean {
+export function otsuKernelReady(ctx: GpuContext, start = true): boolean {
   let state = otsuCompiled.get(ctx);
   if (!state) {
+    if (!start) return false;
     const s = { ready: false };
     otsuCompiled.set(ctx, (state = s));
     otsuPipeline(ctx).then(() => { s.ready = true; }, () => otsuCompiled.delete(ctx)); // a failed compile is tried again later

@@ -176,11 +176,11 @@ export const threshold = defineOp<typeof thresholdParams, ThresholdExtra>({
   cpu: (img, p, { pool, out }) => thresholdCpu(img, p, pool, out),
   gpu: (input, rec, p, _extra, opts) => thresholdGpu(input, rec, p, opts.inPlace),
   gpuName: (p) => `threshold.${p.method}`,
-  // 8-bit Otsu runs as steps until its one kernel is compiled (otsuKernelReady says why), with the same result — a
-  // batch or a pipeline (no extras) too: a round trip per image while the kernel compiles costs less than waiting for
-  // it. On a machine whose driver cache lacked the kernel, the first Otsu batch of 200 photos waited for it ~1.4 s
-  // (H200: 65 images/s, the next process 122; docs/throughput.md); on lavapipe 3–9 s.
-  stepsWhen: (p, img, gpu) => p.method === 'isodata' || p.method === 'adaptive' || (p.method === 'otsu' && (img.dtype !== 'uint8' || !otsuKernelReady(gpu))),
+  // 8-bit Otsu runs as steps until its one kernel is compiled (otsuKernelReady says why), with the same result. A
+  // batch or a pipeline (no extras) does not start the compile: on a machine whose driver cache lacked the kernel, the
+  // first Otsu batch of 200 photos waited for it (H200: 65 images/s, the next process 122; docs/throughput.md), and
+  // the process, once it started the compile, still waited for it at exit; the steps run as fast.
+  stepsWhen: (p, img, gpu, extras) => p.method === 'isodata' || p.method === 'adaptive' || (p.method === 'otsu' && (img.dtype !== 'uint8' || !otsuKernelReady(gpu, extras))),
   gpuSteps: thresholdSteps,
   report: (r) => {
     if (r.threshold !== undefined) return { json: { threshold: r.threshold }, text: [`  threshold ${r.threshold} (pixels > ${r.threshold} are foreground)`] };
