@@ -76,18 +76,6 @@ export const fromLumaTask = defineTask('colour.fromLuma', fromLumaRange);
 /** The colour conversions' CPU tasks (ops/tasks.ts). */
 export const colourTasks = [grayTask, lumaTask, fromLumaTask];
 
-/**
- * A 1-channel image as `channels` equal channels: a gray photo as cv2.imread(IMREAD_COLOR) returns it, for the
- * operations that take colour (the GPU's twin: core/gpu/colour.ts replicateGpu). Warnings and geometry kept.
- */
-export function replicated(img: Image, channels: 3 | 4): Image {
-  if (img.channels !== 1) throw new RangeError(`replicated takes one channel, got ${img.channels}`);
-  const out = createImage(img.shape, img.dtype, channels);
-  const src = img.data as Samples, dst = out.data as Samples;
-  for (let i = 0, o = 0; i < src.length; i++) for (let k = 0; k < channels; k++) dst[o++] = src[i];
-  return { ...img, data: out.data, channels };
-}
-
 /** The Y plane of cv2.cvtColor(COLOR_RGB2YCrCb) of an 8/16-bit RGB(A) image, on the calling thread. */
 export function lumaOf(img: Image): Image {
   const y = createImage(img.shape, img.dtype, 1);

@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { extname } from 'node:path';
 import { FileAccessError, InvalidArgumentError, optionRef, UnsupportedFormatError } from '../core/errors.js';
-import { replicated } from '../core/colour.js';
-import { toGray, validateImage, type Image } from '../core/image.js';
+import { interleavePlanes, toGray, validateImage, type Image } from '../core/image.js';
 import { checkHolds, folderExtensions, formatByExtension, formatOfFile, writableExtensions, type ImageFormat } from './formats/index.js';
 import { nodeCodec } from './formats/node.js';
 import { zarr as zarrFormat } from './formats/zarr.js';
@@ -118,7 +117,8 @@ export async function decodeImageFile(bytes: Uint8Array, path: string, opts: Rea
   if (!codec.decode) throw new UnsupportedFormatError(`${path}: imgpu does not read this format from a file's bytes`);
   const img = await codec.decode(buf, path, opts);
   validateImage(img, path);
-  if (!opts.gray) return opts.colour && format.name === 'jpeg' && img.channels === 1 ? replicated(img, 3) : img;
+  // A gray JPEG with `colour`: the plane as each of three channels (the GPU's twin: core/gpu/colour.ts replicateGpu).
+  if (!opts.gray) return opts.colour && format.name === 'jpeg' && img.channels === 1 ? { ...img, ...interleavePlanes([img, img, img]) } : img;
   const gray = toGray(img);
   return img.warnings ? { ...gray, warnings: img.warnings } : gray;
 }

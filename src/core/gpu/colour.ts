@@ -1,12 +1,12 @@
 import { UnsupportedDtypeError } from '../errors.js';
-import { bytesPerElement, pixelCount, type Shape } from '../image.js';
+import { bytesPerElement, pixelCount, type Image, type Shape } from '../image.js';
 import type { GpuContext } from './context.js';
 import { grid1d } from './dispatch.js';
 import { GpuImage } from './gpu-image.js';
 import { bindingRanges, rangeBinding } from './limits.js';
 import type { Binding } from './bindings.js';
-import { Recording, type Bindings } from './recording.js';
-import { KernelTimer } from './timer.js';
+import type { Bindings, Recording } from './recording.js';
+import { runGpu } from './run.js';
 import { acquireStorage } from './transfer.js';
 import { ColourParams, colourWgsl } from './wgsl/colour.js';
 
@@ -150,18 +150,9 @@ export async function replicateGpu(img: GpuImage, channels: 3 | 4, rec: Recordin
   return g;
 }
 
-/** replicateGpu recorded and submitted on its own, `img` released: a gray photo decoded on the GPU made colour. */
+/** replicateGpu submitted on its own (runGpu, not waited for), `img` released: a gray photo decoded on the GPU made colour. */
 export async function replicatedGpu(img: GpuImage, channels: 3 | 4): Promise<GpuImage> {
-  return img.ctx.scoped('gray as colour', async () => {
-    const timer = new KernelTimer(img.ctx, false);
-    try {
-      const rec = new Recording(img.ctx, timer, 'gray as colour', true);
-      const out = await replicateGpu(img, channels, rec);
-      rec.submit();
-      img.release();
-      return out;
-    } finally {
-      timer.destroy();
-    }
-  });
+  const r = await runGpu<Image, GpuImage>(img.ctx, img, 'gray as colour', { wait: false }, (x, rec) => replicateGpu(x, channels, rec));
+  img.release();
+  return r.output as GpuImage;
 }
