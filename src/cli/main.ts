@@ -17,7 +17,7 @@ import { acquire, namedAdapter, runGpuOrCpu, type DeviceChoice, type Execution }
 import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
 import { infoCommand } from './info.js';
-import { batchFormat, batchRecipe, isBatch, type BatchOptions } from '../engine/batch/plan.js';
+import { batchFormat, isBatch } from '../engine/batch/plan.js';
 import { runBatchCommand, type BatchFlags } from './batch.js';
 import { cliWording } from '../engine/flags.js';
 import type { JpegOnGpu } from '../node/jpeg-gpu.js';
@@ -216,15 +216,11 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
   // OME-Zarr to OME-Zarr: chunk range by chunk range within --memory (a .zarr on one side only is read or written whole).
   if (outPath && inputs.length === 1 && isZarrPath(inPath) && isZarrPath(outPath) && ALL_OPERATIONS[name]) return runZarrOp(ALL_OPERATIONS[name], inPath, outPath, prepared, flags);
   if (outPath && cmd.writes && !isZarrPath(inPath) && (await isBatch(inputs, outPath))) {
-    const codec = { format: batchFormat(flags.get('format')), read: { raw: rawLayout(flags), ...lenient, ...(flags.has('keep-gray') ? { colour: false } : {}) }, write };
-    const o: BatchOptions = {
-      recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json,
-      ...codec, recipe: batchRecipe(name, params, codec), jpeg, cpuLane,
-    };
+    batchFormat(flags.get('format')); // a bad --format is exit 2 before the device is acquired
     // imgpu/batch's steps: the pipeline's text (its records name the chain), or this operation with its parameters.
     const steps = name === 'pipeline' ? (params.chain as string) : [{ op: name, params }];
     const batchFlags: BatchFlags = {
-      inputs, out: outPath, recursive: o.recursive, overwrite: o.overwrite, quiet: o.quiet, json, format: flags.get('format'), raw: codec.read.raw,
+      inputs, out: outPath, recursive: flags.has('recursive'), overwrite: flags.has('overwrite'), quiet: flags.has('quiet'), json, format: flags.get('format'), raw: rawLayout(flags),
       failOn, compression: write.compression, quality: write.quality, jpeg, cpuLane, ...(flags.has('keep-gray') ? { keepGray: true } : {}),
     };
     // --jobs N: N processes acquire their devices as the flags say; this one acquires none.
