@@ -12,7 +12,7 @@ import { describeComparison } from '../core/compare.js';
 import { assertNodeVersion, endWithParent } from '../node/runtime.js';
 import { DEVICE_FLAGS, flagNames, paramFlags, parseArgs, rejectUnknown, RUN_BOOLEANS, RUN_FLAGS } from './args.js';
 import { EXIT_DISAGREE, EXIT_OK } from '../engine/exit.js';
-import { COMMANDS, imageFlags, lightSteps, paramsAsRun } from '../engine/commands.js';
+import { channelsRead, COMMANDS, imageFlags, lightSteps, paramsAsRun } from '../engine/commands.js';
 import { acquire, namedAdapter, runGpuOrCpu, type DeviceChoice, type Execution } from '../engine/context.js';
 import { markStartup, startupReport } from '../engine/startup.js';
 import { formatTimings } from '../core/timings.js';
@@ -237,7 +237,7 @@ async function runOp(name: string, cmd: Operation, argv: string[], quietOutput =
   if (outPath && cmd.writes) await checkWritable(outPath); // known before reading or computing anything
   const layout = rawLayout(flags);
   // The input is read and decoded (off the main thread: file reads, sharp, the JPEG codec) while the device is created.
-  const channels = { gray: !colour, colour: colour && !flags.has('keep-gray') };
+  const channels = channelsRead(colour, flags.has('keep-gray'));
   const reading = readInputs(inPath, cmd, flags, { ...channels, raw: layout, ...lenient });
   // The pipelines the same command used last time, asked for at once as soon as the device exists (pipeline-cache.ts).
   const cacheDir = pipelineCacheOption(flags);

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import type { ImageOperation, Operation, OperationStep } from '../core/op.js';
 import { resolveParams } from '../core/params.js';
+import type { ReadOptions } from '../io/index.js';
 import { loadFileParams } from '../io/params.js';
 import { PIPELINE } from '../ops/pipeline.js';
 import { ALL_OPERATIONS, OPERATIONS } from '../ops/registry.js';
@@ -68,9 +69,18 @@ export async function commandOfSteps(steps: StepsSpec): Promise<CommandOfSteps> 
 }
 
 /**
+ * How a command reads its input's channels: gray where it works on gray; colour where it takes colour, a gray JPEG
+ * then as three equal channels as cv2.imread gives it (ReadOptions.colour) unless the caller keeps it gray
+ * (--keep-gray, keepGray).
+ */
+export function channelsRead(colour: boolean, keepGray: boolean): Pick<ReadOptions, 'gray' | 'colour'> {
+  return { gray: !colour, colour: colour && !keepGray };
+}
+
+/**
  * Whether `op` with `params` is made only of steps whose CPU path is light (OpDeclaration.light: equalize, gamma, the
- * Otsu and isodata thresholds): what batch's CPU lane takes by default, and what a single image runs on the CPU under
- * --device auto. An operation of no image steps (detection, histogram) is not.
+ * Otsu and isodata thresholds): what a single image runs on the CPU under --device auto. An operation of no image
+ * steps (detection, histogram) is not.
  */
 export function lightSteps(op: Pick<Operation, 'steps'>, params: Record<string, unknown>): boolean {
   const steps = op.steps(params);

@@ -15,6 +15,7 @@ import { BatchRecords, type OutputRecord } from '../records.js';
 import { runOperation, type EngineRunOptions, type ImageOperation } from '../../core/op.js';
 import { runGpuOrCpu, type Execution } from '../context.js';
 import { gpuJpegEncoderHere, jpegInputOnGpu, isJpegName } from '../jpeg.js';
+import { channelsRead } from '../commands.js';
 import { encodeJpegGpu } from '../../node/jpeg-encode-gpu.js';
 import { prepareJpegGpu, resolveJpegPath } from '../../node/jpeg-gpu.js';
 import { traced } from '../../node/trace.js';
@@ -356,9 +357,8 @@ export async function runImages(runner: ImageRunner, todo: Job[], o: RunImagesOp
   // workers, so `window` images are read ahead and `window` written behind.
   const window = o.tuning?.window || Math.max(2, Math.min(16, exec.pool.size));
   const colour = cmd.readsColour(params);
-  // A gray photo is read as three equal channels where the command takes colour, as cv2.imread gives it, unless the
-  // caller keeps it gray (read.colour false: --keep-gray).
-  const read = { ...o.read, gray: !colour, colour: colour && o.read.colour !== false };
+  // The caller keeps a gray photo gray with read.colour false (--keep-gray, keepGray).
+  const read = { ...o.read, ...channelsRead(colour, o.read.colour === false) };
   // --jpeg gpu: JPEGs decoded on the GPU by the main thread (the entropy stage on libuv's threads), others as before.
   const jpegPaths: Record<string, number> = {};
   const huffmanPaths: Record<string, number> = {};
